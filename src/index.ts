@@ -1,0 +1,14 @@
+/**
+ * Airlock's page entry: create an agent whose loop runs in a Web Worker, define page
+ * tools, and read typed events. It imports neither the model SDK nor the database.
+ */
+export { AirlockError, isAirlockError } from './errors/airlock-error';
+export { AgentRun } from './page/agent-run';
+export { type Agent, type AgentOptions, createAgent, type RunOptions } from './page/create-agent';
+export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
+export type { AgentEvent, AgentEventType, RunFinishReason, RunResult, StepSummary, StepToolCall } from './protocol/events';
+export type { JsonSchema, ToolDescriptor } from './protocol/tools';
+export type { ModelConfig, RunLimits } from './protocol/wire';
+export { type Tool, type ToolContext, type ToolDefinition, tool } from './tools/define-tool';
+export type { InferSchemaOutput, ToolSchema } from './tools/standard-schema';

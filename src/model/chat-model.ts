@@ -1,0 +1,46 @@
+import type { ChatMessage, FinishReason, Usage } from '../protocol/chat';
+import type { ToolDescriptor } from '../protocol/tools';
+
+/** What one model call is asked. */
+export interface ModelRequest {
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolDescriptor[];
+}
+
+/**
+ * One piece of a streamed response, provider-neutral. Tool calls are keyed by `index`
+ * because that is all a continuation chunk carries; `id` and `name` come in the first.
+ */
+export type ModelStreamPart =
+  | { readonly type: 'text-delta'; readonly delta: string }
+  | {
+      readonly type: 'tool-call-delta';
+      readonly index: number;
+      readonly id?: string;
+      readonly name?: string;
+      readonly argumentsDelta: string;
+    }
+  | { readonly type: 'finish'; readonly finishReason: Exclude<FinishReason, null> }
+  | { readonly type: 'usage'; readonly usage: Usage };
+
+/** Options of one streamed model call. */
+export interface ModelCallOptions {
+  /** Aborts the HTTP request. */
+  readonly signal: AbortSignal;
+  /** Longest silence allowed between chunks once the response has started. */
+  readonly idleTimeoutMs: number;
+}
+
+/**
+ * A model the loop can stream from. The loop knows only this; the one implementation
+ * that imports the `openai` package lives in `openai-chat-model.ts`.
+ */
+export interface ChatModel {
+  readonly name: string;
+  /**
+   * Streams one response. Ends normally only after the server's end of stream; throws an
+   * `AirlockError` for HTTP, connection, malformed-chunk and idle failures. When
+   * `signal` aborts, iteration stops (it may end early or throw).
+   */
+  stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart>;
+}

@@ -1,0 +1,179 @@
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import { AirlockError } from '../errors/airlock-error';
+import type { ChatMessage } from '../protocol/chat';
+import type { ModelConfig } from '../protocol/wire';
+import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
+import { IdleWatchdog } from './idle-watchdog';
+
+/** The bearer token sent when the app sets none: the proxy adds the real key. */
+const PLACEHOLDER_KEY = 'airlock-proxy';
+
+/**
+ * A `ChatModel` over the official `openai` client. The only module that imports it.
+ * The SDK retries 408/409/429/5xx and honours Retry-After; what it does not do once a
+ * stream has started is notice silence, so an `IdleWatchdog` guards the gaps.
+ */
+export function createOpenAIChatModel(config: ModelConfig): ChatModel {
+  const client = new OpenAI({
+    baseURL: config.baseURL,
+    apiKey: config.apiKey ?? PLACEHOLDER_KEY,
+    // The key this client holds is a placeholder or a session token; the real one stays on the proxy.
+    dangerouslyAllowBrowser: true,
+    maxRetries: config.maxRetries ?? 2,
+    timeout: config.requestTimeoutMs ?? 60_000,
+    ...(config.headers ? { defaultHeaders: { ...config.headers } } : {}),
+    // Failures surface as typed errors on the run; the SDK's console logging would only duplicate them.
+    logLevel: 'off',
+  });
+
+  return {
+    name: config.model,
+    async *stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart> {
+      const watchdog = new IdleWatchdog(options.idleTimeoutMs);
+      const signal = AbortSignal.any([options.signal, watchdog.signal]);
+      try {
+        const stream = await whileNotAborted(
+          client.chat.completions.create(
+            {
+              model: config.model,
+              messages: request.messages.map(toMessageParam),
+              ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
+              ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+              stream: true,
+              stream_options: { include_usage: true },
+            },
+            { signal },
+          ),
+          options.signal,
+        );
+        watchdog.start();
+        for await (const chunk of stream) {
+          watchdog.stop();
+          yield* partsOf(chunk);
+          watchdog.start();
+        }
+        // The SDK ends iteration quietly when its request is aborted, so say why it ended.
+        if (watchdog.fired) throw idleTimeout(options.idleTimeoutMs);
+      } catch (error) {
+        if (watchdog.fired) throw idleTimeout(options.idleTimeoutMs);
+        if (options.signal.aborted) return;
+        throw toAirlockError(error);
+      } finally {
+        watchdog.stop();
+      }
+    },
+  };
+}
+
+function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
+  for (const choice of chunk.choices) {
+    const { content, tool_calls: toolCalls } = choice.delta;
+    if (content) yield { type: 'text-delta', delta: content };
+    for (const call of toolCalls ?? []) {
+      yield {
+        type: 'tool-call-delta',
+        index: call.index,
+        ...(call.id ? { id: call.id } : {}),
+        ...(call.function?.name ? { name: call.function.name } : {}),
+        argumentsDelta: call.function?.arguments ?? '',
+      };
+    }
+    if (choice.finish_reason === 'function_call') yield { type: 'finish', finishReason: 'tool_calls' };
+    else if (choice.finish_reason) yield { type: 'finish', finishReason: choice.finish_reason };
+  }
+  if (chunk.usage) {
+    yield {
+      type: 'usage',
+      usage: {
+        promptTokens: chunk.usage.prompt_tokens,
+        completionTokens: chunk.usage.completion_tokens,
+        totalTokens: chunk.usage.total_tokens,
+      },
+    };
+  }
+}
+
+/**
+ * The SDK's wait before a retry does not listen to the signal; an abort must not wait
+ * out a long Retry-After, so the wait is raced against it.
+ */
+function whileNotAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new APIUserAbortError());
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(new APIUserAbortError());
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  // The losing promise may still reject later; that is expected and must not go unhandled.
+  promise.catch(() => {});
+  return Promise.race([promise, aborted]).finally(() => {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  });
+}
+
+function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
+  if (message.role === 'assistant') {
+    return {
+      role: 'assistant',
+      content: message.content,
+      ...(message.tool_calls?.length
+        ? {
+            tool_calls: message.tool_calls.map((call) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: { ...call.function },
+            })),
+          }
+        : {}),
+    };
+  }
+  return { ...message };
+}
+
+function toToolParam(tool: ModelRequest['tools'][number]): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+  };
+}
+
+function idleTimeout(timeoutMs: number): AirlockError {
+  return new AirlockError(
+    'model-stream-idle-timeout',
+    `The model stream was silent for ${timeoutMs} ms; the request was closed.`,
+    { details: { timeoutMs } },
+  );
+}
+
+function toAirlockError(error: unknown): AirlockError {
+  if (error instanceof APIConnectionError) {
+    return new AirlockError('model-connection-error', `The model endpoint could not be reached: ${error.message}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof APIError && error.status !== undefined) {
+    return new AirlockError('model-http-error', `The model endpoint answered ${error.status}: ${error.message}`, {
+      details: { status: error.status },
+      cause: error,
+    });
+  }
+  if (error instanceof APIError) {
+    // An error object sent inside the event stream.
+    return new AirlockError('model-http-error', `The model stream reported an error: ${error.message}`, {
+      cause: error,
+    });
+  }
+  if (error instanceof SyntaxError) {
+    return new AirlockError('model-stream-malformed', `The model stream sent a chunk that is not JSON: ${error.message}`, {
+      cause: error,
+    });
+  }
+  // Reading the body failed after the headers: the connection was cut mid-stream.
+  const reason = error instanceof Error ? error.message : String(error);
+  return new AirlockError('model-stream-truncated', `The model stream broke off: ${reason}`, { cause: error });
+}

@@ -1,0 +1,32 @@
+/**
+ * Chat messages as the Chat Completions protocol spells them. They are what the run
+ * keeps as history and what is replayed to the model, so they stay in the wire shape.
+ */
+
+/** A tool call the assistant made. `arguments` is the JSON text exactly as the model produced it. */
+export interface ChatToolCall {
+  readonly id: string;
+  readonly type: 'function';
+  readonly function: { readonly name: string; readonly arguments: string };
+}
+
+/** One message of a conversation, in the Chat Completions shape. */
+export type ChatMessage =
+  | { readonly role: 'system'; readonly content: string }
+  | { readonly role: 'user'; readonly content: string }
+  | {
+      readonly role: 'assistant';
+      readonly content: string | null;
+      readonly tool_calls?: readonly ChatToolCall[];
+    }
+  | { readonly role: 'tool'; readonly tool_call_id: string; readonly content: string };
+
+/** Token counts for one model call or a whole run. */
+export interface Usage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+}
+
+/** Why the model stopped a response; `null` when the stream ended without saying. */
+export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | null;

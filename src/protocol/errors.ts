@@ -1,0 +1,61 @@
+/**
+ * Error codes and the plain shape errors take when they cross a thread.
+ * Types only: this file is shared by the page, the agent worker and the tool sandboxes.
+ */
+
+/** Why a run or an agent call failed. */
+export type ErrorCode =
+  /** Options given to `createAgent` or `run` are not valid. */
+  | 'invalid-options'
+  /** The agent was used in a way it does not support (e.g. iterating one run twice). */
+  | 'invalid-usage'
+  /** A second run was started while one is still going on the same agent. */
+  | 'run-in-progress'
+  /** The agent was disposed while the run was going on. */
+  | 'agent-disposed'
+  /** The agent worker failed to load or crashed. */
+  | 'worker-crashed'
+  /** The model endpoint answered with an HTTP error (after the SDK's retries). */
+  | 'model-http-error'
+  /** The model endpoint could not be reached (after the SDK's retries). */
+  | 'model-connection-error'
+  /** The response stream ended before the model said it was finished (cut connection, no finish_reason). */
+  | 'model-stream-truncated'
+  /** The response stream carried data that is not a valid chunk. */
+  | 'model-stream-malformed'
+  /** No chunk arrived within `streamIdleTimeoutMs`. */
+  | 'model-stream-idle-timeout'
+  /** The model stopped at its output token limit (finish_reason `length`). */
+  | 'model-output-truncated'
+  /** The model's output was withheld by a content filter. */
+  | 'model-content-filtered'
+  /** A bug in Airlock: an exception nobody expected. */
+  | 'internal-error';
+
+/** An error as plain data: what crosses `postMessage` and is rebuilt as an `AirlockError`. */
+export interface ErrorData {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
+export type ToolErrorCode =
+  /** The model called a tool that is not offered. */
+  | 'tool-not-found'
+  /** The model's arguments are not valid JSON. */
+  | 'tool-invalid-json'
+  /** The arguments are JSON but do not match the tool's schema. */
+  | 'tool-invalid-arguments'
+  /** The tool threw or its promise rejected. */
+  | 'tool-failed'
+  /** The tool returned something that cannot be turned into text for the model. */
+  | 'tool-output-not-serializable'
+  /** The run was aborted while the tool was running. */
+  | 'tool-cancelled';
+
+/** A tool failure as data: part of the `tool-result` event and of the tool message the model reads. */
+export interface ToolErrorData {
+  readonly code: ToolErrorCode;
+  readonly message: string;
+}

@@ -1,0 +1,100 @@
+import type { FinishReason, Usage } from './chat';
+import type { ErrorData, ToolErrorData } from './errors';
+
+/** Why a run ended without an error. */
+export type RunFinishReason =
+  /** The model gave its final answer. */
+  | 'stop'
+  /** `limits.maxSteps` model calls were made and the model still wanted tools. */
+  | 'max-steps'
+  /** The run was aborted by its signal, `run.abort()` or breaking out of the event loop. */
+  | 'aborted';
+
+/** A tool call as it was made in a step, and whether it succeeded. */
+export interface StepToolCall {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly ok: boolean;
+}
+
+/** What one step (one model call and the tools it asked for) did. */
+export interface StepSummary {
+  readonly step: number;
+  readonly finishReason: FinishReason;
+  readonly text: string;
+  readonly toolCalls: readonly StepToolCall[];
+  readonly usage: Usage;
+  readonly durationMs: number;
+}
+
+/** What a run produced, once it ended without an error. */
+export interface RunResult {
+  readonly runId: string;
+  readonly reason: RunFinishReason;
+  /** The final answer; for an aborted run, the text streamed so far in the last step. */
+  readonly text: string;
+  readonly steps: readonly StepSummary[];
+  readonly usage: Usage;
+}
+
+/**
+ * Everything a run reports, in order. Plain cloneable objects discriminated on `type`;
+ * `step` counts model calls from 1.
+ */
+export type AgentEvent =
+  | { readonly type: 'run-start'; readonly runId: string; readonly model: string }
+  | { readonly type: 'step-start'; readonly step: number }
+  | { readonly type: 'text-delta'; readonly step: number; readonly delta: string }
+  | {
+      readonly type: 'tool-call-start';
+      readonly step: number;
+      readonly callId: string;
+      readonly toolName: string;
+    }
+  | {
+      readonly type: 'tool-call-delta';
+      readonly step: number;
+      readonly callId: string;
+      readonly argumentsDelta: string;
+    }
+  | {
+      /** The complete call, once the model finished the response that made it. */
+      readonly type: 'tool-call';
+      readonly step: number;
+      readonly callId: string;
+      readonly toolName: string;
+      /** The arguments as the model wrote them. */
+      readonly argumentsText: string;
+      /** The parsed arguments; absent when `argumentsText` is not JSON. */
+      readonly arguments?: unknown;
+    }
+  | {
+      readonly type: 'tool-result';
+      readonly step: number;
+      readonly callId: string;
+      readonly toolName: string;
+      readonly durationMs: number;
+      readonly ok: true;
+      readonly output: unknown;
+    }
+  | {
+      readonly type: 'tool-result';
+      readonly step: number;
+      readonly callId: string;
+      readonly toolName: string;
+      readonly durationMs: number;
+      readonly ok: false;
+      readonly error: ToolErrorData;
+    }
+  | {
+      readonly type: 'step-finish';
+      readonly step: number;
+      readonly finishReason: FinishReason;
+      readonly usage: Usage;
+      readonly durationMs: number;
+    }
+  | ({ readonly type: 'run-finish' } & RunResult)
+  | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData };
+
+/** The `type` names of all events. */
+export type AgentEventType = AgentEvent['type'];

@@ -1,0 +1,63 @@
+import type { AgentEvent } from './events';
+import type { ToolDescriptor, ToolHost } from './tools';
+
+/** How the agent worker reaches the model. Crosses to the worker as plain data. */
+export interface ModelConfig {
+  /** Absolute base URL of an OpenAI-compatible endpoint (normally the app's proxy). */
+  readonly baseURL: string;
+  /** The model name sent with every request. */
+  readonly model: string;
+  /** Extra headers on every request (e.g. an app session token for the proxy). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Sent as the bearer token. The proxy holds the real key, so the default is a placeholder. */
+  readonly apiKey?: string;
+  /** Retries of 408/409/429/5xx and connection errors, honouring Retry-After (default 2). */
+  readonly maxRetries?: number;
+  /** Time allowed until response headers arrive, per attempt (default 60 000 ms). */
+  readonly requestTimeoutMs?: number;
+  /** Sampling temperature, passed through when set. */
+  readonly temperature?: number;
+}
+
+/** Bounds on one run. */
+export interface RunLimits {
+  /** Model calls per run; when reached with tools still wanted, the run ends `max-steps` (default 10). */
+  readonly maxSteps: number;
+  /** Longest silence allowed between two chunks of a streamed response (default 30 000 ms). */
+  readonly streamIdleTimeoutMs: number;
+}
+
+/** Everything the agent worker needs to know about an agent. */
+export interface AgentConfig {
+  readonly model: ModelConfig;
+  readonly instructions?: string;
+  readonly tools: readonly ToolDescriptor[];
+  readonly limits: RunLimits;
+}
+
+/** One run, as the page asks the agent worker for it. */
+export interface RunRequest {
+  readonly runId: string;
+  readonly input: string;
+  readonly config: AgentConfig;
+}
+
+/**
+ * The agent worker's surface, exposed over Comlink. `run` resolves when the run has
+ * ended; its events go over `events`, a port transferred for that run alone.
+ */
+export interface AgentWorkerApi {
+  run(request: RunRequest, events: MessagePort, tools: ToolHost): Promise<void>;
+}
+
+/** Agent worker → page, on a run's event port. */
+export type WorkerToPage = { readonly kind: 'event'; readonly event: AgentEvent };
+
+/**
+ * Page → agent worker, on a run's event port. `ack` returns credit for consumed events
+ * (backpressure); `cancel` aborts the run.
+ */
+export type PageToWorker = { readonly kind: 'ack'; readonly count: number } | { readonly kind: 'cancel' };
+
+/** Events the worker may send before the page has acknowledged any. */
+export const EVENT_WINDOW = 256;

@@ -1,0 +1,94 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { ChatModel, ModelRequest } from '../model/chat-model';
+import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
+import type { AgentEvent } from '../protocol/events';
+
+/** What one streamed model response amounted to. */
+export interface StepResponse {
+  readonly text: string;
+  readonly toolCalls: readonly ChatToolCall[];
+  readonly finishReason: FinishReason;
+  readonly usage: Usage;
+}
+
+/** Where a step reports as it streams. */
+export interface StepStreamContext {
+  readonly step: number;
+  readonly model: ChatModel;
+  readonly request: ModelRequest;
+  readonly signal: AbortSignal;
+  readonly idleTimeoutMs: number;
+  readonly emit: (event: AgentEvent) => Promise<void>;
+}
+
+interface PendingToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+export const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+
+/**
+ * Streams one model response, forwarding text and tool-call deltas as events and
+ * accumulating tool calls by index (continuation chunks carry nothing else). Returns
+ * what was received; deciding whether it is complete is the caller's job.
+ */
+export async function streamStep(context: StepStreamContext): Promise<StepResponse> {
+  const { step, emit } = context;
+  let text = '';
+  let finishReason: FinishReason = null;
+  let usage = NO_USAGE;
+  const calls: PendingToolCall[] = [];
+
+  const parts = context.model.stream(context.request, {
+    signal: context.signal,
+    idleTimeoutMs: context.idleTimeoutMs,
+  });
+  for await (const part of parts) {
+    switch (part.type) {
+      case 'text-delta':
+        text += part.delta;
+        await emit({ type: 'text-delta', step, delta: part.delta });
+        break;
+      case 'tool-call-delta': {
+        let call = calls[part.index];
+        if (!call) {
+          if (!part.id || !part.name) {
+            throw new AirlockError(
+              'model-stream-malformed',
+              `Tool call ${part.index} began without an id and a name.`,
+            );
+          }
+          call = { id: part.id, name: part.name, arguments: '' };
+          calls[part.index] = call;
+          await emit({ type: 'tool-call-start', step, callId: call.id, toolName: call.name });
+        }
+        if (part.argumentsDelta) {
+          call.arguments += part.argumentsDelta;
+          await emit({ type: 'tool-call-delta', step, callId: call.id, argumentsDelta: part.argumentsDelta });
+        }
+        break;
+      }
+      case 'finish':
+        finishReason = part.finishReason;
+        break;
+      case 'usage':
+        usage = part.usage;
+        break;
+    }
+  }
+  const toolCalls = calls
+    .filter((call): call is PendingToolCall => call !== undefined)
+    .map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+  return { text, toolCalls, finishReason, usage };
+}
+
+/** Adds two usage counts. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+  };
+}

@@ -1,0 +1,41 @@
+import { type AgentEvent, type AgentOptions, createAgent, type Tool } from 'airlock';
+import { createRemoteSession, type RemoteModelSession, type ScriptedTurn } from 'airlock/testing/remote';
+import { inject, onTestFinished } from 'vitest';
+
+/** A scripted model session on the shared test server. */
+export function scriptModel(turns: readonly ScriptedTurn[]): Promise<RemoteModelSession> {
+  return createRemoteSession(inject('modelServerUrl'), turns);
+}
+
+/** An agent in a real worker, talking to `session`; disposed when the test ends. */
+export function agentFor(
+  session: RemoteModelSession,
+  options: { tools?: readonly Tool[]; limits?: AgentOptions['limits']; instructions?: string } = {},
+) {
+  const agent = createAgent({
+    worker: () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+    model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2 },
+    ...options,
+  });
+  onTestFinished(() => agent.dispose());
+  return agent;
+}
+
+/** Collects every event of a run. */
+export async function collect(run: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
+  const events: AgentEvent[] = [];
+  for await (const event of run) events.push(event);
+  return events;
+}
+
+/** The request bodies the model server received, typed loosely for assertions. */
+export interface ReceivedBody {
+  messages: Array<{ role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>;
+  tools?: Array<{ type: string; function: { name: string; parameters: Record<string, unknown> } }>;
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+}
+
+export async function receivedBodies(session: RemoteModelSession): Promise<ReceivedBody[]> {
+  return (await session.requests()).map((request) => request.body as ReceivedBody);
+}

@@ -1,0 +1,73 @@
+import { fileURLToPath } from 'node:url';
+import { playwright } from '@vitest/browser-playwright';
+import { defineConfig } from 'vitest/config';
+
+const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+/** The package's own entries, resolved to source so tests and the demo use them unbuilt. */
+export const airlockAliases = [
+  { find: /^airlock$/, replacement: source('index.ts') },
+  { find: /^airlock\/worker$/, replacement: source('worker.ts') },
+  { find: /^airlock\/testing$/, replacement: source('testing.ts') },
+  { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
+];
+
+/** Debian's Chromium by default; Playwright cannot download its own browsers here. */
+const chromiumPath = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Flags for a headless Chromium running as root on a machine with no outside network. */
+export const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export default defineConfig({
+  resolve: { alias: airlockAliases },
+  build: {
+    lib: {
+      entry: {
+        index: source('index.ts'),
+        worker: source('worker.ts'),
+        testing: source('testing.ts'),
+        'testing-remote': source('testing-remote.ts'),
+      },
+      formats: ['es'],
+    },
+    rollupOptions: {
+      external: [/^node:/, 'openai', /^openai\//, 'comlink', 'zod', 'dexie'],
+    },
+    sourcemap: true,
+  },
+  test: {
+    globalSetup: ['./test/setup/model-server.global.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          environment: 'node',
+        },
+      },
+      {
+        extends: true,
+        optimizeDeps: { include: ['comlink', 'openai', 'zod'] },
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 20_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({ launchOptions: { executablePath: chromiumPath, args: chromiumArgs } }),
+            instances: [{ browser: 'chromium' }],
+          },
+        },
+      },
+    ],
+  },
+});
