@@ -7,7 +7,14 @@ export { AgentRun } from './page/agent-run';
 export { type Agent, type AgentOptions, createAgent, type RunOptions } from './page/create-agent';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
-export type { AgentEvent, AgentEventType, RunFinishReason, RunResult, StepSummary, StepToolCall } from './protocol/events';
+export type {
+  AgentEvent,
+  AgentEventType,
+  RunFinishReason,
+  RunResult,
+  StepSummary,
+  StepToolCall,
+} from './protocol/events';
 export type { JsonSchema, ToolDescriptor } from './protocol/tools';
 export type { ModelConfig, RunLimits } from './protocol/wire';
 export { type Tool, type ToolContext, type ToolDefinition, tool } from './tools/define-tool';

@@ -52,7 +52,8 @@ export function isAirlockError<C extends ErrorCode>(
 
 /** Any thrown value as `ErrorData`; unexpected ones become `internal-error`. */
 export function toErrorData(error: unknown): ErrorData {
-  if (isAirlockError(error)) return { code: error.code, message: error.message, details: error.details };
+  if (isAirlockError(error))
+    return { code: error.code, message: error.message, details: error.details };
   const message = error instanceof Error ? error.message : String(error);
   return { code: 'internal-error', message };
 }

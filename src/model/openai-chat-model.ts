@@ -33,7 +33,10 @@ export function createOpenAIChatModel(config: ModelConfig): ChatModel {
 
   return {
     name: config.model,
-    async *stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart> {
+    async *stream(
+      request: ModelRequest,
+      options: ModelCallOptions,
+    ): AsyncIterable<ModelStreamPart> {
       const watchdog = new IdleWatchdog(options.idleTimeoutMs);
       const signal = AbortSignal.any([options.signal, watchdog.signal]);
       try {
@@ -83,7 +86,8 @@ function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
         argumentsDelta: call.function?.arguments ?? '',
       };
     }
-    if (choice.finish_reason === 'function_call') yield { type: 'finish', finishReason: 'tool_calls' };
+    if (choice.finish_reason === 'function_call')
+      yield { type: 'finish', finishReason: 'tool_calls' };
     else if (choice.finish_reason) yield { type: 'finish', finishReason: choice.finish_reason };
   }
   if (chunk.usage) {
@@ -138,7 +142,11 @@ function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
 function toToolParam(tool: ModelRequest['tools'][number]): ChatCompletionTool {
   return {
     type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: { ...tool.parameters },
+    },
   };
 }
 
@@ -152,28 +160,46 @@ function idleTimeout(timeoutMs: number): AirlockError {
 
 function toAirlockError(error: unknown): AirlockError {
   if (error instanceof APIConnectionError) {
-    return new AirlockError('model-connection-error', `The model endpoint could not be reached: ${error.message}`, {
-      cause: error,
-    });
+    return new AirlockError(
+      'model-connection-error',
+      `The model endpoint could not be reached: ${error.message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (error instanceof APIError && error.status !== undefined) {
-    return new AirlockError('model-http-error', `The model endpoint answered ${error.status}: ${error.message}`, {
-      details: { status: error.status },
-      cause: error,
-    });
+    return new AirlockError(
+      'model-http-error',
+      `The model endpoint answered ${error.status}: ${error.message}`,
+      {
+        details: { status: error.status },
+        cause: error,
+      },
+    );
   }
   if (error instanceof APIError) {
     // An error object sent inside the event stream.
-    return new AirlockError('model-http-error', `The model stream reported an error: ${error.message}`, {
-      cause: error,
-    });
+    return new AirlockError(
+      'model-http-error',
+      `The model stream reported an error: ${error.message}`,
+      {
+        cause: error,
+      },
+    );
   }
   if (error instanceof SyntaxError) {
-    return new AirlockError('model-stream-malformed', `The model stream sent a chunk that is not JSON: ${error.message}`, {
-      cause: error,
-    });
+    return new AirlockError(
+      'model-stream-malformed',
+      `The model stream sent a chunk that is not JSON: ${error.message}`,
+      {
+        cause: error,
+      },
+    );
   }
   // Reading the body failed after the headers: the connection was cut mid-stream.
   const reason = error instanceof Error ? error.message : String(error);
-  return new AirlockError('model-stream-truncated', `The model stream broke off: ${reason}`, { cause: error });
+  return new AirlockError('model-stream-truncated', `The model stream broke off: ${reason}`, {
+    cause: error,
+  });
 }

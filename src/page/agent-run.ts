@@ -59,7 +59,10 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
 
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
     if (this.#iterated) {
-      throw new AirlockError('invalid-usage', 'A run can be iterated once; keep the events if you need them twice.');
+      throw new AirlockError(
+        'invalid-usage',
+        'A run can be iterated once; keep the events if you need them twice.',
+      );
     }
     this.#iterated = true;
     return {
@@ -71,6 +74,20 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
         return { done: true, value: undefined };
       },
     };
+  }
+
+  /** @internal Ends a run whose signal was aborted before it started, without asking the worker. */
+  abortBeforeStart(model: string): void {
+    const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+    this.#receive({ type: 'run-start', runId: this.runId, model });
+    this.#receive({
+      type: 'run-finish',
+      runId: this.runId,
+      reason: 'aborted',
+      text: '',
+      steps: [],
+      usage,
+    });
   }
 
   /** @internal Ends the run from the page side (worker crash, dispose). */

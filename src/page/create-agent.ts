@@ -47,7 +47,10 @@ const DEFAULT_LIMITS: RunLimits = { maxSteps: 10, streamIdleTimeoutMs: 30_000 };
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options.worker !== 'function') {
-    throw new AirlockError('invalid-options', '`worker` must be a function that returns a new Worker.');
+    throw new AirlockError(
+      'invalid-options',
+      '`worker` must be a function that returns a new Worker.',
+    );
   }
   const tools = options.tools ?? [];
   assertUniqueNames(tools);
@@ -69,7 +72,10 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const onWorkerError = (event: ErrorEvent) => {
     failAll(
-      new AirlockError('worker-crashed', `The agent worker failed: ${event.message || 'it could not be loaded'}.`),
+      new AirlockError(
+        'worker-crashed',
+        `The agent worker failed: ${event.message || 'it could not be loaded'}.`,
+      ),
     );
   };
   worker.addEventListener('error', onWorkerError);
@@ -91,20 +97,33 @@ export function createAgent(options: AgentOptions): Agent {
         run.fail(new AirlockError('agent-disposed', 'This agent was disposed; create a new one.'));
         return run;
       }
+      if (signal?.aborted) {
+        run.abortBeforeStart(config.model.model);
+        return run;
+      }
       runs.add(run);
       remote
-        .run({ runId, input, config }, Comlink.transfer(channel.port2, [channel.port2]), Comlink.proxy(toolHost))
+        .run(
+          { runId, input, config },
+          Comlink.transfer(channel.port2, [channel.port2]),
+          Comlink.proxy(toolHost),
+        )
         .catch((error: unknown) => {
-          run.fail(new AirlockError('worker-crashed', 'The agent worker did not accept the run.', { cause: error }));
+          run.fail(
+            new AirlockError('worker-crashed', 'The agent worker did not accept the run.', {
+              cause: error,
+            }),
+          );
         });
-      if (signal?.aborted) run.abort();
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       return run;
     },
     dispose() {
       if (disposed) return;
       disposed = true;
-      failAll(new AirlockError('agent-disposed', 'The agent was disposed while the run was going on.'));
+      failAll(
+        new AirlockError('agent-disposed', 'The agent was disposed while the run was going on.'),
+      );
       worker.removeEventListener('error', onWorkerError);
       remote[Comlink.releaseProxy]();
       worker.terminate();
@@ -116,7 +135,10 @@ function assertUniqueNames(tools: readonly Tool[]): void {
   const seen = new Set<string>();
   for (const tool of tools) {
     if (seen.has(tool.name)) {
-      throw new AirlockError('invalid-options', `Two tools are named "${tool.name}"; tool names must be unique.`);
+      throw new AirlockError(
+        'invalid-options',
+        `Two tools are named "${tool.name}"; tool names must be unique.`,
+      );
     }
     seen.add(tool.name);
   }
@@ -127,6 +149,8 @@ function resolveBaseURL(baseURL: string): string {
   try {
     return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
   } catch (error) {
-    throw new AirlockError('invalid-options', `model.baseURL "${baseURL}" is not a valid URL.`, { cause: error });
+    throw new AirlockError('invalid-options', `model.baseURL "${baseURL}" is not a valid URL.`, {
+      cause: error,
+    });
   }
 }

@@ -57,7 +57,9 @@ export type WorkerToPage = { readonly kind: 'event'; readonly event: AgentEvent 
  * Page → agent worker, on a run's event port. `ack` returns credit for consumed events
  * (backpressure); `cancel` aborts the run.
  */
-export type PageToWorker = { readonly kind: 'ack'; readonly count: number } | { readonly kind: 'cancel' };
+export type PageToWorker =
+  | { readonly kind: 'ack'; readonly count: number }
+  | { readonly kind: 'cancel' };
 
 /** Events the worker may send before the page has acknowledged any. */
 export const EVENT_WINDOW = 256;

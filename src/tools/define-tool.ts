@@ -18,8 +18,11 @@ export interface ToolDefinition<S extends ToolSchema> {
   readonly description: string;
   /** A schema for the arguments (zod 4 or any Standard Schema with JSON Schema support). */
   readonly parameters: S;
-  /** Runs the tool. Return a string, or anything JSON can represent. */
-  readonly execute: (args: InferSchemaOutput<S>, context: ToolContext) => unknown;
+  /**
+   * Runs the tool. Return a string, or anything JSON can represent. (Method syntax, so
+   * tools with different argument types fit in one `Tool[]`.)
+   */
+  execute(args: InferSchemaOutput<S>, context: ToolContext): unknown;
 }
 
 /** A tool ready to hand to `createAgent`: its definition and what the model is told. */

@@ -6,7 +6,11 @@ import { formatIssues } from './standard-schema';
  * Validates a call's arguments against the tool's schema, runs it and turns whatever
  * happens into a `ToolOutcome`. It never rejects: every failure is data for the model.
  */
-export async function runTool(tool: Tool, request: ToolCallRequest, signal: AbortSignal): Promise<ToolOutcome> {
+export async function runTool(
+  tool: Tool,
+  request: ToolCallRequest,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
   const validation = await tool.parameters['~standard'].validate(request.arguments);
   if (validation.issues) {
     return failure(
@@ -46,7 +50,10 @@ export function serializeOutput(toolName: string, output: unknown): ToolOutcome 
   return { ok: true, output: JSON.parse(content) as unknown, content };
 }
 
-function failure(code: Extract<ToolOutcome, { ok: false }>['error']['code'], message: string): ToolOutcome {
+function failure(
+  code: Extract<ToolOutcome, { ok: false }>['error']['code'],
+  message: string,
+): ToolOutcome {
   return { ok: false, error: { code, message } };
 }
 

@@ -7,7 +7,9 @@ export interface ToolSchema<Output = unknown> {
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (value: unknown) => ValidationResult<Output> | Promise<ValidationResult<Output>>;
+    readonly validate: (
+      value: unknown,
+    ) => ValidationResult<Output> | Promise<ValidationResult<Output>>;
     readonly jsonSchema: {
       readonly input: (options: { readonly target: 'draft-07' }) => Record<string, unknown>;
     };
@@ -27,7 +29,9 @@ export interface ValidationIssue {
 }
 
 /** The type a schema produces once validation succeeds. */
-export type InferSchemaOutput<S extends ToolSchema> = NonNullable<S['~standard']['types']>['output'];
+export type InferSchemaOutput<S extends ToolSchema> = NonNullable<
+  S['~standard']['types']
+>['output'];
 
 /** Renders validation issues as one line a model can act on: `city: Required; days: Too big`. */
 export function formatIssues(issues: readonly ValidationIssue[]): string {

@@ -16,7 +16,11 @@ export class AgentService implements AgentWorkerApi {
   #history: ChatMessage[] = [];
   #running = false;
 
-  async run(request: RunRequest, port: MessagePort, tools: Comlink.Remote<ToolHost>): Promise<void> {
+  async run(
+    request: RunRequest,
+    port: MessagePort,
+    tools: Comlink.Remote<ToolHost>,
+  ): Promise<void> {
     const controller = new AbortController();
     const sink = new EventSink(port, () => controller.abort());
     try {
@@ -24,7 +28,10 @@ export class AgentService implements AgentWorkerApi {
         await sink.emit({
           type: 'run-error',
           runId: request.runId,
-          error: { code: 'run-in-progress', message: 'This agent is already running; wait for its run to end or abort it.' },
+          error: {
+            code: 'run-in-progress',
+            message: 'This agent is already running; wait for its run to end or abort it.',
+          },
         });
         return;
       }
@@ -41,7 +48,12 @@ export class AgentService implements AgentWorkerApi {
     }
   }
 
-  async #runOnce(request: RunRequest, sink: EventSink, tools: ToolHost, signal: AbortSignal): Promise<void> {
+  async #runOnce(
+    request: RunRequest,
+    sink: EventSink,
+    tools: ToolHost,
+    signal: AbortSignal,
+  ): Promise<void> {
     const emit = (event: Parameters<EventSink['emit']>[0]) => sink.emit(event);
     try {
       const config = parseAgentConfig(request.config);

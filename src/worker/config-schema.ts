@@ -33,8 +33,14 @@ const agentConfigSchema = z.object({
 export function parseAgentConfig(value: unknown): AgentConfig {
   const parsed = agentConfigSchema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  throw new AirlockError('invalid-options', `The agent options are not valid: ${problems.join('; ')}.`, {
-    details: { issues: problems },
-  });
+  const problems = parsed.error.issues.map(
+    (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+  );
+  throw new AirlockError(
+    'invalid-options',
+    `The agent options are not valid: ${problems.join('; ')}.`,
+    {
+      details: { issues: problems },
+    },
+  );
 }

@@ -51,7 +51,10 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
     const response = await streamStep({
       step,
       model: context.model,
-      request: { messages: [...systemMessages(config), ...context.history, ...added], tools: config.tools },
+      request: {
+        messages: [...systemMessages(config), ...context.history, ...added],
+        tools: config.tools,
+      },
       signal,
       idleTimeoutMs: config.limits.streamIdleTimeoutMs,
       emit,
@@ -69,7 +72,13 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
     let toolCalls: StepSummary['toolCalls'] = [];
     if (response.toolCalls.length > 0) {
       for (const call of response.toolCalls) await emit(toolCallEvent(step, call));
-      const results = await runToolCalls(response.toolCalls, { step, tools: config.tools, host: context.tools, signal, emit });
+      const results = await runToolCalls(response.toolCalls, {
+        step,
+        tools: config.tools,
+        host: context.tools,
+        signal,
+        emit,
+      });
       // Tool messages go in even after an abort, so the history never holds a call without its result.
       for (const { message } of results) added.push(message);
       toolCalls = response.toolCalls.map((call, index) => ({
@@ -79,8 +88,21 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
       }));
     }
     const durationMs = performance.now() - started;
-    steps.push({ step, finishReason: response.finishReason, text: response.text, toolCalls, usage: response.usage, durationMs });
-    await emit({ type: 'step-finish', step, finishReason: response.finishReason, usage: response.usage, durationMs });
+    steps.push({
+      step,
+      finishReason: response.finishReason,
+      text: response.text,
+      toolCalls,
+      usage: response.usage,
+      durationMs,
+    });
+    await emit({
+      type: 'step-finish',
+      step,
+      finishReason: response.finishReason,
+      usage: response.usage,
+      durationMs,
+    });
     if (signal.aborted) return finish('aborted');
     if (response.toolCalls.length === 0) return finish('stop');
   }
@@ -113,7 +135,10 @@ function assertComplete(response: StepResponse): void {
         { details: { pendingToolCalls: response.toolCalls.length } },
       );
     case 'content_filter':
-      throw new AirlockError('model-content-filtered', 'The model output was withheld by a content filter.');
+      throw new AirlockError(
+        'model-content-filtered',
+        'The model output was withheld by a content filter.',
+      );
   }
 }
 

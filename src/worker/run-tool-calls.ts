@@ -39,21 +39,36 @@ async function runToolCall(
   const toolName = call.function.name;
   const outcome = await settle(call, offered, context);
   const durationMs = performance.now() - started;
-  const base = { type: 'tool-result', step: context.step, callId: call.id, toolName, durationMs } as const;
+  const base = {
+    type: 'tool-result',
+    step: context.step,
+    callId: call.id,
+    toolName,
+    durationMs,
+  } as const;
   await context.emit(
-    outcome.ok ? { ...base, ok: true, output: outcome.output } : { ...base, ok: false, error: outcome.error },
+    outcome.ok
+      ? { ...base, ok: true, output: outcome.output }
+      : { ...base, ok: false, error: outcome.error },
   );
   const content = outcome.ok ? outcome.content : JSON.stringify({ error: outcome.error });
   return { message: { role: 'tool', tool_call_id: call.id, content }, ok: outcome.ok };
 }
 
-async function settle(call: ChatToolCall, offered: ReadonlySet<string>, context: ToolCallsContext): Promise<ToolOutcome> {
+async function settle(
+  call: ChatToolCall,
+  offered: ReadonlySet<string>,
+  context: ToolCallsContext,
+): Promise<ToolOutcome> {
   const toolName = call.function.name;
   if (!offered.has(toolName)) {
     const names = [...offered].join(', ') || 'none';
     return {
       ok: false,
-      error: { code: 'tool-not-found', message: `There is no tool named "${toolName}". Available tools: ${names}.` },
+      error: {
+        code: 'tool-not-found',
+        message: `There is no tool named "${toolName}". Available tools: ${names}.`,
+      },
     };
   }
   const parsed = parseArguments(call.function.arguments);
@@ -79,7 +94,9 @@ async function settle(call: ChatToolCall, offered: ReadonlySet<string>, context:
 }
 
 /** Parses a call's argument text; an empty string means no arguments, as some servers send it. */
-export function parseArguments(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+export function parseArguments(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   if (text.trim() === '') return { ok: true, value: {} };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };

@@ -66,7 +66,12 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
         }
         if (part.argumentsDelta) {
           call.arguments += part.argumentsDelta;
-          await emit({ type: 'tool-call-delta', step, callId: call.id, argumentsDelta: part.argumentsDelta });
+          await emit({
+            type: 'tool-call-delta',
+            step,
+            callId: call.id,
+            argumentsDelta: part.argumentsDelta,
+          });
         }
         break;
       }
@@ -80,7 +85,11 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
   }
   const toolCalls = calls
     .filter((call): call is PendingToolCall => call !== undefined)
-    .map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } }));
+    .map((call) => ({
+      id: call.id,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    }));
   return { text, toolCalls, finishReason, usage };
 }
 

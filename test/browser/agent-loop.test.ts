@@ -37,7 +37,9 @@ describe('the agent loop in a worker', () => {
     expect(types[0]).toBe('run-start');
     expect(types.at(-1)).toBe('run-finish');
     // Step 1 streams both calls, then completes them, then reports both results, then finishes.
-    const step1 = events.filter((event) => 'step' in event && event.step === 1).map((event) => event.type);
+    const step1 = events
+      .filter((event) => 'step' in event && event.step === 1)
+      .map((event) => event.type);
     expect(step1.indexOf('tool-call-start')).toBeLessThan(step1.indexOf('tool-call-delta'));
     expect(step1.lastIndexOf('tool-call-delta')).toBeLessThan(step1.indexOf('tool-call'));
     expect(step1.lastIndexOf('tool-call')).toBeLessThan(step1.indexOf('tool-result'));
@@ -49,7 +51,9 @@ describe('the agent loop in a worker', () => {
     ]);
     expect(cities.sort()).toEqual(['Oslo', 'Paris']);
 
-    const text = events.flatMap((event) => (event.type === 'text-delta' ? [event.delta] : [])).join('');
+    const text = events
+      .flatMap((event) => (event.type === 'text-delta' ? [event.delta] : []))
+      .join('');
     expect(text).toBe('Paris is 18 °C and Oslo is 11 °C, both clear.');
     expect(result).toMatchObject({ reason: 'stop', text, runId: run.runId });
     expect(result.steps).toHaveLength(2);
@@ -72,12 +76,25 @@ describe('the agent loop in a worker', () => {
     });
     const replay = second?.messages.slice(2);
     expect(replay?.map((message) => message.role)).toEqual(['assistant', 'tool', 'tool']);
-    expect(replay?.[0]?.tool_calls?.map((call) => [call.id, call.function.name, JSON.parse(call.function.arguments)])).toEqual([
+    expect(
+      replay?.[0]?.tool_calls?.map((call) => [
+        call.id,
+        call.function.name,
+        JSON.parse(call.function.arguments),
+      ]),
+    ).toEqual([
       ['call_paris', 'get_weather', { city: 'Paris' }],
       ['call_oslo', 'get_weather', { city: 'Oslo' }],
     ]);
-    expect(replay?.slice(1).map((message) => message.tool_call_id)).toEqual(['call_paris', 'call_oslo']);
-    expect(JSON.parse(replay?.[1]?.content ?? '')).toEqual({ city: 'Paris', temperatureC: 18, sky: 'clear' });
+    expect(replay?.slice(1).map((message) => message.tool_call_id)).toEqual([
+      'call_paris',
+      'call_oslo',
+    ]);
+    expect(JSON.parse(replay?.[1]?.content ?? '')).toEqual({
+      city: 'Paris',
+      temperatureC: 18,
+      sky: 'clear',
+    });
   });
 
   it('remembers earlier turns of the conversation in the next run', async () => {

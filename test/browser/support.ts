@@ -1,5 +1,9 @@
-import { type AgentEvent, type AgentOptions, createAgent, type Tool } from 'airlock';
-import { createRemoteSession, type RemoteModelSession, type ScriptedTurn } from 'airlock/testing/remote';
+import { type AgentEvent, type AgentOptions, createAgent } from 'airlock';
+import {
+  createRemoteSession,
+  type RemoteModelSession,
+  type ScriptedTurn,
+} from 'airlock/testing/remote';
 import { inject, onTestFinished } from 'vitest';
 
 /** A scripted model session on the shared test server. */
@@ -10,10 +14,11 @@ export function scriptModel(turns: readonly ScriptedTurn[]): Promise<RemoteModel
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
-  options: { tools?: readonly Tool[]; limits?: AgentOptions['limits']; instructions?: string } = {},
+  options: Pick<AgentOptions, 'tools' | 'limits' | 'instructions'> = {},
 ) {
   const agent = createAgent({
-    worker: () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+    worker: () =>
+      new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2 },
     ...options,
   });
@@ -30,7 +35,12 @@ export async function collect(run: AsyncIterable<AgentEvent>): Promise<AgentEven
 
 /** The request bodies the model server received, typed loosely for assertions. */
 export interface ReceivedBody {
-  messages: Array<{ role: string; content: string | null; tool_call_id?: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>;
+  messages: Array<{
+    role: string;
+    content: string | null;
+    tool_call_id?: string;
+    tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+  }>;
   tools?: Array<{ type: string; function: { name: string; parameters: Record<string, unknown> } }>;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };

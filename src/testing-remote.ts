@@ -1,0 +1,17 @@
+/**
+ * `airlock/testing/remote`: the browser-safe client for the fake model
+ * server's control API, plus the script types it sends.
+ */
+export type { RemoteModelSession, RemoteWaitOptions } from './testing/remote.js';
+export { createRemoteSession } from './testing/remote.js';
+export type {
+  ModelScript,
+  RecordedRequest,
+  ScriptedFault,
+  ScriptedHttpError,
+  ScriptedReply,
+  ScriptedToolCall,
+  ScriptedTurn,
+  ScriptedUsage,
+} from './testing/script.js';
+export { isScriptedHttpError } from './testing/script.js';

@@ -1,0 +1,371 @@
+/**
+ * The Node request handler behind the fake model server: answers
+ * `…/chat/completions` and `…/models` from a script, byte-compatible with the
+ * real Chat Completions API, and records every request for assertions.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  buildCompletion,
+  buildErrorBody,
+  buildModelList,
+  buildStreamChunks,
+  type CompletionContext,
+  resolveUsage,
+  TEST_MODEL_ID,
+} from './chunks.js';
+import {
+  isScriptedHttpError,
+  type ModelScript,
+  type RecordedRequest,
+  type ScriptedFault,
+  type ScriptedReply,
+  type ScriptedTurn,
+} from './script.js';
+
+/** Options for {@link createModelHandler}. */
+export interface ModelHandlerOptions {
+  script: ModelScript;
+}
+
+/**
+ * A Node request listener (and Connect middleware) serving one scripted model.
+ * Matches paths by suffix, so it works under any prefix; with `next`, unknown
+ * paths fall through instead of getting a 404.
+ */
+export interface ModelHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void): void;
+  /** Every request except preflights, in arrival order; a live view. */
+  readonly requests: readonly RecordedRequest[];
+  /** Destroys open (stalled or delayed) responses and clears their timers. */
+  close(): void;
+}
+
+/** A response still being written, with the waits to cancel when it goes away. */
+interface OpenResponse {
+  readonly res: ServerResponse;
+  readonly cancels: Set<() => void>;
+  /** Set before the server itself destroys the socket, so that is not blamed on the client. */
+  endedByServer: boolean;
+}
+
+/** Creates a handler answering chat-completion requests from `options.script`. */
+export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
+  const requests: RecordedRequest[] = [];
+  const open = new Set<OpenResponse>();
+  let chatRequests = 0;
+
+  const pickTurn = (record: RecordedRequest): ScriptedTurn | { exhausted: string } => {
+    const turnIndex = chatRequests++;
+    const script = options.script;
+    if (typeof script === 'function') {
+      record.turnIndex = turnIndex;
+      return script(record, turnIndex);
+    }
+    const turn = script[turnIndex];
+    if (turn === undefined) {
+      return {
+        exhausted: `The model script is exhausted: it has ${script.length} turn(s) and this is request ${turnIndex + 1}.`,
+      };
+    }
+    record.turnIndex = turnIndex;
+    return turn;
+  };
+
+  const serve = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Route | null,
+  ): Promise<void> => {
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: requestPath(req),
+      headers: flattenHeaders(req),
+      body: undefined,
+      receivedAt: Date.now(),
+      turnIndex: -1,
+      closedByClient: false,
+    };
+    // Watch before reading the body: a client may give up at any point.
+    const entry = track(res, record, open);
+    record.body = parseBody(await readBody(req));
+    requests.push(record);
+    res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
+
+    if (route === 'models' && record.method === 'GET')
+      return sendJson(res, 200, buildModelList(nowSeconds()));
+    if (route !== 'chat' || record.method !== 'POST') {
+      return sendError(res, 404, `Invalid URL (${record.method} ${record.path})`);
+    }
+    const body = record.body;
+    if (!isObject(body))
+      return sendError(res, 400, 'We could not parse the JSON body of your request.');
+
+    let turn: ReturnType<typeof pickTurn>;
+    try {
+      turn = pickTurn(record);
+    } catch (error) {
+      record.turnIndex = -1;
+      return sendError(res, 500, `The model script threw: ${String(error)}`, {
+        'x-should-retry': 'false',
+      });
+    }
+    // The SDK would otherwise retry a 500 with backoff, slowing the failing test and hiding the cause.
+    if ('exhausted' in turn)
+      return sendError(res, 500, turn.exhausted, { 'x-should-retry': 'false' });
+    if (isScriptedHttpError(turn)) {
+      const headers: Record<string, string> =
+        turn.retryAfterSeconds === undefined
+          ? {}
+          : { 'retry-after': String(turn.retryAfterSeconds) };
+      return sendError(
+        res,
+        turn.status,
+        turn.message ?? `Scripted HTTP ${turn.status} error.`,
+        headers,
+      );
+    }
+
+    const context: CompletionContext = {
+      id: `chatcmpl-${randomBytes(15).toString('hex').slice(0, 29)}`,
+      created: nowSeconds(),
+      model: typeof body.model === 'string' ? body.model : TEST_MODEL_ID,
+      turnIndex: record.turnIndex,
+    };
+    const usage = resolveUsage(turn, body);
+    if (body.stream === true) {
+      const streamOptions = body.stream_options;
+      const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;
+      const frames = buildStreamChunks(turn, context, { includeUsage, usage }).map(
+        (chunk) => `data: ${JSON.stringify(chunk)}\n\n`,
+      );
+      return streamFrames(entry, frames, turn);
+    }
+    return answerOnce(entry, JSON.stringify(buildCompletion(turn, context, usage)), turn.fault);
+  };
+
+  const handler = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next?: (error?: unknown) => void,
+  ): void => {
+    const route = routeOf(req);
+    if (route === null && next) {
+      next();
+      return;
+    }
+    applyCors(res);
+    if (req.method === 'OPTIONS') {
+      answerPreflight(req, res);
+      return;
+    }
+    serve(req, res, route).catch((error: unknown) => {
+      if (res.headersSent) res.destroy();
+      else
+        sendError(res, 500, `The fake model server failed: ${String(error)}`, {
+          'x-should-retry': 'false',
+        });
+    });
+  };
+
+  return Object.assign(handler, {
+    requests,
+    close(): void {
+      for (const entry of open) {
+        entry.endedByServer = true;
+        entry.res.destroy();
+      }
+    },
+  });
+}
+
+type Route = 'chat' | 'models';
+
+function routeOf(req: IncomingMessage): Route | null {
+  const pathname = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
+  if (pathname.endsWith('/chat/completions')) return 'chat';
+  if (pathname.endsWith('/models')) return 'models';
+  return null;
+}
+
+/** Writes the SSE frames one by one, honouring delays and injecting the reply's fault. */
+async function streamFrames(
+  entry: OpenResponse,
+  frames: string[],
+  reply: ScriptedReply,
+): Promise<void> {
+  const { res } = entry;
+  // Without these, small chunks sit in Nagle's buffer and the client sees them in bursts.
+  res.socket?.setNoDelay(true);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+  });
+  res.flushHeaders();
+  const fault = reply.fault;
+  const delayMs = reply.chunkDelayMs ?? 0;
+  const all = [...frames, 'data: [DONE]\n\n'];
+  for (const [index, frame] of all.entries()) {
+    // `[DONE]` is not a chunk: a fault placed past the last chunk still fires before it.
+    if (fault && index === Math.max(0, Math.min(fault.afterChunks, frames.length)))
+      return applyStreamFault(entry, fault);
+    if (delayMs > 0 && index > 0 && !(await sleep(entry, delayMs))) return;
+    if (!(await write(entry, frame))) return;
+  }
+  res.end();
+}
+
+function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
+  if (fault.kind === 'cut') {
+    entry.endedByServer = true;
+    entry.res.destroy();
+  } else if (fault.kind === 'malformed') {
+    entry.res.end('data: {"choices": [\n\n');
+  }
+  // 'stall': send nothing more; the socket stays open until the client or the server closes it.
+}
+
+/** A non-streamed answer; faults apply to the whole body since there are no chunks. */
+function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | undefined): void {
+  const { res } = entry;
+  if (fault?.kind === 'cut') {
+    entry.endedByServer = true;
+    res.destroy();
+  } else if (fault?.kind === 'malformed') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"choices": [');
+  } else if (fault?.kind !== 'stall') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(json);
+  }
+}
+
+function track(
+  res: ServerResponse,
+  record: RecordedRequest,
+  open: Set<OpenResponse>,
+): OpenResponse {
+  const entry: OpenResponse = { res, cancels: new Set(), endedByServer: false };
+  open.add(entry);
+  res.on('close', () => {
+    open.delete(entry);
+    if (!res.writableFinished && !entry.endedByServer) record.closedByClient = true;
+    for (const cancel of entry.cancels) cancel();
+    entry.cancels.clear();
+  });
+  return entry;
+}
+
+/** Resolves true after `ms`, or false as soon as the response closes (its timer cleared). */
+function sleep(entry: OpenResponse, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (entry.res.destroyed) return resolve(false);
+    const cancel = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      entry.cancels.delete(cancel);
+      resolve(true);
+    }, ms);
+    entry.cancels.add(cancel);
+  });
+}
+
+/** Resolves once `frame` is flushed to the socket, so a following cut never swallows it. */
+function write(entry: OpenResponse, frame: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (entry.res.destroyed) return resolve(false);
+    const cancel = (): void => resolve(false);
+    entry.cancels.add(cancel);
+    entry.res.write(frame, (error) => {
+      entry.cancels.delete(cancel);
+      resolve(!error && !entry.res.destroyed);
+    });
+  });
+}
+
+/** Sets the CORS headers every response needs so browser tests can read it. */
+export function applyCors(res: ServerResponse): void {
+  res.setHeader('access-control-allow-origin', '*');
+  res.setHeader('access-control-expose-headers', 'retry-after, x-request-id, x-should-retry');
+}
+
+/** Answers a CORS preflight: 204, allowing whatever headers the client asked for. */
+export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+  const requested = req.headers['access-control-request-headers'];
+  res.writeHead(204, {
+    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    ...(requested === undefined ? {} : { 'access-control-allow-headers': requested }),
+    'access-control-max-age': '600',
+  });
+  res.end();
+}
+
+/** Sends a JSON body with the given status. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Sends an error in OpenAI's `{ error: { message, type, param, code } }` shape. */
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, buildErrorBody(status, message), headers);
+}
+
+/** Reads the whole request body as UTF-8; rejects if the client aborts mid-upload. */
+export function readBody(req: IncomingMessage): Promise<string> {
+  if (req.readableEnded) return Promise.resolve('');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('The client aborted the request body.'));
+    });
+  });
+}
+
+/** Parsed JSON, or the raw text when it is not JSON, or `undefined` when empty. */
+export function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Whether `value` is a plain JSON object (not an array or null). */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function requestPath(req: IncomingMessage): string {
+  // Connect strips its mount prefix from `url`; `originalUrl` keeps what the client sent.
+  const original = (req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
+  return typeof original === 'string' ? original : (req.url ?? '/');
+}
+
+function flattenHeaders(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

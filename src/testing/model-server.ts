@@ -1,0 +1,130 @@
+/**
+ * A shared fake model server: one HTTP listener, many sessions, each with its
+ * own script and request log, so concurrent test files never see each other's
+ * traffic. Browser tests create sessions through the JSON control API.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  answerPreflight,
+  applyCors,
+  createModelHandler,
+  isObject,
+  type ModelHandler,
+  parseBody,
+  readBody,
+  sendError,
+  sendJson,
+} from './model-handler.js';
+import type { ModelScript, RecordedRequest, ScriptedTurn } from './script.js';
+
+/** A running fake model server. */
+export interface ModelServer {
+  /** `http://<host>:<port>`, without a trailing slash. */
+  readonly url: string;
+  /** Registers a script; point an OpenAI client at the session's `baseURL`. */
+  createSession(script: ModelScript): ModelSession;
+  /** Stops listening and closes every socket, stalled streams included. */
+  close(): Promise<void>;
+}
+
+/** One script and its request log on a {@link ModelServer}. */
+export interface ModelSession {
+  readonly id: string;
+  /** `${url}/sessions/${id}/v1`, the OpenAI client's `baseURL`. */
+  readonly baseURL: string;
+  /** Requests this session received, in arrival order; a live view. */
+  readonly requests: readonly RecordedRequest[];
+}
+
+/** Options for {@link startModelServer}. */
+export interface ModelServerOptions {
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 0: a free port. */
+  port?: number;
+}
+
+/** Starts a fake OpenAI Chat Completions server; resolves once it is listening. */
+export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
+  const host = options.host ?? '127.0.0.1';
+  const handlers = new Map<string, ModelHandler>();
+  let url = '';
+
+  const createSession = (script: ModelScript): ModelSession => {
+    const id = randomBytes(8).toString('hex');
+    const handler = createModelHandler({ script });
+    handlers.set(id, handler);
+    return { id, baseURL: `${url}/sessions/${id}/v1`, requests: handler.requests };
+  };
+
+  const server = createServer((req, res) => {
+    const segments = (req.url ?? '/').split('?')[0]?.split('/').filter(Boolean) ?? [];
+    const [root, id, sub] = segments;
+    const handler = id === undefined ? undefined : handlers.get(id);
+    // The model endpoints do their own CORS and preflights; the control API gets them here.
+    if (root === 'sessions' && handler && sub === 'v1') return handler(req, res);
+    applyCors(res);
+    if (req.method === 'OPTIONS') return answerPreflight(req, res);
+    if (root === 'sessions' && segments.length === 1 && req.method === 'POST') {
+      void answerCreateSession(req, res, createSession);
+      return;
+    }
+    if (
+      root === 'sessions' &&
+      handler &&
+      sub === 'requests' &&
+      segments.length === 3 &&
+      req.method === 'GET'
+    ) {
+      return sendJson(res, 200, handler.requests);
+    }
+    const what =
+      root === 'sessions' && id !== undefined && !handler ? `Unknown session ${id}` : 'Invalid URL';
+    sendError(res, 404, `${what} (${req.method ?? 'GET'} ${req.url ?? '/'})`);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+  return {
+    url,
+    createSession,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const handler of handlers.values()) handler.close();
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Idle keep-alive sockets would otherwise hold `close` open until they time out.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** `POST /sessions` with `{ turns }`: creates a session, answers `201 { id, baseURL }`. */
+async function answerCreateSession(
+  req: IncomingMessage,
+  res: ServerResponse,
+  createSession: (script: ModelScript) => ModelSession,
+): Promise<void> {
+  let body: unknown;
+  try {
+    body = parseBody(await readBody(req));
+  } catch {
+    return; // The client went away mid-upload; nobody is left to answer.
+  }
+  const turns = isObject(body) ? body.turns : undefined;
+  if (!Array.isArray(turns) || !turns.every(isObject)) {
+    return sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
+  }
+  // Turns arrive as JSON from the test itself; shape checks beyond this would duplicate the types.
+  const session = createSession(turns as ScriptedTurn[]);
+  sendJson(res, 201, { id: session.id, baseURL: session.baseURL });
+}

@@ -1,0 +1,84 @@
+/**
+ * The script a fake model server follows: one entry per chat-completion
+ * request. Pure types plus tiny helpers, so the browser-side remote client can
+ * share them without pulling in Node.
+ */
+
+/** A tool call the scripted model makes. */
+export interface ScriptedToolCall {
+  /** Defaults to `call_<turn>_<index>`. */
+  id?: string;
+  name: string;
+  /** An object is sent as `JSON.stringify(arguments)`; a string is sent verbatim, so tests can send broken JSON. */
+  arguments: string | Record<string, unknown>;
+}
+
+/** A transport failure injected into a streamed reply. */
+export type ScriptedFault =
+  /** Destroy the socket after `afterChunks` SSE chunks (a mid-stream connection cut). */
+  | { kind: 'cut'; afterChunks: number }
+  /** Write `afterChunks` chunks, then hold the connection open without sending anything more. */
+  | { kind: 'stall'; afterChunks: number }
+  /** After `afterChunks` chunks, write an event whose data is invalid JSON, then end the response. */
+  | { kind: 'malformed'; afterChunks: number };
+
+/** Token counts reported for a reply; `total_tokens` is always their sum. */
+export interface ScriptedUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+}
+
+/** A successful assistant reply. */
+export interface ScriptedReply {
+  /** Streamed as content deltas, word by word, whitespace kept with the following word. */
+  text?: string;
+  /** Parallel tool calls; call `i` gets `index: i`. */
+  toolCalls?: ScriptedToolCall[];
+  /** Default: `'tool_calls'` when there are tool calls, else `'stop'`. `null` ends the stream without a finish chunk. */
+  finishReason?: 'stop' | 'tool_calls' | 'length' | null;
+  /** Default: rough counts (characters / 4). */
+  usage?: ScriptedUsage;
+  /** How many pieces each tool call's arguments are split into across chunks (default 3). */
+  argumentChunks?: number;
+  /** Delay between SSE chunks in milliseconds (default 0). */
+  chunkDelayMs?: number;
+  fault?: ScriptedFault;
+}
+
+/** An HTTP error answer, in OpenAI's error JSON shape. */
+export interface ScriptedHttpError {
+  status: number;
+  /** Sent as the `Retry-After` header when given. */
+  retryAfterSeconds?: number;
+  message?: string;
+}
+
+/** One scripted answer; discriminate with {@link isScriptedHttpError}. */
+export type ScriptedTurn = ScriptedReply | ScriptedHttpError;
+
+/** A fixed list of turns, or a function choosing the turn for each chat-completion request. */
+export type ModelScript =
+  | readonly ScriptedTurn[]
+  | ((request: RecordedRequest, turnIndex: number) => ScriptedTurn);
+
+/** A request the fake server received, as tests inspect it. */
+export interface RecordedRequest {
+  method: string;
+  /** The URL path and query as received. */
+  path: string;
+  /** Lower-cased header names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** Parsed JSON body, or the raw text when it is not JSON (`undefined` when empty). */
+  body: unknown;
+  /** `Date.now()` when the request arrived. */
+  receivedAt: number;
+  /** Which turn answered it (-1 for none). */
+  turnIndex: number;
+  /** True once the client closed the connection before the response ended; set asynchronously, so poll. */
+  closedByClient: boolean;
+}
+
+/** Whether a turn is an HTTP error rather than a reply. */
+export function isScriptedHttpError(turn: ScriptedTurn): turn is ScriptedHttpError {
+  return 'status' in turn;
+}

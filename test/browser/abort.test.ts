@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { agentFor, scriptModel } from './support';
+
+/** A long, slowly streamed answer: plenty of time to abort in the middle of it. */
+const slowAnswer = {
+  text: Array.from({ length: 200 }, (_, i) => `word${i}`).join(' '),
+  chunkDelayMs: 20,
+};
+
+describe('aborting a run', () => {
+  it('ends the run as aborted within 100 ms of breaking out of the event loop, and closes the request', async () => {
+    const session = await scriptModel([slowAnswer]);
+    const agent = agentFor(session);
+    const run = agent.run('Tell me a long story');
+
+    let deltas = 0;
+    for await (const event of run) {
+      if (event.type === 'text-delta' && ++deltas === 3) break;
+    }
+    const brokeAt = performance.now();
+    const result = await run.result;
+    const elapsed = performance.now() - brokeAt;
+
+    expect(result.reason).toBe('aborted');
+    expect(elapsed).toBeLessThan(100);
+    expect(result.text.startsWith('word0 word1 word2')).toBe(true);
+    expect(result.text.length).toBeLessThan(slowAnswer.text.length);
+    const [request] = await session.waitUntil((requests) => requests[0]?.closedByClient === true);
+    expect(request?.closedByClient).toBe(true);
+  });
+
+  it('ends the run as aborted within 100 ms of its signal firing, and the reader sees run-finish', async () => {
+    const session = await scriptModel([slowAnswer]);
+    const agent = agentFor(session);
+    const controller = new AbortController();
+    const run = agent.run('Tell me a long story', { signal: controller.signal });
+
+    let abortedAt = 0;
+    const seen: string[] = [];
+    for await (const event of run) {
+      seen.push(event.type);
+      if (event.type === 'text-delta' && abortedAt === 0) {
+        abortedAt = performance.now();
+        controller.abort();
+      }
+    }
+    const result = await run.result;
+
+    expect(performance.now() - abortedAt).toBeLessThan(100);
+    expect(result.reason).toBe('aborted');
+    expect(seen.at(-1)).toBe('run-finish');
+    await session.waitUntil((requests) => requests[0]?.closedByClient === true);
+  });
+
+  it('does not call the model at all when the signal is already aborted', async () => {
+    const session = await scriptModel([{ text: 'never sent' }]);
+    const agent = agentFor(session);
+
+    const result = await agent.run('Hello', { signal: AbortSignal.abort() }).result;
+
+    expect(result.reason).toBe('aborted');
+    expect(await session.requests()).toHaveLength(0);
+  });
+
+  it('lets the next run start once an aborted one has ended', async () => {
+    const session = await scriptModel([slowAnswer, { text: 'Second answer.' }]);
+    const agent = agentFor(session);
+    const first = agent.run('First');
+    for await (const event of first) if (event.type === 'text-delta') break;
+    await first.result;
+
+    const second = await agent.run('Second').result;
+
+    expect(second).toMatchObject({ reason: 'stop', text: 'Second answer.' });
+  });
+});
