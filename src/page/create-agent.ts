@@ -71,6 +71,8 @@ export function createAgent(options: AgentOptions): Agent {
     toolHost.cancelAll();
   };
   const onWorkerError = (event: ErrorEvent) => {
+    // Handled here: the runs end with a typed error, so the browser need not report it as uncaught.
+    event.preventDefault();
     failAll(
       new AirlockError(
         'worker-crashed',

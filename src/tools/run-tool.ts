@@ -18,6 +18,7 @@ export async function runTool(
       `The arguments do not match the schema of tool "${tool.name}": ${formatIssues(validation.issues)}. Correct them and call the tool again.`,
     );
   }
+  if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
   let output: unknown;
   try {
     output = await tool.execute(validation.value, { callId: request.callId, signal });

@@ -1,0 +1,101 @@
+import { AirlockError, createAgent, isAirlockError } from 'airlock';
+import { describe, expect, it } from 'vitest';
+import { agentFor, collect, scriptModel } from './support';
+
+describe('agent lifecycle', () => {
+  it('refuses a second run while one is going on, with run-in-progress', async () => {
+    const session = await scriptModel([{ text: 'slow answer '.repeat(20), chunkDelayMs: 10 }]);
+    const agent = agentFor(session);
+    const first = agent.run('First');
+    const second = agent.run('Second');
+
+    await expect(second.result).rejects.toMatchObject({ code: 'run-in-progress' });
+    expect((await first.result).reason).toBe('stop');
+    expect(await session.requests()).toHaveLength(1);
+  });
+
+  it('ends a running run with agent-disposed, and dispose can be called twice', async () => {
+    const session = await scriptModel([{ text: 'slow answer '.repeat(50), chunkDelayMs: 20 }]);
+    const agent = agentFor(session);
+    const run = agent.run('Hello');
+    for await (const event of run) {
+      if (event.type === 'text-delta') break;
+    }
+    const late = agent.run('Too late?');
+    agent.dispose();
+    agent.dispose();
+
+    expect(agent.disposed).toBe(true);
+    await expect(late.result).rejects.toMatchObject({ code: 'agent-disposed' });
+    await expect(agent.run('After').result).rejects.toMatchObject({ code: 'agent-disposed' });
+  });
+
+  it('reports a worker that fails to load as worker-crashed', async () => {
+    const agent = createAgent({
+      worker: () =>
+        new Worker(new URL('./fixtures/broken.worker.ts', import.meta.url), { type: 'module' }),
+      model: { baseURL: 'http://127.0.0.1:9/v1', model: 'any' },
+    });
+    try {
+      const events = await collect(agent.run('Hello'));
+      expect(events).toEqual([
+        expect.objectContaining({
+          type: 'run-error',
+          error: expect.objectContaining({ code: 'worker-crashed' }),
+        }),
+      ]);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('rejects options the worker cannot use with invalid-options naming the field', async () => {
+    const session = await scriptModel([]);
+    const agent = createAgent({
+      worker: () =>
+        new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+      model: { baseURL: session.baseURL, model: '', maxRetries: -1 },
+    });
+    try {
+      const error = await agent.run('Hello').result.catch((thrown: unknown) => thrown);
+      expect(isAirlockError(error, 'invalid-options')).toBe(true);
+      expect((error as AirlockError).message).toContain('model.model');
+      expect((error as AirlockError).message).toContain('model.maxRetries');
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('throws invalid-options at once for a relative base URL that cannot be resolved or duplicate tool names', () => {
+    const worker = () =>
+      new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' });
+    expect(() => createAgent({ worker, model: { baseURL: 'http://[bad', model: 'm' } })).toThrow(
+      AirlockError,
+    );
+    expect(() =>
+      createAgent({
+        worker: 'nope' as unknown as () => Worker,
+        model: { baseURL: '/v1', model: 'm' },
+      }),
+    ).toThrow(/worker/);
+  });
+
+  it('delivers every event of a long run to a reader slower than the worker', async () => {
+    const words = Array.from({ length: 1_500 }, (_, i) => `w${i}`);
+    const session = await scriptModel([{ text: words.join(' ') }]);
+    const agent = agentFor(session);
+    const run = agent.run('Stream a lot');
+
+    let text = '';
+    let deltas = 0;
+    for await (const event of run) {
+      if (event.type !== 'text-delta') continue;
+      text += event.delta;
+      // Pause now and then, so the worker outruns the reader and must wait for credit.
+      if (++deltas % 300 === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
+    expect(deltas).toBe(words.length);
+    expect(text).toBe(words.join(' '));
+  });
+});

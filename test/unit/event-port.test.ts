@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { AgentRun } from '../../src/page/agent-run';
+import type { AgentEvent } from '../../src/protocol/events';
+import { EVENT_WINDOW } from '../../src/protocol/wire';
+import { EventSink } from '../../src/worker/event-sink';
+
+const delta = (index: number): AgentEvent => ({ type: 'text-delta', step: 1, delta: `${index} ` });
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** A worker-side sink and a page-side run joined by a real MessageChannel, as across threads. */
+function connect() {
+  const channel = new MessageChannel();
+  let cancelled = 0;
+  const sink = new EventSink(channel.port2, () => cancelled++);
+  const run = new AgentRun('run-1', channel.port1, () => {});
+  return { sink, run, cancelledCount: () => cancelled };
+}
+
+describe('the event port between worker and page', () => {
+  it('stops the worker after a window of unread events and resumes it as the page reads', async () => {
+    const { sink, run } = connect();
+    let sent = 0;
+    const producing = (async () => {
+      for (let index = 0; index < EVENT_WINDOW * 3; index++) {
+        await sink.emit(delta(index));
+        sent++;
+      }
+      await sink.emit({
+        type: 'run-finish',
+        runId: 'run-1',
+        reason: 'stop',
+        text: '',
+        steps: [],
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      });
+    })();
+    const iterator = run[Symbol.asyncIterator]();
+
+    await settle();
+    expect(sent).toBe(EVENT_WINDOW);
+
+    for (let index = 0; index < EVENT_WINDOW / 2; index++) await iterator.next();
+    await settle();
+    // Credit comes back in batches; the worker may run ahead by at most one window of unread events.
+    expect(sent).toBeGreaterThan(EVENT_WINDOW);
+    expect(sent).toBeLessThanOrEqual(EVENT_WINDOW / 2 + EVENT_WINDOW);
+
+    const received: string[] = [];
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) break;
+      if (next.value.type === 'text-delta') received.push(next.value.delta);
+    }
+    await producing;
+    expect(received).toHaveLength(EVENT_WINDOW * 3 - EVENT_WINDOW / 2);
+    expect(received.at(-1)).toBe(`${EVENT_WINDOW * 3 - 1} `);
+    expect((await run.result).reason).toBe('stop');
+    sink.close();
+  });
+
+  it('sends cancel when the reader breaks out, then drains so the worker is never stuck', async () => {
+    const { sink, run, cancelledCount } = connect();
+    const producing = (async () => {
+      for (let index = 0; index < EVENT_WINDOW * 2; index++) await sink.emit(delta(index));
+    })();
+
+    for await (const _event of run) break;
+    await producing;
+
+    expect(cancelledCount()).toBe(1);
+    sink.close();
+  });
+
+  it('lets a second iteration of the same run fail with invalid-usage', () => {
+    const { run, sink } = connect();
+    run[Symbol.asyncIterator]();
+    expect(() => run[Symbol.asyncIterator]()).toThrow(
+      expect.objectContaining({ code: 'invalid-usage' }),
+    );
+    sink.close();
+  });
+
+  it('consumes the events itself when only the result is awaited', async () => {
+    const { sink, run } = connect();
+    const resultPromise = run.result;
+    for (let index = 0; index < EVENT_WINDOW * 2; index++) await sink.emit(delta(index));
+    await sink.emit({
+      type: 'run-error',
+      runId: 'run-1',
+      error: { code: 'model-http-error', message: 'boom', details: { status: 502 } },
+    });
+
+    await expect(resultPromise).rejects.toMatchObject({
+      name: 'AirlockError',
+      code: 'model-http-error',
+      details: { status: 502 },
+    });
+    sink.close();
+  });
+});

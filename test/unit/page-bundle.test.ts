@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { bundleEntry } from '../../scripts/bundle-entries.mjs';
+
+// Strings that survive minification: option names, class names and URLs each library carries.
+const OPENAI_MARKERS = ['dangerouslyAllowBrowser', 'X-Stainless-', 'api.openai.com'];
+const DEXIE_MARKERS = ['Dexie', 'dexie'];
+const ZOD_MARKERS = ['ZodError', '$ZodType'];
+
+describe('the page bundle', () => {
+  it('contains neither openai nor dexie (nor zod) code, while the worker bundle carries openai', async () => {
+    const [page, worker] = await Promise.all([bundleEntry('page'), bundleEntry('worker')]);
+
+    for (const marker of [...OPENAI_MARKERS, ...DEXIE_MARKERS, ...ZOD_MARKERS]) {
+      expect(page.code, `page bundle contains "${marker}"`).not.toContain(marker);
+    }
+    // The same markers are found where the libraries are bundled, so their absence above means something.
+    for (const marker of OPENAI_MARKERS) expect(worker.code).toContain(marker);
+    expect(worker.code).toContain('ZodError');
+    expect(page.code).toContain('createAgent');
+  }, 60_000);
+});
