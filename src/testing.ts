@@ -1,19 +1,10 @@
 /**
- * `airlock/testing`: a protocol-exact fake OpenAI Chat Completions server for
- * tests, scripted turn by turn. Node only; browsers use `airlock/testing/remote`.
+ * `airlock/testing`: a protocol-exact fake OpenAI Chat Completions server for tests,
+ * scripted turn by turn. Node only; everything in `airlock/testing/remote` (the script
+ * types and the fetch-only control client) is available here too.
  */
+export * from './testing-remote.js';
 export type { ModelHandler, ModelHandlerOptions } from './testing/model-handler.js';
 export { createModelHandler } from './testing/model-handler.js';
 export type { ModelServer, ModelServerOptions, ModelSession } from './testing/model-server.js';
 export { startModelServer } from './testing/model-server.js';
-export type {
-  ModelScript,
-  RecordedRequest,
-  ScriptedFault,
-  ScriptedHttpError,
-  ScriptedReply,
-  ScriptedToolCall,
-  ScriptedTurn,
-  ScriptedUsage,
-} from './testing/script.js';
-export { isScriptedHttpError } from './testing/script.js';
