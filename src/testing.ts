@@ -3,8 +3,9 @@
  * scripted turn by turn. Node only; everything in `airlock/testing/remote` (the script
  * types and the fetch-only control client) is available here too.
  */
-export * from './testing-remote.js';
+
 export type { ModelHandler, ModelHandlerOptions } from './testing/model-handler.js';
 export { createModelHandler } from './testing/model-handler.js';
 export type { ModelServer, ModelServerOptions, ModelSession } from './testing/model-server.js';
 export { startModelServer } from './testing/model-server.js';
+export * from './testing-remote.js';
