@@ -5,6 +5,7 @@
 export { AirlockError, isAirlockError } from './errors/airlock-error';
 export { AgentRun } from './page/agent-run';
 export { type Agent, type AgentOptions, createAgent, type RunOptions } from './page/create-agent';
+export type { SandboxStats, ToolsetOptions } from './page/sandbox-host';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
 export type {
@@ -15,7 +16,21 @@ export type {
   StepSummary,
   StepToolCall,
 } from './protocol/events';
-export type { JsonSchema, ToolDescriptor } from './protocol/tools';
+export type { IsolationTier } from './protocol/sandbox-wire';
+export type {
+  ApprovalPolicy,
+  JsonSchema,
+  ToolCallRecord,
+  ToolDescriptor,
+  ToolPolicy,
+  ToolSpec,
+} from './protocol/tools';
 export type { ModelConfig, RunLimits } from './protocol/wire';
-export { type Tool, type ToolContext, type ToolDefinition, tool } from './tools/define-tool';
+export {
+  type ApprovalRule,
+  type Tool,
+  type ToolContext,
+  type ToolDefinition,
+  tool,
+} from './tools/define-tool';
 export type { InferSchemaOutput, ToolSchema } from './tools/standard-schema';

@@ -52,6 +52,16 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     return this.#result;
   }
 
+  /** Lets a call that raised `approval-request` run. */
+  approve(callId: string): void {
+    this.#post({ kind: 'approval', callId, approved: true });
+  }
+
+  /** Refuses a call that raised `approval-request`; the model is told, with `reason`, and the run goes on. */
+  reject(callId: string, reason = 'The user declined.'): void {
+    this.#post({ kind: 'approval', callId, approved: false, reason });
+  }
+
   /** Asks the worker to stop the run; it ends with reason `aborted`. Idempotent. */
   abort(): void {
     if (!this.#ended) this.#post({ kind: 'cancel' });

@@ -1,9 +1,12 @@
 import * as Comlink from 'comlink';
-import { AirlockError } from '../errors/airlock-error';
+import { AirlockError, isAirlockError } from '../errors/airlock-error';
+import type { ToolsetConfig } from '../protocol/sandbox-wire';
+import type { ToolCallRecord } from '../protocol/tools';
 import type { AgentConfig, AgentWorkerApi, ModelConfig, RunLimits } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
+import { LocalToolHost } from '../tools/local-tool-host';
 import { AgentRun } from './agent-run';
-import { PageToolHost } from './page-tool-host';
+import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -19,6 +22,10 @@ export interface AgentOptions {
   readonly instructions?: string;
   /** Tools that run on the page thread (they can touch the DOM). */
   readonly tools?: readonly Tool[];
+  /** Sandboxed tools: each toolset runs in workers of its own, killed at a call's deadline. */
+  readonly toolsets?: readonly ToolsetOptions[];
+  /** When set, only these tools are offered to the model and may run (e.g. the tools of the user's role). */
+  readonly allowedTools?: readonly string[];
   /** Bounds on each run. */
   readonly limits?: Partial<RunLimits>;
 }
@@ -27,13 +34,21 @@ export interface AgentOptions {
 export interface RunOptions {
   /** Aborting it ends the run with reason `aborted` and closes the model request. */
   readonly signal?: AbortSignal;
+  /** Narrows the agent's tools for this run; others are neither offered nor run. */
+  readonly allowedTools?: readonly string[];
 }
 
 /** An agent bound to its worker. */
 export interface Agent {
   /** Starts a run on the given user input; iterate it for events, await `result` for the outcome. */
   run(input: string, options?: RunOptions): AgentRun;
-  /** Ends running runs with `agent-disposed` and terminates the worker. Idempotent. */
+  /** Resolves with the names of all tools once toolsets have started; rejects with `invalid-options` or `toolset-unavailable`. */
+  readonly ready: Promise<readonly string[]>;
+  /** Worker counts of each toolset, as the page sees them. */
+  sandboxStats(): Record<string, SandboxStats>;
+  /** Every tool call so far, with arguments, outcome and duration (the latest 1 000). */
+  toolCalls(): Promise<readonly ToolCallRecord[]>;
+  /** Ends running runs with `agent-disposed` and terminates every worker. Idempotent. */
   dispose(): void;
   /** True once `dispose` was called. */
   readonly disposed: boolean;
@@ -43,7 +58,7 @@ const DEFAULT_LIMITS: RunLimits = { maxSteps: 10, streamIdleTimeoutMs: 30_000 };
 
 /**
  * Creates an agent whose loop runs in a Web Worker. The page keeps only this thin client:
- * the model SDK and the loop live in the worker.
+ * the model SDK and the loop live in the worker, sandboxed tools in workers of their own.
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options.worker !== 'function') {
@@ -53,20 +68,43 @@ export function createAgent(options: AgentOptions): Agent {
     );
   }
   const tools = options.tools ?? [];
-  assertUniqueNames(tools);
+  const toolsets = options.toolsets ?? [];
+  assertUnique(
+    tools.map((tool) => tool.name),
+    'tools',
+  );
+  assertUnique(
+    toolsets.map((toolset) => toolset.name),
+    'toolsets',
+  );
   const config: AgentConfig = {
     model: { ...options.model, baseURL: resolveBaseURL(options.model.baseURL) },
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    tools: tools.map((tool) => tool.descriptor),
+    pageTools: tools.map((tool) => tool.spec),
+    toolsets: toolsets.map(toToolsetConfig),
+    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
   };
-  const toolHost = new PageToolHost(tools);
+  const toolHost = new LocalToolHost(tools);
+  const sandboxHost = new SandboxHost(toolsets);
   const worker = options.worker();
   const remote = Comlink.wrap<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
   let disposed = false;
 
+  let failReady: (error: AirlockError) => void = () => {};
+  const ready = new Promise<readonly string[]>((resolve, reject) => {
+    failReady = reject;
+    remote.configure(config, Comlink.proxy(toolHost), Comlink.proxy(sandboxHost)).then((result) => {
+      if (result.ok) resolve(result.tools);
+      else reject(AirlockError.fromData(result.error));
+    }, reject);
+  });
+  // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
+  ready.catch(() => {});
+
   const failAll = (error: AirlockError) => {
+    failReady(error);
     for (const run of [...runs]) run.fail(error);
     toolHost.cancelAll();
   };
@@ -83,13 +121,14 @@ export function createAgent(options: AgentOptions): Agent {
   worker.addEventListener('error', onWorkerError);
 
   return {
+    ready,
     get disposed() {
       return disposed;
     },
     run(input, runOptions = {}) {
       const runId = crypto.randomUUID();
       const channel = new MessageChannel();
-      const signal = runOptions.signal;
+      const { signal, allowedTools } = runOptions;
       const onAbort = () => run.abort();
       const run = new AgentRun(runId, channel.port1, () => {
         runs.delete(run);
@@ -104,22 +143,23 @@ export function createAgent(options: AgentOptions): Agent {
         return run;
       }
       runs.add(run);
-      remote
-        .run(
-          { runId, input, config },
-          Comlink.transfer(channel.port2, [channel.port2]),
-          Comlink.proxy(toolHost),
-        )
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const request = { runId, input, ...(allowedTools === undefined ? {} : { allowedTools }) };
+      ready
+        .then(() => remote.run(request, Comlink.transfer(channel.port2, [channel.port2])))
         .catch((error: unknown) => {
           run.fail(
-            new AirlockError('worker-crashed', 'The agent worker did not accept the run.', {
-              cause: error,
-            }),
+            isAirlockError(error)
+              ? error
+              : new AirlockError('worker-crashed', 'The agent worker did not accept the run.', {
+                  cause: error,
+                }),
           );
         });
-      signal?.addEventListener('abort', onAbort, { once: true });
       return run;
     },
+    sandboxStats: () => sandboxHost.stats(),
+    toolCalls: () => remote.toolCalls(),
     dispose() {
       if (disposed) return;
       disposed = true;
@@ -129,20 +169,32 @@ export function createAgent(options: AgentOptions): Agent {
       worker.removeEventListener('error', onWorkerError);
       remote[Comlink.releaseProxy]();
       worker.terminate();
+      sandboxHost.dispose();
     },
   };
 }
 
-function assertUniqueNames(tools: readonly Tool[]): void {
+function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
+  return {
+    name: toolset.name,
+    isolation: toolset.isolation ?? 'worker',
+    poolSize: toolset.poolSize ?? 1,
+    maxConcurrency: toolset.maxConcurrency ?? 4,
+    timeoutMs: toolset.timeoutMs ?? 30_000,
+    graceMs: toolset.graceMs ?? 100,
+  };
+}
+
+function assertUnique(names: readonly string[], what: string): void {
   const seen = new Set<string>();
-  for (const tool of tools) {
-    if (seen.has(tool.name)) {
+  for (const name of names) {
+    if (seen.has(name)) {
       throw new AirlockError(
         'invalid-options',
-        `Two tools are named "${tool.name}"; tool names must be unique.`,
+        `Two ${what} are named "${name}"; names must be unique.`,
       );
     }
-    seen.add(tool.name);
+    seen.add(name);
   }
 }
 

@@ -15,6 +15,8 @@ export type ErrorCode =
   | 'agent-disposed'
   /** The agent worker failed to load or crashed. */
   | 'worker-crashed'
+  /** A toolset's worker did not start or did not describe its tools. */
+  | 'toolset-unavailable'
   /** The model endpoint answered with an HTTP error (after the SDK's retries). */
   | 'model-http-error'
   /** The model endpoint could not be reached (after the SDK's retries). */
@@ -51,6 +53,14 @@ export type ToolErrorCode =
   | 'tool-failed'
   /** The tool returned something that cannot be turned into text for the model. */
   | 'tool-output-not-serializable'
+  /** The tool is offered to the model, but not allowed for this agent or run. */
+  | 'tool-not-allowed'
+  /** The user rejected the call when asked for approval. */
+  | 'tool-rejected'
+  /** The tool ran past its `timeoutMs`; a sandboxed one was killed. */
+  | 'tool-timeout'
+  /** The tool's sandbox died or could not be started. */
+  | 'tool-crashed'
   /** The run was aborted while the tool was running. */
   | 'tool-cancelled';
 

@@ -69,6 +69,14 @@ export type AgentEvent =
       readonly arguments?: unknown;
     }
   | {
+      /** The call waits for `run.approve(callId)` or `run.reject(callId, reason)`. */
+      readonly type: 'approval-request';
+      readonly step: number;
+      readonly callId: string;
+      readonly toolName: string;
+      readonly arguments: unknown;
+    }
+  | {
       readonly type: 'tool-result';
       readonly step: number;
       readonly callId: string;

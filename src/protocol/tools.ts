@@ -1,4 +1,4 @@
-import type { ToolErrorData } from './errors';
+import type { ToolErrorCode, ToolErrorData } from './errors';
 
 /** A JSON Schema object, as sent to the model for a tool's parameters. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -10,12 +10,34 @@ export interface ToolDescriptor {
   readonly parameters: JsonSchema;
 }
 
+/** When a call must wait for the user: never, always, or as the tool's own function decides from the arguments. */
+export type ApprovalPolicy = 'never' | 'always' | 'by-arguments';
+
+/** How the agent worker treats calls to a tool. Plain data, so it crosses threads. */
+export interface ToolPolicy {
+  /** The call's deadline, from when it starts running (approval waits do not count). */
+  readonly timeoutMs?: number;
+  /** The longest output the model is shown; longer output is cut with a visible notice. */
+  readonly maxOutputChars?: number;
+  readonly approval: ApprovalPolicy;
+}
+
+/** A tool as the agent worker knows it: what the model is told and how calls are treated. */
+export interface ToolSpec extends ToolDescriptor {
+  readonly policy: ToolPolicy;
+}
+
 /** A request to run one tool call, after its arguments parsed as JSON. */
 export interface ToolCallRequest {
   readonly callId: string;
   readonly toolName: string;
   readonly arguments: unknown;
 }
+
+/** The outcome of checking a call before it runs: its arguments fit, and whether it needs approval. */
+export type ToolCheck =
+  | { readonly ok: true; readonly needsApproval: boolean }
+  | { readonly ok: false; readonly error: ToolErrorData };
 
 /**
  * What running a tool produced: its output, both as a value for the page and as the
@@ -25,10 +47,27 @@ export type ToolOutcome =
   | { readonly ok: true; readonly output: unknown; readonly content: string }
   | { readonly ok: false; readonly error: ToolErrorData };
 
-/** The side that runs tools for the agent worker (the page, in this release). */
+/** The side that runs a set of tools for the agent worker: the page, or a sandbox. */
 export interface ToolHost {
-  /** Validates the arguments against the tool's schema and runs it. Never rejects. */
+  /** Validates the arguments and evaluates the tool's approval function. Never rejects. */
+  check(request: ToolCallRequest): Promise<ToolCheck>;
+  /** Validates the arguments and runs the tool. Never rejects. */
   execute(request: ToolCallRequest): Promise<ToolOutcome>;
   /** Aborts the signal of a call that is still running. Across threads it returns a promise. */
   cancel(callId: string): void | Promise<void>;
+}
+
+/** One tool call as it happened, for the audit log. */
+export interface ToolCallRecord {
+  readonly runId: string;
+  readonly callId: string;
+  readonly toolName: string;
+  /** The parsed arguments, or the model's text when it was not JSON. */
+  readonly arguments: unknown;
+  /** `ok`, or why the call produced no output. */
+  readonly outcome: 'ok' | ToolErrorCode;
+  /** From the start of execution (an approval wait is not counted). */
+  readonly durationMs: number;
+  /** Epoch milliseconds when the call was settled. */
+  readonly at: number;
 }

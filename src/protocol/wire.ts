@@ -1,5 +1,7 @@
+import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
-import type { ToolDescriptor, ToolHost } from './tools';
+import type { SandboxSpawner, ToolsetConfig } from './sandbox-wire';
+import type { ToolCallRecord, ToolHost, ToolSpec } from './tools';
 
 /** How the agent worker reaches the model. Crosses to the worker as plain data. */
 export interface ModelConfig {
@@ -31,7 +33,12 @@ export interface RunLimits {
 export interface AgentConfig {
   readonly model: ModelConfig;
   readonly instructions?: string;
-  readonly tools: readonly ToolDescriptor[];
+  /** Tools that run on the page. */
+  readonly pageTools: readonly ToolSpec[];
+  /** Sandboxed toolsets; their tools are learnt from the workers themselves. */
+  readonly toolsets: readonly ToolsetConfig[];
+  /** When set, only these tools are offered and may run. */
+  readonly allowedTools?: readonly string[];
   readonly limits: RunLimits;
 }
 
@@ -39,15 +46,29 @@ export interface AgentConfig {
 export interface RunRequest {
   readonly runId: string;
   readonly input: string;
-  readonly config: AgentConfig;
+  /** Narrows the agent's tools for this run. */
+  readonly allowedTools?: readonly string[];
 }
 
+/** What configuring the agent worker came to: the tools it can offer, or why it cannot run. */
+export type ConfigureResult =
+  | { readonly ok: true; readonly tools: readonly string[] }
+  | { readonly ok: false; readonly error: ErrorData };
+
 /**
- * The agent worker's surface, exposed over Comlink. `run` resolves when the run has
- * ended; its events go over `events`, a port transferred for that run alone.
+ * The agent worker's surface, exposed over Comlink. `configure` once, then `run` per
+ * run; a run's events go over `events`, a port transferred for that run alone, and
+ * `run` resolves when the run has ended.
  */
 export interface AgentWorkerApi {
-  run(request: RunRequest, events: MessagePort, tools: ToolHost): Promise<void>;
+  configure(
+    config: AgentConfig,
+    pageTools: ToolHost,
+    sandboxes: SandboxSpawner,
+  ): Promise<ConfigureResult>;
+  run(request: RunRequest, events: MessagePort): Promise<void>;
+  /** The agent's tool calls so far, oldest first. */
+  toolCalls(): Promise<readonly ToolCallRecord[]>;
 }
 
 /** Agent worker → page, on a run's event port. */
@@ -55,11 +76,17 @@ export type WorkerToPage = { readonly kind: 'event'; readonly event: AgentEvent 
 
 /**
  * Page → agent worker, on a run's event port. `ack` returns credit for consumed events
- * (backpressure); `cancel` aborts the run.
+ * (backpressure); `cancel` aborts the run; `approval` answers an `approval-request`.
  */
 export type PageToWorker =
   | { readonly kind: 'ack'; readonly count: number }
-  | { readonly kind: 'cancel' };
+  | { readonly kind: 'cancel' }
+  | {
+      readonly kind: 'approval';
+      readonly callId: string;
+      readonly approved: boolean;
+      readonly reason?: string;
+    };
 
 /** Events the worker may send before the page has acknowledged any. */
 export const EVENT_WINDOW = 256;

@@ -1,12 +1,12 @@
 import { AirlockError } from '../errors/airlock-error';
-import type { JsonSchema, ToolDescriptor } from '../protocol/tools';
+import type { JsonSchema, ToolSpec } from '../protocol/tools';
 import type { InferSchemaOutput, ToolSchema } from './standard-schema';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
   /** The model's id for this call. */
   readonly callId: string;
-  /** Aborted when the run is aborted; long work should stop when it fires. */
+  /** Aborted when the run is aborted or the call's deadline passes; long work should stop when it fires. */
   readonly signal: AbortSignal;
 }
 
@@ -23,11 +23,29 @@ export interface ToolDefinition<S extends ToolSchema> {
    * tools with different argument types fit in one `Tool[]`.)
    */
   execute(args: InferSchemaOutput<S>, context: ToolContext): unknown;
+  /**
+   * Deadline of one call in ms. A sandboxed tool that misses it is killed with its
+   * worker; a page tool's signal is aborted and its result ignored. Default: the toolset's, else 30 000.
+   */
+  readonly timeoutMs?: number;
+  /** The longest output the model is shown (default 20 000 characters); the rest is cut with a notice. */
+  readonly maxOutputChars?: number;
+  /**
+   * Whether a call waits for `run.approve(callId)`: always, never (the default), or as
+   * decided from the validated arguments.
+   */
+  readonly needsApproval?: boolean | ApprovalRule<InferSchemaOutput<S>>;
 }
 
-/** A tool ready to hand to `createAgent`: its definition and what the model is told. */
+/**
+ * Decides from validated arguments whether a call needs approval. Declared through a
+ * method so tools with different argument types still fit in one `Tool[]`.
+ */
+export type ApprovalRule<A> = { decide(args: A): boolean | Promise<boolean> }['decide'];
+
+/** A tool ready to hand to `createAgent` or `serveTools`: its definition and what the agent worker is told. */
 export interface Tool<S extends ToolSchema = ToolSchema> extends ToolDefinition<S> {
-  readonly descriptor: ToolDescriptor;
+  readonly spec: ToolSpec;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -37,17 +55,34 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * library's own converter; a name the model API would refuse is an `invalid-options` error.
  */
 export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<S> {
-  const { name, description, parameters } = definition;
+  const { name, description, parameters, needsApproval } = definition;
   if (!TOOL_NAME.test(name)) {
     throw new AirlockError(
       'invalid-options',
       `Tool name "${name}" is not valid: use 1-64 letters, digits, "_" or "-".`,
     );
   }
-  return { ...definition, descriptor: describeTool(name, description, parameters) };
+  const spec: ToolSpec = {
+    name,
+    description,
+    parameters: toJsonSchema(name, parameters),
+    policy: {
+      ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
+      ...(definition.maxOutputChars === undefined
+        ? {}
+        : { maxOutputChars: definition.maxOutputChars }),
+      approval:
+        typeof needsApproval === 'function'
+          ? 'by-arguments'
+          : needsApproval === true
+            ? 'always'
+            : 'never',
+    },
+  };
+  return { ...definition, spec };
 }
 
-function describeTool(name: string, description: string, schema: ToolSchema): ToolDescriptor {
+function toJsonSchema(name: string, schema: ToolSchema): JsonSchema {
   let parameters: JsonSchema;
   try {
     const { $schema: _dialect, ...converted } = schema['~standard'].jsonSchema.input({
@@ -58,7 +93,9 @@ function describeTool(name: string, description: string, schema: ToolSchema): To
     throw new AirlockError(
       'invalid-options',
       `The parameters of tool "${name}" cannot be converted to JSON Schema.`,
-      { cause: error },
+      {
+        cause: error,
+      },
     );
   }
   if (parameters.type !== 'object') {
@@ -67,5 +104,5 @@ function describeTool(name: string, description: string, schema: ToolSchema): To
       `The parameters of tool "${name}" must be an object schema (got type ${JSON.stringify(parameters.type)}).`,
     );
   }
-  return { name, description, parameters };
+  return parameters;
 }

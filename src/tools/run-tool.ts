@@ -1,6 +1,25 @@
-import type { ToolCallRequest, ToolOutcome } from '../protocol/tools';
+import type { ToolCallRequest, ToolCheck, ToolOutcome } from '../protocol/tools';
 import type { Tool } from './define-tool';
-import { formatIssues } from './standard-schema';
+import { formatIssues, type ValidationResult } from './standard-schema';
+
+/** The longest output the model sees from a tool that sets no `maxOutputChars`. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
+
+/** Validates a call's arguments and evaluates the tool's approval rule. Never rejects. */
+export async function checkTool(tool: Tool, request: ToolCallRequest): Promise<ToolCheck> {
+  const validation = await validate(tool, request);
+  if (validation.issues) return invalidArguments(tool, validation.issues);
+  const rule = tool.needsApproval;
+  if (typeof rule !== 'function') return { ok: true, needsApproval: rule === true };
+  try {
+    return { ok: true, needsApproval: (await rule(validation.value)) === true };
+  } catch (thrown) {
+    return failure(
+      'tool-failed',
+      `The approval rule of tool "${tool.name}" failed: ${describeThrown(thrown)}`,
+    );
+  }
+}
 
 /**
  * Validates a call's arguments against the tool's schema, runs it and turns whatever
@@ -11,13 +30,8 @@ export async function runTool(
   request: ToolCallRequest,
   signal: AbortSignal,
 ): Promise<ToolOutcome> {
-  const validation = await tool.parameters['~standard'].validate(request.arguments);
-  if (validation.issues) {
-    return failure(
-      'tool-invalid-arguments',
-      `The arguments do not match the schema of tool "${tool.name}": ${formatIssues(validation.issues)}. Correct them and call the tool again.`,
-    );
-  }
+  const validation = await validate(tool, request);
+  if (validation.issues) return invalidArguments(tool, validation.issues);
   if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
   let output: unknown;
   try {
@@ -26,15 +40,17 @@ export async function runTool(
     if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
     return failure('tool-failed', `Tool "${tool.name}" failed: ${describeThrown(thrown)}`);
   }
-  return serializeOutput(tool.name, output);
+  return serializeOutput(tool.name, output, tool.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS);
 }
 
-/** Turns a tool's return value into the text the model reads and a clone-safe value for events. */
-export function serializeOutput(toolName: string, output: unknown): ToolOutcome {
-  if (typeof output === 'string') return { ok: true, output, content: output };
+/**
+ * Turns a tool's return value into the text the model reads and a clone-safe value for
+ * events, cut to `maxChars` here, where the tool ran, so a huge output never crosses a thread.
+ */
+export function serializeOutput(toolName: string, output: unknown, maxChars: number): ToolOutcome {
   let content: string | undefined;
   try {
-    content = JSON.stringify(output);
+    content = typeof output === 'string' ? output : JSON.stringify(output);
   } catch (error) {
     return failure(
       'tool-output-not-serializable',
@@ -47,18 +63,44 @@ export function serializeOutput(toolName: string, output: unknown): ToolOutcome 
       `Tool "${toolName}" returned ${typeof output}, which cannot be represented as JSON.`,
     );
   }
+  if (content.length > maxChars) {
+    const shown = `${content.slice(0, maxChars)}\n[output truncated: showing the first ${maxChars} of ${content.length} characters]`;
+    return { ok: true, output: shown, content: shown };
+  }
   // Re-parsed so the value crossing postMessage is exactly what the model saw, and cloneable.
-  return { ok: true, output: JSON.parse(content) as unknown, content };
+  return {
+    ok: true,
+    output: typeof output === 'string' ? output : (JSON.parse(content) as unknown),
+    content,
+  };
+}
+
+function validate(
+  tool: Tool,
+  request: ToolCallRequest,
+): ValidationResult<unknown> | Promise<ValidationResult<unknown>> {
+  return tool.parameters['~standard'].validate(request.arguments);
+}
+
+function invalidArguments(
+  tool: Tool,
+  issues: Parameters<typeof formatIssues>[0],
+): ToolCheck & { ok: false } {
+  return failure(
+    'tool-invalid-arguments',
+    `The arguments do not match the schema of tool "${tool.name}": ${formatIssues(issues)}. Correct them and call the tool again.`,
+  );
 }
 
 function failure(
   code: Extract<ToolOutcome, { ok: false }>['error']['code'],
   message: string,
-): ToolOutcome {
+): { ok: false; error: { code: typeof code; message: string } } {
   return { ok: false, error: { code, message } };
 }
 
-function describeThrown(thrown: unknown): string {
+/** Words for whatever was thrown: an Error's message, a string as is, anything else as JSON. */
+export function describeThrown(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message || thrown.name;
   if (typeof thrown === 'string') return thrown;
   try {

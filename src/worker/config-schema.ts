@@ -1,8 +1,20 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
+import type { ToolSpec } from '../protocol/tools';
 import type { AgentConfig } from '../protocol/wire';
 
-const jsonSchemaObject = z.record(z.string(), z.unknown());
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
+
+const toolSpecSchema = z.object({
+  name: toolName,
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  policy: z.object({
+    timeoutMs: z.number().positive().exactOptional(),
+    maxOutputChars: z.int().positive().exactOptional(),
+    approval: z.enum(['never', 'always', 'by-arguments']),
+  }),
+});
 
 /** The agent configuration as it must arrive from the page: the worker's trust boundary. */
 const agentConfigSchema = z.object({
@@ -16,13 +28,18 @@ const agentConfigSchema = z.object({
     temperature: z.number().min(0).max(2).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
-  tools: z.array(
+  pageTools: z.array(toolSpecSchema),
+  toolsets: z.array(
     z.object({
-      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/),
-      description: z.string(),
-      parameters: jsonSchemaObject,
+      name: z.string().min(1),
+      isolation: z.enum(['worker', 'iframe']),
+      poolSize: z.int().min(0).max(16),
+      maxConcurrency: z.int().min(1).max(64),
+      timeoutMs: z.number().positive(),
+      graceMs: z.number().min(0),
     }),
   ),
+  allowedTools: z.array(toolName).exactOptional(),
   limits: z.object({
     maxSteps: z.int().min(1),
     streamIdleTimeoutMs: z.number().positive(),
@@ -31,16 +48,25 @@ const agentConfigSchema = z.object({
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */
 export function parseAgentConfig(value: unknown): AgentConfig {
-  const parsed = agentConfigSchema.safeParse(value);
+  return parseOrThrow(agentConfigSchema, value, 'The agent options are not valid');
+}
+
+/** Checks the tools a sandbox says it serves, as they come from code the agent does not trust. */
+export function parseToolSpecs(value: unknown, toolset: string): ToolSpec[] {
+  return parseOrThrow(
+    z.array(toolSpecSchema),
+    value,
+    `Toolset "${toolset}" described its tools wrongly`,
+  );
+}
+
+function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map(
     (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
   );
-  throw new AirlockError(
-    'invalid-options',
-    `The agent options are not valid: ${problems.join('; ')}.`,
-    {
-      details: { issues: problems },
-    },
-  );
+  throw new AirlockError('invalid-options', `${what}: ${problems.join('; ')}.`, {
+    details: { issues: problems },
+  });
 }

@@ -1,5 +1,12 @@
 import type { AgentEvent } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
+import type { ApprovalDecision } from './tools/approval-gate';
+
+/** What the page can say on a run's port besides acknowledging events. */
+export interface EventSinkHandlers {
+  readonly onCancel: () => void;
+  readonly onApproval: (callId: string, decision: ApprovalDecision) => void;
+}
 
 /**
  * The agent worker's end of a run's event port. `emit` resolves at once while fewer than
@@ -8,14 +15,14 @@ import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/
  */
 export class EventSink {
   readonly #port: MessagePort;
-  readonly #onCancel: () => void;
+  readonly #handlers: EventSinkHandlers;
   #inFlight = 0;
   #waitingForCredit: (() => void) | undefined;
   #closed = false;
 
-  constructor(port: MessagePort, onCancel: () => void) {
+  constructor(port: MessagePort, handlers: EventSinkHandlers) {
     this.#port = port;
-    this.#onCancel = onCancel;
+    this.#handlers = handlers;
     port.onmessage = (message: MessageEvent<PageToWorker>) => this.#receive(message.data);
   }
 
@@ -42,11 +49,17 @@ export class EventSink {
 
   #receive(message: PageToWorker): void {
     if (message.kind === 'cancel') {
-      this.#onCancel();
-      return;
+      this.#handlers.onCancel();
+    } else if (message.kind === 'approval') {
+      const reason = message.reason ?? 'No reason given.';
+      this.#handlers.onApproval(
+        message.callId,
+        message.approved ? { approved: true } : { approved: false, reason },
+      );
+    } else {
+      this.#inFlight = Math.max(0, this.#inFlight - message.count);
+      this.#release();
     }
-    this.#inFlight = Math.max(0, this.#inFlight - message.count);
-    this.#release();
   }
 
   #release(): void {

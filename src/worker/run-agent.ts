@@ -2,10 +2,10 @@ import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel } from '../model/chat-model';
 import type { ChatMessage, Usage } from '../protocol/chat';
 import type { AgentEvent, RunResult, StepSummary } from '../protocol/events';
-import type { ToolHost } from '../protocol/tools';
 import type { AgentConfig } from '../protocol/wire';
-import { parseArguments, runToolCalls } from './run-tool-calls';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
+import { parseArguments, runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
+import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
 
 /** Everything one run needs; the run owns nothing it is handed. */
 export interface RunContext {
@@ -13,7 +13,8 @@ export interface RunContext {
   readonly input: string;
   readonly config: AgentConfig;
   readonly model: ChatModel;
-  readonly tools: ToolHost;
+  /** The agent's tools and the run's allowlist, approvals and audit log. */
+  readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
   /** Earlier turns of the conversation, replayed before the input. */
   readonly history: readonly ChatMessage[];
   readonly signal: AbortSignal;
@@ -35,6 +36,8 @@ export interface RunOutcome {
 export async function runAgent(context: RunContext): Promise<RunOutcome> {
   const { config, signal, emit } = context;
   const added: ChatMessage[] = [{ role: 'user', content: context.input }];
+  const tools = context.tools.registry.specs(context.tools.allowed);
+  const system = systemMessages(config, tools.length > 0);
   const steps: StepSummary[] = [];
   let usage: Usage = NO_USAGE;
   let lastText = '';
@@ -51,10 +54,7 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
     const response = await streamStep({
       step,
       model: context.model,
-      request: {
-        messages: [...systemMessages(config), ...context.history, ...added],
-        tools: config.tools,
-      },
+      request: { messages: [...system, ...context.history, ...added], tools },
       signal,
       idleTimeoutMs: config.limits.streamIdleTimeoutMs,
       emit,
@@ -73,9 +73,9 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
     if (response.toolCalls.length > 0) {
       for (const call of response.toolCalls) await emit(toolCallEvent(step, call));
       const results = await runToolCalls(response.toolCalls, {
+        ...context.tools,
+        runId: context.runId,
         step,
-        tools: config.tools,
-        host: context.tools,
         signal,
         emit,
       });
@@ -109,8 +109,9 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
   return finish('max-steps');
 }
 
-function systemMessages(config: AgentConfig): ChatMessage[] {
-  return config.instructions ? [{ role: 'system', content: config.instructions }] : [];
+function systemMessages(config: AgentConfig, offersTools: boolean): ChatMessage[] {
+  const parts = [config.instructions, offersTools ? TOOL_OUTPUT_NOTICE : undefined].filter(Boolean);
+  return parts.length > 0 ? [{ role: 'system', content: parts.join('\n\n') }] : [];
 }
 
 /**

@@ -1,7 +1,7 @@
 import { tool } from 'airlock';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
 
 function weatherTool(calls: string[] = []) {
   return tool({
@@ -66,7 +66,10 @@ describe('the agent loop in a worker', () => {
     expect(first?.stream).toBe(true);
     expect(first?.stream_options).toEqual({ include_usage: true });
     expect(first?.messages).toEqual([
-      { role: 'system', content: 'Be brief.' },
+      {
+        role: 'system',
+        content: expect.stringMatching(/^Be brief\.\n\nTool results arrive inside <tool_output>/),
+      },
       { role: 'user', content: 'Weather in Paris and Oslo?' },
     ]);
     expect(first?.tools?.[0]?.function.parameters).toMatchObject({
@@ -90,7 +93,9 @@ describe('the agent loop in a worker', () => {
       'call_paris',
       'call_oslo',
     ]);
-    expect(JSON.parse(replay?.[1]?.content ?? '')).toEqual({
+    const parisOutput = readToolOutput(replay?.[1]?.content);
+    expect(parisOutput).toMatchObject({ tool: 'get_weather', callId: 'call_paris', status: 'ok' });
+    expect(JSON.parse(parisOutput.body)).toEqual({
       city: 'Paris',
       temperatureC: 18,
       sky: 'clear',

@@ -49,3 +49,14 @@ export interface ReceivedBody {
 export async function receivedBodies(session: RemoteModelSession): Promise<ReceivedBody[]> {
   return (await session.requests()).map((request) => request.body as ReceivedBody);
 }
+
+/** Reads a tool message's content back: its labels and the body inside the element. */
+export function readToolOutput(content: string | null | undefined) {
+  const match =
+    /^<tool_output tool="([^"]*)" call_id="([^"]*)" status="(ok|error)">\n([\s\S]*)\n<\/tool_output>$/.exec(
+      content ?? '',
+    );
+  if (!match) throw new Error(`Not a tool_output element: ${content}`);
+  const [, tool, callId, status, body = ''] = match;
+  return { tool, callId, status, body };
+}

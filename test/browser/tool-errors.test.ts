@@ -1,7 +1,7 @@
 import { tool } from 'airlock';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
 
 describe('tool failures are data for the model', () => {
   it('tells the model about an unknown tool, bad JSON, invalid arguments and a throwing tool, then completes', async () => {
@@ -66,7 +66,7 @@ describe('tool failures are data for the model', () => {
     const errors = Object.fromEntries(
       (toolMessages ?? []).map((message) => [
         message.tool_call_id,
-        JSON.parse(message.content ?? '').error,
+        JSON.parse(readToolOutput(message.content).body).error,
       ]),
     );
     expect(errors.call_unknown).toMatchObject({ code: 'tool-not-found' });
@@ -120,6 +120,7 @@ describe('tool failures are data for the model', () => {
   });
 
   it('cancels a running page tool through its signal when the run is aborted', async () => {
+    let started = false;
     let sawAbort = false;
     const slow = tool({
       name: 'slow',
@@ -127,6 +128,7 @@ describe('tool failures are data for the model', () => {
       parameters: z.object({}),
       execute: (_args, { signal }) =>
         new Promise((_resolve, reject) => {
+          started = true;
           signal.addEventListener('abort', () => {
             sawAbort = true;
             reject(new Error('cancelled'));
@@ -140,7 +142,11 @@ describe('tool failures are data for the model', () => {
     const agent = agentFor(session, { tools: [slow] });
     const run = agent.run('Go slow');
 
-    for await (const event of run) if (event.type === 'tool-call') run.abort();
+    for await (const event of run) {
+      if (event.type !== 'tool-call') continue;
+      await vi.waitUntil(() => started);
+      run.abort();
+    }
     const result = await run.result;
 
     expect(result.reason).toBe('aborted');

@@ -11,7 +11,7 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 function connect() {
   const channel = new MessageChannel();
   let cancelled = 0;
-  const sink = new EventSink(channel.port2, () => cancelled++);
+  const sink = new EventSink(channel.port2, { onCancel: () => cancelled++, onApproval: () => {} });
   const run = new AgentRun('run-1', channel.port1, () => {});
   return { sink, run, cancelledCount: () => cancelled };
 }

@@ -15,7 +15,7 @@ const add = tool({
 
 describe('defining a tool', () => {
   it('describes its parameters to the model as JSON Schema without a $schema key', () => {
-    expect(add.descriptor).toEqual({
+    expect(add.spec).toEqual({
       name: 'add',
       description: 'Adds two numbers.',
       parameters: {
@@ -26,6 +26,7 @@ describe('defining a tool', () => {
         },
         required: ['a'],
       },
+      policy: { approval: 'never' },
     });
   });
 

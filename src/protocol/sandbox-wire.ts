@@ -1,0 +1,49 @@
+import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from './tools';
+
+/**
+ * The message the page posts to a new tool worker (or to the iframe that hosts one) to
+ * hand it the port the agent worker's supervisor talks on. Calls then go straight from
+ * the agent worker to the tool worker; the page only starts and kills workers.
+ */
+export interface SandboxConnect {
+  readonly kind: 'airlock-sandbox-connect';
+  readonly port: MessagePort;
+}
+
+/** Supervisor → tool worker, on the connected port. */
+export type SandboxRequest =
+  | { readonly kind: 'describe'; readonly id: number }
+  | { readonly kind: 'check'; readonly id: number; readonly request: ToolCallRequest }
+  | { readonly kind: 'execute'; readonly id: number; readonly request: ToolCallRequest }
+  | { readonly kind: 'cancel'; readonly callId: string };
+
+/** Tool worker → supervisor: the answer to the request with the same `id`. */
+export type SandboxResponse =
+  | { readonly kind: 'described'; readonly id: number; readonly tools: readonly ToolSpec[] }
+  | { readonly kind: 'checked'; readonly id: number; readonly check: ToolCheck }
+  | { readonly kind: 'executed'; readonly id: number; readonly outcome: ToolOutcome };
+
+/** How a toolset is isolated. */
+export type IsolationTier = 'worker' | 'iframe';
+
+/** A toolset as the agent worker needs to know it (its worker factory stays on the page). */
+export interface ToolsetConfig {
+  readonly name: string;
+  readonly isolation: IsolationTier;
+  /** Workers kept started and idle, so a call does not pay for a cold start. */
+  readonly poolSize: number;
+  /** Calls of this toolset running at once; more wait for a free worker. */
+  readonly maxConcurrency: number;
+  /** Deadline of a call whose tool sets none. */
+  readonly timeoutMs: number;
+  /** After the deadline, how long the tool gets to honour its AbortSignal before its worker is killed. */
+  readonly graceMs: number;
+}
+
+/** The page's side of sandboxing, called by the agent worker's supervisors. */
+export interface SandboxSpawner {
+  /** Starts a worker for the toolset and returns the port connected to it. */
+  spawn(toolset: string): Promise<{ readonly workerId: number; readonly port: MessagePort }>;
+  /** Terminates a worker at once, whatever it is doing. */
+  kill(workerId: number): void;
+}

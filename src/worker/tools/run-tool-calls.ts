@@ -1,0 +1,164 @@
+import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
+import type { ToolErrorCode } from '../../protocol/errors';
+import type { AgentEvent } from '../../protocol/events';
+import type { ToolCallRequest, ToolCheck, ToolOutcome } from '../../protocol/tools';
+import type { ApprovalGate } from './approval-gate';
+import type { AuditLog } from './audit-log';
+import { unlessAborted } from './deadline';
+import { formatToolOutput } from './tool-message';
+import type { RegisteredTool, ToolRegistry } from './tool-registry';
+
+/** What running one step's tool calls needs. */
+export interface ToolCallsContext {
+  readonly runId: string;
+  readonly step: number;
+  readonly registry: ToolRegistry;
+  /** Whether the agent and the run allow a tool. */
+  readonly allowed: (toolName: string) => boolean;
+  readonly approvals: ApprovalGate;
+  readonly audit: AuditLog;
+  readonly signal: AbortSignal;
+  readonly emit: (event: AgentEvent) => Promise<void>;
+}
+
+/** One finished call: the tool message for the model and whether it succeeded. */
+export interface ToolCallResult {
+  readonly message: Extract<ChatMessage, { role: 'tool' }>;
+  readonly ok: boolean;
+}
+
+/** The longest a tool may run when neither it nor its toolset says. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs a step's tool calls concurrently and returns their tool messages in call order
+ * (the order the model expects), whatever order they finish in. Every failure, from an
+ * unknown name to a killed sandbox, becomes a message the model can read and act on.
+ */
+export function runToolCalls(
+  calls: readonly ChatToolCall[],
+  context: ToolCallsContext,
+): Promise<ToolCallResult[]> {
+  return Promise.all(calls.map((call) => runToolCall(call, context)));
+}
+
+async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promise<ToolCallResult> {
+  const toolName = call.function.name;
+  const parsed = parseArguments(call.function.arguments);
+  const timing = { started: performance.now() };
+  const outcome = await settle(call, parsed, context, timing);
+  const durationMs = performance.now() - timing.started;
+  const base = {
+    type: 'tool-result',
+    step: context.step,
+    callId: call.id,
+    toolName,
+    durationMs,
+  } as const;
+  await context.emit(
+    outcome.ok
+      ? { ...base, ok: true, output: outcome.output }
+      : { ...base, ok: false, error: outcome.error },
+  );
+  context.audit.record({
+    runId: context.runId,
+    callId: call.id,
+    toolName,
+    arguments: parsed.ok ? parsed.value : call.function.arguments,
+    outcome: outcome.ok ? 'ok' : outcome.error.code,
+    durationMs,
+    at: Date.now(),
+  });
+  const content = formatToolOutput(toolName, call.id, outcome);
+  return { message: { role: 'tool', tool_call_id: call.id, content }, ok: outcome.ok };
+}
+
+/** Looks the tool up, checks the call, waits for approval if needed, then runs it. */
+async function settle(
+  call: ChatToolCall,
+  parsed: ParsedArguments,
+  context: ToolCallsContext,
+  timing: { started: number },
+): Promise<ToolOutcome> {
+  const toolName = call.function.name;
+  const tool = context.registry.get(toolName);
+  if (!tool || !context.allowed(toolName)) {
+    const offered = context.registry.specs(context.allowed).map((spec) => spec.name);
+    const list = offered.join(', ') || 'none';
+    return tool
+      ? failure(
+          'tool-not-allowed',
+          `Tool "${toolName}" is not allowed in this run. Available tools: ${list}.`,
+        )
+      : failure(
+          'tool-not-found',
+          `There is no tool named "${toolName}". Available tools: ${list}.`,
+        );
+  }
+  if (!parsed.ok) {
+    return failure(
+      'tool-invalid-json',
+      `The arguments for tool "${toolName}" are not valid JSON (${parsed.reason}). Send a JSON object.`,
+    );
+  }
+  const request: ToolCallRequest = { callId: call.id, toolName, arguments: parsed.value };
+  const timeoutMs = tool.spec.policy.timeoutMs ?? tool.defaultTimeoutMs;
+  const check = await whileRunning(tool, request, context, () =>
+    tool.runner.check(request, timeoutMs),
+  );
+  if (!check.ok) return check;
+  if (check.needsApproval) {
+    await context.emit({
+      type: 'approval-request',
+      step: context.step,
+      callId: call.id,
+      toolName,
+      arguments: parsed.value,
+    });
+    const decision = await context.approvals.wait(call.id, context.signal);
+    if (context.signal.aborted) return cancelled(toolName);
+    if (!decision.approved) {
+      return failure(
+        'tool-rejected',
+        `The user rejected this call to "${toolName}": ${decision.reason}`,
+      );
+    }
+  }
+  timing.started = performance.now();
+  return whileRunning(tool, request, context, () => tool.runner.execute(request, timeoutMs));
+}
+
+/** Runs one phase of a call, but stops waiting for it (and tells the tool) when the run is aborted. */
+function whileRunning<T extends ToolCheck | ToolOutcome>(
+  tool: RegisteredTool,
+  request: ToolCallRequest,
+  context: ToolCallsContext,
+  phase: () => Promise<T>,
+): Promise<T | ToolFailure> {
+  return unlessAborted<T | ToolFailure>(phase(), context.signal, () => {
+    tool.runner.cancel(request.callId);
+    return cancelled(request.toolName);
+  });
+}
+
+type ParsedArguments = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** Parses a call's argument text; an empty string means no arguments, as some servers send it. */
+export function parseArguments(text: string): ParsedArguments {
+  if (text.trim() === '') return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+type ToolFailure = Extract<ToolOutcome, { ok: false }>;
+
+function cancelled(toolName: string): ToolFailure {
+  return failure('tool-cancelled', `Tool "${toolName}" was cancelled because the run was aborted.`);
+}
+
+function failure(code: ToolErrorCode, message: string): ToolFailure {
+  return { ok: false, error: { code, message } };
+}

@@ -1,0 +1,135 @@
+import type * as Comlink from 'comlink';
+import { AirlockError } from '../../errors/airlock-error';
+import type { SandboxSpawner, ToolsetConfig } from '../../protocol/sandbox-wire';
+import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
+import { parseToolSpecs } from '../config-schema';
+import { TIMED_OUT, withDeadline } from './deadline';
+import { SandboxConnection } from './sandbox-connection';
+import { Semaphore } from './semaphore';
+import { type ToolRunner, timedOut } from './tool-runner';
+
+/**
+ * Runs one toolset's calls in its tool workers and enforces their deadlines for real:
+ * at the deadline the tool's signal fires; if it has not answered `graceMs` later its
+ * worker is terminated (no code, however stuck, survives that) and replaced. Workers
+ * are kept warm in a pool; calls beyond `maxConcurrency` wait for a free one.
+ */
+export class SandboxSupervisor implements ToolRunner {
+  readonly #config: ToolsetConfig;
+  readonly #spawner: Comlink.Remote<SandboxSpawner>;
+  readonly #slots: Semaphore;
+  readonly #idle: SandboxConnection[] = [];
+  readonly #busy = new Map<string, SandboxConnection>();
+  #starting = 0;
+  #disposed = false;
+
+  constructor(config: ToolsetConfig, spawner: Comlink.Remote<SandboxSpawner>) {
+    this.#config = config;
+    this.#spawner = spawner;
+    this.#slots = new Semaphore(config.maxConcurrency);
+  }
+
+  /** Starts the pool and asks the first worker which tools it serves. */
+  async start(): Promise<readonly ToolSpec[]> {
+    const first = await this.#spawn();
+    const tools = await withDeadline(first.describe(), this.#config.timeoutMs);
+    if (tools === TIMED_OUT || tools === undefined) {
+      this.#kill(first);
+      throw new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.timeoutMs} ms. Does its worker entry call serveTools()?`,
+      );
+    }
+    this.#idle.push(first);
+    this.#refill();
+    return parseToolSpecs(tools, this.#config.name);
+  }
+
+  check(request: ToolCallRequest, timeoutMs: number): Promise<ToolCheck> {
+    return this.#call(request, timeoutMs, (worker) => worker.check(request));
+  }
+
+  execute(request: ToolCallRequest, timeoutMs: number): Promise<ToolOutcome> {
+    return this.#call(request, timeoutMs, (worker) => worker.execute(request));
+  }
+
+  cancel(callId: string): void {
+    this.#busy.get(callId)?.cancel(callId);
+  }
+
+  /** Kills every worker of the toolset. */
+  dispose(): void {
+    this.#disposed = true;
+    for (const worker of [...this.#idle, ...this.#busy.values()]) this.#kill(worker);
+    this.#idle.length = 0;
+  }
+
+  async #call<T extends ToolCheck | ToolOutcome>(
+    request: ToolCallRequest,
+    timeoutMs: number,
+    send: (worker: SandboxConnection) => Promise<T>,
+  ): Promise<T | ReturnType<typeof timedOut>> {
+    const release = await this.#slots.acquire();
+    try {
+      const worker = this.#idle.pop() ?? (await this.#spawn());
+      this.#busy.set(request.callId, worker);
+      try {
+        const answer = send(worker);
+        const onTime = await withDeadline(answer, timeoutMs);
+        if (onTime !== TIMED_OUT) {
+          this.#idle.push(worker);
+          return onTime;
+        }
+        worker.cancel(request.callId);
+        const late = await withDeadline(answer, this.#config.graceMs);
+        if (late === TIMED_OUT) {
+          this.#kill(worker);
+          return timedOut(request.toolName, timeoutMs, 'its worker was killed');
+        }
+        this.#idle.push(worker);
+        return timedOut(request.toolName, timeoutMs, 'it was cancelled');
+      } finally {
+        this.#busy.delete(request.callId);
+      }
+    } catch (error) {
+      return {
+        ok: false,
+        error: {
+          code: 'tool-crashed',
+          message: `Toolset "${this.#config.name}" could not start a worker: ${error instanceof Error ? error.message : String(error)}`,
+        },
+      };
+    } finally {
+      release();
+    }
+  }
+
+  async #spawn(): Promise<SandboxConnection> {
+    this.#starting += 1;
+    try {
+      const { workerId, port } = await this.#spawner.spawn(this.#config.name);
+      return new SandboxConnection(workerId, port);
+    } finally {
+      this.#starting -= 1;
+    }
+  }
+
+  #kill(worker: SandboxConnection): void {
+    worker.close();
+    // Best effort: when the page is gone its workers went with it.
+    this.#spawner.kill(worker.workerId).catch(() => undefined);
+    this.#refill();
+  }
+
+  /** Starts workers in the background until the pool is back to `poolSize`. */
+  #refill(): void {
+    const missing = this.#config.poolSize - (this.#idle.length + this.#busy.size + this.#starting);
+    for (let i = 0; i < missing && !this.#disposed; i++) {
+      this.#spawn().then(
+        (worker) => (this.#disposed ? this.#kill(worker) : this.#idle.push(worker)),
+        // A failed warm-up is not fatal: the next call spawns on demand and reports the error.
+        () => undefined,
+      );
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { AirlockError } from '../../errors/airlock-error';
+import type { ToolSpec } from '../../protocol/tools';
+import type { ToolRunner } from './tool-runner';
+
+/** A tool the agent can call: what the model is told, its policy, and where it runs. */
+export interface RegisteredTool {
+  readonly spec: ToolSpec;
+  readonly runner: ToolRunner;
+  /** The deadline when the tool sets none. */
+  readonly defaultTimeoutMs: number;
+}
+
+/** Every tool of an agent by name, from the page and from each toolset. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, RegisteredTool>();
+
+  /** Adds tools that run in one place; a name used twice is an `invalid-options` error. */
+  add(
+    specs: readonly ToolSpec[],
+    runner: ToolRunner,
+    defaultTimeoutMs: number,
+    where: string,
+  ): void {
+    for (const spec of specs) {
+      if (this.#tools.has(spec.name)) {
+        throw new AirlockError(
+          'invalid-options',
+          `Two tools are named "${spec.name}" (the second in ${where}).`,
+        );
+      }
+      this.#tools.set(spec.name, { spec, runner, defaultTimeoutMs });
+    }
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** The specs of the tools `allowed` admits, in registration order. */
+  specs(allowed: (name: string) => boolean): ToolSpec[] {
+    return [...this.#tools.values()].map((tool) => tool.spec).filter((spec) => allowed(spec.name));
+  }
+
+  get names(): string[] {
+    return [...this.#tools.keys()];
+  }
+}
