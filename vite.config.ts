@@ -8,6 +8,7 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
 export const airlockAliases = [
   { find: /^airlock$/, replacement: source('index.ts') },
   { find: /^airlock\/worker$/, replacement: source('worker.ts') },
+  { find: /^airlock\/sandbox$/, replacement: source('sandbox.ts') },
   { find: /^airlock\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
 ];
@@ -32,6 +33,7 @@ export default defineConfig({
       entry: {
         index: source('index.ts'),
         worker: source('worker.ts'),
+        sandbox: source('sandbox.ts'),
         testing: source('testing.ts'),
         'testing-remote': source('testing-remote.ts'),
       },

@@ -11,10 +11,17 @@ export function scriptModel(turns: readonly ScriptedTurn[]): Promise<RemoteModel
   return createRemoteSession(inject('modelServerUrl'), turns);
 }
 
+/** Starts the test tool worker (`fixtures/tools.worker.ts`). */
+export const testToolsWorker = () =>
+  new Worker(new URL('./fixtures/tools.worker.ts', import.meta.url), { type: 'module' });
+
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
-  options: Pick<AgentOptions, 'tools' | 'limits' | 'instructions'> = {},
+  options: Pick<
+    AgentOptions,
+    'tools' | 'toolsets' | 'allowedTools' | 'limits' | 'instructions'
+  > = {},
 ) {
   const agent = createAgent({
     worker: () =>

@@ -1,0 +1,197 @@
+import { type AgentEvent, createAgent } from 'airlock';
+import { describe, expect, it } from 'vitest';
+import {
+  agentFor,
+  collect,
+  readToolOutput,
+  receivedBodies,
+  scriptModel,
+  testToolsWorker,
+} from './support';
+
+type ToolResult = Extract<AgentEvent, { type: 'tool-result' }>;
+const results = (events: AgentEvent[]) =>
+  events.filter((event): event is ToolResult => event.type === 'tool-result');
+const GRACE_MS = 100;
+
+describe('sandboxed tools', () => {
+  it('kills a tool stuck in while(true) at its deadline, replaces its worker, and the run completes', async () => {
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_spin', name: 'spin', arguments: {} }] },
+      { toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'still alive' } }] },
+      { text: 'Done despite the spinner.' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [
+        {
+          name: 'test',
+          worker: testToolsWorker,
+          poolSize: 1,
+          maxConcurrency: 1,
+          graceMs: GRACE_MS,
+        },
+      ],
+    });
+    await agent.ready;
+    expect(agent.sandboxStats().test).toEqual({ live: 1, started: 1, killed: 0 });
+
+    const run = agent.run('Spin, then echo');
+    const events = await collect(run);
+    const [spin, echo] = results(events);
+
+    expect(spin).toMatchObject({ callId: 'call_spin', ok: false, error: { code: 'tool-timeout' } });
+    expect(spin?.durationMs).toBeGreaterThanOrEqual(200);
+    expect(spin?.durationMs).toBeLessThanOrEqual(200 + GRACE_MS + 50);
+    expect(echo).toMatchObject({ callId: 'call_echo', ok: true, output: 'still alive' });
+    expect((await run.result).text).toBe('Done despite the spinner.');
+    // The spinning worker was terminated and one fresh worker took its place.
+    expect(agent.sandboxStats().test).toEqual({ live: 1, started: 2, killed: 1 });
+    const timeoutMessage = (await receivedBodies(session))[1]?.messages.at(-1);
+    expect(readToolOutput(timeoutMessage?.content).status).toBe('error');
+    expect(timeoutMessage?.content).toContain(
+      'did not finish within 200 ms; its worker was killed',
+    );
+  });
+
+  it('keeps a worker whose tool honours its signal within the grace period', async () => {
+    const session = await scriptModel([
+      { toolCalls: [{ name: 'polite_hang', arguments: {} }] },
+      { text: 'ok' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, graceMs: GRACE_MS }],
+    });
+
+    const [result] = results(await collect(agent.run('Hang politely')));
+
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'tool-timeout', message: expect.stringContaining('cancelled') },
+    });
+    expect(agent.sandboxStats().test).toMatchObject({ killed: 0 });
+  });
+
+  it('turns a never-settling promise, a thrown string, an uncloneable result and 50 MB of text into tool messages', async () => {
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_hang', name: 'hang', arguments: {} },
+          { id: 'call_throw', name: 'throw_string', arguments: {} },
+          { id: 'call_fn', name: 'return_function', arguments: {} },
+          { id: 'call_huge', name: 'huge', arguments: {} },
+        ],
+      },
+      { text: 'Handled all four.' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, graceMs: GRACE_MS }],
+    });
+    const run = agent.run('Misbehave');
+
+    const byCall = Object.fromEntries(
+      results(await collect(run)).map((result) => [result.callId, result]),
+    );
+
+    expect(byCall.call_hang).toMatchObject({ ok: false, error: { code: 'tool-timeout' } });
+    expect(byCall.call_throw).toMatchObject({
+      ok: false,
+      error: { code: 'tool-failed', message: 'Tool "throw_string" failed: a plain string' },
+    });
+    expect(byCall.call_fn).toMatchObject({
+      ok: false,
+      error: { code: 'tool-output-not-serializable' },
+    });
+    const huge = byCall.call_huge;
+    expect(huge?.ok).toBe(true);
+    const hugeOutput = huge?.ok ? String(huge.output) : '';
+    expect(hugeOutput.length).toBeLessThan(1_200);
+    expect(hugeOutput).toContain(
+      `[output truncated: showing the first 1000 of ${50 * 1024 * 1024} characters]`,
+    );
+    expect((await run.result).text).toBe('Handled all four.');
+    const toolMessages = (await receivedBodies(session))[1]?.messages.filter(
+      (message) => message.role === 'tool',
+    );
+    expect(toolMessages?.map((message) => message.tool_call_id)).toEqual([
+      'call_hang',
+      'call_throw',
+      'call_fn',
+      'call_huge',
+    ]);
+  });
+
+  it('runs three parallel calls of a 100 ms tool concurrently and returns results in call order', async () => {
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_a', name: 'sleep', arguments: { ms: 100 } },
+          { id: 'call_b', name: 'sleep', arguments: { ms: 100 } },
+          { id: 'call_c', name: 'sleep', arguments: { ms: 100 } },
+        ],
+      },
+      { text: 'Slept three times.' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 3 }],
+    });
+    await agent.ready;
+
+    let firstCall = 0;
+    let lastResult = 0;
+    for await (const event of agent.run('Sleep thrice')) {
+      if (event.type === 'tool-call' && firstCall === 0) firstCall = performance.now();
+      if (event.type === 'tool-result') lastResult = performance.now();
+    }
+
+    expect(lastResult - firstCall).toBeLessThan(250);
+    const replay = (await receivedBodies(session))[1]?.messages.filter(
+      (message) => message.role === 'tool',
+    );
+    expect(replay?.map((message) => message.tool_call_id)).toEqual(['call_a', 'call_b', 'call_c']);
+    expect(replay?.map((message) => JSON.parse(readToolOutput(message.content).body))).toEqual([
+      { slept: 100 },
+      { slept: 100 },
+      { slept: 100 },
+    ]);
+  });
+
+  it('fails ready with toolset-unavailable when the tool worker never serves its tools', async () => {
+    const agent = createAgent({
+      worker: () =>
+        new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+      model: { baseURL: 'http://127.0.0.1:9/v1', model: 'any' },
+      toolsets: [
+        {
+          name: 'silent',
+          worker: () =>
+            new Worker(new URL('./fixtures/silent-tools.worker.ts', import.meta.url), {
+              type: 'module',
+            }),
+          timeoutMs: 300,
+        },
+      ],
+    });
+    try {
+      await expect(agent.ready).rejects.toMatchObject({ code: 'toolset-unavailable' });
+      await expect(agent.run('Hello').result).rejects.toMatchObject({
+        code: 'toolset-unavailable',
+      });
+      expect(agent.sandboxStats().silent).toMatchObject({ live: 0, killed: 1 });
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('terminates every tool worker when the agent is disposed', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 2 }],
+    });
+    await agent.ready;
+    await expect.poll(() => agent.sandboxStats().test?.live).toBe(2);
+
+    agent.dispose();
+
+    expect(agent.sandboxStats().test?.live).toBe(0);
+  });
+});
