@@ -181,7 +181,8 @@ function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
     poolSize: toolset.poolSize ?? 1,
     maxConcurrency: toolset.maxConcurrency ?? 4,
     timeoutMs: toolset.timeoutMs ?? 30_000,
-    graceMs: toolset.graceMs ?? 100,
+    graceMs: toolset.graceMs ?? 30,
+    startTimeoutMs: toolset.startTimeoutMs ?? 10_000,
   };
 }
 

@@ -21,8 +21,10 @@ export interface ToolsetOptions {
   readonly maxConcurrency?: number;
   /** Deadline of a call whose tool sets none (default 30 000 ms). */
   readonly timeoutMs?: number;
-  /** Time a late tool gets to honour its AbortSignal before its worker is killed (default 100 ms). */
+  /** Time a late tool gets to honour its AbortSignal before its worker is killed (default 30 ms). */
   readonly graceMs?: number;
+  /** Time a new worker may take to load and describe its tools (default 10 000 ms). */
+  readonly startTimeoutMs?: number;
 }
 
 /** Live and lifetime worker counts of one toolset, as the page sees them. */

@@ -38,6 +38,8 @@ export interface ToolsetConfig {
   readonly timeoutMs: number;
   /** After the deadline, how long the tool gets to honour its AbortSignal before its worker is killed. */
   readonly graceMs: number;
+  /** How long a new worker may take to load and describe its tools. */
+  readonly startTimeoutMs: number;
 }
 
 /** The page's side of sandboxing, called by the agent worker's supervisors. */

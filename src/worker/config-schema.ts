@@ -37,6 +37,7 @@ const agentConfigSchema = z.object({
       maxConcurrency: z.int().min(1).max(64),
       timeoutMs: z.number().positive(),
       graceMs: z.number().min(0),
+      startTimeoutMs: z.number().positive(),
     }),
   ),
   allowedTools: z.array(toolName).exactOptional(),

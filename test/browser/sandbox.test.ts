@@ -167,7 +167,7 @@ describe('sandboxed tools', () => {
             new Worker(new URL('./fixtures/silent-tools.worker.ts', import.meta.url), {
               type: 'module',
             }),
-          timeoutMs: 300,
+          startTimeoutMs: 300,
         },
       ],
     });

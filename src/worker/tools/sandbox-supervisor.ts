@@ -29,20 +29,18 @@ export class SandboxSupervisor implements ToolRunner {
     this.#slots = new Semaphore(config.maxConcurrency);
   }
 
-  /** Starts the pool and asks the first worker which tools it serves. */
+  /** Warms the whole pool, then returns the tools the first worker says it serves. */
   async start(): Promise<readonly ToolSpec[]> {
-    const first = await this.#spawn();
-    const tools = await withDeadline(first.describe(), this.#config.timeoutMs);
-    if (tools === TIMED_OUT || tools === undefined) {
-      this.#kill(first);
-      throw new AirlockError(
-        'toolset-unavailable',
-        `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.timeoutMs} ms. Does its worker entry call serveTools()?`,
-      );
-    }
-    this.#idle.push(first);
+    const count = Math.max(1, this.#config.poolSize);
+    const started = await Promise.allSettled(Array.from({ length: count }, () => this.#spawn()));
+    for (const result of started)
+      if (result.status === 'fulfilled') this.#idle.push(result.value.worker);
+    const first = started.find((result) => result.status === 'fulfilled');
+    if (!first)
+      throw started[0]?.status === 'rejected' ? started[0].reason : new Error('No worker started.');
+    // Workers that failed to start are retried in the background; one that did is enough to go on.
     this.#refill();
-    return parseToolSpecs(tools, this.#config.name);
+    return parseToolSpecs(first.value.tools, this.#config.name);
   }
 
   check(request: ToolCallRequest, timeoutMs: number): Promise<ToolCheck> {
@@ -71,7 +69,7 @@ export class SandboxSupervisor implements ToolRunner {
   ): Promise<T | ReturnType<typeof timedOut>> {
     const release = await this.#slots.acquire();
     try {
-      const worker = this.#idle.pop() ?? (await this.#spawn());
+      const worker = this.#idle.pop() ?? (await this.#spawn()).worker;
       this.#busy.set(request.callId, worker);
       try {
         const answer = send(worker);
@@ -104,11 +102,24 @@ export class SandboxSupervisor implements ToolRunner {
     }
   }
 
-  async #spawn(): Promise<SandboxConnection> {
+  /**
+   * Starts a worker and waits until it has described its tools, so a cold start is
+   * never charged to a call's deadline; one that does not answer in `startTimeoutMs` is killed.
+   */
+  async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
     this.#starting += 1;
     try {
       const { workerId, port } = await this.#spawner.spawn(this.#config.name);
-      return new SandboxConnection(workerId, port);
+      const worker = new SandboxConnection(workerId, port);
+      const tools = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
+      if (tools === TIMED_OUT || tools === undefined) {
+        this.#kill(worker);
+        throw new AirlockError(
+          'toolset-unavailable',
+          `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.startTimeoutMs} ms. Does its worker entry call serveTools()?`,
+        );
+      }
+      return { worker, tools };
     } finally {
       this.#starting -= 1;
     }
@@ -126,7 +137,7 @@ export class SandboxSupervisor implements ToolRunner {
     const missing = this.#config.poolSize - (this.#idle.length + this.#busy.size + this.#starting);
     for (let i = 0; i < missing && !this.#disposed; i++) {
       this.#spawn().then(
-        (worker) => (this.#disposed ? this.#kill(worker) : this.#idle.push(worker)),
+        ({ worker }) => (this.#disposed ? this.#kill(worker) : this.#idle.push(worker)),
         // A failed warm-up is not fatal: the next call spawns on demand and reports the error.
         () => undefined,
       );

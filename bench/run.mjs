@@ -1,0 +1,84 @@
+// `npm run bench`: serves the bench pages with Vite, drives Debian's Chromium headless
+// through them, and writes the figures to bench/results/. Not a test: nothing here
+// passes or fails on a number.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright';
+import { build, createServer, loadConfigFromFile, preview } from 'vite';
+
+const chromiumPath = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
+const chromiumArgs = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+// The pages are measured as built for production (minified, bundled workers), as users ship them.
+const loaded = await loadConfigFromFile({ command: 'build', mode: 'production' }, 'vite.config.ts');
+const shared = {
+  configFile: /** @type {false} */ (false),
+  root: 'bench',
+  logLevel: /** @type {const} */ ('warn'),
+  resolve: { alias: loaded?.config.resolve?.alias ?? [] },
+  worker: { format: /** @type {const} */ ('es') },
+};
+const outDir = fileURLToPath(new URL('../node_modules/.airlock-bench', import.meta.url));
+await build({
+  ...shared,
+  build: {
+    outDir,
+    emptyOutDir: true,
+    rollupOptions: { input: { sandbox: 'bench/sandbox/index.html' } },
+  },
+});
+const server = await preview({
+  ...shared,
+  build: { outDir },
+  preview: { host: '127.0.0.1', port: 0 },
+});
+const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
+// The fake model server is TypeScript; a throwaway Vite dev server loads it for Node.
+const loader = await createServer({ ...shared, server: { middlewareMode: true } });
+const { startModelServer } = await loader.ssrLoadModule('/../src/testing.ts');
+const modelServer = await startModelServer();
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: chromiumArgs,
+  headless: true,
+});
+
+try {
+  const page = await browser.newPage();
+  await page.goto(`${origin}/sandbox/index.html?model=${encodeURIComponent(modelServer.url)}`);
+  await page.waitForFunction(
+    () => 'benchResults' in globalThis || 'benchError' in globalThis,
+    null,
+    {
+      timeout: 300_000,
+    },
+  );
+  const error = await page.evaluate(
+    () => /** @type {{ benchError?: string }} */ (globalThis).benchError,
+  );
+  if (error) throw new Error(`The sandbox bench failed in the page: ${error}`);
+  const results = {
+    date: new Date().toISOString(),
+    chromium: browser.version(),
+    node: process.version,
+    sandbox: await page.evaluate(
+      () => /** @type {{ benchResults?: unknown }} */ (globalThis).benchResults,
+    ),
+  };
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync('bench/results/sandbox.json', `${JSON.stringify(results, null, 2)}\n`);
+  console.log(JSON.stringify(results, null, 2));
+  console.log('Wrote bench/results/sandbox.json');
+} finally {
+  await browser.close();
+  await modelServer.close();
+  await loader.close();
+  await server.close();
+}
