@@ -1,0 +1,4 @@
+/** The demo's agent worker entry: the agent loop and the model SDK run here. */
+import { serveAgent } from 'airlock/worker';
+
+serveAgent();
