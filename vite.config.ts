@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+import { chromiumArgs, chromiumPath } from './scripts/chromium.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
@@ -11,19 +12,6 @@ export const airlockAliases = [
   { find: /^airlock\/sandbox$/, replacement: source('sandbox.ts') },
   { find: /^airlock\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
-];
-
-/** Debian's Chromium by default; Playwright cannot download its own browsers here. */
-const chromiumPath = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
-
-/** Flags for a headless Chromium running as root on a machine with no outside network. */
-export const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
 ];
 
 export default defineConfig({

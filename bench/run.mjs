@@ -5,16 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { build, createServer, loadConfigFromFile, preview } from 'vite';
-
-const chromiumPath = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
-const chromiumArgs = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 
 // The pages are measured as built for production (minified, bundled workers), as users ship them.
 const loaded = await loadConfigFromFile({ command: 'build', mode: 'production' }, 'vite.config.ts');

@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 
-const chromium = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
+import { chromiumPath as chromium } from './chromium.mjs';
+
 const report = 'test-results/vitest.json';
 
 ensureChromium();
