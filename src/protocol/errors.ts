@@ -31,6 +31,16 @@ export type ErrorCode =
   | 'model-output-truncated'
   /** The model's output was withheld by a content filter. */
   | 'model-content-filtered'
+  /** Another run (in this tab or another) holds the conversation. */
+  | 'conversation-busy'
+  /** The browser refused to store more (QuotaExceededError). */
+  | 'storage-full'
+  /** IndexedDB failed for another reason (blocked, closed, corrupt, unavailable). */
+  | 'storage-failed'
+  /** Data handed to Airlock (an import, a memory) is malformed; nothing was changed. */
+  | 'invalid-input'
+  /** A conversation, memory or run with that id does not exist. */
+  | 'not-found'
   /** A bug in Airlock: an exception nobody expected. */
   | 'internal-error';
 
