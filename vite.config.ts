@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
 import { chromiumArgs, chromiumPath } from './scripts/chromium.mjs';
+import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
 
@@ -46,6 +47,9 @@ export default defineConfig({
       {
         extends: true,
         optimizeDeps: { include: ['comlink', 'openai', 'zod'] },
+        // Iframe-tier tool workers run in an opaque origin: they load their modules with
+        // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
+        server: { cors: { origin: '*' } },
         test: {
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
@@ -57,6 +61,7 @@ export default defineConfig({
               launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
             }),
             instances: [{ browser: 'chromium' }],
+            commands: { workerThreads },
           },
         },
       },

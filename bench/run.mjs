@@ -16,13 +16,19 @@ const shared = {
   resolve: { alias: loaded?.config.resolve?.alias ?? [] },
   worker: { format: /** @type {const} */ ('es') },
 };
+/** Each bench page, by name; `npm run bench -- memory` runs only the named ones. */
+const PAGES = ['sandbox', 'memory'];
+const chosen = process.argv.slice(2);
+const pages = chosen.length > 0 ? PAGES.filter((name) => chosen.includes(name)) : PAGES;
 const outDir = fileURLToPath(new URL('../node_modules/.airlock-bench', import.meta.url));
 await build({
   ...shared,
   build: {
     outDir,
     emptyOutDir: true,
-    rollupOptions: { input: { sandbox: 'bench/sandbox/index.html' } },
+    rollupOptions: {
+      input: Object.fromEntries(pages.map((name) => [name, `bench/${name}/index.html`])),
+    },
   },
 });
 const server = await preview({
@@ -42,31 +48,34 @@ const browser = await chromium.launch({
 });
 
 try {
-  const page = await browser.newPage();
-  await page.goto(`${origin}/sandbox/index.html?model=${encodeURIComponent(modelServer.url)}`);
-  await page.waitForFunction(
-    () => 'benchResults' in globalThis || 'benchError' in globalThis,
-    null,
-    {
-      timeout: 300_000,
-    },
-  );
-  const error = await page.evaluate(
-    () => /** @type {{ benchError?: string }} */ (globalThis).benchError,
-  );
-  if (error) throw new Error(`The sandbox bench failed in the page: ${error}`);
-  const results = {
-    date: new Date().toISOString(),
-    chromium: browser.version(),
-    node: process.version,
-    sandbox: await page.evaluate(
-      () => /** @type {{ benchResults?: unknown }} */ (globalThis).benchResults,
-    ),
-  };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/sandbox.json', `${JSON.stringify(results, null, 2)}\n`);
-  console.log(JSON.stringify(results, null, 2));
-  console.log('Wrote bench/results/sandbox.json');
+  for (const name of pages) {
+    const page = await browser.newPage();
+    await page.goto(`${origin}/${name}/index.html?model=${encodeURIComponent(modelServer.url)}`);
+    await page.waitForFunction(
+      () => 'benchResults' in globalThis || 'benchError' in globalThis,
+      null,
+      {
+        timeout: 1_200_000,
+      },
+    );
+    const error = await page.evaluate(
+      () => /** @type {{ benchError?: string }} */ (globalThis).benchError,
+    );
+    if (error) throw new Error(`The ${name} bench failed in the page: ${error}`);
+    const results = {
+      date: new Date().toISOString(),
+      chromium: browser.version(),
+      node: process.version,
+      [name]: await page.evaluate(
+        () => /** @type {{ benchResults?: unknown }} */ (globalThis).benchResults,
+      ),
+    };
+    writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(JSON.stringify(results, null, 2));
+    console.log(`Wrote bench/results/${name}.json`);
+    await page.close();
+  }
 } finally {
   await browser.close();
   await modelServer.close();

@@ -3,9 +3,23 @@
  * tools, and read typed events. It imports neither the model SDK nor the database.
  */
 export { AirlockError, isAirlockError } from './errors/airlock-error';
+export type { AgentMemory } from './page/agent-memory';
 export { AgentRun } from './page/agent-run';
-export { type Agent, type AgentOptions, createAgent, type RunOptions } from './page/create-agent';
-export type { SandboxStats, ToolsetOptions } from './page/sandbox-host';
+export {
+  type Agent,
+  type AgentOptions,
+  createAgent,
+  type MemoryOptions,
+  type RunOptions,
+} from './page/create-agent';
+export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/iframe-sandbox';
+export type {
+  IframeToolsetOptions,
+  SandboxStats,
+  ToolsetCommonOptions,
+  ToolsetOptions,
+  WorkerToolsetOptions,
+} from './page/sandbox-host';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
 export type {
@@ -16,6 +30,19 @@ export type {
   StepSummary,
   StepToolCall,
 } from './protocol/events';
+export type {
+  AuditRecord,
+  ConversationExport,
+  ConversationRecord,
+  MemoryInput,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  PendingApproval,
+  RunRecord,
+  StoreChange,
+  StoreTable,
+} from './protocol/memory';
 export type { IsolationTier } from './protocol/sandbox-wire';
 export type {
   ApprovalPolicy,
@@ -25,7 +52,7 @@ export type {
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';
-export type { ModelConfig, RunLimits } from './protocol/wire';
+export type { ConversationDetail, MemoryApi, ModelConfig, RunLimits } from './protocol/wire';
 export {
   type ApprovalRule,
   type Tool,

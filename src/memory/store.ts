@@ -1,110 +1,26 @@
 import type { ChatMessage } from '../protocol/chat';
-import type { ToolCallRecord } from '../protocol/tools';
+import type {
+  AuditRecord,
+  ConversationExport,
+  ConversationRecord,
+  MemoryInput,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  RunRecord,
+} from '../protocol/memory';
 
-/**
- * Where a memory applies: every conversation (`global`), one user's conversations
- * (`user:<id>`), or one conversation (`conversation:<id>`).
- */
-export type MemoryScope = 'global' | `user:${string}` | `conversation:${string}`;
-
-/** A conversation's row. */
-export interface ConversationRecord {
-  readonly id: string;
-  readonly title: string;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  /** The running summary of messages that fell out of the history window. */
-  readonly summary: string;
-  /** The last message `seq` the summary covers (0: none). */
-  readonly summarizedThroughSeq: number;
-  /** The `seq` of the newest message (0: none). */
-  readonly lastSeq: number;
-}
-
-/** One message of a conversation, as stored. */
-export interface MessageRecord {
-  readonly conversationId: string;
-  /** Position in the conversation, from 1, without gaps. */
-  readonly seq: number;
-  readonly runId: string;
-  readonly message: ChatMessage;
-  /**
-   * `complete` messages are replayed to the model. `interrupted` marks the partial text of
-   * a run cut short by a reload or a closed tab: shown, never replayed as an answer.
-   */
-  readonly status: 'complete' | 'interrupted';
-  /** A rough token count (characters / 4), kept so windowing never re-measures history. */
-  readonly approxTokens: number;
-  readonly at: number;
-}
-
-/** A long-term memory. (`scope`, `key`) is unique. */
-export interface MemoryRecord {
-  readonly id: string;
-  readonly key: string;
-  readonly content: string;
-  /** 0 to 1; higher first when memories are put in the instructions. */
-  readonly importance: number;
-  readonly scope: MemoryScope;
-  /** Epoch ms after which the memory is ignored and pruned; absent: never. */
-  readonly expiresAt?: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-}
-
-/** What saving a memory takes; `id`, timestamps are filled in. Same scope and key: replaced. */
-export interface MemoryInput {
-  readonly key: string;
-  readonly content: string;
-  readonly importance?: number;
-  readonly scope?: MemoryScope;
-  readonly expiresAt?: number;
-}
-
-/** A tool call of the audit log, with the conversation it belongs to. */
-export interface AuditRecord extends ToolCallRecord {
-  readonly conversationId: string;
-}
-
-/** A tool call held for approval, as a checkpoint keeps it. */
-export interface PendingApproval {
-  readonly callId: string;
-  readonly toolName: string;
-  readonly arguments: unknown;
-}
-
-/** A run's checkpoint: where it is, so a reload can tell interrupted from finished and resume approvals. */
-export interface RunRecord {
-  readonly id: string;
-  readonly conversationId: string;
-  readonly status: 'running' | 'awaiting-approval' | 'finished' | 'interrupted' | 'failed';
-  readonly input: string;
-  /** The step being streamed now (from 1). */
-  readonly step: number;
-  /** Text of the current step streamed so far, saved now and then; kept as `interrupted` if the run is cut. */
-  readonly partialText: string;
-  /**
-   * A step whose tool calls wait for approval: the assistant message that made them and
-   * the tool messages already settled, so the step can be finished after a reload.
-   */
-  readonly pendingStep?: {
-    readonly assistant: Extract<ChatMessage, { role: 'assistant' }>;
-    readonly settled: readonly Extract<ChatMessage, { role: 'tool' }>[];
-    readonly awaiting: readonly PendingApproval[];
-  };
-  readonly startedAt: number;
-  readonly updatedAt: number;
-}
-
-/** A conversation as exported: everything needed to import it elsewhere. */
-export interface ConversationExport {
-  readonly format: 'airlock.conversation';
-  readonly version: 1;
-  readonly conversation: ConversationRecord;
-  readonly messages: readonly MessageRecord[];
-  /** The conversation-scoped memories. */
-  readonly memories: readonly MemoryRecord[];
-}
+export type {
+  AuditRecord,
+  ConversationExport,
+  ConversationRecord,
+  MemoryInput,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  PendingApproval,
+  RunRecord,
+} from '../protocol/memory';
 
 /**
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
@@ -145,8 +61,15 @@ export interface ConversationStore {
   /** Inserts or replaces (same scope and key) a memory. */
   saveMemory(input: MemoryInput, now?: number): Promise<MemoryRecord>;
   /** Memories of the given scopes (all scopes if omitted), unexpired unless asked, by importance then recency. */
-  listMemories(options?: { readonly scopes?: readonly MemoryScope[]; readonly includeExpired?: boolean; readonly now?: number }): Promise<MemoryRecord[]>;
-  updateMemory(id: string, patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>): Promise<MemoryRecord>;
+  listMemories(options?: {
+    readonly scopes?: readonly MemoryScope[];
+    readonly includeExpired?: boolean;
+    readonly now?: number;
+  }): Promise<MemoryRecord[]>;
+  updateMemory(
+    id: string,
+    patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>,
+  ): Promise<MemoryRecord>;
   deleteMemory(id: string): Promise<void>;
   /** Deletes memories whose `expiresAt` is past; returns how many. */
   pruneExpired(now?: number): Promise<number>;
@@ -154,17 +77,27 @@ export interface ConversationStore {
   putRun(run: RunRecord): Promise<void>;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Runs of a conversation (or all), newest first, optionally of some statuses. */
-  listRuns(options?: { readonly conversationId?: string; readonly statuses?: readonly RunRecord['status'][] }): Promise<RunRecord[]>;
+  listRuns(options?: {
+    readonly conversationId?: string;
+    readonly statuses?: readonly RunRecord['status'][];
+  }): Promise<RunRecord[]>;
 
   /** Newest first. */
-  listAudit(options?: { readonly conversationId?: string; readonly runId?: string; readonly limit?: number }): Promise<AuditRecord[]>;
+  listAudit(options?: {
+    readonly conversationId?: string;
+    readonly runId?: string;
+    readonly limit?: number;
+  }): Promise<AuditRecord[]>;
 
   exportConversation(id: string): Promise<ConversationExport>;
   /**
    * Validates and imports an export (as parsed JSON or as text). Bad input is an
    * `invalid-input` error and changes nothing; an id already present is replaced only if `replace`.
    */
-  importConversation(data: unknown, options?: { readonly replace?: boolean }): Promise<ConversationRecord>;
+  importConversation(
+    data: unknown,
+    options?: { readonly replace?: boolean },
+  ): Promise<ConversationRecord>;
 
   close(): void;
 }

@@ -43,4 +43,9 @@ export interface ChatModel {
    * `signal` aborts, iteration stops (it may end early or throw).
    */
   stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart>;
+  /** One response in full, without streaming (used for summaries). Throws `AirlockError`. */
+  complete(
+    request: ModelRequest,
+    options: { readonly signal: AbortSignal },
+  ): Promise<{ text: string; usage: Usage }>;
 }

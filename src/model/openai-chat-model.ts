@@ -70,6 +70,34 @@ export function createOpenAIChatModel(config: ModelConfig): ChatModel {
         watchdog.stop();
       }
     },
+
+    async complete(request: ModelRequest, options: { readonly signal: AbortSignal }) {
+      try {
+        const completion = await whileNotAborted(
+          client.chat.completions.create(
+            {
+              model: config.model,
+              messages: request.messages.map(toMessageParam),
+              ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+              stream: false,
+            },
+            { signal: options.signal },
+          ),
+          options.signal,
+        );
+        const usage = completion.usage;
+        return {
+          text: completion.choices[0]?.message.content ?? '',
+          usage: {
+            promptTokens: usage?.prompt_tokens ?? 0,
+            completionTokens: usage?.completion_tokens ?? 0,
+            totalTokens: usage?.total_tokens ?? 0,
+          },
+        };
+      } catch (error) {
+        throw toAirlockError(error);
+      }
+    },
   };
 }
 

@@ -87,12 +87,13 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
   }
 
   /** @internal Ends a run whose signal was aborted before it started, without asking the worker. */
-  abortBeforeStart(model: string): void {
+  abortBeforeStart(model: string, conversationId: string): void {
     const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
     this.#receive({ type: 'run-start', runId: this.runId, model });
     this.#receive({
       type: 'run-finish',
       runId: this.runId,
+      conversationId,
       reason: 'aborted',
       text: '',
       steps: [],

@@ -1,10 +1,18 @@
 import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
+import { installErrorTransfer } from '../errors/error-transfer';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
-import type { ToolCallRecord } from '../protocol/tools';
-import type { AgentConfig, AgentWorkerApi, ModelConfig, RunLimits } from '../protocol/wire';
+import type {
+  AgentConfig,
+  AgentWorkerApi,
+  MemoryApi,
+  MemoryConfig,
+  ModelConfig,
+  RunLimits,
+} from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
+import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun } from './agent-run';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
 
@@ -28,6 +36,24 @@ export interface AgentOptions {
   readonly allowedTools?: readonly string[];
   /** Bounds on each run. */
   readonly limits?: Partial<RunLimits>;
+  /** The conversation runs continue unless a run names another (default: a new one). */
+  readonly conversationId?: string;
+  /** Where and how the agent remembers (IndexedDB, in the agent worker). */
+  readonly memory?: MemoryOptions;
+}
+
+/** How an agent remembers; every field has a default. */
+export interface MemoryOptions {
+  /** The IndexedDB database (default `airlock`). */
+  readonly database?: string;
+  /** Memories the model saves as lasting belong to this user (default: global). */
+  readonly userId?: string;
+  /** History per model call: the newest `maxMessages` (default 40) within `maxTokens` (default 8 000, estimated). */
+  readonly window?: { readonly maxMessages?: number; readonly maxTokens?: number };
+  /** Summarise messages that fall out of the window (default true). */
+  readonly summarize?: boolean;
+  /** Offer the built-in save_memory / recall_memories / forget_memory tools (default true). */
+  readonly tools?: boolean;
 }
 
 /** Options of one run. */
@@ -36,6 +62,8 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Narrows the agent's tools for this run; others are neither offered nor run. */
   readonly allowedTools?: readonly string[];
+  /** The conversation to continue (default: the agent's). */
+  readonly conversationId?: string;
 }
 
 /** An agent bound to its worker. */
@@ -44,10 +72,17 @@ export interface Agent {
   run(input: string, options?: RunOptions): AgentRun;
   /** Resolves with the names of all tools once toolsets have started; rejects with `invalid-options` or `toolset-unavailable`. */
   readonly ready: Promise<readonly string[]>;
+  /**
+   * Picks up a run that waits for approval (see `memory.listRuns`), e.g. after a reload:
+   * its `approval-request` events come again, and once answered the run goes on.
+   */
+  resume(runId: string, options?: Omit<RunOptions, 'conversationId'>): AgentRun;
+  /** The conversation runs continue by default. */
+  readonly conversationId: string;
+  /** Stored conversations, memories, runs and the tool-call audit log. */
+  readonly memory: AgentMemory;
   /** Worker counts of each toolset, as the page sees them. */
   sandboxStats(): Record<string, SandboxStats>;
-  /** Every tool call so far, with arguments, outcome and duration (the latest 1 000). */
-  toolCalls(): Promise<readonly ToolCallRecord[]>;
   /** Ends running runs with `agent-disposed` and terminates every worker. Idempotent. */
   dispose(): void;
   /** True once `dispose` was called. */
@@ -84,7 +119,10 @@ export function createAgent(options: AgentOptions): Agent {
     toolsets: toolsets.map(toToolsetConfig),
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
+    memory: toMemoryConfig(options.memory ?? {}),
   };
+  const defaultConversation = options.conversationId ?? crypto.randomUUID();
+  installErrorTransfer();
   const toolHost = new LocalToolHost(tools);
   const sandboxHost = new SandboxHost(toolsets);
   const worker = options.worker();
@@ -120,46 +158,75 @@ export function createAgent(options: AgentOptions): Agent {
   };
   worker.addEventListener('error', onWorkerError);
 
+  /** Creates the page side of a run and asks the worker to start it on a port of its own. */
+  const startRun = (
+    runId: string,
+    conversationId: string,
+    signal: AbortSignal | undefined,
+    start: (port: MessagePort) => Promise<void>,
+  ): AgentRun => {
+    const channel = new MessageChannel();
+    const onAbort = () => run.abort();
+    const run = new AgentRun(runId, channel.port1, () => {
+      runs.delete(run);
+      signal?.removeEventListener('abort', onAbort);
+    });
+    if (disposed) {
+      run.fail(new AirlockError('agent-disposed', 'This agent was disposed; create a new one.'));
+      return run;
+    }
+    if (signal?.aborted) {
+      run.abortBeforeStart(config.model.model, conversationId);
+      return run;
+    }
+    runs.add(run);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    ready
+      .then(() => start(Comlink.transfer(channel.port2, [channel.port2])))
+      .catch((error: unknown) => {
+        run.fail(
+          isAirlockError(error)
+            ? error
+            : new AirlockError('worker-crashed', 'The agent worker did not accept the run.', {
+                cause: error,
+              }),
+        );
+      });
+    return run;
+  };
+
   return {
     ready,
     get disposed() {
       return disposed;
     },
     run(input, runOptions = {}) {
-      const runId = crypto.randomUUID();
-      const channel = new MessageChannel();
-      const { signal, allowedTools } = runOptions;
-      const onAbort = () => run.abort();
-      const run = new AgentRun(runId, channel.port1, () => {
-        runs.delete(run);
-        signal?.removeEventListener('abort', onAbort);
-      });
-      if (disposed) {
-        run.fail(new AirlockError('agent-disposed', 'This agent was disposed; create a new one.'));
-        return run;
-      }
-      if (signal?.aborted) {
-        run.abortBeforeStart(config.model.model);
-        return run;
-      }
-      runs.add(run);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const request = { runId, input, ...(allowedTools === undefined ? {} : { allowedTools }) };
-      ready
-        .then(() => remote.run(request, Comlink.transfer(channel.port2, [channel.port2])))
-        .catch((error: unknown) => {
-          run.fail(
-            isAirlockError(error)
-              ? error
-              : new AirlockError('worker-crashed', 'The agent worker did not accept the run.', {
-                  cause: error,
-                }),
-          );
-        });
-      return run;
+      const conversationId = runOptions.conversationId ?? defaultConversation;
+      const request = {
+        runId: crypto.randomUUID(),
+        input,
+        conversationId,
+        ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
+      };
+      return startRun(request.runId, conversationId, runOptions.signal, (port) =>
+        remote.run(request, port),
+      );
     },
+    resume(runId, runOptions = {}) {
+      const request = {
+        runId,
+        ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
+      };
+      return startRun(runId, '', runOptions.signal, (port) => remote.resume(request, port));
+    },
+    conversationId: defaultConversation,
+    // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
+    memory: createAgentMemory(
+      remote.memory as unknown as Comlink.Remote<MemoryApi>,
+      config.memory.database,
+      () => disposed,
+    ),
     sandboxStats: () => sandboxHost.stats(),
-    toolCalls: () => remote.toolCalls(),
     dispose() {
       if (disposed) return;
       disposed = true;
@@ -171,6 +238,19 @@ export function createAgent(options: AgentOptions): Agent {
       worker.terminate();
       sandboxHost.dispose();
     },
+  };
+}
+
+function toMemoryConfig(options: MemoryOptions): MemoryConfig {
+  return {
+    database: options.database ?? 'airlock',
+    ...(options.userId === undefined ? {} : { userId: options.userId }),
+    window: {
+      maxMessages: options.window?.maxMessages ?? 40,
+      maxTokens: options.window?.maxTokens ?? 8_000,
+    },
+    summarize: options.summarize ?? true,
+    tools: options.tools ?? true,
   };
 }
 

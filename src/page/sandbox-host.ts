@@ -1,20 +1,12 @@
 import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
-import type { IsolationTier, SandboxConnect, SandboxSpawner } from '../protocol/sandbox-wire';
+import type { SandboxConnect, SandboxSpawner } from '../protocol/sandbox-wire';
+import { planIframeSandbox, startIframeWorker } from './iframe-sandbox';
 
-/** How the page describes a set of sandboxed tools. */
-export interface ToolsetOptions {
+/** Options every toolset takes, whatever its isolation. */
+export interface ToolsetCommonOptions {
   /** Names the toolset in errors and stats. */
   readonly name: string;
-  /**
-   * Starts a tool worker, in the form bundlers understand:
-   * `() => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' })`.
-   * The entry calls `serveTools([...])` from `airlock/sandbox`. Called again for every
-   * replacement of a killed worker.
-   */
-  readonly worker: () => Worker;
-  /** `worker` (default): thread isolation and a hard kill. `iframe` is not available yet. */
-  readonly isolation?: IsolationTier;
   /** Workers kept started and idle (default 1). */
   readonly poolSize?: number;
   /** Calls running at once (default 4). */
@@ -27,6 +19,49 @@ export interface ToolsetOptions {
   readonly startTimeoutMs?: number;
 }
 
+/**
+ * A toolset in plain Web Workers of the app's origin: its own thread and a hard kill, but
+ * the app's IndexedDB, cookies and network stay within its reach.
+ */
+export interface WorkerToolsetOptions extends ToolsetCommonOptions {
+  /** `worker` (the default). */
+  readonly isolation?: 'worker';
+  /**
+   * Starts a tool worker, in the form bundlers understand:
+   * `() => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' })`.
+   * The entry calls `serveTools([...])` from `airlock/sandbox`. Called again for every
+   * replacement of a killed worker.
+   */
+  readonly worker: () => Worker;
+  readonly workerUrl?: never;
+  readonly allowedOrigins?: never;
+}
+
+/**
+ * A toolset whose workers run inside sandboxed iframes with an opaque origin: no access to
+ * the app's storage or cookies, and network only to `allowedOrigins`. Killing a worker
+ * removes its iframe. The host must serve the worker's modules with CORS that admits the
+ * origin `null` (e.g. `Access-Control-Allow-Origin: *`); a host page with a CSP must allow
+ * the sandbox (see `IFRAME_BOOTSTRAP_HASH`).
+ */
+export interface IframeToolsetOptions extends ToolsetCommonOptions {
+  readonly isolation: 'iframe';
+  /**
+   * URL of the tool worker module (the entry that calls `serveTools`). The worker is
+   * created inside the iframe, so a page-side factory cannot be used. With Vite:
+   * `import toolsUrl from './tools.worker.ts?worker&url'`; unbundled, or in Vite's dev
+   * server: `new URL('./tools.worker.ts', import.meta.url).href`. The worker's modules
+   * must all come from this URL's origin.
+   */
+  readonly workerUrl: string | URL;
+  /** Origins the tools may connect to (CSP `connect-src`), e.g. `https://api.example.com`. Default none. */
+  readonly allowedOrigins?: readonly string[];
+  readonly worker?: never;
+}
+
+/** How the page describes a set of sandboxed tools; `isolation` picks the variant. */
+export type ToolsetOptions = WorkerToolsetOptions | IframeToolsetOptions;
+
 /** Live and lifetime worker counts of one toolset, as the page sees them. */
 export interface SandboxStats {
   /** Workers started and not terminated. */
@@ -35,40 +70,42 @@ export interface SandboxStats {
   readonly killed: number;
 }
 
+/** Starts one tool worker connected to `port`; returns what kills it. */
+type WorkerLauncher = (port: MessagePort) => () => void;
+
 /**
- * The page's part in sandboxing: only the thread that created a worker can terminate
- * it, so workers are created and killed here, on the supervisor's word. Tool calls
+ * The page's part in sandboxing: only the thread (or document) that created a worker can
+ * end it, so workers are created and killed here, on the supervisor's word. Tool calls
  * themselves never pass through the page.
  */
 export class SandboxHost implements SandboxSpawner {
-  readonly #toolsets: ReadonlyMap<string, ToolsetOptions>;
-  readonly #workers = new Map<number, { toolset: string; worker: Worker }>();
+  readonly #launchers: ReadonlyMap<string, WorkerLauncher>;
+  readonly #workers = new Map<number, { toolset: string; kill: () => void }>();
   readonly #stats = new Map<string, { started: number; killed: number }>();
   #nextId = 1;
 
+  /** Checks every toolset's options; a bad one is an `invalid-options` error. */
   constructor(toolsets: readonly ToolsetOptions[]) {
-    this.#toolsets = new Map(toolsets.map((toolset) => [toolset.name, toolset]));
+    this.#launchers = new Map(toolsets.map((toolset) => [toolset.name, toLauncher(toolset)]));
     for (const toolset of toolsets) this.#stats.set(toolset.name, { started: 0, killed: 0 });
   }
 
   async spawn(toolset: string): Promise<{ workerId: number; port: MessagePort }> {
-    const options = this.#toolsets.get(toolset);
-    if (!options)
+    const launch = this.#launchers.get(toolset);
+    if (!launch)
       throw new AirlockError('invalid-options', `There is no toolset named "${toolset}".`);
-    const worker = options.worker();
-    const workerId = this.#nextId++;
-    this.#workers.set(workerId, { toolset, worker });
-    this.#count(toolset, 'started');
     const channel = new MessageChannel();
-    const connect: SandboxConnect = { kind: 'airlock-sandbox-connect', port: channel.port2 };
-    worker.postMessage(connect, [channel.port2]);
+    const kill = launch(channel.port2);
+    const workerId = this.#nextId++;
+    this.#workers.set(workerId, { toolset, kill });
+    this.#count(toolset, 'started');
     return Comlink.transfer({ workerId, port: channel.port1 }, [channel.port1]);
   }
 
   kill(workerId: number): void {
     const entry = this.#workers.get(workerId);
     if (!entry) return;
-    entry.worker.terminate();
+    entry.kill();
     this.#workers.delete(workerId);
     this.#count(entry.toolset, 'killed');
   }
@@ -85,7 +122,7 @@ export class SandboxHost implements SandboxSpawner {
 
   /** Terminates every worker (the agent was disposed). */
   dispose(): void {
-    for (const { worker } of this.#workers.values()) worker.terminate();
+    for (const { kill } of this.#workers.values()) kill();
     this.#workers.clear();
   }
 
@@ -93,4 +130,32 @@ export class SandboxHost implements SandboxSpawner {
     const counts = this.#stats.get(toolset);
     if (counts) counts[what] += 1;
   }
+}
+
+function toLauncher(toolset: ToolsetOptions): WorkerLauncher {
+  // Options come from app code that may not be type-checked; the tier is checked here.
+  const isolation: unknown = toolset.isolation ?? 'worker';
+  if (isolation === 'iframe') {
+    const plan = planIframeSandbox(toolset.name, toolset.workerUrl, toolset.allowedOrigins);
+    return (port) => startIframeWorker(toolset.name, plan, port);
+  }
+  if (isolation !== 'worker') {
+    throw new AirlockError(
+      'invalid-options',
+      `Toolset "${toolset.name}": isolation must be "worker" or "iframe", not "${String(isolation)}".`,
+    );
+  }
+  const createWorker: unknown = toolset.worker;
+  if (typeof createWorker !== 'function') {
+    throw new AirlockError(
+      'invalid-options',
+      `Toolset "${toolset.name}": \`worker\` must be a function that returns a new Worker (or use isolation "iframe" with \`workerUrl\`).`,
+    );
+  }
+  return (port) => {
+    const worker = (createWorker as () => Worker)();
+    const connect: SandboxConnect = { kind: 'airlock-sandbox-connect', port };
+    worker.postMessage(connect, [port]);
+    return () => worker.terminate();
+  };
 }

@@ -9,8 +9,6 @@ export type ErrorCode =
   | 'invalid-options'
   /** The agent was used in a way it does not support (e.g. iterating one run twice). */
   | 'invalid-usage'
-  /** A second run was started while one is still going on the same agent. */
-  | 'run-in-progress'
   /** The agent was disposed while the run was going on. */
   | 'agent-disposed'
   /** The agent worker failed to load or crashed. */

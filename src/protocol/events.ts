@@ -30,6 +30,8 @@ export interface StepSummary {
 /** What a run produced, once it ended without an error. */
 export interface RunResult {
   readonly runId: string;
+  /** The conversation the run belongs to. */
+  readonly conversationId: string;
   readonly reason: RunFinishReason;
   /** The final answer; for an aborted run, the text streamed so far in the last step. */
   readonly text: string;
@@ -100,6 +102,11 @@ export type AgentEvent =
       readonly finishReason: FinishReason;
       readonly usage: Usage;
       readonly durationMs: number;
+    }
+  | {
+      /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */
+      readonly type: 'storage-error';
+      readonly error: ErrorData;
     }
   | ({ readonly type: 'run-finish' } & RunResult)
   | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData };

@@ -1,7 +1,16 @@
 import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
+import type {
+  AuditRecord,
+  ConversationRecord,
+  MemoryInput,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  RunRecord,
+} from './memory';
 import type { SandboxSpawner, ToolsetConfig } from './sandbox-wire';
-import type { ToolCallRecord, ToolHost, ToolSpec } from './tools';
+import type { ToolHost, ToolSpec } from './tools';
 
 /** How the agent worker reaches the model. Crosses to the worker as plain data. */
 export interface ModelConfig {
@@ -29,6 +38,20 @@ export interface RunLimits {
   readonly streamIdleTimeoutMs: number;
 }
 
+/** Where and how an agent remembers. */
+export interface MemoryConfig {
+  /** The IndexedDB database (default `airlock`); agents sharing it share conversations and memories. */
+  readonly database: string;
+  /** Long-term memories saved "lasting" are scoped to this user (else global). */
+  readonly userId?: string;
+  /** History sent with each model call: the newest messages within both bounds. */
+  readonly window: { readonly maxMessages: number; readonly maxTokens: number };
+  /** Summarise messages that fall out of the window, through the same model (default true). */
+  readonly summarize: boolean;
+  /** Offer the built-in save/recall/forget memory tools (default true). */
+  readonly tools: boolean;
+}
+
 /** Everything the agent worker needs to know about an agent. */
 export interface AgentConfig {
   readonly model: ModelConfig;
@@ -40,12 +63,14 @@ export interface AgentConfig {
   /** When set, only these tools are offered and may run. */
   readonly allowedTools?: readonly string[];
   readonly limits: RunLimits;
+  readonly memory: MemoryConfig;
 }
 
 /** One run, as the page asks the agent worker for it. */
 export interface RunRequest {
   readonly runId: string;
   readonly input: string;
+  readonly conversationId: string;
   /** Narrows the agent's tools for this run. */
   readonly allowedTools?: readonly string[];
 }
@@ -57,8 +82,9 @@ export type ConfigureResult =
 
 /**
  * The agent worker's surface, exposed over Comlink. `configure` once, then `run` per
- * run; a run's events go over `events`, a port transferred for that run alone, and
- * `run` resolves when the run has ended.
+ * run (or `resume` for a run that waits for approval after a reload); a run's events go
+ * over a port transferred for that run alone, and the call resolves when the run has
+ * ended. `memory` reads and edits what is stored.
  */
 export interface AgentWorkerApi {
   configure(
@@ -67,8 +93,56 @@ export interface AgentWorkerApi {
     sandboxes: SandboxSpawner,
   ): Promise<ConfigureResult>;
   run(request: RunRequest, events: MessagePort): Promise<void>;
-  /** The agent's tool calls so far, oldest first. */
-  toolCalls(): Promise<readonly ToolCallRecord[]>;
+  resume(request: ResumeRequest, events: MessagePort): Promise<void>;
+  readonly memory: MemoryApi;
+}
+
+/** A run that waits for approval, picked up again after a reload. */
+export interface ResumeRequest {
+  /** The id of the run to resume (from `memory.listRuns`). */
+  readonly runId: string;
+  readonly allowedTools?: readonly string[];
+}
+
+/** A conversation with its messages, interrupted ones included. */
+export interface ConversationDetail {
+  readonly conversation: ConversationRecord;
+  readonly messages: readonly MessageRecord[];
+}
+
+/** Reading and editing the agent's stored conversations, memories, runs and audit log. */
+export interface MemoryApi {
+  listConversations(): Promise<ConversationRecord[]>;
+  getConversation(id: string): Promise<ConversationDetail | undefined>;
+  renameConversation(id: string, title: string): Promise<void>;
+  deleteConversation(id: string): Promise<void>;
+  /** The conversation as JSON text, to save as a file. */
+  exportConversation(id: string): Promise<string>;
+  /** Imports JSON text made by `exportConversation`; bad input is `invalid-input` and changes nothing. */
+  importConversation(
+    json: string,
+    options?: { readonly replace?: boolean },
+  ): Promise<ConversationRecord>;
+  listMemories(options?: {
+    readonly scopes?: readonly MemoryScope[];
+    readonly includeExpired?: boolean;
+  }): Promise<MemoryRecord[]>;
+  saveMemory(input: MemoryInput): Promise<MemoryRecord>;
+  updateMemory(
+    id: string,
+    patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>,
+  ): Promise<MemoryRecord>;
+  deleteMemory(id: string): Promise<void>;
+  listRuns(options?: {
+    readonly conversationId?: string;
+    readonly statuses?: readonly RunRecord['status'][];
+  }): Promise<RunRecord[]>;
+  /** The tool-call audit log, newest first. */
+  toolCalls(options?: {
+    readonly conversationId?: string;
+    readonly runId?: string;
+    readonly limit?: number;
+  }): Promise<AuditRecord[]>;
 }
 
 /** Agent worker → page, on a run's event port. */

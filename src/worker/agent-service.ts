@@ -1,18 +1,30 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
+import { openStore } from '../memory/dexie-store';
+import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { createOpenAIChatModel } from '../model/openai-chat-model';
-import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
-import type { ToolCallRecord, ToolHost } from '../protocol/tools';
-import type { AgentConfig, AgentWorkerApi, ConfigureResult, RunRequest } from '../protocol/wire';
+import type { ToolHost } from '../protocol/tools';
+import type {
+  AgentConfig,
+  AgentWorkerApi,
+  ConfigureResult,
+  ResumeRequest,
+  RunRequest,
+} from '../protocol/wire';
+import { LocalToolHost } from '../tools/local-tool-host';
 import { parseAgentConfig } from './config-schema';
+import { buildContext } from './conversation-context';
+import { ConversationJournal } from './conversation-journal';
+import { conversationLockName, heldLockNames, withConversationLock } from './conversation-lock';
 import { EventSink } from './event-sink';
-import { runAgent } from './run-agent';
+import { MemoryService } from './memory-api';
+import { type ResumedStep, runAgent } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
-import { AuditLog } from './tools/audit-log';
-import { PageToolRunner } from './tools/page-tool-runner';
+import { HostToolRunner } from './tools/host-tool-runner';
+import { memoryTools } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
@@ -22,19 +34,42 @@ interface AgentSetup {
   readonly config: AgentConfig;
   readonly model: ChatModel;
   readonly registry: ToolRegistry;
+  readonly store: ConversationStore;
 }
 
+/** Options of `serveAgent`, for tests and custom storage. */
+export interface AgentServiceOptions {
+  /** Opens the store for a database name (default: IndexedDB through Dexie). */
+  readonly openStore?: (database: string) => ConversationStore;
+}
+
+/** How often expired memories are pruned while the agent lives. */
+const PRUNE_INTERVAL_MS = 10 * 60_000;
+
 /**
- * The agent worker's side of the seam: configured once (model, page tools, sandboxed
- * toolsets started and asked for their tools), then one run at a time, its events over
- * the run's port, and the conversation so far kept for the next run.
+ * The agent worker's side of the seam. Configured once (model, store, page tools,
+ * sandboxed toolsets), then one run at a time per conversation across tabs: each run
+ * takes the conversation's Web Lock, builds its context from the store, and writes
+ * every completed step back before the next model call.
  */
 export class AgentService implements AgentWorkerApi {
-  readonly #audit = new AuditLog();
+  readonly memory: MemoryService;
+  readonly #openStore: (database: string) => ConversationStore;
   readonly #supervisors: SandboxSupervisor[] = [];
-  #setup: AgentSetup | undefined;
-  #history: ChatMessage[] = [];
-  #running = false;
+  readonly #setup: Promise<AgentSetup>;
+  #resolveSetup!: (setup: AgentSetup) => void;
+  #rejectSetup!: (error: unknown) => void;
+
+  constructor(options: AgentServiceOptions = {}) {
+    this.#openStore = options.openStore ?? ((name) => openStore({ name }));
+    this.#setup = new Promise((resolve, reject) => {
+      this.#resolveSetup = resolve;
+      this.#rejectSetup = reject;
+    });
+    // Nobody may be waiting yet; the failure is also returned by configure and seen by every run.
+    this.#setup.catch(() => undefined);
+    this.memory = new MemoryService(async () => (await this.#setup).store);
+  }
 
   async configure(
     value: AgentConfig,
@@ -43,40 +78,85 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
-      const registry = new ToolRegistry();
-      registry.add(
-        config.pageTools,
-        new PageToolRunner(pageTools),
-        DEFAULT_TOOL_TIMEOUT_MS,
-        'the page tools',
-      );
-      const started = await Promise.all(
-        config.toolsets.map(async (toolset) => {
-          const supervisor = new SandboxSupervisor(toolset, sandboxes);
-          this.#supervisors.push(supervisor);
-          return { toolset, supervisor, specs: await supervisor.start() };
-        }),
-      );
-      for (const { toolset, supervisor, specs } of started) {
-        registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
-      }
-      for (const name of config.allowedTools ?? []) {
-        if (!registry.get(name)) {
-          throw new AirlockError(
-            'invalid-options',
-            `allowedTools names "${name}", which no tool is called.`,
-          );
-        }
-      }
-      this.#setup = { config, model: createOpenAIChatModel(config.model), registry };
+      const store = this.#openStore(config.memory.database);
+      await store.pruneExpired();
+      await markInterruptedRuns(store, config.memory.database);
+      const registry = await this.#startTools(config, pageTools, sandboxes);
+      this.#resolveSetup({ config, model: createOpenAIChatModel(config.model), registry, store });
+      // Lives as long as this worker, which ends with the agent. A failed prune is retried
+      // at the next interval; runs never depend on it.
+      setInterval(() => store.pruneExpired().catch(() => undefined), PRUNE_INTERVAL_MS);
       return { ok: true, tools: registry.names };
     } catch (error) {
       for (const supervisor of this.#supervisors.splice(0)) supervisor.dispose();
+      this.#rejectSetup(error);
       return { ok: false, error: toErrorData(error) };
     }
   }
 
-  async run(request: RunRequest, port: MessagePort): Promise<void> {
+  run(request: RunRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+      const now = Date.now();
+      const run: RunRecord = {
+        id: request.runId,
+        conversationId: request.conversationId,
+        status: 'running',
+        input: request.input,
+        step: 1,
+        partialText: '',
+        startedAt: now,
+        updatedAt: now,
+      };
+      await setup.store.ensureConversation(request.conversationId, titleFrom(request.input));
+      return this.#runLocked(
+        setup,
+        run,
+        request.allowedTools,
+        emit,
+        signal,
+        approvals,
+        async (journal) => {
+          await journal.started({ role: 'user', content: request.input });
+        },
+      );
+    });
+  }
+
+  resume(request: ResumeRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+      const run = await setup.store.getRun(request.runId);
+      if (!run?.pendingStep || run.status !== 'awaiting-approval') {
+        throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
+      }
+      const resume: ResumedStep = {
+        step: run.step,
+        assistant: run.pendingStep.assistant,
+        settled: run.pendingStep.settled,
+      };
+      return this.#runLocked(
+        setup,
+        run,
+        request.allowedTools,
+        emit,
+        signal,
+        approvals,
+        async () => {},
+        resume,
+      );
+    });
+  }
+
+  /** Sets up the run's port and reports any failure on it as `run-error`. */
+  async #serve(
+    port: MessagePort,
+    runId: string,
+    body: (
+      setup: AgentSetup,
+      emit: (event: AgentEvent) => Promise<void>,
+      signal: AbortSignal,
+      approvals: ApprovalGate,
+    ) => Promise<void>,
+  ): Promise<void> {
     const controller = new AbortController();
     const approvals = new ApprovalGate();
     const sink = new EventSink(port, {
@@ -85,64 +165,150 @@ export class AgentService implements AgentWorkerApi {
     });
     const emit = (event: AgentEvent) => sink.emit(event);
     try {
-      if (this.#running) {
-        throw new AirlockError(
-          'run-in-progress',
-          'This agent is already running; wait for its run to end or abort it.',
-        );
-      }
-      const setup = this.#setup;
-      if (!setup)
-        throw new AirlockError(
-          'invalid-usage',
-          'The agent worker was not configured before the run.',
-        );
-      this.#running = true;
-      try {
-        await this.#runOnce(setup, request, approvals, emit, controller.signal);
-      } finally {
-        this.#running = false;
-      }
+      await body(await this.#setup, emit, controller.signal, approvals);
     } catch (error) {
-      await emit({ type: 'run-error', runId: request.runId, error: toErrorData(error) });
+      await emit({ type: 'run-error', runId, error: toErrorData(error) });
     } finally {
       sink.close();
     }
   }
 
-  async toolCalls(): Promise<readonly ToolCallRecord[]> {
-    return this.#audit.list();
-  }
-
-  async #runOnce(
+  async #runLocked(
     setup: AgentSetup,
-    request: RunRequest,
-    approvals: ApprovalGate,
+    run: RunRecord,
+    allowedTools: readonly string[] | undefined,
     emit: (event: AgentEvent) => Promise<void>,
     signal: AbortSignal,
+    approvals: ApprovalGate,
+    begin: (journal: ConversationJournal) => Promise<void>,
+    resume?: ResumedStep,
   ): Promise<void> {
-    const { config, model, registry } = setup;
-    const agentAllows = allowlist(config.allowedTools);
-    const runAllows = allowlist(request.allowedTools);
-    await emit({ type: 'run-start', runId: request.runId, model: model.name });
-    const outcome = await runAgent({
-      runId: request.runId,
-      input: request.input,
-      config,
-      model,
-      tools: {
-        registry,
-        allowed: (name) => agentAllows(name) && runAllows(name),
-        approvals,
-        audit: this.#audit,
-      },
-      history: this.#history,
-      signal,
-      emit,
+    const { config, model, store } = setup;
+    const lock = conversationLockName(config.memory.database, run.conversationId);
+    await withConversationLock(lock, async () => {
+      const journal = new ConversationJournal(store, run, emit);
+      const observe = async (event: AgentEvent) => {
+        journal.observe(event);
+        await emit(event);
+      };
+      await begin(journal);
+      await emit({ type: 'run-start', runId: run.id, model: model.name });
+      const scopes = memoryScopes(config, run.conversationId);
+      const builtIn = config.memory.tools
+        ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
+        : [];
+      const registry = setup.registry.extended(
+        builtIn.map((tool) => tool.spec),
+        new HostToolRunner(new LocalToolHost(builtIn), 'built-in tools'),
+        DEFAULT_TOOL_TIMEOUT_MS,
+        'the memory tools',
+      );
+      const agentAllows = allowlist(config.allowedTools);
+      const runAllows = allowlist(allowedTools);
+      const allowed = (name: string) => agentAllows(name) && runAllows(name);
+      try {
+        const conversation = await store.ensureConversation(run.conversationId);
+        const context = await buildContext({
+          store,
+          model,
+          conversation,
+          instructions: config.instructions,
+          offersTools: registry.specs(allowed).length > 0,
+          scopes,
+          window: config.memory.window,
+          summarize: config.memory.summarize,
+          signal,
+        });
+        const result = await runAgent({
+          runId: run.id,
+          conversationId: run.conversationId,
+          config,
+          model,
+          tools: { registry, allowed, approvals, audit: (record) => journal.audit(record) },
+          system: context.system,
+          history: context.history,
+          journal,
+          ...(resume ? { resume } : {}),
+          signal,
+          emit: observe,
+        });
+        await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
+        await emit({ type: 'run-finish', ...result });
+      } catch (error) {
+        await journal.ended('failed');
+        throw error;
+      }
     });
-    this.#history = [...this.#history, ...outcome.messages];
-    await emit({ type: 'run-finish', ...outcome.result });
   }
+
+  async #startTools(
+    config: AgentConfig,
+    pageTools: Comlink.Remote<ToolHost>,
+    sandboxes: Comlink.Remote<SandboxSpawner>,
+  ): Promise<ToolRegistry> {
+    const registry = new ToolRegistry();
+    registry.add(
+      config.pageTools,
+      new HostToolRunner(pageTools, 'page tools'),
+      DEFAULT_TOOL_TIMEOUT_MS,
+      'the page tools',
+    );
+    const started = await Promise.all(
+      config.toolsets.map(async (toolset) => {
+        const supervisor = new SandboxSupervisor(toolset, sandboxes);
+        this.#supervisors.push(supervisor);
+        return { toolset, supervisor, specs: await supervisor.start() };
+      }),
+    );
+    for (const { toolset, supervisor, specs } of started) {
+      registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
+    }
+    for (const name of config.allowedTools ?? []) {
+      if (!registry.get(name) && !(config.memory.tools && MEMORY_TOOL_NAMES.includes(name))) {
+        throw new AirlockError(
+          'invalid-options',
+          `allowedTools names "${name}", which no tool is called.`,
+        );
+      }
+    }
+    return registry;
+  }
+}
+
+const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
+
+/** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */
+function memoryScopes(
+  config: AgentConfig,
+  conversationId: string,
+): [MemoryScope, MemoryScope, ...MemoryScope[]] {
+  const conversation: MemoryScope = `conversation:${conversationId}`;
+  return config.memory.userId
+    ? [conversation, `user:${config.memory.userId}`, 'global']
+    : [conversation, 'global'];
+}
+
+/**
+ * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
+ * interrupted, keeping the text they had streamed as an interrupted message.
+ */
+async function markInterruptedRuns(store: ConversationStore, database: string): Promise<void> {
+  const held = await heldLockNames();
+  for (const run of await store.listRuns({ statuses: ['running'] })) {
+    if (held.has(conversationLockName(database, run.conversationId))) continue;
+    await store.commitStep({
+      conversationId: run.conversationId,
+      runId: run.id,
+      messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
+      status: 'interrupted',
+      run: { ...run, status: 'interrupted', updatedAt: Date.now() },
+    });
+  }
+}
+
+function titleFrom(input: string): string {
+  const line = input.trim().split('\n')[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New conversation';
 }
 
 function allowlist(names: readonly string[] | undefined): (name: string) => boolean {

@@ -45,6 +45,13 @@ const agentConfigSchema = z.object({
     maxSteps: z.int().min(1),
     streamIdleTimeoutMs: z.number().positive(),
   }),
+  memory: z.object({
+    database: z.string().min(1),
+    userId: z.string().min(1).exactOptional(),
+    window: z.object({ maxMessages: z.int().min(1), maxTokens: z.int().min(1) }),
+    summarize: z.boolean(),
+    tools: z.boolean(),
+  }),
 });
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */

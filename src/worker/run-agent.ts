@@ -1,93 +1,114 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel } from '../model/chat-model';
-import type { ChatMessage, Usage } from '../protocol/chat';
+import type { ChatMessage, ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent, RunResult, StepSummary } from '../protocol/events';
 import type { AgentConfig } from '../protocol/wire';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
 import { parseArguments, runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
-import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
+import { isErrorOutput } from './tools/tool-message';
+
+type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
+type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
+
+/** A step whose tool calls were cut short (by a reload while waiting for approval), to finish first. */
+export interface ResumedStep {
+  readonly step: number;
+  readonly assistant: AssistantMessage;
+  /** Tool messages of calls already settled; the other calls run again (and ask again). */
+  readonly settled: readonly ToolMessage[];
+}
+
+/**
+ * Where a run writes down what it did, so it survives the page. Each call is awaited
+ * before the run goes on; none is made while a model or tool call is open.
+ */
+export interface RunJournal {
+  /** A completed step's messages (assistant, then its tool results in call order). */
+  stepCompleted(step: number, messages: readonly ChatMessage[]): Promise<void>;
+  /** The step's calls wait for the user: what is needed to finish the step after a reload. */
+  awaitingApproval(
+    pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
+  ): Promise<void>;
+}
 
 /** Everything one run needs; the run owns nothing it is handed. */
 export interface RunContext {
   readonly runId: string;
-  readonly input: string;
+  readonly conversationId: string;
   readonly config: AgentConfig;
   readonly model: ChatModel;
   /** The agent's tools and the run's allowlist, approvals and audit log. */
   readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
-  /** Earlier turns of the conversation, replayed before the input. */
+  /** The system message(s): instructions, memories, summary. */
+  readonly system: readonly ChatMessage[];
+  /** The conversation sent before this run's own messages: the history window and the new input. */
   readonly history: readonly ChatMessage[];
+  readonly journal: RunJournal;
+  /** Finish this step before streaming a new one. */
+  readonly resume?: ResumedStep;
   readonly signal: AbortSignal;
   readonly emit: (event: AgentEvent) => Promise<void>;
 }
 
-/** A finished run: its result and the messages it added to the conversation. */
-export interface RunOutcome {
-  readonly result: RunResult;
-  /** The input and every completed step; a step cut short by abort is left out. */
-  readonly messages: readonly ChatMessage[];
-}
-
 /**
  * The ReAct loop: stream a response, run the tools it asks for, feed their results
- * back, until a final answer, `maxSteps`, or abort. Throws `AirlockError` on failure;
- * a response that did not finish properly never has its tools run.
+ * back, until a final answer, `maxSteps`, or abort. Every completed step goes to the
+ * journal before the next model call. Throws `AirlockError` on failure; a response
+ * that did not finish properly never has its tools run.
  */
-export async function runAgent(context: RunContext): Promise<RunOutcome> {
+export async function runAgent(context: RunContext): Promise<RunResult> {
   const { config, signal, emit } = context;
-  const added: ChatMessage[] = [{ role: 'user', content: context.input }];
   const tools = context.tools.registry.specs(context.tools.allowed);
-  const system = systemMessages(config, tools.length > 0);
+  const added: ChatMessage[] = [];
   const steps: StepSummary[] = [];
   let usage: Usage = NO_USAGE;
   let lastText = '';
-
-  const finish = (reason: RunResult['reason']): RunOutcome => ({
-    result: { runId: context.runId, reason, text: lastText, steps, usage },
-    messages: added,
+  const finish = (reason: RunResult['reason']): RunResult => ({
+    runId: context.runId,
+    conversationId: context.conversationId,
+    reason,
+    text: lastText,
+    steps,
+    usage,
   });
 
-  for (let step = 1; step <= config.limits.maxSteps; step++) {
+  for (let step = context.resume?.step ?? 1; step <= config.limits.maxSteps; step++) {
     if (signal.aborted) return finish('aborted');
     const started = performance.now();
     await emit({ type: 'step-start', step });
-    const response = await streamStep({
-      step,
-      model: context.model,
-      request: { messages: [...system, ...context.history, ...added], tools },
-      signal,
-      idleTimeoutMs: config.limits.streamIdleTimeoutMs,
-      emit,
-    });
+    const resumed = context.resume?.step === step ? context.resume : undefined;
+    const response = resumed
+      ? resumedResponse(resumed.assistant)
+      : await streamStep({
+          step,
+          model: context.model,
+          request: { messages: [...context.system, ...context.history, ...added], tools },
+          signal,
+          idleTimeoutMs: config.limits.streamIdleTimeoutMs,
+          emit,
+        });
     lastText = response.text;
     usage = addUsage(usage, response.usage);
     if (signal.aborted) return finish('aborted');
     assertComplete(response);
 
-    added.push({
+    const assistant: AssistantMessage = resumed?.assistant ?? {
       role: 'assistant',
       content: response.text || null,
       ...(response.toolCalls.length > 0 ? { tool_calls: response.toolCalls } : {}),
-    });
-    let toolCalls: StepSummary['toolCalls'] = [];
-    if (response.toolCalls.length > 0) {
-      for (const call of response.toolCalls) await emit(toolCallEvent(step, call));
-      const results = await runToolCalls(response.toolCalls, {
-        ...context.tools,
-        runId: context.runId,
-        step,
-        signal,
-        emit,
-      });
-      // Tool messages go in even after an abort, so the history never holds a call without its result.
-      for (const { message } of results) added.push(message);
-      toolCalls = response.toolCalls.map((call, index) => ({
-        callId: call.id,
-        toolName: call.function.name,
-        ok: results[index]?.ok ?? false,
-      }));
-    }
+    };
+    const toolMessages = await runStepTools(context, step, assistant, resumed?.settled ?? []);
+    const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
+    // Tool messages go in even after an abort, so the history never holds a call without its result.
+    added.push(...stepMessages);
+    await context.journal.stepCompleted(step, stepMessages);
+
     const durationMs = performance.now() - started;
+    const toolCalls = response.toolCalls.map((call, index) => ({
+      callId: call.id,
+      toolName: call.function.name,
+      ok: toolMessages[index]?.ok ?? false,
+    }));
     steps.push({
       step,
       finishReason: response.finishReason,
@@ -109,9 +130,60 @@ export async function runAgent(context: RunContext): Promise<RunOutcome> {
   return finish('max-steps');
 }
 
-function systemMessages(config: AgentConfig, offersTools: boolean): ChatMessage[] {
-  const parts = [config.instructions, offersTools ? TOOL_OUTPUT_NOTICE : undefined].filter(Boolean);
-  return parts.length > 0 ? [{ role: 'system', content: parts.join('\n\n') }] : [];
+/** Runs a step's tool calls (those not settled before a resume), keeping the journal told of approval waits. */
+async function runStepTools(
+  context: RunContext,
+  step: number,
+  assistant: AssistantMessage,
+  settledBefore: readonly ToolMessage[],
+): Promise<{ message: ToolMessage; ok: boolean }[]> {
+  const calls = assistant.tool_calls ?? [];
+  if (calls.length === 0) return [];
+  const already = new Map(settledBefore.map((message) => [message.tool_call_id, message]));
+  const toRun = calls.filter((call) => !already.has(call.id));
+  for (const call of toRun) await context.emit(toolCallEvent(step, call));
+  const settled = [...settledBefore];
+  const awaiting = new Map<string, ChatToolCall>();
+  const results = await runToolCalls(toRun, {
+    ...context.tools,
+    runId: context.runId,
+    step,
+    signal: context.signal,
+    emit: context.emit,
+    onSettled: (message) => {
+      settled.push(message);
+      awaiting.delete(message.tool_call_id);
+    },
+    onAwaitingApproval: async (call) => {
+      awaiting.set(call.id, call);
+      await context.journal.awaitingApproval({
+        step,
+        assistant,
+        settled,
+        awaiting: [...awaiting.values()],
+      });
+    },
+  });
+  const fresh = new Map(toRun.map((call, index) => [call.id, results[index]]));
+  // In call order, the order the model expects, whichever ran before a reload.
+  return calls.map((call) => {
+    const before = already.get(call.id);
+    if (before) return { message: before, ok: !isErrorOutput(before.content) };
+    const result = fresh.get(call.id);
+    if (!result)
+      throw new AirlockError('internal-error', `Tool call ${call.id} produced no result.`);
+    return result;
+  });
+}
+
+/** A resumed step's response, as it was streamed before the reload. */
+function resumedResponse(assistant: AssistantMessage): StepResponse {
+  return {
+    text: assistant.content ?? '',
+    toolCalls: assistant.tool_calls ?? [],
+    finishReason: 'tool_calls' satisfies FinishReason,
+    usage: NO_USAGE,
+  };
 }
 
 /**

@@ -1,10 +1,12 @@
 import * as Comlink from 'comlink';
-import { AgentService } from './agent-service';
+import { installErrorTransfer } from '../errors/error-transfer';
+import { AgentService, type AgentServiceOptions } from './agent-service';
 
 /**
  * Serves an agent from this worker. Call it once from the agent worker entry:
  * `import { serveAgent } from 'airlock/worker'; serveAgent();`
  */
-export function serveAgent(): void {
-  Comlink.expose(new AgentService());
+export function serveAgent(options: AgentServiceOptions = {}): void {
+  installErrorTransfer();
+  Comlink.expose(new AgentService(options));
 }

@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { agentFor, collect, scriptModel } from './support';
 
 describe('agent lifecycle', () => {
-  it('refuses a second run while one is going on, with run-in-progress', async () => {
+  it('refuses a second run on the same conversation while one is going on, with conversation-busy', async () => {
     const session = await scriptModel([{ text: 'slow answer '.repeat(20), chunkDelayMs: 10 }]);
     const agent = agentFor(session);
     const first = agent.run('First');
     const second = agent.run('Second');
 
-    await expect(second.result).rejects.toMatchObject({ code: 'run-in-progress' });
+    await expect(second.result).rejects.toMatchObject({ code: 'conversation-busy' });
     expect((await first.result).reason).toBe('stop');
     expect(await session.requests()).toHaveLength(1);
   });

@@ -104,7 +104,7 @@ describe('the agent loop in a worker', () => {
 
   it('remembers earlier turns of the conversation in the next run', async () => {
     const session = await scriptModel([{ text: 'Hello Ada.' }, { text: 'Your name is Ada.' }]);
-    const agent = agentFor(session);
+    const agent = agentFor(session, { memory: { tools: false } });
     await agent.run('My name is Ada.').result;
     const second = await agent.run('What is my name?').result;
 

@@ -78,7 +78,7 @@ describe('approvals and permissions', () => {
       code: 'tool-rejected',
       message: 'The user rejected this call to "delete_note": That note is important.',
     });
-    expect(await agent.toolCalls()).toEqual([
+    expect(await agent.memory.toolCalls()).toEqual([
       expect.objectContaining({
         callId: 'call_del',
         toolName: 'delete_note',
@@ -168,7 +168,9 @@ describe('approvals and permissions', () => {
     await run.result;
 
     // Calls settle concurrently, so the log is compared in call-id order.
-    const records = [...(await agent.toolCalls())].sort((a, b) => b.callId.localeCompare(a.callId));
+    const records = [...(await agent.memory.toolCalls())].sort((a, b) =>
+      b.callId.localeCompare(a.callId),
+    );
     expect(
       records.map(({ callId, toolName, arguments: args, outcome, runId }) => ({
         callId,

@@ -132,9 +132,9 @@ describe('model faults', () => {
     await session.waitUntil((requests) => requests[0]?.closedByClient === true);
   });
 
-  it('keeps the earlier turns usable after a failed run', async () => {
+  it("keeps the conversation, the failed turn's input included, usable after a failed run", async () => {
     const session = await scriptModel([{ text: 'First.' }, { status: 400 }, { text: 'Third.' }]);
-    const agent = agentFor(session);
+    const agent = agentFor(session, { memory: { tools: false } });
     await agent.run('One').result;
     await expect(agent.run('Two').result).rejects.toMatchObject({ code: 'model-http-error' });
 
@@ -142,6 +142,7 @@ describe('model faults', () => {
     const third = (await session.requests())[2]?.body as {
       messages: Array<{ role: string; content: string }>;
     };
-    expect(third.messages.map((message) => message.content)).toEqual(['One', 'First.', 'Three']);
+    const replayed = third.messages.filter((message) => message.role !== 'system');
+    expect(replayed.map((message) => message.content)).toEqual(['One', 'First.', 'Two', 'Three']);
   });
 });

@@ -18,16 +18,15 @@ export const testToolsWorker = () =>
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
-  options: Pick<
-    AgentOptions,
-    'tools' | 'toolsets' | 'allowedTools' | 'limits' | 'instructions'
-  > = {},
+  options: Partial<Omit<AgentOptions, 'model'>> = {},
 ) {
   const agent = createAgent({
     worker: () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2 },
     ...options,
+    // A database of its own per agent unless the test shares one on purpose.
+    memory: { database: `test-${crypto.randomUUID()}`, ...options.memory },
   });
   onTestFinished(() => agent.dispose());
   return agent;

@@ -28,6 +28,7 @@ describe('the event port between worker and page', () => {
       await sink.emit({
         type: 'run-finish',
         runId: 'run-1',
+        conversationId: 'conversation-1',
         reason: 'stop',
         text: '',
         steps: [],

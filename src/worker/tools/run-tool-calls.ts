@@ -1,9 +1,8 @@
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
-import type { ToolCallRequest, ToolCheck, ToolOutcome } from '../../protocol/tools';
+import type { ToolCallRecord, ToolCallRequest, ToolCheck, ToolOutcome } from '../../protocol/tools';
 import type { ApprovalGate } from './approval-gate';
-import type { AuditLog } from './audit-log';
 import { unlessAborted } from './deadline';
 import { formatToolOutput } from './tool-message';
 import type { RegisteredTool, ToolRegistry } from './tool-registry';
@@ -16,14 +15,21 @@ export interface ToolCallsContext {
   /** Whether the agent and the run allow a tool. */
   readonly allowed: (toolName: string) => boolean;
   readonly approvals: ApprovalGate;
-  readonly audit: AuditLog;
+  /** Told of every settled call, for the audit log. */
+  readonly audit: (record: ToolCallRecord) => void;
   readonly signal: AbortSignal;
   readonly emit: (event: AgentEvent) => Promise<void>;
+  /** Told of each call's tool message as soon as it is settled. */
+  readonly onSettled?: (message: ToolMessage) => void;
+  /** Told (and awaited) before a call waits for approval, so the wait can survive a reload. */
+  readonly onAwaitingApproval?: (call: ChatToolCall) => Promise<void>;
 }
+
+type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 
 /** One finished call: the tool message for the model and whether it succeeded. */
 export interface ToolCallResult {
-  readonly message: Extract<ChatMessage, { role: 'tool' }>;
+  readonly message: ToolMessage;
   readonly ok: boolean;
 }
 
@@ -60,7 +66,7 @@ async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promi
       ? { ...base, ok: true, output: outcome.output }
       : { ...base, ok: false, error: outcome.error },
   );
-  context.audit.record({
+  context.audit({
     runId: context.runId,
     callId: call.id,
     toolName,
@@ -69,8 +75,13 @@ async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promi
     durationMs,
     at: Date.now(),
   });
-  const content = formatToolOutput(toolName, call.id, outcome);
-  return { message: { role: 'tool', tool_call_id: call.id, content }, ok: outcome.ok };
+  const message: ToolMessage = {
+    role: 'tool',
+    tool_call_id: call.id,
+    content: formatToolOutput(toolName, call.id, outcome),
+  };
+  context.onSettled?.(message);
+  return { message, ok: outcome.ok };
 }
 
 /** Looks the tool up, checks the call, waits for approval if needed, then runs it. */
@@ -108,6 +119,7 @@ async function settle(
   );
   if (!check.ok) return check;
   if (check.needsApproval) {
+    await context.onAwaitingApproval?.(call);
     await context.emit({
       type: 'approval-request',
       step: context.step,

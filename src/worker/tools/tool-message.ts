@@ -20,3 +20,8 @@ export function formatToolOutput(toolName: string, callId: string, outcome: Tool
 function escapeAttribute(value: string): string {
   return value.replace(/[&"<>]/g, (char) => `&#${char.charCodeAt(0)};`);
 }
+
+/** Whether a tool message's content reports an error (read from its opening tag). */
+export function isErrorOutput(content: string): boolean {
+  return /^<tool_output [^>]*status="error">/.test(content);
+}

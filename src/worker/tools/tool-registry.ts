@@ -32,6 +32,19 @@ export class ToolRegistry {
     }
   }
 
+  /** A copy with more tools, leaving this registry as it is (e.g. one run's built-in tools). */
+  extended(
+    specs: readonly ToolSpec[],
+    runner: ToolRunner,
+    defaultTimeoutMs: number,
+    where: string,
+  ): ToolRegistry {
+    const copy = new ToolRegistry();
+    for (const [name, tool] of this.#tools) copy.#tools.set(name, tool);
+    copy.add(specs, runner, defaultTimeoutMs, where);
+    return copy;
+  }
+
   get(name: string): RegisteredTool | undefined {
     return this.#tools.get(name);
   }

@@ -4,14 +4,17 @@ import { TIMED_OUT, withDeadline } from './deadline';
 import { type ToolRunner, timedOut } from './tool-runner';
 
 /**
- * Runs page tools through the page's tool host. The page thread cannot be killed, so a
- * page tool's deadline is cooperative: its signal is aborted and its late result ignored.
+ * Runs tools through a host in a thread that cannot be killed: the page (over Comlink)
+ * or the agent worker itself (built-in tools). The deadline is cooperative: the tool's
+ * signal is aborted and its late result ignored.
  */
-export class PageToolRunner implements ToolRunner {
-  readonly #host: Comlink.Remote<ToolHost>;
+export class HostToolRunner implements ToolRunner {
+  readonly #host: ToolHost | Comlink.Remote<ToolHost>;
+  readonly #where: string;
 
-  constructor(host: Comlink.Remote<ToolHost>) {
+  constructor(host: ToolHost | Comlink.Remote<ToolHost>, where: string) {
     this.#host = host;
+    this.#where = where;
   }
 
   async check(request: ToolCallRequest, timeoutMs: number): Promise<ToolCheck> {
@@ -28,12 +31,12 @@ export class PageToolRunner implements ToolRunner {
     return timedOut(
       request.toolName,
       timeoutMs,
-      'its signal was aborted (page tools cannot be killed)',
+      `its signal was aborted (${this.#where} cannot be killed)`,
     );
   }
 
   cancel(callId: string): void {
-    // Best effort: if the page is gone there is nothing left to cancel.
-    this.#host.cancel(callId).catch(() => undefined);
+    // Best effort: if the host is gone there is nothing left to cancel.
+    Promise.resolve(this.#host.cancel(callId)).catch(() => undefined);
   }
 }

@@ -1,0 +1,212 @@
+import { z } from 'zod';
+import { AirlockError } from '../errors/airlock-error';
+import { isMemoryScope } from './memory-rules';
+import type { ConversationExport, MemoryScope } from './store';
+
+/** The most text an import may be: parsing more would stall the tab for little gain. */
+export const MAX_IMPORT_CHARS = 20 * 1024 * 1024;
+
+/** The most messages an import may hold. */
+export const MAX_IMPORT_MESSAGES = 100_000;
+
+/** How many problems an error message lists; all of them are in `details.problems`. */
+const MAX_LISTED_PROBLEMS = 10;
+
+const timestamp = z.number().nonnegative();
+const seqNumber = z.int().nonnegative();
+
+const toolCallSchema = z.object({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const chatMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCallSchema).exactOptional(),
+  }),
+  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }),
+]);
+
+const memoryScopeSchema = z.custom<MemoryScope>(
+  (value) => typeof value === 'string' && isMemoryScope(value),
+  { error: 'expected "global", "user:<id>" or "conversation:<id>"' },
+);
+
+/**
+ * An exported conversation, as it must look to be imported. Unknown keys are dropped, so
+ * nothing the file carries beyond the format reaches the database.
+ */
+export const conversationExportSchema = z.object({
+  format: z.literal('airlock.conversation'),
+  version: z.literal(1),
+  conversation: z.object({
+    id: z.string().min(1),
+    title: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    summary: z.string(),
+    summarizedThroughSeq: seqNumber,
+    lastSeq: seqNumber,
+  }),
+  messages: z
+    .array(
+      z.object({
+        conversationId: z.string(),
+        seq: z.int().positive(),
+        runId: z.string(),
+        message: chatMessageSchema,
+        status: z.enum(['complete', 'interrupted']),
+        approxTokens: z.number().nonnegative(),
+        at: timestamp,
+      }),
+    )
+    .max(MAX_IMPORT_MESSAGES),
+  memories: z.array(
+    z.object({
+      id: z.string().min(1),
+      key: z.string().min(1),
+      content: z.string(),
+      importance: z.number().min(0).max(1),
+      scope: memoryScopeSchema,
+      expiresAt: z.number().exactOptional(),
+      createdAt: timestamp,
+      updatedAt: timestamp,
+    }),
+  ),
+});
+
+function rejectImport(message: string, problems: readonly string[] = []): AirlockError {
+  return new AirlockError('invalid-input', message, { details: { problems } });
+}
+
+function listProblems(problems: readonly string[]): string {
+  const listed = problems.slice(0, MAX_LISTED_PROBLEMS).join('; ');
+  const more = problems.length - MAX_LISTED_PROBLEMS;
+  return more > 0 ? `${listed}; and ${more} more` : listed;
+}
+
+/** `messages.3.message.role`, or `(root)`. */
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(root)' : path.map(String).join('.');
+}
+
+function messageCount(data: unknown): number {
+  if (typeof data !== 'object' || data === null) return 0;
+  const { messages } = data as { messages?: unknown };
+  return Array.isArray(messages) ? messages.length : 0;
+}
+
+/** The characters of text an export holds, for the size cap of imports given as objects. */
+function textSize(value: ConversationExport): number {
+  let chars = value.conversation.title.length + value.conversation.summary.length;
+  for (const record of value.messages) {
+    chars += record.message.content?.length ?? 0;
+    if (record.message.role === 'assistant') {
+      for (const call of record.message.tool_calls ?? [])
+        chars += call.function.name.length + call.function.arguments.length;
+    }
+  }
+  for (const memory of value.memories) chars += memory.key.length + memory.content.length;
+  return chars;
+}
+
+/**
+ * What the types cannot say: messages numbered 1..n in this conversation, a `lastSeq` that
+ * matches, tool results answering an earlier call, memories of this conversation only
+ * (an import must not plant memories that other conversations would read).
+ */
+export function findInconsistencies(value: ConversationExport): string[] {
+  const problems: string[] = [];
+  const { id, lastSeq, summarizedThroughSeq } = value.conversation;
+  const callIds = new Set<string>();
+  value.messages.forEach((record, index) => {
+    if (record.seq !== index + 1)
+      problems.push(
+        `messages.${index}.seq: is ${record.seq}, expected ${index + 1} (seq must run from 1 without gaps)`,
+      );
+    if (record.conversationId !== id)
+      problems.push(
+        `messages.${index}.conversationId: is "${record.conversationId}", expected "${id}"`,
+      );
+    const { message } = record;
+    if (message.role === 'assistant') {
+      for (const call of message.tool_calls ?? []) callIds.add(call.id);
+    } else if (message.role === 'tool' && !callIds.has(message.tool_call_id)) {
+      problems.push(
+        `messages.${index}.message.tool_call_id: "${message.tool_call_id}" answers no tool call of an earlier assistant message`,
+      );
+    }
+  });
+  if (lastSeq !== value.messages.length)
+    problems.push(
+      `conversation.lastSeq: is ${lastSeq}, expected ${value.messages.length} (the last seq)`,
+    );
+  if (summarizedThroughSeq > lastSeq)
+    problems.push(
+      `conversation.summarizedThroughSeq: is ${summarizedThroughSeq}, beyond lastSeq ${lastSeq}`,
+    );
+  const memoryIds = new Set<string>();
+  const memoryKeys = new Set<string>();
+  value.memories.forEach((memory, index) => {
+    if (memory.scope !== `conversation:${id}`)
+      problems.push(`memories.${index}.scope: is "${memory.scope}", expected "conversation:${id}"`);
+    if (memoryIds.has(memory.id))
+      problems.push(`memories.${index}.id: "${memory.id}" appears twice`);
+    if (memoryKeys.has(memory.key))
+      problems.push(`memories.${index}.key: "${memory.key}" appears twice`);
+    memoryIds.add(memory.id);
+    memoryKeys.add(memory.key);
+  });
+  return problems;
+}
+
+/**
+ * Validates data to import: an exported conversation as an object or as JSON text. Text
+ * is measured before it is parsed. Rejects with `invalid-input` saying what is wrong
+ * (the JSON error, the paths of wrong fields, the broken numbering) and changes nothing.
+ */
+export function parseConversationExport(data: unknown): ConversationExport {
+  let candidate = data;
+  if (typeof data === 'string') {
+    if (data.length > MAX_IMPORT_CHARS)
+      throw rejectImport(
+        `The import is too large: ${data.length} characters of text, more than the ${MAX_IMPORT_CHARS} allowed.`,
+      );
+    try {
+      candidate = JSON.parse(data);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw rejectImport(`The import is not valid JSON: ${reason}`);
+    }
+  }
+  const count = messageCount(candidate);
+  if (count > MAX_IMPORT_MESSAGES)
+    throw rejectImport(
+      `The import is too large: ${count} messages, more than the ${MAX_IMPORT_MESSAGES} allowed.`,
+    );
+  const parsed = conversationExportSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${formatPath(issue.path)}: ${issue.message}`,
+    );
+    throw rejectImport(
+      `The import is not an Airlock conversation: ${listProblems(problems)}`,
+      problems,
+    );
+  }
+  const value: ConversationExport = parsed.data;
+  const size = textSize(value);
+  if (size > MAX_IMPORT_CHARS)
+    throw rejectImport(
+      `The import is too large: ${size} characters of text, more than the ${MAX_IMPORT_CHARS} allowed.`,
+    );
+  const problems = findInconsistencies(value);
+  if (problems.length > 0)
+    throw rejectImport(`The import is inconsistent: ${listProblems(problems)}`, problems);
+  return value;
+}

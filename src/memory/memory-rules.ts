@@ -1,0 +1,103 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { MemoryInput, MemoryRecord, MemoryScope } from './store';
+import type { StoreChange } from './store-change';
+
+/** Importance of a memory saved without one: neither pushed forward nor back. */
+export const DEFAULT_IMPORTANCE = 0.5;
+
+/** True for `global`, `user:<id>` or `conversation:<id>` with a non-empty id. */
+export function isMemoryScope(value: string): value is MemoryScope {
+  return value === 'global' || /^(?:user|conversation):./s.test(value);
+}
+
+/** True if the memory has an expiry at or before `now`: it is ignored and may be pruned. */
+export function isExpired(memory: Pick<MemoryRecord, 'expiresAt'>, now: number): boolean {
+  return memory.expiresAt !== undefined && memory.expiresAt <= now;
+}
+
+/** Sort order of memories: more important first, then the most recently updated. */
+export function compareMemories(a: MemoryRecord, b: MemoryRecord): number {
+  return b.importance - a.importance || b.updatedAt - a.updatedAt;
+}
+
+/** A memory input with its defaults filled in. */
+export interface NormalizedMemoryInput {
+  readonly key: string;
+  readonly content: string;
+  readonly importance: number;
+  readonly scope: MemoryScope;
+  readonly expiresAt?: number;
+}
+
+function invalid(message: string, field: string): AirlockError {
+  return new AirlockError('invalid-input', message, { details: { field } });
+}
+
+function checkKey(key: unknown): void {
+  if (typeof key !== 'string' || key.trim() === '')
+    throw invalid('A memory needs a non-empty string `key`.', 'key');
+}
+
+function checkContent(content: unknown): void {
+  if (typeof content !== 'string') throw invalid('A memory `content` must be a string.', 'content');
+}
+
+function checkImportance(importance: unknown): void {
+  if (typeof importance !== 'number' || !(importance >= 0 && importance <= 1))
+    throw invalid('A memory `importance` must be a number from 0 to 1.', 'importance');
+}
+
+function checkExpiresAt(expiresAt: unknown): void {
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
+    throw invalid('A memory `expiresAt` must be a finite epoch time in milliseconds.', 'expiresAt');
+}
+
+/**
+ * Checks a memory to save and fills in its defaults. Memories may come from a tool the
+ * model called, so the types are not trusted: a bad field is `invalid-input`.
+ */
+export function normalizeMemoryInput(input: MemoryInput): NormalizedMemoryInput {
+  checkKey(input.key);
+  checkContent(input.content);
+  const importance = input.importance ?? DEFAULT_IMPORTANCE;
+  checkImportance(importance);
+  const scope = input.scope ?? 'global';
+  if (typeof scope !== 'string' || !isMemoryScope(scope))
+    throw invalid(
+      'A memory `scope` must be "global", "user:<id>" or "conversation:<id>".',
+      'scope',
+    );
+  const base = { key: input.key, content: input.content, importance, scope };
+  if (input.expiresAt === undefined) return base;
+  checkExpiresAt(input.expiresAt);
+  return { ...base, expiresAt: input.expiresAt };
+}
+
+/** Checks the fields of a memory update, as `normalizeMemoryInput` does for a new one. */
+export function checkMemoryPatch(
+  patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>,
+): void {
+  if (patch.key !== undefined) checkKey(patch.key);
+  if (patch.content !== undefined) checkContent(patch.content);
+  if (patch.importance !== undefined) checkImportance(patch.importance);
+  if (patch.expiresAt !== undefined) checkExpiresAt(patch.expiresAt);
+}
+
+/** The scope of memories that belong to one conversation. */
+export function conversationScope(conversationId: string): MemoryScope {
+  return `conversation:${conversationId}`;
+}
+
+/** The change notification for a write to a memory of `scope`. */
+export function memoryChange(scope: MemoryScope): StoreChange {
+  const prefix = 'conversation:';
+  return scope.startsWith(prefix)
+    ? { table: 'memories', conversationId: scope.slice(prefix.length) }
+    : { table: 'memories' };
+}
+
+/** A new memory id. Built from `getRandomValues`: `randomUUID` is missing outside secure contexts. */
+export function newMemoryId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `mem_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+}

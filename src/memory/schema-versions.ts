@@ -1,0 +1,35 @@
+/**
+ * The IndexedDB schema, version by version, as Dexie stores strings (primary key first,
+ * then indexes; `&` unique, `++` auto-increment, `[a+b]` compound).
+ *
+ * A version is never edited once shipped: browsers that opened it keep its layout, and
+ * only a new version with an upgrade moves them on. Change the schema by appending one.
+ */
+
+/** Dexie stores strings of one schema version; a table left out keeps its previous layout. */
+export type StoresSpec = Readonly<Record<string, string | null>>;
+
+/**
+ * Version 1, as first shipped. Messages are keyed by conversation and position; runs and
+ * audit records are found by conversation (and run); memories are unique per scope and key.
+ * Audit records have an outbound auto-increment key: insertion order, newest last.
+ */
+export const SCHEMA_V1: StoresSpec = {
+  conversations: 'id, updatedAt',
+  messages: '[conversationId+seq]',
+  memories: 'id, &[scope+key], expiresAt',
+  runs: 'id, conversationId, status',
+  audit: '++, conversationId, runId, at',
+};
+
+/**
+ * Version 2: history windowing. Messages gain `approxTokens` (not indexed; backfilled by
+ * the upgrade) and an index that reads the newest complete messages of a conversation
+ * without reading the rest.
+ */
+export const SCHEMA_V2: StoresSpec = {
+  messages: '[conversationId+seq], [conversationId+status+seq]',
+};
+
+/** The newest schema version; opening a store upgrades to it. */
+export const CURRENT_SCHEMA_VERSION = 2;

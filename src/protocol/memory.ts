@@ -1,0 +1,127 @@
+import type { ChatMessage } from './chat';
+import type { ToolCallRecord } from './tools';
+
+// What Airlock stores, as plain records: they cross from the agent worker to the page.
+
+/**
+ * Where a memory applies: every conversation (`global`), one user's conversations
+ * (`user:<id>`), or one conversation (`conversation:<id>`).
+ */
+export type MemoryScope = 'global' | `user:${string}` | `conversation:${string}`;
+
+/** A conversation's row. */
+export interface ConversationRecord {
+  readonly id: string;
+  readonly title: string;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** The running summary of messages that fell out of the history window. */
+  readonly summary: string;
+  /** The last message `seq` the summary covers (0: none). */
+  readonly summarizedThroughSeq: number;
+  /** The `seq` of the newest message (0: none). */
+  readonly lastSeq: number;
+}
+
+/** One message of a conversation, as stored. */
+export interface MessageRecord {
+  readonly conversationId: string;
+  /** Position in the conversation, from 1, without gaps. */
+  readonly seq: number;
+  readonly runId: string;
+  readonly message: ChatMessage;
+  /**
+   * `complete` messages are replayed to the model. `interrupted` marks the partial text of
+   * a run cut short by a reload or a closed tab: shown, never replayed as an answer.
+   */
+  readonly status: 'complete' | 'interrupted';
+  /** A rough token count (characters / 4), kept so windowing never re-measures history. */
+  readonly approxTokens: number;
+  readonly at: number;
+}
+
+/** A long-term memory. (`scope`, `key`) is unique. */
+export interface MemoryRecord {
+  readonly id: string;
+  readonly key: string;
+  readonly content: string;
+  /** 0 to 1; higher first when memories are put in the instructions. */
+  readonly importance: number;
+  readonly scope: MemoryScope;
+  /** Epoch ms after which the memory is ignored and pruned; absent: never. */
+  readonly expiresAt?: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** What saving a memory takes; `id`, timestamps are filled in. Same scope and key: replaced. */
+export interface MemoryInput {
+  readonly key: string;
+  readonly content: string;
+  readonly importance?: number;
+  readonly scope?: MemoryScope;
+  readonly expiresAt?: number;
+}
+
+/** A tool call of the audit log, with the conversation it belongs to. */
+export interface AuditRecord extends ToolCallRecord {
+  readonly conversationId: string;
+}
+
+/** A tool call held for approval, as a checkpoint keeps it. */
+export interface PendingApproval {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly arguments: unknown;
+}
+
+/** A run's checkpoint: where it is, so a reload can tell interrupted from finished and resume approvals. */
+export interface RunRecord {
+  readonly id: string;
+  readonly conversationId: string;
+  readonly status: 'running' | 'awaiting-approval' | 'finished' | 'interrupted' | 'failed';
+  readonly input: string;
+  /** The step being streamed now (from 1). */
+  readonly step: number;
+  /** Text of the current step streamed so far, saved now and then; kept as `interrupted` if the run is cut. */
+  readonly partialText: string;
+  /**
+   * A step whose tool calls wait for approval: the assistant message that made them and
+   * the tool messages already settled, so the step can be finished after a reload.
+   */
+  readonly pendingStep?: {
+    readonly assistant: Extract<ChatMessage, { role: 'assistant' }>;
+    readonly settled: readonly Extract<ChatMessage, { role: 'tool' }>[];
+    readonly awaiting: readonly PendingApproval[];
+  };
+  readonly startedAt: number;
+  readonly updatedAt: number;
+}
+
+/** A conversation as exported: everything needed to import it elsewhere. */
+export interface ConversationExport {
+  readonly format: 'airlock.conversation';
+  readonly version: 1;
+  readonly conversation: ConversationRecord;
+  readonly messages: readonly MessageRecord[];
+  /** The conversation-scoped memories. */
+  readonly memories: readonly MemoryRecord[];
+}
+
+/** The tables a change notification can name. */
+export type StoreTable = 'conversations' | 'messages' | 'memories' | 'runs' | 'audit';
+
+/**
+ * What the store posts after every successful write, so other tabs (and the page of
+ * the same tab) can refresh what they show. Plain data: it crosses `BroadcastChannel`.
+ */
+export interface StoreChange {
+  readonly table: StoreTable;
+  /** The conversation the change belongs to, when it belongs to one. */
+  readonly conversationId?: string;
+}
+
+/** The name of the `BroadcastChannel` a store named `storeName` posts its changes on. */
+export function storeChannelName(storeName: string): string {
+  return `airlock:${storeName}`;
+}

@@ -1,0 +1,144 @@
+import { isAirlockError, toErrorData } from '../errors/airlock-error';
+import type { AuditRecord, ConversationStore, RunRecord } from '../memory/store';
+import type { ChatMessage, ChatToolCall } from '../protocol/chat';
+import type { AgentEvent } from '../protocol/events';
+import type { ToolCallRecord } from '../protocol/tools';
+import type { ResumedStep, RunJournal } from './run-agent';
+
+/** How often the text being streamed is saved, so a reload loses at most this much. */
+const PROGRESS_INTERVAL_MS = 250;
+
+/**
+ * Writes one run into the store: the input, each completed step with its audit records
+ * (one transaction each), the text being streamed (now and then), approval waits, and how
+ * the run ended. A failed write does not stop the run: it is reported once as a
+ * `storage-error` event and the run goes on in memory.
+ */
+export class ConversationJournal implements RunJournal {
+  readonly #store: ConversationStore;
+  readonly #emit: (event: AgentEvent) => Promise<void>;
+  readonly #audit: AuditRecord[] = [];
+  #run: RunRecord;
+  #lastProgressAt = 0;
+  #reportedFailure = false;
+
+  constructor(
+    store: ConversationStore,
+    run: RunRecord,
+    emit: (event: AgentEvent) => Promise<void>,
+  ) {
+    this.#store = store;
+    this.#run = run;
+    this.#emit = emit;
+  }
+
+  /** Saves the run's input with its checkpoint, before anything is sent to the model. */
+  async started(input: ChatMessage): Promise<void> {
+    await this.#write(() =>
+      this.#store.commitStep({
+        conversationId: this.#run.conversationId,
+        runId: this.#run.id,
+        messages: [input],
+        run: this.#run,
+      }),
+    );
+  }
+
+  /** Observes the run's events to keep the streamed text of the current step. */
+  observe(event: AgentEvent): void {
+    if (event.type === 'step-start') {
+      this.#update({ step: event.step, partialText: '' });
+    } else if (event.type === 'text-delta') {
+      this.#run = { ...this.#run, partialText: this.#run.partialText + event.delta };
+      const now = performance.now();
+      if (now - this.#lastProgressAt >= PROGRESS_INTERVAL_MS) {
+        this.#lastProgressAt = now;
+        void this.#write(() => this.#store.putRun(this.#run));
+      }
+    }
+  }
+
+  /** Collects a settled tool call for the audit log; it is written with its step. */
+  audit(record: ToolCallRecord): void {
+    this.#audit.push({ ...record, conversationId: this.#run.conversationId });
+  }
+
+  async stepCompleted(step: number, messages: readonly ChatMessage[]): Promise<void> {
+    const { pendingStep: _done, ...rest } = this.#run;
+    this.#run = {
+      ...rest,
+      status: 'running',
+      step: step + 1,
+      partialText: '',
+      updatedAt: Date.now(),
+    };
+    const audit = this.#audit.splice(0);
+    await this.#write(() =>
+      this.#store.commitStep({
+        conversationId: this.#run.conversationId,
+        runId: this.#run.id,
+        messages,
+        run: this.#run,
+        audit,
+      }),
+    );
+  }
+
+  async awaitingApproval(
+    pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
+  ): Promise<void> {
+    this.#run = {
+      ...this.#run,
+      status: 'awaiting-approval',
+      updatedAt: Date.now(),
+      pendingStep: {
+        assistant: pending.assistant,
+        settled: [...pending.settled],
+        awaiting: pending.awaiting.map((call) => ({
+          callId: call.id,
+          toolName: call.function.name,
+          arguments: call.function.arguments,
+        })),
+      },
+    };
+    await this.#write(() => this.#store.putRun(this.#run));
+  }
+
+  /**
+   * Ends the run. A finished run is marked so; one aborted or failed mid-step keeps the
+   * text it had streamed as an `interrupted` message, shown but never replayed.
+   */
+  async ended(status: 'finished' | 'interrupted' | 'failed'): Promise<void> {
+    const partial = this.#run.partialText;
+    const { pendingStep: _pending, ...rest } = this.#run;
+    this.#run = { ...rest, status, updatedAt: Date.now() };
+    const interrupted: ChatMessage[] =
+      status !== 'finished' && partial ? [{ role: 'assistant', content: partial }] : [];
+    await this.#write(() =>
+      this.#store.commitStep({
+        conversationId: this.#run.conversationId,
+        runId: this.#run.id,
+        messages: interrupted,
+        status: 'interrupted',
+        run: this.#run,
+        audit: this.#audit.splice(0),
+      }),
+    );
+  }
+
+  #update(patch: Partial<RunRecord>): void {
+    this.#run = { ...this.#run, ...patch, updatedAt: Date.now() };
+  }
+
+  async #write(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      // The store fails with typed errors only; anything else is a bug and fails the run.
+      if (!isAirlockError(error)) throw error;
+      if (this.#reportedFailure) return;
+      this.#reportedFailure = true;
+      await this.#emit({ type: 'storage-error', error: toErrorData(error) });
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import type { ConversationStore, MemoryScope } from '../../memory/store';
+import { type Tool, tool } from '../../tools/define-tool';
+
+/** Where the memory tools of one run read and write. */
+export interface MemoryToolScopes {
+  /** Memories of this conversation only. */
+  readonly conversation: MemoryScope;
+  /** Memories that follow the user into other conversations (`user:<id>`, else `global`). */
+  readonly lasting: MemoryScope;
+}
+
+/** How many memories `recall_memories` returns at most. */
+const RECALL_LIMIT = 20;
+
+/**
+ * The built-in memory tools, bound to one run's scopes. The model saves, recalls and
+ * forgets long-term memories with them like any other tool.
+ */
+export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes): Tool[] {
+  const scopeOf = (which: 'conversation' | 'lasting' | undefined) =>
+    which === 'conversation' ? scopes.conversation : scopes.lasting;
+  return [
+    tool({
+      name: 'save_memory',
+      description:
+        "Remember a fact for later (e.g. the user's name or preferences). Saving under an existing key replaces it.",
+      parameters: z.object({
+        key: z.string().min(1).max(100).describe('A short label, e.g. "user.name"'),
+        content: z.string().min(1).max(2_000).describe('What to remember'),
+        importance: z
+          .number()
+          .min(0)
+          .max(1)
+          .optional()
+          .describe('0 to 1; important memories come first'),
+        scope: z
+          .enum(['conversation', 'lasting'])
+          .optional()
+          .describe(
+            '"lasting" (default) follows the user into new conversations; "conversation" stays here',
+          ),
+        expiresInSeconds: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe('Forget it after this long'),
+      }),
+      execute: async ({ key, content, importance, scope, expiresInSeconds }) => {
+        const saved = await store.saveMemory({
+          key,
+          content,
+          scope: scopeOf(scope),
+          ...(importance === undefined ? {} : { importance }),
+          ...(expiresInSeconds === undefined
+            ? {}
+            : { expiresAt: Date.now() + expiresInSeconds * 1_000 }),
+        });
+        return { saved: saved.key, scope: scope ?? 'lasting' };
+      },
+    }),
+    tool({
+      name: 'recall_memories',
+      description: 'Look up saved memories by exact key, or by words they contain.',
+      parameters: z.object({
+        key: z.string().optional().describe('An exact key'),
+        query: z.string().optional().describe('Words to look for in keys and contents'),
+      }),
+      execute: async ({ key, query }) => {
+        const memories = await store.listMemories({
+          scopes: [scopes.conversation, scopes.lasting],
+        });
+        const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+        const matches = memories.filter((memory) => {
+          if (key !== undefined) return memory.key === key;
+          const text = `${memory.key} ${memory.content}`.toLowerCase();
+          return words.every((word) => text.includes(word));
+        });
+        return matches
+          .slice(0, RECALL_LIMIT)
+          .map(({ key: found, content }) => ({ key: found, content }));
+      },
+    }),
+    tool({
+      name: 'forget_memory',
+      description: 'Forget the memory saved under a key.',
+      parameters: z.object({ key: z.string().min(1) }),
+      execute: async ({ key }) => {
+        const memories = await store.listMemories({
+          scopes: [scopes.conversation, scopes.lasting],
+          includeExpired: true,
+        });
+        const doomed = memories.filter((memory) => memory.key === key);
+        for (const memory of doomed) await store.deleteMemory(memory.id);
+        return { forgotten: doomed.length };
+      },
+    }),
+  ];
+}

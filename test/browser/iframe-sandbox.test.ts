@@ -1,0 +1,238 @@
+import {
+  type AgentEvent,
+  createAgent,
+  IFRAME_BOOTSTRAP_HASH,
+  type IframeToolsetOptions,
+  type ToolsetOptions,
+} from 'airlock';
+import type { ScriptedToolCall } from 'airlock/testing/remote';
+import { describe, expect, expectTypeOf, inject, it } from 'vitest';
+import { commands } from 'vitest/browser';
+import type { WorkerThread } from '../setup/worker-threads.mjs';
+import { agentFor, collect, scriptModel } from './support';
+
+declare module 'vitest/browser' {
+  interface BrowserCommands {
+    /** The browser's dedicated worker threads, from /proc (`test/setup/worker-threads.mjs`). */
+    workerThreads: () => Promise<WorkerThread[] | null>;
+  }
+}
+
+type ToolResult = Extract<AgentEvent, { type: 'tool-result' }>;
+const GRACE_MS = 100;
+
+const probeToolsUrl = new URL('./fixtures/probe-tools.worker.ts', import.meta.url).href;
+const iframeProbe = (options: Partial<IframeToolsetOptions> = {}): IframeToolsetOptions => ({
+  name: 'probe',
+  isolation: 'iframe',
+  workerUrl: probeToolsUrl,
+  ...options,
+});
+const workerProbe: ToolsetOptions = {
+  name: 'probe',
+  worker: () => new Worker(probeToolsUrl, { type: 'module' }),
+};
+
+/** Runs one step of tool calls in a toolset and returns each call's result by call id. */
+async function callTools(
+  toolset: ToolsetOptions,
+  calls: ScriptedToolCall[],
+): Promise<Record<string, ToolResult>> {
+  const session = await scriptModel([{ toolCalls: calls }, { text: 'done' }]);
+  const agent = agentFor(session, { toolsets: [toolset] });
+  await agent.ready;
+  const events = await collect(agent.run('Probe'));
+  return Object.fromEntries(
+    events
+      .filter((event): event is ToolResult => event.type === 'tool-result')
+      .map((result) => [result.callId, result]),
+  );
+}
+
+const outputOf = (result: ToolResult | undefined) => (result?.ok ? result.output : result);
+const sandboxFrames = () => [
+  ...document.querySelectorAll<HTMLIFrameElement>('iframe[data-airlock-toolset="probe"]'),
+];
+/** Threads of dedicated workers that kept a CPU core at least half busy over `ms`; null without /proc. */
+async function busyWorkerThreads(ms = 100): Promise<number[] | null> {
+  const before = await commands.workerThreads();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = await commands.workerThreads();
+  if (!before || !after) return null;
+  // /proc counts CPU time in ticks of 10 ms.
+  const busyTicks = ms / 10 / 2;
+  return after
+    .filter((thread) => {
+      const earlier = before.find((candidate) => candidate.tid === thread.tid);
+      return earlier !== undefined && thread.cpuTicks - earlier.cpuTicks >= busyTicks;
+    })
+    .map((thread) => thread.tid);
+}
+
+/** Resolves with the ms until thread `tid` ended or went idle, sampled in 50 ms windows. */
+async function timeUntilIdle(tid: number, timeoutMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    const windowStart = performance.now();
+    if (!(await busyWorkerThreads(50))?.includes(tid)) return windowStart - started;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+describe('iframe isolation', () => {
+  it("gives iframe tools an opaque origin without the app's IndexedDB, where worker tools have both", async () => {
+    const probe: ScriptedToolCall = { id: 'call_storage', name: 'probe_storage', arguments: {} };
+
+    const inIframe = outputOf((await callTools(iframeProbe(), [probe])).call_storage);
+    const inWorker = outputOf((await callTools(workerProbe, [probe])).call_storage);
+
+    expect(inIframe).toEqual({
+      indexedDB: expect.stringMatching(/SecurityError/),
+      localStorage: 'undefined',
+      document: 'undefined',
+      origin: 'null',
+    });
+    expect(inWorker).toMatchObject({ indexedDB: 'opened', origin: location.origin });
+  });
+
+  it('lets iframe tools fetch the origins in allowedOrigins and blocks every other origin by CSP', async () => {
+    const allowed = new URL('/sessions/x/requests', inject('modelServerUrl'));
+    // The same server under another name: reachable, with the same CORS, but not allowed.
+    const elsewhere = new URL(allowed);
+    elsewhere.hostname = 'localhost';
+    const calls: ScriptedToolCall[] = [
+      { id: 'call_allowed', name: 'probe_fetch', arguments: { url: allowed.href } },
+      { id: 'call_elsewhere', name: 'probe_fetch', arguments: { url: elsewhere.href } },
+    ];
+
+    const inIframe = await callTools(iframeProbe({ allowedOrigins: [allowed.origin] }), calls);
+    const inWorker = await callTools(workerProbe, calls);
+
+    expect(outputOf(inIframe.call_allowed)).toEqual({ ok: true, status: 404 });
+    expect(outputOf(inIframe.call_elsewhere)).toEqual({
+      ok: false,
+      error: expect.stringContaining('Failed to fetch'),
+      violations: ['connect-src'],
+    });
+    // Without the iframe's policy the very same request goes through.
+    expect(outputOf(inWorker.call_elsewhere)).toEqual({ ok: true, status: 404 });
+  });
+
+  it('kills an iframe tool stuck in while(true) at its deadline by removing its iframe, and the run completes', async ({
+    skip,
+  }) => {
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_spin', name: 'spin', arguments: {} }] },
+      { toolCalls: [{ id: 'call_echo', name: 'echo', arguments: { text: 'still alive' } }] },
+      { text: 'Done despite the spinner.' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [iframeProbe({ poolSize: 1, maxConcurrency: 1, graceMs: GRACE_MS })],
+    });
+    await agent.ready;
+    expect(agent.sandboxStats().probe).toEqual({ live: 1, started: 1, killed: 0 });
+    const [spinningFrame] = sandboxFrames();
+
+    const run = agent.run('Spin, then echo');
+    const events: AgentEvent[] = [];
+    let spinners: number[] | null = null;
+    let stopped: Promise<number> | undefined;
+    for await (const event of run) {
+      events.push(event);
+      if (event.type === 'tool-call' && event.toolName === 'spin') {
+        spinners = await busyWorkerThreads();
+      }
+      if (event.type === 'tool-result' && event.toolName === 'spin' && spinners?.[0]) {
+        // Chromium forcibly stops a terminated worker's JavaScript within 2 s at the latest.
+        stopped = timeUntilIdle(spinners[0], 3_000);
+      }
+    }
+    const [spin, echo] = events.filter(
+      (event): event is ToolResult => event.type === 'tool-result',
+    );
+
+    expect(spin).toMatchObject({ callId: 'call_spin', ok: false, error: { code: 'tool-timeout' } });
+    expect(spin?.durationMs).toBeGreaterThanOrEqual(200);
+    expect(spin?.durationMs).toBeLessThanOrEqual(200 + GRACE_MS + 50);
+    expect(spin?.ok === false && spin.error.message).toContain('its worker was killed');
+    expect(echo).toMatchObject({ callId: 'call_echo', ok: true, output: 'still alive' });
+    expect((await run.result).text).toBe('Done despite the spinner.');
+    expect(agent.sandboxStats().probe).toEqual({ live: 1, started: 2, killed: 1 });
+    // The spinner's iframe is gone and one fresh iframe took its place.
+    expect(spinningFrame?.isConnected).toBe(false);
+    expect(sandboxFrames()).toHaveLength(1);
+
+    // Removing the iframe ends the spinning thread itself, not only the page's view of it.
+    if (spinners === null) skip('no /proc to read worker threads from');
+    expect(spinners).toHaveLength(1);
+    expect(await stopped).toBeLessThan(2_500);
+  });
+
+  it('removes every sandbox iframe when the agent is disposed', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { toolsets: [iframeProbe({ poolSize: 2 })] });
+    await agent.ready;
+    expect(sandboxFrames()).toHaveLength(2);
+
+    agent.dispose();
+
+    expect(sandboxFrames()).toHaveLength(0);
+    expect(agent.sandboxStats().probe?.live).toBe(0);
+  });
+
+  it('publishes the hash of the sandbox bootstrap, so host pages with a strict CSP can allow it', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { toolsets: [iframeProbe()] });
+    await agent.ready;
+    const srcdoc = sandboxFrames()[0]?.srcdoc ?? '';
+    const script = /<script>([\s\S]*)<\/script>/.exec(srcdoc)?.[1] ?? '';
+
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(script));
+    const hash = btoa(String.fromCharCode(...new Uint8Array(digest)));
+
+    expect(script).toContain('airlock-iframe-start');
+    expect(IFRAME_BOOTSTRAP_HASH).toBe(`'sha256-${hash}'`);
+    // With no allowedOrigins the sandbox may connect nowhere.
+    expect(srcdoc).toContain("connect-src 'none'");
+    expect(sandboxFrames()[0]?.getAttribute('sandbox')).toBe('allow-scripts');
+  });
+
+  it('refuses an iframe toolset without workerUrl, or with an allowed origin that is not one, as invalid-options', () => {
+    const start = (toolset: unknown) => () =>
+      createAgent({
+        worker: () => {
+          throw new Error('The agent worker must not start for invalid options.');
+        },
+        model: { baseURL: 'http://127.0.0.1:9/v1', model: 'any' },
+        toolsets: [toolset as ToolsetOptions],
+      });
+
+    // The types say so too: each tier requires its own way of starting a worker.
+    // @ts-expect-error workerUrl is required in the iframe tier
+    const withoutUrl: ToolsetOptions = { name: 'probe', isolation: 'iframe' };
+    expectTypeOf({ ...iframeProbe(), worker: workerProbe.worker }).not.toExtend<ToolsetOptions>();
+    expectTypeOf({ name: 'probe', worker: workerProbe.worker }).toExtend<ToolsetOptions>();
+
+    expect(start(withoutUrl)).toThrow(
+      expect.objectContaining({
+        code: 'invalid-options',
+        message: expect.stringContaining('workerUrl'),
+      }),
+    );
+    expect(
+      start(iframeProbe({ allowedOrigins: ['https://api.example.com; script-src *'] })),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid-options',
+        message: expect.stringContaining('allowedOrigins'),
+      }),
+    );
+    expect(start(iframeProbe({ allowedOrigins: ['https://api.example.com/v1'] }))).toThrow(
+      expect.objectContaining({ code: 'invalid-options' }),
+    );
+    expect(start(iframeProbe({ workerUrl: 'blob:x' }))).toThrow(
+      expect.objectContaining({ code: 'invalid-options' }),
+    );
+    expect(sandboxFrames()).toHaveLength(0);
+  });
+});

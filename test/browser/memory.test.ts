@@ -1,0 +1,334 @@
+import { type AgentEvent, tool } from 'airlock';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { agentFor, collect, receivedBodies, scriptModel } from './support';
+
+const newDatabase = () => `test-${crypto.randomUUID()}`;
+
+const weather = tool({
+  name: 'get_weather',
+  description: 'Current weather for a city.',
+  parameters: z.object({ city: z.string() }),
+  execute: ({ city }) => ({ city, sky: 'clear' }),
+});
+
+describe('memory in IndexedDB', () => {
+  it('replays earlier turns, tool calls and results included, to a new agent on the same conversation', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { text: 'Clear in Paris.' },
+      { text: 'Still clear.' },
+    ]);
+    const first = agentFor(session, {
+      tools: [weather],
+      conversationId,
+      memory: { database, tools: false },
+    });
+    await first.run('Weather in Paris?').result;
+    first.dispose();
+
+    const second = agentFor(session, {
+      tools: [weather],
+      conversationId,
+      memory: { database, tools: false },
+    });
+    const result = await second.run('And now?').result;
+
+    expect(result).toMatchObject({ text: 'Still clear.', conversationId });
+    const replayed = (await receivedBodies(session))[2]?.messages.filter(
+      (message) => message.role !== 'system',
+    );
+    expect(replayed?.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
+    expect(replayed?.[0]?.content).toBe('Weather in Paris?');
+    expect(replayed?.[1]?.tool_calls?.[0]).toMatchObject({
+      id: 'call_1',
+      function: { name: 'get_weather' },
+    });
+    expect(replayed?.[2]).toMatchObject({ tool_call_id: 'call_1' });
+    expect(replayed?.[3]?.content).toBe('Clear in Paris.');
+    expect(replayed?.[4]?.content).toBe('And now?');
+    const stored = await second.memory.getConversation(conversationId);
+    expect(stored?.messages.map((record) => [record.seq, record.message.role])).toEqual([
+      [1, 'user'],
+      [2, 'assistant'],
+      [3, 'tool'],
+      [4, 'assistant'],
+      [5, 'user'],
+      [6, 'assistant'],
+    ]);
+  });
+
+  it('summarises messages that fall out of the window with the model, sends and stores the summary', async () => {
+    const session = await scriptModel([
+      { text: 'Answer one.' },
+      { text: 'Answer two.' },
+      { text: 'The user asked two questions about cats.' }, // the summary request
+      { text: 'Answer three.' },
+    ]);
+    const agent = agentFor(session, { memory: { window: { maxMessages: 4 }, tools: false } });
+    await agent.run('Question one about cats').result;
+    await agent.run('Question two about cats').result;
+    await agent.run('Question three').result;
+
+    const requests = await session.requests();
+    const summaryRequest = requests[2]?.body as {
+      stream?: boolean;
+      messages: Array<{ content: string }>;
+    };
+    expect(summaryRequest.stream).not.toBe(true);
+    expect(summaryRequest.messages.at(-1)?.content).toContain('user: Question one about cats');
+    const third = requests[3]?.body as { messages: Array<{ role: string; content: string }> };
+    expect(third.messages[0]).toMatchObject({
+      role: 'system',
+      content: expect.stringContaining(
+        'Summary of the earlier conversation:\nThe user asked two questions about cats.',
+      ),
+    });
+    expect(third.messages.slice(1).map((message) => message.content)).toEqual([
+      'Answer one.',
+      'Question two about cats',
+      'Answer two.',
+      'Question three',
+    ]);
+    const stored = await agent.memory.getConversation(agent.conversationId);
+    expect(stored?.conversation).toMatchObject({
+      summary: 'The user asked two questions about cats.',
+      summarizedThroughSeq: 1,
+    });
+  });
+
+  it('puts a memory saved with the memory tool into the instructions of a new conversation', async () => {
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { name: 'save_memory', arguments: { key: 'user.name', content: 'Ada', importance: 0.9 } },
+        ],
+      },
+      { text: 'Nice to meet you, Ada.' },
+      { text: 'Hello again, Ada.' },
+    ]);
+    const agent = agentFor(session);
+    await agent.run('My name is Ada.').result;
+
+    await agent.run('Hi!', { conversationId: crypto.randomUUID() }).result;
+
+    const fresh = (await receivedBodies(session))[2];
+    expect(fresh?.messages[0]?.content).toContain('- user.name: Ada');
+    expect(
+      fresh?.messages
+        .filter((message) => message.role === 'user')
+        .map((message) => message.content),
+    ).toEqual(['Hi!']);
+    expect(await agent.memory.listMemories()).toEqual([
+      expect.objectContaining({
+        key: 'user.name',
+        content: 'Ada',
+        importance: 0.9,
+        scope: 'global',
+      }),
+    ]);
+  });
+
+  it('leaves an expired memory out of the instructions and prunes it when an agent opens', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([{ text: 'ok' }]);
+    const writer = agentFor(session, { memory: { database } });
+    await writer.memory.saveMemory({
+      key: 'coupon',
+      content: 'SAVE10',
+      expiresAt: Date.now() + 300,
+    });
+    await writer.memory.saveMemory({ key: 'city', content: 'Lyon' });
+    writer.dispose();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+
+    const reader = agentFor(session, { memory: { database } });
+    await reader.run('Hello').result;
+
+    const system = (await receivedBodies(session))[0]?.messages[0]?.content ?? '';
+    expect(system).toContain('- city: Lyon');
+    expect(system).not.toContain('SAVE10');
+    const all = await reader.memory.listMemories({ includeExpired: true });
+    expect(all.map((memory) => memory.key)).toEqual(['city']);
+  });
+
+  it('marks a run cut off by a closed tab as interrupted, keeping its partial text out of the next request', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    const session = await scriptModel([
+      { text: words, chunkDelayMs: 20 },
+      { text: 'Fresh start.' },
+    ]);
+    const closing = agentFor(session, { conversationId, memory: { database, tools: false } });
+    let deltas = 0;
+    for await (const event of closing.run('Tell me everything')) {
+      // Long enough for the streamed text to have been saved at least once.
+      if (event.type === 'text-delta' && ++deltas === 30) break;
+    }
+    closing.dispose();
+
+    const reopened = agentFor(session, { conversationId, memory: { database, tools: false } });
+    await reopened.ready;
+    const stored = await reopened.memory.getConversation(conversationId);
+    const last = stored?.messages.at(-1);
+    expect(last?.status).toBe('interrupted');
+    expect(String(last?.message.content)).toMatch(/^w0 w1 w2/);
+    const [run] = await reopened.memory.listRuns({ conversationId });
+    expect(run?.status).toBe('interrupted');
+
+    await reopened.run('Start over').result;
+    const next = (await receivedBodies(session))[1];
+    expect(next?.messages.map((message) => message.content)).toEqual([
+      'Tell me everything',
+      'Start over',
+    ]);
+  });
+
+  it('lets exactly one of two agents run a conversation; the other gets conversation-busy', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const session = await scriptModel([
+      { text: 'slow answer '.repeat(20), chunkDelayMs: 10 },
+      { text: 'never' },
+    ]);
+    const one = agentFor(session, { conversationId, memory: { database, tools: false } });
+    const two = agentFor(session, { conversationId, memory: { database, tools: false } });
+    await Promise.all([one.ready, two.ready]);
+
+    let streaming: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      streaming = resolve;
+    });
+    const first = one.run('First');
+    const reading = (async () => {
+      for await (const event of first) if (event.type === 'text-delta') streaming();
+    })();
+    await started;
+    const second = await two.run('Second').result.catch((error: unknown) => error);
+    await reading;
+    expect((await first.result).reason).toBe('stop');
+
+    expect(second).toMatchObject({ code: 'conversation-busy' });
+    expect(await session.requests()).toHaveLength(1);
+    const stored = await two.memory.getConversation(conversationId);
+    expect(stored?.messages.map((record) => record.message.content)).toEqual([
+      'First',
+      expect.stringMatching(/^slow/),
+    ]);
+  });
+
+  it('answers a pending approval after the tab that asked was closed, and the run finishes', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    let deleted = 0;
+    const deleteNote = tool({
+      name: 'delete_note',
+      description: 'Deletes a note.',
+      parameters: z.object({ id: z.string() }),
+      needsApproval: true,
+      execute: ({ id }) => {
+        deleted++;
+        return { deleted: id };
+      },
+    });
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
+      { text: 'Deleted n1.' },
+    ]);
+    const asking = agentFor(session, {
+      tools: [deleteNote],
+      conversationId,
+      memory: { database, tools: false },
+    });
+    for await (const event of asking.run('Delete n1')) if (event.type === 'approval-request') break;
+    asking.dispose();
+
+    const later = agentFor(session, {
+      tools: [deleteNote],
+      conversationId,
+      memory: { database, tools: false },
+    });
+    const [waiting] = await later.memory.listRuns({ statuses: ['awaiting-approval'] });
+    expect(waiting?.pendingStep?.awaiting).toEqual([
+      expect.objectContaining({ callId: 'call_del', toolName: 'delete_note' }),
+    ]);
+    const resumed = later.resume(waiting!.id);
+    const events: AgentEvent[] = [];
+    for await (const event of resumed) {
+      events.push(event);
+      if (event.type === 'approval-request') resumed.approve(event.callId);
+    }
+
+    expect(deleted).toBe(1);
+    expect(events.at(-1)).toMatchObject({
+      type: 'run-finish',
+      reason: 'stop',
+      text: 'Deleted n1.',
+    });
+    const stored = await later.memory.getConversation(conversationId);
+    expect(stored?.messages.map((record) => record.message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect((await later.memory.listRuns({ conversationId }))[0]?.status).toBe('finished');
+  });
+
+  it('exports a conversation and imports it elsewhere; bad imports change nothing', async () => {
+    const session = await scriptModel([{ text: 'Exported answer.' }]);
+    const source = agentFor(session);
+    await source.run('Export me').result;
+    const json = await source.memory.exportConversation(source.conversationId);
+
+    const target = agentFor(session);
+    const imported = await target.memory.importConversation(json);
+    expect(imported.id).toBe(source.conversationId);
+    const copy = await target.memory.getConversation(source.conversationId);
+    expect(copy?.messages.map((record) => record.message.content)).toEqual([
+      'Export me',
+      'Exported answer.',
+    ]);
+
+    const before = await target.memory.listConversations();
+    await expect(target.memory.importConversation('{ not json')).rejects.toMatchObject({
+      code: 'invalid-input',
+    });
+    await expect(
+      target.memory.importConversation(
+        JSON.stringify({ format: 'airlock.conversation', version: 1, conversation: 42 }),
+      ),
+    ).rejects.toMatchObject({ code: 'invalid-input' });
+    await expect(target.memory.importConversation(json)).rejects.toMatchObject({
+      code: 'invalid-input',
+    });
+    expect(await target.memory.listConversations()).toEqual(before);
+  });
+
+  it('reports a full disk as a storage-error event and still returns the run result', async () => {
+    const session = await scriptModel([{ text: 'Answer despite a full disk.' }]);
+    const agent = agentFor(session, {
+      worker: () =>
+        new Worker(new URL('./fixtures/full-storage-agent.worker.ts', import.meta.url), {
+          type: 'module',
+        }),
+    });
+    const run = agent.run('Hello');
+
+    const events = await collect(run);
+
+    expect(events.filter((event) => event.type === 'storage-error')).toEqual([
+      { type: 'storage-error', error: expect.objectContaining({ code: 'storage-full' }) },
+    ]);
+    expect((await run.result).text).toBe('Answer despite a full disk.');
+  });
+});

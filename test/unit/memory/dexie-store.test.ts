@@ -1,0 +1,470 @@
+import { IDBIndex as FakeIndex, IDBObjectStore as FakeObjectStore } from 'fake-indexeddb';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { ConversationStore } from '../../../src/memory/store';
+import { type StoreChange, storeChannelName } from '../../../src/memory/store-change';
+import type { ChatMessage } from '../../../src/protocol/chat';
+import {
+  assistantCalls,
+  assistantSays,
+  auditRecord,
+  runRecord,
+  toolAnswers,
+  userSays,
+} from './records';
+import { dump, freshStore } from './store-fixture';
+
+const opened: ConversationStore[] = [];
+/** A fresh store, closed after the test. */
+function setUp() {
+  const fixture = freshStore();
+  opened.push(fixture.store);
+  return {
+    ...fixture,
+    reopen: () => {
+      const store = fixture.reopen();
+      opened.push(store);
+      return store;
+    },
+  };
+}
+
+afterEach(() => {
+  for (const store of opened.splice(0)) store.close();
+  vi.restoreAllMocks();
+});
+
+/** Counts the rows IndexedDB hands back (through `get`, `getAll` or a cursor) while `action` runs. */
+async function countRowsRead<T>(action: () => Promise<T>): Promise<{ value: T; rows: number }> {
+  let rows = 0;
+  const watchGetAll = (request: IDBRequest<unknown[]>) =>
+    request.addEventListener('success', () => {
+      rows += request.result.length;
+    });
+  const watchCursor = (request: IDBRequest<IDBCursorWithValue | null>) =>
+    request.addEventListener('success', () => {
+      if (request.result) rows += 1;
+    });
+  for (const prototype of [FakeIndex.prototype, FakeObjectStore.prototype] as const) {
+    const { getAll, openCursor, get } = prototype;
+    vi.spyOn(prototype, 'getAll').mockImplementation(function (
+      this: IDBIndex | IDBObjectStore,
+      ...args
+    ) {
+      const request = getAll.apply(this, args);
+      watchGetAll(request);
+      return request;
+    });
+    vi.spyOn(prototype, 'openCursor').mockImplementation(function (
+      this: IDBIndex | IDBObjectStore,
+      ...args
+    ) {
+      const request = openCursor.apply(this, args);
+      watchCursor(request);
+      return request;
+    });
+    vi.spyOn(prototype, 'get').mockImplementation(function (
+      this: IDBIndex | IDBObjectStore,
+      ...args
+    ) {
+      const request = get.apply(this, args);
+      request.addEventListener('success', () => {
+        if (request.result !== undefined) rows += 1;
+      });
+      return request;
+    });
+  }
+  const value = await action();
+  vi.restoreAllMocks();
+  return { value, rows };
+}
+
+describe('conversations', () => {
+  it('creates a conversation once and returns the existing row afterwards', async () => {
+    const { store } = setUp();
+    const created = await store.ensureConversation('c', 'Trip');
+    expect(created).toMatchObject({
+      id: 'c',
+      title: 'Trip',
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 0,
+    });
+    expect(await store.ensureConversation('c', 'Other title')).toEqual(created);
+    expect(await store.getConversation('c')).toEqual(created);
+    expect(await store.getConversation('missing')).toBeUndefined();
+  });
+
+  it('refuses an empty id as invalid input', async () => {
+    const { store } = setUp();
+    await expect(store.ensureConversation('')).rejects.toMatchObject({ code: 'invalid-input' });
+  });
+
+  it('lists conversations with the most recently active first', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('old');
+    await store.ensureConversation('new');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    await store.commitStep({ conversationId: 'old', runId: 'r', messages: [userSays('bump')] });
+    expect((await store.listConversations()).map((row) => row.id)).toEqual(['old', 'new']);
+  });
+
+  it('renames a conversation, and says not-found for one that does not exist', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c', 'Before');
+    await store.renameConversation('c', 'After');
+    expect((await store.getConversation('c'))?.title).toBe('After');
+    await expect(store.renameConversation('nope', 'x')).rejects.toMatchObject({
+      code: 'not-found',
+    });
+  });
+
+  it('keeps a summary and the seq it covers, within the messages there are', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r',
+      messages: [userSays('a'), assistantSays('b')],
+    });
+    await store.updateSummary('c', 'They said a and b.', 2);
+    expect(await store.getConversation('c')).toMatchObject({
+      summary: 'They said a and b.',
+      summarizedThroughSeq: 2,
+    });
+    await expect(store.updateSummary('c', 'too far', 3)).rejects.toMatchObject({
+      code: 'invalid-input',
+    });
+    await expect(store.updateSummary('missing', 's', 0)).rejects.toMatchObject({
+      code: 'not-found',
+    });
+  });
+
+  it('deletes a conversation with its messages, runs, audit records and conversation memories only', async () => {
+    const { store } = setUp();
+    for (const id of ['gone', 'kept']) {
+      await store.ensureConversation(id);
+      await store.commitStep({
+        conversationId: id,
+        runId: `run-${id}`,
+        messages: [userSays('hi'), assistantSays('hello')],
+        run: runRecord({ id: `run-${id}`, conversationId: id }),
+        audit: [auditRecord({ callId: `call-${id}`, conversationId: id, runId: `run-${id}` })],
+      });
+      await store.saveMemory({ key: 'k', content: id, scope: `conversation:${id}` });
+    }
+    await store.saveMemory({ key: 'name', content: 'Ada' });
+    const kept = await dump(store);
+
+    await store.deleteConversation('gone');
+
+    expect(await store.getConversation('gone')).toBeUndefined();
+    expect(await store.listMessages('gone')).toEqual([]);
+    expect(await store.listRuns({ conversationId: 'gone' })).toEqual([]);
+    expect(await store.listAudit({ conversationId: 'gone' })).toEqual([]);
+    expect(await store.listMemories({ scopes: ['conversation:gone'] })).toEqual([]);
+    const after = await dump(store);
+    expect(after.conversations).toEqual(kept.conversations.filter((row) => row.id === 'kept'));
+    expect(after.memories.map((memory) => memory.content).sort()).toEqual(['Ada', 'kept']);
+    expect(after.runs.map((run) => run.id)).toEqual(['run-kept']);
+    expect(after.audit.map((record) => record.callId)).toEqual(['call-kept']);
+    await expect(store.deleteConversation('gone')).resolves.toBeUndefined();
+  });
+});
+
+describe('committing a step', () => {
+  it('numbers messages after the last seq and writes the checkpoint and audit with them', async () => {
+    const { store } = setUp();
+    const created = await store.ensureConversation('c');
+    const first = await store.commitStep({
+      conversationId: 'c',
+      runId: 'r1',
+      messages: [userSays('What is 2+2?')],
+    });
+    const step = await store.commitStep({
+      conversationId: 'c',
+      runId: 'r1',
+      messages: [assistantCalls('call_1', 'add', '{"a":2,"b":2}'), toolAnswers('call_1', '4')],
+      run: runRecord({ id: 'r1', step: 2 }),
+      audit: [auditRecord({ callId: 'call_1', runId: 'r1', toolName: 'add' })],
+    });
+    expect(first.map((record) => record.seq)).toEqual([1]);
+    expect(step.map((record) => [record.seq, record.runId, record.status])).toEqual([
+      [2, 'r1', 'complete'],
+      [3, 'r1', 'complete'],
+    ]);
+    // "What is 2+2?" is 12 characters; "add" + '{"a":2,"b":2}' is 16; "4" is 1.
+    expect([...first, ...step].map((record) => record.approxTokens)).toEqual([3, 4, 1]);
+    expect(await store.listMessages('c')).toEqual([...first, ...step]);
+    const conversation = await store.getConversation('c');
+    expect(conversation?.lastSeq).toBe(3);
+    expect(conversation?.updatedAt).toBeGreaterThanOrEqual(created.updatedAt);
+    expect(await store.getRun('r1')).toEqual(runRecord({ id: 'r1', step: 2 }));
+    expect(await store.listAudit({ runId: 'r1' })).toEqual([
+      auditRecord({ callId: 'call_1', runId: 'r1', toolName: 'add' }),
+    ]);
+  });
+
+  it('writes nothing when a message cannot be stored', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    await store.commitStep({ conversationId: 'c', runId: 'r0', messages: [userSays('kept')] });
+    const before = await dump(store);
+    // A function cannot be structured-cloned: the second put fails inside the transaction.
+    const unstorable = { role: 'user', content: () => 'no' } as unknown as ChatMessage;
+    await expect(
+      store.commitStep({
+        conversationId: 'c',
+        runId: 'r1',
+        messages: [userSays('would be seq 2'), unstorable],
+        run: runRecord({ id: 'r1' }),
+        audit: [auditRecord({ callId: 'x', runId: 'r1' })],
+      }),
+    ).rejects.toMatchObject({ code: 'storage-failed' });
+    expect(await dump(store)).toEqual(before);
+  });
+
+  it('rolls back the messages, the seq and the checkpoint when the last write of the step fails', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    const before = await dump(store);
+    await expect(
+      store.commitStep({
+        conversationId: 'c',
+        runId: 'r1',
+        messages: [userSays('hi'), assistantSays('hello')],
+        run: runRecord({ id: 'r1' }),
+        audit: [
+          auditRecord({ callId: 'ok', runId: 'r1' }),
+          auditRecord({ callId: 'bad', runId: 'r1', arguments: () => 1 }),
+        ],
+      }),
+    ).rejects.toMatchObject({ code: 'storage-failed', details: { operation: 'saving a step' } });
+    expect(await dump(store)).toEqual(before);
+    expect((await store.getConversation('c'))?.lastSeq).toBe(0);
+  });
+
+  it('refuses a step for a conversation that does not exist (deleted by another tab) and writes nothing', async () => {
+    const { store } = setUp();
+    await expect(
+      store.commitStep({
+        conversationId: 'gone',
+        runId: 'r',
+        messages: [userSays('hi')],
+        run: runRecord({ id: 'r', conversationId: 'gone' }),
+      }),
+    ).rejects.toMatchObject({ code: 'not-found' });
+    expect(await dump(store)).toEqual({
+      conversations: [],
+      messages: [],
+      memories: [],
+      runs: [],
+      audit: [],
+    });
+  });
+
+  it('refuses a checkpoint of another conversation', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    await expect(
+      store.commitStep({
+        conversationId: 'c',
+        runId: 'r',
+        messages: [],
+        run: runRecord({ id: 'r', conversationId: 'other' }),
+      }),
+    ).rejects.toMatchObject({ code: 'invalid-input' });
+  });
+
+  it('numbers without gaps or duplicates when two tabs commit to one conversation at once', async () => {
+    const { store, reopen } = setUp();
+    const otherTab = reopen();
+    await store.ensureConversation('c');
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        (index % 2 === 0 ? store : otherTab).commitStep({
+          conversationId: 'c',
+          runId: `r${index}`,
+          messages: [userSays(`q${index}`), assistantSays(`a${index}`)],
+        }),
+      ),
+    );
+    const messages = await store.listMessages('c');
+    expect(messages.map((record) => record.seq)).toEqual(
+      Array.from({ length: 40 }, (_, index) => index + 1),
+    );
+    // Each step's two messages stay together.
+    for (let index = 0; index < 40; index += 2)
+      expect(messages[index]?.runId).toBe(messages[index + 1]?.runId);
+    expect((await store.getConversation('c'))?.lastSeq).toBe(40);
+  });
+
+  it('maps a quota error raised by IndexedDB to storage-full', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    vi.spyOn(FakeObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    });
+    await expect(store.putRun(runRecord({ id: 'r' }))).rejects.toMatchObject({
+      code: 'storage-full',
+    });
+  });
+});
+
+describe('reading messages', () => {
+  async function seed(store: ConversationStore, count: number) {
+    await store.ensureConversation('c');
+    await store.ensureConversation('neighbour');
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r',
+      messages: Array.from({ length: count }, (_, index) => userSays(`m${index + 1}`)),
+    });
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r2',
+      messages: [assistantSays('partial')],
+      status: 'interrupted',
+    });
+    await store.commitStep({
+      conversationId: 'neighbour',
+      runId: 'n',
+      messages: [userSays('not mine')],
+    });
+  }
+
+  it('returns the newest complete messages oldest first, skipping interrupted ones', async () => {
+    const { store } = setUp();
+    await seed(store, 1_000);
+    const recent = await store.recentMessages('c', 3);
+    expect(recent.map((record) => [record.seq, record.message.content])).toEqual([
+      [998, 'm998'],
+      [999, 'm999'],
+      [1000, 'm1000'],
+    ]);
+    expect(await store.recentMessages('c', 0)).toEqual([]);
+    expect((await store.recentMessages('neighbour', 50)).map((record) => record.seq)).toEqual([1]);
+  });
+
+  it('reads only the rows it returns, however long the conversation is', async () => {
+    const { store } = setUp();
+    await seed(store, 1_000);
+    const { value, rows } = await countRowsRead(() => store.recentMessages('c', 20));
+    expect(value).toHaveLength(20);
+    expect(rows).toBe(20);
+  });
+
+  it('reads complete messages in a seq range, and every message for display', async () => {
+    const { store } = setUp();
+    await seed(store, 10);
+    expect((await store.messagesBetween('c', 3, 6)).map((record) => record.seq)).toEqual([4, 5, 6]);
+    expect((await store.messagesBetween('c', 9, 20)).map((record) => record.seq)).toEqual([10]);
+    expect(await store.messagesBetween('c', 6, 6)).toEqual([]);
+    const all = await store.listMessages('c');
+    expect(all.map((record) => record.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(all.at(-1)?.status).toBe('interrupted');
+  });
+});
+
+describe('runs and the audit log', () => {
+  it('keeps run checkpoints and lists them newest first, by conversation and by status', async () => {
+    const { store } = setUp();
+    await store.putRun(runRecord({ id: 'a', startedAt: 1, status: 'finished' }));
+    await store.putRun(runRecord({ id: 'b', startedAt: 3, status: 'awaiting-approval' }));
+    await store.putRun(
+      runRecord({ id: 'c', startedAt: 2, status: 'running', conversationId: 'other' }),
+    );
+    await store.putRun(runRecord({ id: 'a', startedAt: 1, status: 'interrupted' }));
+    expect(await store.getRun('a')).toEqual(
+      runRecord({ id: 'a', startedAt: 1, status: 'interrupted' }),
+    );
+    expect(await store.getRun('zzz')).toBeUndefined();
+    const ids = (runs: { id: string }[]) => runs.map((run) => run.id);
+    expect(ids(await store.listRuns())).toEqual(['b', 'c', 'a']);
+    expect(ids(await store.listRuns({ conversationId: 'c' }))).toEqual(['b', 'a']);
+    expect(ids(await store.listRuns({ statuses: ['running', 'awaiting-approval'] }))).toEqual([
+      'b',
+      'c',
+    ]);
+    expect(ids(await store.listRuns({ conversationId: 'c', statuses: ['interrupted'] }))).toEqual([
+      'a',
+    ]);
+  });
+
+  it('lists audit records newest first, by conversation, by run, and up to a limit', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    await store.ensureConversation('d');
+    // `at` deliberately out of order: the log is ordered by when records were written.
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r1',
+      messages: [],
+      audit: [
+        auditRecord({ callId: '1', runId: 'r1', at: 50 }),
+        auditRecord({ callId: '2', runId: 'r1', at: 10 }),
+      ],
+    });
+    await store.commitStep({
+      conversationId: 'd',
+      runId: 'r2',
+      messages: [],
+      audit: [auditRecord({ callId: '3', conversationId: 'd', runId: 'r2' })],
+    });
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r3',
+      messages: [],
+      audit: [auditRecord({ callId: '4', runId: 'r3', at: 20 })],
+    });
+    const calls = (records: { callId: string }[]) => records.map((record) => record.callId);
+    expect(calls(await store.listAudit())).toEqual(['4', '3', '2', '1']);
+    expect(calls(await store.listAudit({ conversationId: 'c' }))).toEqual(['4', '2', '1']);
+    expect(calls(await store.listAudit({ runId: 'r1' }))).toEqual(['2', '1']);
+    expect(calls(await store.listAudit({ runId: 'r1', conversationId: 'd' }))).toEqual([]);
+    expect(calls(await store.listAudit({ conversationId: 'c', limit: 2 }))).toEqual(['4', '2']);
+  });
+});
+
+describe('change notifications', () => {
+  it('posts every successful write on the airlock:<name> channel, and nothing for a failed one', async () => {
+    const { store, name } = setUp();
+    const channel = new BroadcastChannel(storeChannelName(name));
+    const changes: StoreChange[] = [];
+    channel.onmessage = (event: MessageEvent<StoreChange>) => changes.push(event.data);
+    try {
+      await store.ensureConversation('c');
+      await store.commitStep({
+        conversationId: 'c',
+        runId: 'r',
+        messages: [userSays('hi')],
+        run: runRecord({ id: 'r' }),
+      });
+      await expect(store.renameConversation('missing', 'x')).rejects.toThrow();
+      await store.saveMemory({ key: 'k', content: 'v' });
+      await store.saveMemory({ key: 'k', content: 'v', scope: 'conversation:c' });
+      await vi.waitFor(() => expect(changes).toHaveLength(6));
+      expect(changes).toEqual([
+        { table: 'conversations', conversationId: 'c' },
+        { table: 'messages', conversationId: 'c' },
+        { table: 'conversations', conversationId: 'c' },
+        { table: 'runs', conversationId: 'c' },
+        { table: 'memories' },
+        { table: 'memories', conversationId: 'c' },
+      ]);
+    } finally {
+      channel.close();
+    }
+  });
+});
+
+describe('closing', () => {
+  it('rejects calls after close with storage-failed', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    store.close();
+    await expect(store.getConversation('c')).rejects.toMatchObject({
+      code: 'storage-failed',
+      message: expect.stringMatching(/closed/),
+    });
+  });
+});

@@ -1,0 +1,137 @@
+import Dexie from 'dexie';
+import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../../../src/memory/dexie-store';
+import { SCHEMA_V1, SCHEMA_V2 } from '../../../src/memory/schema-versions';
+
+// Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
+
+describe('schema versions', () => {
+  it('upgrades a version 1 database: rows stay readable and messages get their token counts', async () => {
+    const indexedDB = new IDBFactory();
+    const v1 = new Dexie('migrating', { indexedDB, IDBKeyRange });
+    v1.version(1).stores(SCHEMA_V1);
+    await v1.table('conversations').add({
+      id: 'c',
+      title: 'Old',
+      createdAt: 1,
+      updatedAt: 2,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 3,
+    });
+    // Version 1 stored messages without `approxTokens`.
+    await v1.table('messages').bulkAdd([
+      {
+        conversationId: 'c',
+        seq: 1,
+        runId: 'r',
+        message: { role: 'user', content: 'abcdefgh' },
+        status: 'complete',
+        at: 1,
+      },
+      {
+        conversationId: 'c',
+        seq: 2,
+        runId: 'r',
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 't', type: 'function', function: { name: 'ab', arguments: '{}' } }],
+        },
+        status: 'complete',
+        at: 1,
+      },
+      {
+        conversationId: 'c',
+        seq: 3,
+        runId: 'r',
+        message: { role: 'assistant', content: 'par' },
+        status: 'interrupted',
+        at: 1,
+      },
+    ]);
+    await v1.table('memories').add({
+      id: 'm',
+      key: 'k',
+      content: 'v',
+      importance: 0.5,
+      scope: 'global',
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    v1.close();
+
+    const store = openStore({ name: 'migrating', indexedDB, IDBKeyRange });
+    try {
+      expect(
+        (await store.listMessages('c')).map((record) => [record.seq, record.approxTokens]),
+      ).toEqual([
+        [1, 2],
+        [2, 1],
+        [3, 1],
+      ]);
+      // The index added by version 2 covers the rows written before it.
+      expect((await store.recentMessages('c', 5)).map((record) => record.seq)).toEqual([1, 2]);
+      expect((await store.getConversation('c'))?.title).toBe('Old');
+      expect((await store.listMemories()).map((memory) => memory.id)).toEqual(['m']);
+      const [next] = await store.commitStep({
+        conversationId: 'c',
+        runId: 'r2',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(next?.seq).toBe(4);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('closes for a newer version opened in another tab, without blocking it, and then says so', async () => {
+    const indexedDB = new IDBFactory();
+    const store = openStore({ name: 'shared', indexedDB, IDBKeyRange });
+    await store.ensureConversation('c');
+
+    const newer = new Dexie('shared', { indexedDB, IDBKeyRange });
+    newer.version(1).stores(SCHEMA_V1);
+    newer.version(2).stores(SCHEMA_V2);
+    newer.version(3).stores({ notes: 'id' });
+    let blocked = false;
+    newer.on('blocked', () => {
+      blocked = true;
+    });
+    try {
+      await newer.open();
+      expect(blocked).toBe(false);
+      expect(await newer.table('conversations').count()).toBe(1);
+      await expect(store.getConversation('c')).rejects.toMatchObject({
+        code: 'storage-failed',
+        message: expect.stringMatching(/upgraded by a newer tab/),
+      });
+      await expect(store.ensureConversation('d')).rejects.toMatchObject({ code: 'storage-failed' });
+    } finally {
+      newer.close();
+      store.close();
+    }
+  });
+
+  it('closes when another tab deletes the database, without blocking it, and then says so', async () => {
+    const indexedDB = new IDBFactory();
+    const store = openStore({ name: 'deleted', indexedDB, IDBKeyRange });
+    await store.ensureConversation('c');
+    const request = indexedDB.deleteDatabase('deleted');
+    let blocked = false;
+    request.onblocked = () => {
+      blocked = true;
+    };
+    await new Promise((resolve, reject) => {
+      request.onsuccess = resolve;
+      request.onerror = reject;
+    });
+    expect(blocked).toBe(false);
+    await expect(store.getConversation('c')).rejects.toMatchObject({
+      code: 'storage-failed',
+      message: expect.stringMatching(/deleted by another tab/),
+    });
+    store.close();
+  });
+});
