@@ -34,7 +34,8 @@ await build({
 const server = await preview({
   ...shared,
   build: { outDir },
-  preview: { host: '127.0.0.1', port: 0 },
+  // The iframe tier's opaque-origin worker loads its bundle with Origin: null.
+  preview: { host: '127.0.0.1', port: 0, cors: { origin: '*' } },
 });
 const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
 // The fake model server is TypeScript; a throwaway Vite dev server loads it for Node.

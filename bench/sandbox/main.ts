@@ -4,6 +4,8 @@ import { SandboxHost } from '../../src/page/sandbox-host';
 import type { SandboxResponse } from '../../src/protocol/sandbox-wire';
 import { type Summary, summarize } from '../stats';
 
+import toolsUrl from './tools.worker.ts?worker&url';
+
 const modelServerUrl = new URLSearchParams(location.search).get('model') ?? '';
 const toolsWorker = () =>
   new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' });
@@ -11,8 +13,7 @@ const agentWorker = () =>
   new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' });
 
 /** Cold start: a new tool worker, from creation until it has described its tools. */
-async function coldStart(iterations: number): Promise<Summary> {
-  const host = new SandboxHost([{ name: 'bench', worker: toolsWorker }]);
+async function coldStart(host: SandboxHost, iterations: number): Promise<Summary> {
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {
     const started = performance.now();
@@ -87,7 +88,16 @@ async function killLatency(iterations: number): Promise<Summary & { graceMs: num
 
 async function main(): Promise<void> {
   const results = {
-    coldWorkerStartMs: await coldStart(20),
+    coldWorkerStartMs: await coldStart(
+      new SandboxHost([{ name: 'bench', worker: toolsWorker }]),
+      20,
+    ),
+    coldIframeStartMs: await coldStart(
+      new SandboxHost([
+        { name: 'bench', isolation: 'iframe', workerUrl: new URL(toolsUrl, location.href) },
+      ]),
+      20,
+    ),
     warmCallMs: await warmCall(200),
     killAfterDeadlineMs: await killLatency(10),
   };
