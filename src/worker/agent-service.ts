@@ -1,8 +1,7 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
 import { openStore } from '../memory/dexie-store';
-import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
-import type { ChatModel } from '../model/chat-model';
+import type { ConversationStore, RunRecord } from '../memory/store';
 import { createOpenAIChatModel } from '../model/openai-chat-model';
 import type { AgentEvent } from '../protocol/events';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
@@ -14,28 +13,17 @@ import type {
   ResumeRequest,
   RunRequest,
 } from '../protocol/wire';
-import { LocalToolHost } from '../tools/local-tool-host';
 import { parseAgentConfig } from './config-schema';
-import { buildContext } from './conversation-context';
-import { ConversationJournal } from './conversation-journal';
-import { conversationLockName, heldLockNames, withConversationLock } from './conversation-lock';
+import { conversationLockName, heldLockNames } from './conversation-lock';
+import { type AgentSetup, runConversation } from './conversation-run';
 import { EventSink } from './event-sink';
 import { MemoryService } from './memory-api';
-import { type ResumedStep, runAgent } from './run-agent';
+import type { ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
-import { memoryTools } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
-
-/** What `configure` sets up once and every run uses. */
-interface AgentSetup {
-  readonly config: AgentConfig;
-  readonly model: ChatModel;
-  readonly registry: ToolRegistry;
-  readonly store: ConversationStore;
-}
 
 /** Options of `serveAgent`, for tests and custom storage. */
 export interface AgentServiceOptions {
@@ -108,16 +96,12 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(request.input));
-      return this.#runLocked(
+      const input = { role: 'user', content: request.input } as const;
+      await runConversation(
         setup,
         run,
-        request.allowedTools,
-        emit,
-        signal,
-        approvals,
-        async (journal) => {
-          await journal.started({ role: 'user', content: request.input });
-        },
+        { input, allowedTools: request.allowedTools },
+        { emit, signal, approvals },
       );
     });
   }
@@ -133,15 +117,11 @@ export class AgentService implements AgentWorkerApi {
         assistant: run.pendingStep.assistant,
         settled: run.pendingStep.settled,
       };
-      return this.#runLocked(
+      await runConversation(
         setup,
         run,
-        request.allowedTools,
-        emit,
-        signal,
-        approvals,
-        async () => {},
-        resume,
+        { resume, allowedTools: request.allowedTools },
+        { emit, signal, approvals },
       );
     });
   }
@@ -171,74 +151,6 @@ export class AgentService implements AgentWorkerApi {
     } finally {
       sink.close();
     }
-  }
-
-  async #runLocked(
-    setup: AgentSetup,
-    run: RunRecord,
-    allowedTools: readonly string[] | undefined,
-    emit: (event: AgentEvent) => Promise<void>,
-    signal: AbortSignal,
-    approvals: ApprovalGate,
-    begin: (journal: ConversationJournal) => Promise<void>,
-    resume?: ResumedStep,
-  ): Promise<void> {
-    const { config, model, store } = setup;
-    const lock = conversationLockName(config.memory.database, run.conversationId);
-    await withConversationLock(lock, async () => {
-      const journal = new ConversationJournal(store, run, emit);
-      const observe = async (event: AgentEvent) => {
-        journal.observe(event);
-        await emit(event);
-      };
-      await begin(journal);
-      await emit({ type: 'run-start', runId: run.id, model: model.name });
-      const scopes = memoryScopes(config, run.conversationId);
-      const builtIn = config.memory.tools
-        ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
-        : [];
-      const registry = setup.registry.extended(
-        builtIn.map((tool) => tool.spec),
-        new HostToolRunner(new LocalToolHost(builtIn), 'built-in tools'),
-        DEFAULT_TOOL_TIMEOUT_MS,
-        'the memory tools',
-      );
-      const agentAllows = allowlist(config.allowedTools);
-      const runAllows = allowlist(allowedTools);
-      const allowed = (name: string) => agentAllows(name) && runAllows(name);
-      try {
-        const conversation = await store.ensureConversation(run.conversationId);
-        const context = await buildContext({
-          store,
-          model,
-          conversation,
-          instructions: config.instructions,
-          offersTools: registry.specs(allowed).length > 0,
-          scopes,
-          window: config.memory.window,
-          summarize: config.memory.summarize,
-          signal,
-        });
-        const result = await runAgent({
-          runId: run.id,
-          conversationId: run.conversationId,
-          config,
-          model,
-          tools: { registry, allowed, approvals, audit: (record) => journal.audit(record) },
-          system: context.system,
-          history: context.history,
-          journal,
-          ...(resume ? { resume } : {}),
-          signal,
-          emit: observe,
-        });
-        await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
-        await emit({ type: 'run-finish', ...result });
-      } catch (error) {
-        await journal.ended('failed');
-        throw error;
-      }
-    });
   }
 
   async #startTools(
@@ -277,17 +189,6 @@ export class AgentService implements AgentWorkerApi {
 
 const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
 
-/** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */
-function memoryScopes(
-  config: AgentConfig,
-  conversationId: string,
-): [MemoryScope, MemoryScope, ...MemoryScope[]] {
-  const conversation: MemoryScope = `conversation:${conversationId}`;
-  return config.memory.userId
-    ? [conversation, `user:${config.memory.userId}`, 'global']
-    : [conversation, 'global'];
-}
-
 /**
  * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
  * interrupted, keeping the text they had streamed as an interrupted message.
@@ -309,10 +210,4 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
 function titleFrom(input: string): string {
   const line = input.trim().split('\n')[0] ?? '';
   return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New conversation';
-}
-
-function allowlist(names: readonly string[] | undefined): (name: string) => boolean {
-  if (!names) return () => true;
-  const allowed = new Set(names);
-  return (name) => allowed.has(name);
 }

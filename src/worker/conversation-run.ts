@@ -1,0 +1,130 @@
+import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
+import type { ChatModel } from '../model/chat-model';
+import type { ChatMessage } from '../protocol/chat';
+import type { AgentEvent } from '../protocol/events';
+import type { AgentConfig } from '../protocol/wire';
+import { LocalToolHost } from '../tools/local-tool-host';
+import { buildContext } from './conversation-context';
+import { ConversationJournal } from './conversation-journal';
+import { conversationLockName, withConversationLock } from './conversation-lock';
+import { type ResumedStep, runAgent } from './run-agent';
+import type { ApprovalGate } from './tools/approval-gate';
+import { HostToolRunner } from './tools/host-tool-runner';
+import { memoryTools } from './tools/memory-tools';
+import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
+import type { ToolRegistry } from './tools/tool-registry';
+
+/** What the agent worker sets up once and every run uses. */
+export interface AgentSetup {
+  readonly config: AgentConfig;
+  readonly model: ChatModel;
+  readonly registry: ToolRegistry;
+  readonly store: ConversationStore;
+}
+
+/** How a run talks to its page: events out, cancel and approvals in. */
+export interface RunChannel {
+  readonly emit: (event: AgentEvent) => Promise<void>;
+  readonly signal: AbortSignal;
+  readonly approvals: ApprovalGate;
+}
+
+/** A new run's input, or a run to resume at a step that waited for approval. */
+export type RunStart = {
+  readonly allowedTools?: readonly string[] | undefined;
+} & (
+  | { readonly input: ChatMessage; readonly resume?: never }
+  | { readonly resume: ResumedStep; readonly input?: never }
+);
+
+/**
+ * One run of a conversation: under the conversation's Web Lock, write the input, build
+ * the context from the store, run the loop with a journal that saves each step, and
+ * record how the run ended. Failures are thrown for the caller to report.
+ */
+export async function runConversation(
+  setup: AgentSetup,
+  run: RunRecord,
+  start: RunStart,
+  channel: RunChannel,
+): Promise<void> {
+  const { config, model, store } = setup;
+  const { emit, signal } = channel;
+  await withConversationLock(
+    conversationLockName(config.memory.database, run.conversationId),
+    async () => {
+      const journal = new ConversationJournal(store, run, emit);
+      if (start.input) await journal.started(start.input);
+      await emit({ type: 'run-start', runId: run.id, model: model.name });
+      const scopes = memoryScopes(config, run.conversationId);
+      const builtIn = config.memory.tools
+        ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
+        : [];
+      const registry = setup.registry.extended(
+        builtIn.map((tool) => tool.spec),
+        new HostToolRunner(new LocalToolHost(builtIn), 'built-in tools'),
+        DEFAULT_TOOL_TIMEOUT_MS,
+        'the memory tools',
+      );
+      const agentAllows = allowlist(config.allowedTools);
+      const runAllows = allowlist(start.allowedTools);
+      const allowed = (name: string) => agentAllows(name) && runAllows(name);
+      try {
+        const context = await buildContext({
+          store,
+          model,
+          conversation: await store.ensureConversation(run.conversationId),
+          instructions: config.instructions,
+          offersTools: registry.specs(allowed).length > 0,
+          scopes,
+          window: config.memory.window,
+          summarize: config.memory.summarize,
+          signal,
+        });
+        const result = await runAgent({
+          runId: run.id,
+          conversationId: run.conversationId,
+          config,
+          model,
+          tools: {
+            registry,
+            allowed,
+            approvals: channel.approvals,
+            audit: (record) => journal.audit(record),
+          },
+          system: context.system,
+          history: context.history,
+          journal,
+          ...(start.resume ? { resume: start.resume } : {}),
+          signal,
+          emit: async (event) => {
+            journal.observe(event);
+            await emit(event);
+          },
+        });
+        await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
+        await emit({ type: 'run-finish', ...result });
+      } catch (error) {
+        await journal.ended('failed');
+        throw error;
+      }
+    },
+  );
+}
+
+/** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */
+function memoryScopes(
+  config: AgentConfig,
+  conversationId: string,
+): [MemoryScope, MemoryScope, ...MemoryScope[]] {
+  const conversation: MemoryScope = `conversation:${conversationId}`;
+  return config.memory.userId
+    ? [conversation, `user:${config.memory.userId}`, 'global']
+    : [conversation, 'global'];
+}
+
+function allowlist(names: readonly string[] | undefined): (name: string) => boolean {
+  if (!names) return () => true;
+  const allowed = new Set(names);
+  return (name) => allowed.has(name);
+}
