@@ -13,6 +13,7 @@ export const airlockAliases = [
   { find: /^airlock\/sandbox$/, replacement: source('sandbox.ts') },
   { find: /^airlock\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
+  { find: /^airlock\/proxy$/, replacement: source('proxy.ts') },
 ];
 
 export default defineConfig({
@@ -25,6 +26,7 @@ export default defineConfig({
         sandbox: source('sandbox.ts'),
         testing: source('testing.ts'),
         'testing-remote': source('testing-remote.ts'),
+        proxy: source('proxy.ts'),
       },
       formats: ['es'],
     },

@@ -1,6 +1,6 @@
 /** How the demo page builds its agent from the model settings. */
 import { type Agent, createAgent } from 'airlock';
-import { OFFLINE_MODEL_PATH } from './offline-model-path';
+import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH } from './offline-model-path';
 import { createDemoTools } from './tools';
 
 /** The model endpoint the page talks to; changed from the settings form. */
@@ -11,10 +11,17 @@ export interface ModelSettings {
   readonly model: string;
 }
 
-/** The built-in offline model the dev server serves. */
+/** Set by `demo/vite.config.ts`: the model the dev server's `/llm/v1` answers for. Never a key. */
+declare const __AIRLOCK_DEMO_MODEL__: string | undefined;
+
+/** The model behind the dev server's `/llm/v1`; unset outside Vite (unit tests), so offline. */
+const SERVED_MODEL =
+  typeof __AIRLOCK_DEMO_MODEL__ === 'string' ? __AIRLOCK_DEMO_MODEL__ : OFFLINE_MODEL_NAME;
+
+/** The dev server's model endpoint: the offline model, or the key-safe proxy to a real one. */
 export const DEFAULT_SETTINGS: ModelSettings = {
   baseURL: OFFLINE_MODEL_PATH,
-  model: 'airlock-offline',
+  model: SERVED_MODEL,
 };
 
 const INSTRUCTIONS =
@@ -30,7 +37,10 @@ export function createDemoAgent(settings: ModelSettings): Agent {
   });
 }
 
-/** Whether the settings point at the dev server's offline model. */
+/** Whether the settings point at the dev server's offline model (not its proxy to a real one). */
 export function usesOfflineModel(settings: ModelSettings): boolean {
-  return settings.baseURL.replace(/\/+$/, '') === OFFLINE_MODEL_PATH;
+  return (
+    SERVED_MODEL === OFFLINE_MODEL_NAME &&
+    settings.baseURL.replace(/\/+$/, '') === OFFLINE_MODEL_PATH
+  );
 }

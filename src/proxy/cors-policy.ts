@@ -1,0 +1,97 @@
+/**
+ * Who may call the proxy from a browser. Same-origin pages always may; other origins only
+ * when listed. A cross-origin request from an unlisted origin is refused outright rather
+ * than merely left unreadable: a "simple" POST (text/plain, no preflight) would otherwise
+ * still reach the upstream and spend the key's quota on another site's behalf.
+ */
+import type { ResolvedProxyOptions } from './proxy-options.js';
+
+type AllowedOrigins = ResolvedProxyOptions['allowedOrigins'];
+
+/** Response headers the browser shows page code without being told (CORS-safelisted). */
+const SAFELISTED_RESPONSE_HEADERS = new Set([
+  'cache-control',
+  'content-language',
+  'content-length',
+  'content-type',
+  'expires',
+  'last-modified',
+  'pragma',
+]);
+
+/** How long a browser may cache a preflight answer, in seconds. */
+const PREFLIGHT_MAX_AGE_SECONDS = '600';
+
+/**
+ * Whether `request` comes from a browser page on another origin that is not allowed.
+ * Requests without an `Origin` (servers, curl, same-origin GETs) are not browser
+ * cross-origin calls and pass.
+ */
+export function isForeignOrigin(request: Request, allowedOrigins: AllowedOrigins): boolean {
+  const origin = request.headers.get('origin');
+  if (origin === null) return false;
+  if (allowedOriginOf(request, allowedOrigins) !== null) return false;
+  return !isSameOrigin(request, origin);
+}
+
+/** The answer to a CORS preflight: 204, with allow-headers only for an allowed origin. */
+export function preflightResponse(request: Request, allowedOrigins: AllowedOrigins): Response {
+  const headers = new Headers();
+  if (varies(allowedOrigins)) headers.set('vary', 'Origin, Access-Control-Request-Headers');
+  const origin = allowedOriginOf(request, allowedOrigins);
+  if (origin !== null) {
+    headers.set('access-control-allow-origin', origin);
+    headers.set('access-control-allow-methods', 'GET, POST, OPTIONS');
+    // The openai SDK sends `authorization` and a changing set of `x-stainless-*` headers;
+    // echoing is safe because the handler forwards only an allowlist of them anyway.
+    const requested = request.headers.get('access-control-request-headers');
+    if (requested !== null) headers.set('access-control-allow-headers', requested);
+    headers.set('access-control-max-age', PREFLIGHT_MAX_AGE_SECONDS);
+  }
+  return new Response(null, { status: 204, headers });
+}
+
+/**
+ * Adds the CORS headers an actual response needs, in place: allow-origin for an allowed
+ * origin, and expose-headers for what the SDK reads (`retry-after`, `x-request-id`, …).
+ */
+export function applyCorsHeaders(
+  headers: Headers,
+  request: Request,
+  allowedOrigins: AllowedOrigins,
+): void {
+  if (varies(allowedOrigins)) headers.append('vary', 'Origin');
+  const origin = allowedOriginOf(request, allowedOrigins);
+  if (origin === null) return;
+  headers.set('access-control-allow-origin', origin);
+  const exposed = [...headers.keys()].filter(
+    (name) => !SAFELISTED_RESPONSE_HEADERS.has(name) && !name.startsWith('access-control-'),
+  );
+  if (exposed.length > 0) headers.set('access-control-expose-headers', exposed.join(', '));
+}
+
+/** The request's `Origin` when it may read responses, else null. */
+function allowedOriginOf(request: Request, allowedOrigins: AllowedOrigins): string | null {
+  const origin = request.headers.get('origin');
+  if (origin === null || origin === 'null') return null;
+  return allowedOrigins === '*' || allowedOrigins.has(origin) ? origin : null;
+}
+
+/**
+ * Browsers mark same-origin requests with `Sec-Fetch-Site`, which page code cannot set;
+ * older ones are judged by host, since a TLS-terminating reverse proxy changes the scheme
+ * the server sees but keeps the `Host`.
+ */
+function isSameOrigin(request: Request, origin: string): boolean {
+  const site = request.headers.get('sec-fetch-site');
+  if (site !== null) return site === 'same-origin';
+  try {
+    return new URL(origin).host === new URL(request.url).host;
+  } catch {
+    return false;
+  }
+}
+
+function varies(allowedOrigins: AllowedOrigins): boolean {
+  return allowedOrigins === '*' || allowedOrigins.size > 0;
+}
