@@ -67,6 +67,19 @@ export default defineConfig({
           },
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // After the other projects, not beside them: its own Chromium would load the CPU
+          // that the browser tests' timing checks (a killed worker's thread going idle) read.
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

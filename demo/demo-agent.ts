@@ -1,7 +1,8 @@
 /** How the demo page builds its agent from the model settings. */
 import { type Agent, createAgent } from 'airlock';
-import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH } from './offline-model-path';
-import { createDemoTools } from './tools';
+import iframeToolsUrl from './iframe-tools.worker.ts?worker&url';
+import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH, SERVED_MODEL_META } from './offline-model-path';
+import { createPageTools } from './page-tools';
 
 /** The model endpoint the page talks to; changed from the settings form. */
 export interface ModelSettings {
@@ -11,36 +12,61 @@ export interface ModelSettings {
   readonly model: string;
 }
 
-/** Set by `demo/vite.config.ts`: the model the dev server's `/llm/v1` answers for. Never a key. */
-declare const __AIRLOCK_DEMO_MODEL__: string | undefined;
+/** The IndexedDB database of the demo's conversations and memories. */
+export const DEMO_DATABASE = 'airlock-demo';
 
-/** The model behind the dev server's `/llm/v1`; unset outside Vite (unit tests), so offline. */
-const SERVED_MODEL =
-  typeof __AIRLOCK_DEMO_MODEL__ === 'string' ? __AIRLOCK_DEMO_MODEL__ : OFFLINE_MODEL_NAME;
+/**
+ * The model the server's `/llm/v1` answers for, from the page's `<meta>` (the server
+ * writes it, so one build serves both the offline model and the proxy to a real one).
+ */
+export function servedModel(): string {
+  const meta = globalThis.document?.querySelector<HTMLMetaElement>(
+    `meta[name="${SERVED_MODEL_META}"]`,
+  );
+  return meta?.content || OFFLINE_MODEL_NAME;
+}
 
-/** The dev server's model endpoint: the offline model, or the key-safe proxy to a real one. */
-export const DEFAULT_SETTINGS: ModelSettings = {
-  baseURL: OFFLINE_MODEL_PATH,
-  model: SERVED_MODEL,
-};
+/** The server's model endpoint: the offline model, or the key-safe proxy to a real one. */
+export function defaultSettings(): ModelSettings {
+  return { baseURL: OFFLINE_MODEL_PATH, model: servedModel() };
+}
 
-const INSTRUCTIONS =
-  'You are a concise assistant. For weather questions call get_weather once per city; for arithmetic call calculate. Answer from the tool results.';
+const INSTRUCTIONS = [
+  'You are a concise assistant in a demo of Airlock, an agent SDK.',
+  'For weather questions call get_weather once per city; for arithmetic call calculate.',
+  'To change the page colour call set_theme (the user approves it first).',
+  'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
+  'For a report call slow_report; for a headline call fetch_headline.',
+  'Answer from the tool results.',
+].join(' ');
 
-/** An agent in its own worker with the demo's tools, talking to `settings`' endpoint. */
+/**
+ * An agent in its own worker with the demo's tools in all three places: `set_theme` on
+ * the page, weather, calculator and slow report in a sandbox worker, and the headline
+ * tool in a worker inside a sandboxed iframe.
+ */
 export function createDemoAgent(settings: ModelSettings): Agent {
   return createAgent({
     worker: () => new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' }),
     model: { baseURL: settings.baseURL, model: settings.model },
     instructions: INSTRUCTIONS,
-    tools: createDemoTools(),
+    tools: createPageTools(),
+    toolsets: [
+      {
+        name: 'demo',
+        worker: () => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' }),
+      },
+      // No origins allowed: the sandbox can reach no server at all, not even this one.
+      { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
+    ],
+    memory: { database: DEMO_DATABASE },
   });
 }
 
-/** Whether the settings point at the dev server's offline model (not its proxy to a real one). */
+/** Whether the settings point at the server's offline model (not its proxy to a real one). */
 export function usesOfflineModel(settings: ModelSettings): boolean {
   return (
-    SERVED_MODEL === OFFLINE_MODEL_NAME &&
+    servedModel() === OFFLINE_MODEL_NAME &&
     settings.baseURL.replace(/\/+$/, '') === OFFLINE_MODEL_PATH
   );
 }

@@ -1,16 +1,28 @@
 /**
- * The demo page's entry: wires the composer, the Stop button and the model settings to
- * an Airlock agent, and renders each run's events into the conversation log.
+ * The demo page's entry: wires the conversation list, the chat, the memory panel, the
+ * run timeline and the model settings to an Airlock agent.
  */
-import type { Agent } from 'airlock';
+import type { Agent, AgentRun, RunRecord, StoreChange } from 'airlock';
+import { createApprovalDialog } from './approval-dialog';
+import { createConversationList } from './conversation-list';
 import {
   createDemoAgent,
-  DEFAULT_SETTINGS,
+  defaultSettings,
   type ModelSettings,
   usesOfflineModel,
 } from './demo-agent';
 import { createElement, requireElement } from './dom';
+import { renderHistory } from './history-view';
+import { createMemoryPanel } from './memory-panel';
+import { playRun } from './play-run';
+import { showResumeOffers } from './resume-offers';
+import { createRunTimeline } from './run-timeline';
 import { createRunView } from './run-view';
+import { readSelectedConversation, saveSelectedConversation } from './selected-conversation';
+import { restoreTheme } from './theme';
+import { createUserTurn } from './turns';
+
+restoreTheme();
 
 const log = requireElement('log', HTMLOListElement);
 const composer = requireElement('composer', HTMLFormElement);
@@ -21,23 +33,41 @@ const settingsForm = requireElement('settings-form', HTMLFormElement);
 const baseURLInput = requireElement('base-url', HTMLInputElement);
 const modelInput = requireElement('model-name', HTMLInputElement);
 const modelBadge = requireElement('model-badge', HTMLParagraphElement);
+const resumeOffers = requireElement('resume-offers', HTMLDivElement);
 
-let settings: ModelSettings = DEFAULT_SETTINGS;
+let settings: ModelSettings = defaultSettings();
 let agent: Agent | undefined;
+let unsubscribe: (() => void) | undefined;
+/** The open conversation; runs continue it. */
+let selectedId = '';
+/** The newest message `seq` shown, so a change notice redraws only when there is more. */
+let renderedSeq = 0;
 /** Set while a run is going on; Stop aborts it. */
 let activeRun: AbortController | undefined;
 
-baseURLInput.value = settings.baseURL;
-modelInput.value = settings.model;
-applySettings(settings);
-note(
-  'Ask a question below. Tool calls appear as cards, and the answer streams in as it is written.',
+const approvals = createApprovalDialog();
+const timeline = createRunTimeline(requireElement('timeline', HTMLOListElement), () =>
+  agent && !agent.disposed ? agent.sandboxStats() : {},
 );
+const conversations = createConversationList({
+  list: requireElement('conversation-list', HTMLUListElement),
+  newButton: requireElement('new-conversation', HTMLButtonElement),
+  memory: () => agent?.memory,
+  onSelect: (id) => void openConversation(id ?? crypto.randomUUID()),
+  onError: showFailure,
+});
+const memories = createMemoryPanel({
+  list: requireElement('memory-list', HTMLUListElement),
+  form: requireElement('memory-form', HTMLFormElement),
+  keyInput: requireElement('memory-key', HTMLInputElement),
+  contentInput: requireElement('memory-content', HTMLInputElement),
+  memory: () => agent?.memory,
+});
 
 composer.addEventListener('submit', (event) => {
   event.preventDefault();
   const input = prompt.value.trim();
-  // One run at a time: the agent keeps one conversation.
+  // One run at a time: the log shows one conversation.
   if (input === '' || activeRun) return;
   prompt.value = '';
   void runTurn(input);
@@ -49,9 +79,8 @@ settingsForm.addEventListener('submit', (event) => {
   event.preventDefault();
   activeRun?.abort();
   applySettings({ baseURL: baseURLInput.value.trim(), model: modelInput.value.trim() });
-  note(
-    `New agent for model "${settings.model}" at ${settings.baseURL}; the conversation starts over.`,
-  );
+  note(`New agent for model "${settings.model}" at ${settings.baseURL}.`);
+  void refreshAll();
 });
 
 for (const suggestion of document.querySelectorAll<HTMLButtonElement>('.suggestion')) {
@@ -61,33 +90,90 @@ for (const suggestion of document.querySelectorAll<HTMLButtonElement>('.suggesti
   });
 }
 
-async function runTurn(input: string): Promise<void> {
-  log.append(
-    createElement(
-      'li',
-      { className: 'turn user' },
-      createElement('span', { className: 'speaker', text: 'You' }),
-      createElement('p', { className: 'bubble', text: input }),
-    ),
-  );
-  const view = createRunView(log);
+baseURLInput.value = settings.baseURL;
+modelInput.value = settings.model;
+applySettings(settings);
+void start();
+
+/** Opens the conversation of the last visit (or the newest), then the panels. */
+async function start(): Promise<void> {
+  await conversations.refresh();
+  const known = new Set(conversations.conversations.map((conversation) => conversation.id));
+  const remembered = readSelectedConversation();
+  const initial =
+    remembered !== undefined && known.has(remembered)
+      ? remembered
+      : (conversations.conversations[0]?.id ?? crypto.randomUUID());
+  await openConversation(initial);
+  await refreshAll();
+  document.body.dataset.ready = 'true';
+}
+
+async function refreshAll(): Promise<void> {
+  await Promise.all([conversations.refresh(), memories.refresh(), offerResumes()]);
+}
+
+/** Shows the stored messages of conversation `id` (none yet for a new one). */
+async function openConversation(id: string): Promise<void> {
+  selectedId = id;
+  saveSelectedConversation(id);
+  conversations.setSelected(id);
+  const detail = await agent?.memory.getConversation(id).catch((error: unknown) => {
+    showFailure(error);
+    return undefined;
+  });
+  if (selectedId !== id) return;
+  log.replaceChildren();
+  if (detail && detail.messages.length > 0) renderHistory(log, detail.messages);
+  else
+    note(
+      'Ask something below. Tool calls appear as cards, and the answer streams in as it is written.',
+    );
+  renderedSeq = detail?.conversation.lastSeq ?? 0;
   scrollToEnd();
-  if (!agent) {
-    view.showError({ code: 'invalid-options', message: 'No agent: fix the model settings first.' });
+}
+
+async function runTurn(input: string): Promise<void> {
+  log.append(createUserTurn(input));
+  await play(`“${input}”`, (signal) => agent?.run(input, { conversationId: selectedId, signal }));
+}
+
+async function resumeRun(run: RunRecord): Promise<void> {
+  if (activeRun) {
+    note('Stop the current run before resuming another.');
     return;
   }
+  await openConversation(run.conversationId);
+  await play(`Resumed: “${run.input}”`, (signal) => agent?.resume(run.id, { signal }));
+}
+
+/** Starts a run with `start` and shows it in the log and the timeline until it ends. */
+async function play(
+  title: string,
+  start: (signal: AbortSignal) => AgentRun | undefined,
+): Promise<void> {
+  const view = createRunView(log);
+  const entry = timeline.begin(title);
+  scrollToEnd();
   const controller = new AbortController();
+  const run = start(controller.signal);
+  if (!run) {
+    const error = {
+      code: 'invalid-options' as const,
+      message: 'No agent: fix the model settings first.',
+    };
+    view.showError(error);
+    entry.fail(error);
+    return;
+  }
   activeRun = controller;
   setRunning(true);
+  const conversationId = selectedId;
   try {
-    for await (const event of agent.run(input, { signal: controller.signal })) {
-      view.handle(event);
-      scrollToEnd();
-    }
-  } catch (error) {
-    // Runs report their failures as events; reaching this is a bug worth seeing on the page.
-    const message = error instanceof Error ? error.message : String(error);
-    view.showError({ code: 'internal-error', message });
+    await playRun(run, { view, timeline: entry, approvals, afterEvent: scrollToEnd });
+    // What the run stored is on the page already: a change notice must not redraw it.
+    const detail = await agent?.memory.getConversation(conversationId).catch(() => undefined);
+    if (detail && conversationId === selectedId) renderedSeq = detail.conversation.lastSeq;
   } finally {
     activeRun = undefined;
     setRunning(false);
@@ -95,32 +181,79 @@ async function runTurn(input: string): Promise<void> {
   }
 }
 
-/** Replaces the agent: the old one is disposed, which also ends its worker. */
+/** Replaces the agent: the old one is disposed, which also ends its workers. */
 function applySettings(next: ModelSettings): void {
   settings = next;
+  unsubscribe?.();
+  unsubscribe = undefined;
   agent?.dispose();
   agent = undefined;
-  modelBadge.textContent = usesOfflineModel(settings)
-    ? 'Offline demo model'
+  const offline = usesOfflineModel(settings);
+  modelBadge.textContent = offline
+    ? 'Offline demo model (a script, not an LLM)'
     : `Model: ${settings.model} at ${settings.baseURL}`;
-  modelBadge.dataset.offline = String(usesOfflineModel(settings));
+  modelBadge.dataset.offline = String(offline);
   try {
     agent = createDemoAgent(settings);
+    unsubscribe = agent.memory.subscribe(onStoreChange);
   } catch (error) {
-    note(
-      `The agent could not be created: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    showFailure(error);
   }
+}
+
+/** Offers to resume runs that were waiting for approval when the page last closed. */
+async function offerResumes(): Promise<void> {
+  const runs = await agent?.memory
+    .listRuns({ statuses: ['awaiting-approval'] })
+    .catch((error: unknown) => {
+      showFailure(error);
+      return [];
+    });
+  showResumeOffers(resumeOffers, runs ?? [], (run) => void resumeRun(run));
+  // The offers take room above the log; its newest entry stays in view.
+  scrollToEnd();
+}
+
+const pendingRefresh = new Set<'conversations' | 'memories' | 'history'>();
+let refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+/** Every write to the store (this tab's or another's) lands here; refreshes are batched. */
+function onStoreChange(change: StoreChange): void {
+  if (change.table === 'conversations') pendingRefresh.add('conversations');
+  if (change.table === 'memories') pendingRefresh.add('memories');
+  if (change.table === 'messages' && change.conversationId === selectedId) {
+    pendingRefresh.add('history');
+  }
+  if (refreshTimer !== undefined) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined;
+    if (pendingRefresh.delete('conversations')) void conversations.refresh();
+    if (pendingRefresh.delete('memories')) void memories.refresh();
+    if (pendingRefresh.delete('history')) void redrawIfChanged();
+  }, 50);
+}
+
+/** Another tab (or a resumed run) added messages to the open conversation: show them. */
+async function redrawIfChanged(): Promise<void> {
+  if (activeRun) return;
+  const detail = await agent?.memory.getConversation(selectedId).catch(() => undefined);
+  if (!detail || activeRun || detail.conversation.id !== selectedId) return;
+  if (detail.conversation.lastSeq !== renderedSeq) await openConversation(selectedId);
 }
 
 function setRunning(running: boolean): void {
   sendButton.disabled = running;
   stopButton.disabled = !running;
+  conversations.setBusy(running);
 }
 
-function note(text: string): void {
-  log.append(createElement('li', { className: 'note', text }));
+function note(text: string, role?: 'alert'): void {
+  log.append(createElement('li', { className: 'note', text, attributes: role ? { role } : {} }));
   scrollToEnd();
+}
+
+function showFailure(error: unknown): void {
+  note(error instanceof Error ? error.message : String(error), 'alert');
 }
 
 function scrollToEnd(): void {

@@ -1,5 +1,8 @@
-/** Where the dev server mounts the offline demo model; the page's default base URL. */
+/** Where the server mounts the model endpoint (offline model or proxy); the page's default base URL. */
 export const OFFLINE_MODEL_PATH = '/llm/v1';
 
 /** The model name the page asks the offline model for; the proxy serves real names instead. */
 export const OFFLINE_MODEL_NAME = 'airlock-offline';
+
+/** The `<meta name>` through which the server tells the page which model `/llm/v1` serves. */
+export const SERVED_MODEL_META = 'airlock-demo-model';

@@ -1,12 +1,16 @@
 /**
  * The demo's built-in model: a script that answers Chat Completions requests without
- * any language model or API key. It understands weather questions and arithmetic,
- * calls only the tools the request offers, and words its answers from tool results.
+ * any language model or API key. It understands a few kinds of request (see
+ * `question-intent.ts`), calls only the tools the request offers, and words its answers
+ * from tool results.
  */
 import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock/testing';
 import { type ChatRequest, type RequestMessage, readChatRequest } from './chat-request.js';
-import { readIntent } from './question-intent.js';
+import { LONG_ANSWER } from './long-answer.js';
+import { type Intent, readIntent } from './question-intent.js';
 import { type CallAndResult, summariseResults } from './result-summary.js';
+import { isSummaryRequest, summariseConversation } from './summary-request.js';
+import { THEME_COLOR_NAMES } from './theme-colors.js';
 
 /** Slow enough that the answer visibly streams word by word. */
 const TEXT_CHUNK_DELAY_MS = 25;
@@ -14,10 +18,16 @@ const TEXT_CHUNK_DELAY_MS = 25;
 const ARGUMENT_CHUNKS = 4;
 const TOOL_CHUNK_DELAY_MS = 60;
 
+/** A tool call the model wants, before it gets its id. */
+interface WantedCall {
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+}
+
 /**
  * Chooses the reply to one request: after tool results, a text answer summarising
- * them; otherwise tool calls for a weather or arithmetic question, or a text answer
- * saying what this model can do.
+ * them; otherwise tool calls for a request it understands, or a text answer saying
+ * what this model can do.
  */
 export function offlineModel(request: RecordedRequest, turnIndex: number): ScriptedTurn {
   const read = readChatRequest(request.body);
@@ -27,7 +37,8 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
       message: `The offline demo model cannot read this request: ${read.reason}`,
     };
   }
-  const { messages, toolNames } = read.request;
+  const { messages } = read.request;
+  if (isSummaryRequest(read.request)) return speak(summariseConversation(read.request));
   if (messages.at(-1)?.role === 'tool') {
     const results = latestResults(messages);
     return speak(
@@ -36,44 +47,71 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
         : 'I received tool results, but no assistant message asked for them.',
     );
   }
-
   const question = messages.findLast((message) => message.role === 'user')?.text ?? '';
-  const intent = readIntent(question);
+  const answer = answerIntent(readIntent(question), read.request);
+  if (typeof answer === 'string') return speak(answer);
+  if (!Array.isArray(answer)) return answer;
+  const missing = answer.find((call) => !read.request.toolNames.has(call.name));
+  if (missing) return speak(missingTool(missing.name, read.request));
+  return callTools(`${request.receivedAt.toString(36)}_${turnIndex}`, answer);
+}
+
+/** What to do about an intent: tools to call, a text answer, or a scripted reply. */
+function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | string | ScriptedReply {
   switch (intent.kind) {
     case 'weather':
-      if (!toolNames.has('get_weather')) return speak(missingTool('get_weather', read.request));
-      return callTools(
-        turnIndex,
-        intent.cities.map((city) => ({ name: 'get_weather', arguments: { city } })),
-      );
+      return intent.cities.map((city) => ({ name: 'get_weather', arguments: { city } }));
     case 'arithmetic':
-      if (!toolNames.has('calculate')) return speak(missingTool('calculate', read.request));
-      return callTools(turnIndex, [
-        { name: 'calculate', arguments: { expression: intent.expression } },
-      ]);
+      return [{ name: 'calculate', arguments: { expression: intent.expression } }];
+    case 'remember':
+      return [{ name: 'save_memory', arguments: { ...intent.fact } }];
+    case 'recall':
+      return [
+        {
+          name: 'recall_memories',
+          arguments: intent.query === undefined ? {} : { query: intent.query },
+        },
+      ];
+    case 'theme':
+      return [{ name: 'set_theme', arguments: { color: intent.color } }];
+    case 'report':
+      return [{ name: 'slow_report', arguments: { topic: intent.topic } }];
+    case 'headline':
+      return [{ name: 'fetch_headline', arguments: { topic: intent.topic } }];
+    case 'long-answer':
+      return speak(LONG_ANSWER);
     case 'weather-without-city':
-      return speak('Which city? Name it after "in", for example: "What is the weather in Paris?"');
+      return 'Which city? Name it after "in", for example: "What is the weather in Paris?"';
     case 'calculate-without-expression':
-      return speak('What should I calculate? Give me an expression, for example: "(2 + 3) * 4".');
+      return 'What should I calculate? Give me an expression, for example: "(2 + 3) * 4".';
+    case 'theme-without-color':
+      return `Which colour? I can make the page ${THEME_COLOR_NAMES.join(', ')}: say "make the page green".`;
     case 'other':
-      return speak(`${INTRODUCTION} ${capabilities(read.request)}`);
+      return `${INTRODUCTION} ${capabilities(request)}`;
   }
 }
 
 const INTRODUCTION =
-  "I am Airlock's offline demo model: a small script in the dev server, not a real language model.";
+  "I am Airlock's offline demo model: a small script on the server, not a real language model.";
 
-/** What the model can do with the tools this request offers, with questions to try. */
+/** Each tool this model knows, with a request to try. */
+const TRY: readonly (readonly [tool: string, offer: string])[] = [
+  ['get_weather', 'ask about the weather ("What is the weather in Paris and Oslo?")'],
+  ['calculate', 'give me arithmetic ("what is (2+3)*4")'],
+  ['set_theme', 'change the page ("make the page green", after your approval)'],
+  ['save_memory', 'tell me to "remember that my favourite colour is green"'],
+  ['recall_memories', 'ask "what do you remember?"'],
+  ['slow_report', 'ask for "a report on sales" (a tool that times out)'],
+  ['fetch_headline', 'ask for "a headline about space" (a tool in an iframe sandbox)'],
+];
+
+/** What the model can do with the tools this request offers, with requests to try. */
 function capabilities(request: ChatRequest): string {
-  const offers: string[] = [];
-  if (request.toolNames.has('get_weather')) {
-    offers.push('ask about the weather in a city ("What is the weather in Paris and Oslo?")');
-  }
-  if (request.toolNames.has('calculate')) offers.push('give me arithmetic ("what is (2+3)*4")');
+  const offers = TRY.filter(([tool]) => request.toolNames.has(tool)).map(([, offer]) => offer);
   if (offers.length === 0) {
-    return 'This request offers none of the tools I know (get_weather, calculate), so I can only say this.';
+    return `This request offers none of the tools I know (${TRY.map(([tool]) => tool).join(', ')}), so I can only say this.`;
   }
-  return `You can ${offers.join(', or ')}.`;
+  return `You can ${offers.join('; or ')}. Or ask for "a long story", and press Stop while it streams.`;
 }
 
 function missingTool(name: string, request: ChatRequest): string {
@@ -96,13 +134,14 @@ function speak(text: string): ScriptedReply {
   return { text, chunkDelayMs: TEXT_CHUNK_DELAY_MS };
 }
 
-function callTools(
-  turnIndex: number,
-  calls: readonly { name: string; arguments: Record<string, unknown> }[],
-): ScriptedReply {
+/**
+ * `batch` must be unique within a conversation. Conversations outlive the server (they
+ * are stored in the browser), so the turn count alone would repeat after a restart; the
+ * request's arrival time goes in too.
+ */
+function callTools(batch: string, calls: readonly WantedCall[]): ScriptedReply {
   return {
-    // Ids only need to be unique within the conversation; the turn index makes them so.
-    toolCalls: calls.map((call, index) => ({ id: `call_${turnIndex}_${index}`, ...call })),
+    toolCalls: calls.map((call, index) => ({ id: `call_${batch}_${index}`, ...call })),
     argumentChunks: ARGUMENT_CHUNKS,
     chunkDelayMs: TOOL_CHUNK_DELAY_MS,
   };

@@ -1,14 +1,25 @@
 /**
- * What the offline model understands of a question: the weather in some cities,
- * arithmetic, or neither. A handful of honest rules, not language understanding.
+ * What the offline model understands of a message: the weather in some cities,
+ * arithmetic, a fact to remember, a page change, and a few demo requests. A handful of
+ * honest rules, not language understanding.
  */
+import { type FactToSave, findFactToSave, findRecallQuery } from './memory-phrases.js';
+import { findThemeColor } from './theme-request.js';
 
-/** What a question asks for. */
+/** What a message asks for. */
 export type Intent =
   | { readonly kind: 'weather'; readonly cities: readonly string[] }
   | { readonly kind: 'weather-without-city' }
   | { readonly kind: 'arithmetic'; readonly expression: string }
   | { readonly kind: 'calculate-without-expression' }
+  | { readonly kind: 'remember'; readonly fact: FactToSave }
+  | { readonly kind: 'recall'; readonly query?: string }
+  /** `color` is what the user named, known to `set_theme` or not (the tool checks). */
+  | { readonly kind: 'theme'; readonly color: string }
+  | { readonly kind: 'theme-without-color' }
+  | { readonly kind: 'report'; readonly topic: string }
+  | { readonly kind: 'headline'; readonly topic: string }
+  | { readonly kind: 'long-answer' }
   | { readonly kind: 'other' };
 
 /** At most this many parallel lookups from one question. */
@@ -32,16 +43,46 @@ const NOT_A_CITY = new Set([
 ]);
 const WORD = /\p{L}[\p{L}'’-]*/gu;
 
-/** Reads a user's question. Weather wins over arithmetic when both seem to be asked. */
+const REPORT_WORDS = /\b(report|slow)\b/i;
+const HEADLINE_WORDS = /\b(headlines?|news)\b/i;
+const LONG_WORDS = /\b(story|essay|long|in detail|tour|explain)\b/i;
+/** The topic of a report or a headline: what follows "on", "about" or "for". */
+const TOPIC = /\b(?:on|about|for|of)\s+([^?!.;:]+)/i;
+
+/**
+ * Reads a user's message. Memory requests come first ("remember that my favourite colour
+ * is green" is not a page change), then page changes, then weather over arithmetic.
+ */
 export function readIntent(question: string): Intent {
+  const fact = findFactToSave(question);
+  if (fact) return { kind: 'remember', fact };
+  const recall = findRecallQuery(question);
+  if (recall) return { kind: 'recall', ...recall };
+  const theme = findThemeColor(question);
+  if (theme)
+    return theme.color === undefined
+      ? { kind: 'theme-without-color' }
+      : { kind: 'theme', color: theme.color };
   if (WEATHER_WORDS.test(question)) {
     const cities = findCities(question);
     return cities.length > 0 ? { kind: 'weather', cities } : { kind: 'weather-without-city' };
   }
+  if (REPORT_WORDS.test(question)) return { kind: 'report', topic: findTopic(question, 'sales') };
+  if (HEADLINE_WORDS.test(question)) {
+    return { kind: 'headline', topic: findTopic(question, 'technology') };
+  }
   const expression = findExpression(question);
   if (expression !== undefined) return { kind: 'arithmetic', expression };
   if (CALCULATE_WORDS.test(question)) return { kind: 'calculate-without-expression' };
+  if (LONG_WORDS.test(question)) return { kind: 'long-answer' };
   return { kind: 'other' };
+}
+
+function findTopic(question: string, fallback: string): string {
+  const topic = TOPIC.exec(question)?.[1]
+    ?.trim()
+    .replace(/^(?:the|a|an)\s+/i, '');
+  return topic === undefined || topic === '' ? fallback : topic.slice(0, 60);
 }
 
 /**

@@ -3,19 +3,15 @@
  * tools returned, so the answer never claims more than the tools said.
  */
 import type { RequestToolCall } from './chat-request.js';
+import { asRecord, parseJson } from './json-values.js';
 import { unwrapToolOutput } from './tool-output.js';
+import { describeFailure, describeOutput, type ReadResult } from './tool-sentences.js';
 
 /** One call of the latest batch and the content of its tool message (undefined if missing). */
 export interface CallAndResult {
   readonly call: RequestToolCall;
   readonly content: string | undefined;
 }
-
-/** A result read back: the tool's output, its error, or nothing at all. */
-type ReadResult =
-  | { readonly kind: 'output'; readonly value: unknown; readonly text: string }
-  | { readonly kind: 'error'; readonly code: string; readonly message: string }
-  | { readonly kind: 'missing' };
 
 /** A short answer built from each call's result, in call order. */
 export function summariseResults(results: readonly CallAndResult[]): string {
@@ -41,52 +37,9 @@ function readResult(content: string | undefined): ReadResult {
 }
 
 function describe(call: RequestToolCall, result: ReadResult): string {
-  const args = asRecord(parseJson(call.argumentsText));
   if (result.kind === 'missing') return `I got no result for the ${call.name} call.`;
-  if (result.kind === 'error') {
-    // Airlock prefixes a thrown error with 'Tool "name" failed: '; the sentence already says so.
-    const reason = result.message.replace(/^Tool "[^"]*" failed: /, '');
-    if (call.name === 'get_weather' && typeof args.city === 'string') {
-      return `I could not get the weather for ${args.city}: ${reason}`;
-    }
-    if (call.name === 'calculate' && typeof args.expression === 'string') {
-      return `I could not calculate ${args.expression}: ${reason}`;
-    }
-    return `The ${call.name} tool failed (${result.code}): ${reason}`;
-  }
-  const fields = asRecord(result.value);
-  if (
-    call.name === 'get_weather' &&
-    typeof fields.city === 'string' &&
-    typeof fields.temperatureC === 'number' &&
-    typeof fields.sky === 'string'
-  ) {
-    return `In ${fields.city} it is ${fields.temperatureC} °C and ${fields.sky}.`;
-  }
-  if (
-    call.name === 'calculate' &&
-    typeof fields.expression === 'string' &&
-    typeof fields.result === 'number'
-  ) {
-    return `${fields.expression} = ${fields.result}.`;
-  }
-  return `${call.name} returned ${truncate(result.text, 200)}.`;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function asRecord(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
-}
-
-function truncate(text: string, length: number): string {
-  return text.length <= length ? text : `${text.slice(0, length - 1)}…`;
+  const args = asRecord(parseJson(call.argumentsText));
+  return result.kind === 'error'
+    ? describeFailure(call.name, args, result)
+    : describeOutput(call.name, args, result);
 }

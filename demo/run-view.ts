@@ -5,27 +5,21 @@
 import type { AgentEvent, ErrorData } from 'airlock';
 import { createElement } from './dom';
 import { createToolCard, type ToolCard } from './tool-card';
+import { createAgentTurn } from './turns';
 
 /** The view of one run; feed it every event of the run, in order. */
 export interface RunView {
   handle(event: AgentEvent): void;
+  /** The user approved `callId`: its card shows it running. */
+  approved(callId: string): void;
   /** Shows an error that happened outside the run's events (e.g. the agent could not be created). */
   showError(error: ErrorData): void;
 }
 
 /** Appends an assistant turn to `log` and returns the view that fills it. */
 export function createRunView(log: HTMLElement): RunView {
-  const body = createElement('div', { className: 'turn-body' });
-  const footer = createElement('p', { className: 'run-footer', text: 'Waiting for the model…' });
-  log.append(
-    createElement(
-      'li',
-      { className: 'turn assistant' },
-      createElement('span', { className: 'speaker', text: 'Agent' }),
-      body,
-      footer,
-    ),
-  );
+  const { element, body, footer } = createAgentTurn('Waiting for the model…');
+  log.append(element);
   const bubbles = new Map<number, HTMLElement>();
   const cards = new Map<string, ToolCard>();
 
@@ -38,6 +32,17 @@ export function createRunView(log: HTMLElement): RunView {
       body.append(bubble);
     }
     return bubble;
+  };
+
+  /** A call's card; a resumed run's first word about a call is its `approval-request`. */
+  const cardFor = (callId: string, toolName: string) => {
+    let card = cards.get(callId);
+    if (!card) {
+      card = createToolCard(toolName);
+      cards.set(callId, card);
+      body.append(card.element);
+    }
+    return card;
   };
 
   const finish = () => {
@@ -56,10 +61,14 @@ export function createRunView(log: HTMLElement): RunView {
       ),
     );
     footer.textContent = 'The run failed.';
+    footer.dataset.reason = 'error';
   };
 
   return {
     showError,
+    approved(callId) {
+      cards.get(callId)?.approved();
+    },
     handle(event) {
       switch (event.type) {
         case 'run-start':
@@ -71,22 +80,24 @@ export function createRunView(log: HTMLElement): RunView {
         case 'text-delta':
           bubbleFor(event.step).textContent += event.delta;
           break;
-        case 'tool-call-start': {
-          const card = createToolCard(event.toolName);
-          cards.set(event.callId, card);
-          body.append(card.element);
+        case 'tool-call-start':
+          cardFor(event.callId, event.toolName);
           break;
-        }
         case 'tool-call-delta':
           cards.get(event.callId)?.appendArguments(event.argumentsDelta);
           break;
         case 'tool-call':
-          cards.get(event.callId)?.complete(event.argumentsText, event.arguments);
+          cardFor(event.callId, event.toolName).complete(event.argumentsText, event.arguments);
           footer.textContent = `Step ${event.step}: running tools…`;
           break;
+        case 'approval-request':
+          cardFor(event.callId, event.toolName).awaitApproval(event.arguments);
+          footer.textContent = `Step ${event.step}: waiting for your approval…`;
+          break;
         case 'tool-result':
-          if (event.ok) cards.get(event.callId)?.succeed(event.output, event.durationMs);
-          else cards.get(event.callId)?.fail(event.error, event.durationMs);
+          if (event.ok)
+            cardFor(event.callId, event.toolName).succeed(event.output, event.durationMs);
+          else cardFor(event.callId, event.toolName).fail(event.error, event.durationMs);
           break;
         case 'step-finish':
           bubbles.get(event.step)?.classList.remove('streaming');

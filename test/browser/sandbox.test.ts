@@ -53,6 +53,17 @@ describe('sandboxed tools', () => {
     );
   });
 
+  it('refills the pool after a kill without waiting for the next call', async () => {
+    const session = await scriptModel([{ toolCalls: [{ name: 'spin', arguments: {} }] }, { text: 'Gave up.' }]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 1, graceMs: GRACE_MS }],
+    });
+
+    await agent.run('Spin').result;
+
+    await expect.poll(() => agent.sandboxStats().test).toEqual({ live: 1, started: 2, killed: 1 });
+  });
+
   it('keeps a worker whose tool honours its signal within the grace period', async () => {
     const session = await scriptModel([
       { toolCalls: [{ name: 'polite_hang', arguments: {} }] },

@@ -20,7 +20,8 @@ export class SandboxSupervisor implements ToolRunner {
   readonly #slots: Semaphore;
   readonly #idle: SandboxConnection[] = [];
   readonly #busy = new Map<string, SandboxConnection>();
-  #starting = 0;
+  /** Workers the pool is starting in the background; a call may claim one instead of starting its own. */
+  readonly #warming = new Set<{ readonly worker: Promise<SandboxConnection>; claimed: boolean }>();
   #disposed = false;
 
   constructor(config: ToolsetConfig, spawner: Comlink.Remote<SandboxSpawner>) {
@@ -69,7 +70,7 @@ export class SandboxSupervisor implements ToolRunner {
   ): Promise<T | ReturnType<typeof timedOut>> {
     const release = await this.#slots.acquire();
     try {
-      const worker = this.#idle.pop() ?? (await this.#spawn()).worker;
+      const worker = await this.#acquire();
       this.#busy.set(request.callId, worker);
       try {
         const answer = send(worker);
@@ -102,44 +103,68 @@ export class SandboxSupervisor implements ToolRunner {
     }
   }
 
+  /** An idle worker, else one the pool is starting, else a new one. */
+  async #acquire(): Promise<SandboxConnection> {
+    const idle = this.#idle.pop();
+    if (idle) return idle;
+    for (const warming of this.#warming) {
+      if (warming.claimed) continue;
+      warming.claimed = true;
+      // A warm-up that failed is no reason to fail the call: start one for it instead.
+      const worker = await warming.worker.catch(() => undefined);
+      if (worker) return worker;
+      break;
+    }
+    return (await this.#spawn()).worker;
+  }
+
   /**
    * Starts a worker and waits until it has described its tools, so a cold start is
    * never charged to a call's deadline; one that does not answer in `startTimeoutMs` is killed.
    */
   async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
-    this.#starting += 1;
-    try {
-      const { workerId, port } = await this.#spawner.spawn(this.#config.name);
-      const worker = new SandboxConnection(workerId, port);
-      const tools = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
-      if (tools === TIMED_OUT || tools === undefined) {
-        this.#kill(worker);
-        throw new AirlockError(
-          'toolset-unavailable',
-          `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.startTimeoutMs} ms. Does its worker entry call serveTools()?`,
-        );
-      }
-      return { worker, tools };
-    } finally {
-      this.#starting -= 1;
+    const { workerId, port } = await this.#spawner.spawn(this.#config.name);
+    const worker = new SandboxConnection(workerId, port);
+    const tools = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
+    if (tools === TIMED_OUT || tools === undefined) {
+      // No refill: a worker that cannot start would only be started again and again.
+      this.#kill(worker, false);
+      const hint =
+        this.#config.isolation === 'iframe'
+          ? 'Is its bundle served with CORS (Access-Control-Allow-Origin: *), and does its entry call serveTools()?'
+          : 'Does its worker entry call serveTools()?';
+      throw new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.startTimeoutMs} ms. ${hint}`,
+      );
     }
+    return { worker, tools };
   }
 
-  #kill(worker: SandboxConnection): void {
+  #kill(worker: SandboxConnection, refill = true): void {
+    // Out of the busy set first, so the refill below counts the pool without it.
+    for (const [callId, busy] of this.#busy) if (busy === worker) this.#busy.delete(callId);
     worker.close();
     // Best effort: when the page is gone its workers went with it.
     this.#spawner.kill(worker.workerId).catch(() => undefined);
-    this.#refill();
+    if (refill) this.#refill();
   }
 
   /** Starts workers in the background until the pool is back to `poolSize`. */
   #refill(): void {
-    const missing = this.#config.poolSize - (this.#idle.length + this.#busy.size + this.#starting);
+    const missing =
+      this.#config.poolSize - (this.#idle.length + this.#busy.size + this.#warming.size);
     for (let i = 0; i < missing && !this.#disposed; i++) {
-      this.#spawn().then(
-        ({ worker }) => (this.#disposed ? this.#kill(worker) : this.#idle.push(worker)),
-        // A failed warm-up is not fatal: the next call spawns on demand and reports the error.
-        () => undefined,
+      const warming = { worker: this.#spawn().then(({ worker }) => worker), claimed: false };
+      this.#warming.add(warming);
+      warming.worker.then(
+        (worker) => {
+          this.#warming.delete(warming);
+          if (this.#disposed) this.#kill(worker);
+          else if (!warming.claimed) this.#idle.push(worker);
+        },
+        // A failed warm-up is not fatal: the next call starts a worker and reports the error.
+        () => this.#warming.delete(warming),
       );
     }
   }

@@ -1,0 +1,65 @@
+/**
+ * Renders a stored conversation into the log: the user's messages, the agent's text and
+ * its tool calls with their stored outcomes. A message a reload or Stop cut short is
+ * marked as interrupted.
+ */
+import type { MessageRecord } from 'airlock';
+import { createElement } from './dom';
+import { parseJson } from './json-values';
+import { readStoredToolResult } from './stored-tool-result';
+import { createToolCard, type ToolCard } from './tool-card';
+import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';
+
+/** Appends `messages` (in `seq` order) to `log`, one agent turn per run. */
+export function renderHistory(log: HTMLElement, messages: readonly MessageRecord[]): void {
+  let turn: (AgentTurn & { runId: string; cards: Map<string, ToolCard> }) | undefined;
+  const endTurn = () => {
+    // A call whose result was never stored (the run was cut short) did not finish.
+    for (const card of turn?.cards.values() ?? []) card.abandon();
+    turn = undefined;
+  };
+  for (const record of messages) {
+    const { message } = record;
+    if (message.role === 'system') continue;
+    if (message.role === 'user') {
+      endTurn();
+      log.append(createUserTurn(message.content));
+      continue;
+    }
+    if (turn?.runId !== record.runId) {
+      endTurn();
+      turn = { ...createAgentTurn(''), runId: record.runId, cards: new Map() };
+      turn.footer.hidden = true;
+      log.append(turn.element);
+    }
+    if (message.role === 'tool') {
+      const card = turn.cards.get(message.tool_call_id);
+      const result = readStoredToolResult(message.content);
+      if (result.ok) card?.succeed(result.output);
+      else card?.fail(result.error);
+      continue;
+    }
+    if (message.content) turn.body.append(textBubble(message.content, record.status));
+    for (const call of message.tool_calls ?? []) {
+      const card = createToolCard(call.function.name);
+      const parsed = parseJson(call.function.arguments);
+      card.showArguments(call.function.arguments, typeof parsed === 'string' ? undefined : parsed);
+      turn.cards.set(call.id, card);
+      turn.body.append(card.element);
+    }
+  }
+  endTurn();
+}
+
+function textBubble(text: string, status: MessageRecord['status']): HTMLElement {
+  if (status !== 'interrupted') return createElement('p', { className: 'bubble', text });
+  return createElement(
+    'div',
+    { className: 'interrupted-message' },
+    createElement('p', { className: 'bubble', text, attributes: { 'data-status': 'interrupted' } }),
+    createElement('p', {
+      className: 'interrupted-note',
+      text: 'Interrupted: the run was stopped or the page closed before this answer was finished.',
+    }),
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * Mounts the model endpoint on Vite's dev server and tells the page which model it
+ * serves. A build gets the model of the build's environment; `scripts/demo-serve.mjs`
+ * rewrites it for the environment it serves in.
+ */
+import type { Plugin } from 'vite';
+import {
+  createModelEndpoint,
+  injectServedModel,
+  type ModelEndpoint,
+  servedModelName,
+} from './model-endpoint.js';
+import { OFFLINE_MODEL_PATH } from './offline-model-path.js';
+
+/** The dev server's `/llm/v1`: the offline model, or the proxy when `OPENAI_API_KEY` is set. */
+export function modelEndpointPlugin(): Plugin {
+  let endpoint: ModelEndpoint | undefined;
+  return {
+    name: 'airlock-demo-model-endpoint',
+    configureServer(server) {
+      // Created here, not at config time: a build needs neither the key nor the handler.
+      const created = createModelEndpoint(process.env);
+      endpoint = created;
+      server.middlewares.use(OFFLINE_MODEL_PATH, created.listener);
+      server.httpServer?.once('listening', () => {
+        server.config.logger.info(`\n  Airlock demo: using ${created.description}.\n`);
+      });
+      server.httpServer?.once('close', () => created.close());
+    },
+    transformIndexHtml(html) {
+      return injectServedModel(html, endpoint?.model ?? servedModelName(process.env));
+    },
+  };
+}

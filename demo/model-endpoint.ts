@@ -1,0 +1,83 @@
+/**
+ * What answers `/llm/v1` on the demo's servers (Vite's dev server and
+ * `scripts/demo-serve.mjs`): the key-safe proxy to a real model when `OPENAI_API_KEY` is
+ * set, else the offline model. Node only; imports carry `.js` for Vite's config loader.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createProxyHandler, toNodeListener } from '../src/proxy.js';
+import { createModelHandler } from '../src/testing.js';
+import { offlineModel } from './offline-model.js';
+import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH, SERVED_MODEL_META } from './offline-model-path.js';
+
+/** The model endpoint, ready to mount at {@link OFFLINE_MODEL_PATH}. */
+export interface ModelEndpoint {
+  /** A Node listener that is also Connect middleware; mount it at `/llm/v1`. */
+  readonly listener: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    next?: (error?: unknown) => void,
+  ) => void;
+  /** The model name the page must ask for. */
+  readonly model: string;
+  /** A sentence for the server's start message saying what answers, never the key. */
+  readonly description: string;
+  /** Ends responses still streaming, so their timers do not outlive the server. */
+  close(): void;
+}
+
+/** The environment variables the endpoint reads. */
+export interface ModelEndpointEnv {
+  /** Set: the proxy forwards to a real model with this key. Unset: the offline model. */
+  readonly OPENAI_API_KEY?: string | undefined;
+  /** The upstream base URL (default `https://api.openai.com/v1`). */
+  readonly OPENAI_BASE_URL?: string | undefined;
+  /** The model the proxy allows (default `gpt-4o-mini`). */
+  readonly AIRLOCK_MODEL?: string | undefined;
+}
+
+/** The model name `env` makes the endpoint serve: the offline model's, or the proxied one. */
+export function servedModelName(env: ModelEndpointEnv): string {
+  return env.OPENAI_API_KEY ? env.AIRLOCK_MODEL || DEFAULT_PROXIED_MODEL : OFFLINE_MODEL_NAME;
+}
+
+const DEFAULT_PROXIED_MODEL = 'gpt-4o-mini';
+
+/** Chooses and creates the endpoint from `env` (normally `process.env`). */
+export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
+  const apiKey = env.OPENAI_API_KEY;
+  if (!apiKey) {
+    const handler = createModelHandler({ script: offlineModel });
+    return {
+      listener: handler,
+      model: OFFLINE_MODEL_NAME,
+      description: `the built-in offline model at ${OFFLINE_MODEL_PATH} (no API key needed): a small script that understands a few requests, not a real LLM`,
+      close: () => handler.close(),
+    };
+  }
+  const model = servedModelName(env);
+  const upstream = env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+  const handler = createProxyHandler({
+    upstream,
+    apiKey,
+    mountPath: OFFLINE_MODEL_PATH,
+    allowedModels: [model],
+    // A public demo should not let one visitor run up the bill with a single request.
+    maxTokens: 2048,
+  });
+  return {
+    listener: toNodeListener(handler),
+    model,
+    // The upstream's origin only: a base URL can carry credentials of its own.
+    description: `the proxy at ${OFFLINE_MODEL_PATH} → ${new URL(upstream).origin} for ${model} (the API key stays on the server)`,
+    close: () => {},
+  };
+}
+
+/** `html` with the served model written into its `<meta name="airlock-demo-model">`. */
+export function injectServedModel(html: string, model: string): string {
+  const escaped = model.replace(/[&"<>]/g, (char) => `&#${char.charCodeAt(0)};`);
+  return html.replace(
+    new RegExp(`(<meta\\s+name="${SERVED_MODEL_META}"\\s+content=")[^"]*(")`),
+    `$1${escaped}$2`,
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * Plays one run's events into the page: the conversation log, the run timeline, and the
+ * approval dialog for calls that wait for the user.
+ */
+import type { AgentRun } from 'airlock';
+import type { ApprovalDialog } from './approval-dialog';
+import type { TimelineRun } from './run-timeline';
+import type { RunView } from './run-view';
+
+/** Where the run's events go. */
+export interface RunPlayers {
+  readonly view: RunView;
+  readonly timeline: TimelineRun;
+  readonly approvals: ApprovalDialog;
+  /** Called after each event (the page scrolls). */
+  readonly afterEvent: () => void;
+}
+
+/** Reads `run` to its end. Approval questions still open when it ends are withdrawn. */
+export async function playRun(run: AgentRun, players: RunPlayers): Promise<void> {
+  const { view, timeline, approvals } = players;
+  const ended = new AbortController();
+  try {
+    for await (const event of run) {
+      view.handle(event);
+      timeline.handle(event);
+      players.afterEvent();
+      if (event.type !== 'approval-request') continue;
+      // Not awaited: other events (and other approval requests) keep coming meanwhile.
+      void approvals
+        .ask({ toolName: event.toolName, arguments: event.arguments }, ended.signal)
+        .then((decision) => {
+          if (decision === undefined) return;
+          if (decision.approved) {
+            run.approve(event.callId);
+            view.approved(event.callId);
+          } else {
+            run.reject(event.callId, decision.reason);
+          }
+        });
+    }
+  } catch (error) {
+    // Runs report their failures as events; reaching this is a bug worth seeing on the page.
+    const failure = { code: 'internal-error' as const, message: messageOf(error) };
+    view.showError(failure);
+    timeline.fail(failure);
+  } finally {
+    ended.abort();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

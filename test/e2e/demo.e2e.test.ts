@@ -1,0 +1,236 @@
+/**
+ * The demo, built for production and served by the demo server with the offline model,
+ * driven in real Chromium: streamed answers and tool cards, an approval that changes the
+ * page, Stop, memory, and what survives a reload. Screenshots go to test-results/e2e/.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeWeather } from '../../demo/fake-weather';
+import { LONG_ANSWER } from '../../demo/long-answer';
+import { THEME_SHADES } from '../../demo/theme-colors';
+import { chromiumArgs, chromiumPath } from '../../scripts/chromium.mjs';
+import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
+import {
+  answerLengths,
+  ask,
+  attribute,
+  eventually,
+  finishedRuns,
+  lastAnswer,
+  recordAnswerLengths,
+  send,
+  texts,
+  WAIT_MS,
+  waitForRunEnd,
+} from './demo-page';
+
+const SCREENSHOTS = 'test-results/e2e';
+
+let outDir: string | undefined;
+let server: DemoServer | undefined;
+let browser: Browser | undefined;
+let context: BrowserContext | undefined;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  outDir = mkdtempSync(join(tmpdir(), 'airlock-demo-'));
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await build({
+    configFile: fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url)),
+    build: { outDir, emptyOutDir: true },
+    logLevel: 'warn',
+  });
+  // An empty environment: the offline model even where OPENAI_API_KEY is set.
+  server = await startDemoServer({ root: outDir, port: 0, env: {} });
+  browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await openPage();
+});
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await server?.close();
+  if (outDir) rmSync(outDir, { recursive: true, force: true });
+});
+
+async function openPage(): Promise<void> {
+  if (!server) throw new Error('The demo server did not start.');
+  await page.goto(server.url);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: WAIT_MS });
+}
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: `${SCREENSHOTS}/${name}.png` });
+}
+
+/** The Send button's background: it is drawn in the page's accent colour. */
+function sendButtonColour(): Promise<string> {
+  return page.locator('#send').evaluate((button) => getComputedStyle(button).backgroundColor);
+}
+
+/** `#rrggbb` as a computed style spells it. */
+function rgb(hex: string): string {
+  const [r, g, b] = [1, 3, 5].map((at) => Number.parseInt(hex.slice(at, at + 2), 16));
+  return `rgb(${r}, ${g}, ${b})`;
+}
+
+const lastCard = (tool: string) => page.locator(`#log .tool-card[data-tool="${tool}"]`).last();
+
+describe('the demo, built and served', () => {
+  it('says on the page that the offline model answers', async () => {
+    expect(await page.locator('#model-badge').textContent()).toMatch(/Offline demo model/);
+    expect(await attribute(page.locator('#model-badge'), 'data-offline')).toBe('true');
+  });
+
+  it('answers a weather question with a sandboxed tool card and an answer that streams in', async () => {
+    await recordAnswerLengths(page);
+
+    expect(await ask(page, 'What is the weather in Paris?')).toBe('stop');
+
+    const card = lastCard('get_weather');
+    expect(await attribute(card, 'data-state')).toBe('ok');
+    expect(await card.locator('.tool-tier').textContent()).toBe('sandbox worker');
+    expect(await card.locator('.tool-result').textContent()).toContain('"city":"Paris"');
+    const { temperatureC, sky } = fakeWeather('Paris');
+    const expected = `In Paris it is ${temperatureC} °C and ${sky}. (Invented demo data, not a real forecast.)`;
+    expect(await lastAnswer(page)).toBe(expected);
+    // Streamed: the page showed the answer at several lengths, each longer than the last.
+    const lengths = (await answerLengths(page)).filter((length) => length > 0);
+    expect(lengths.length).toBeGreaterThanOrEqual(3);
+    expect(lengths).toEqual([...lengths].sort((a, b) => a - b));
+    expect(lengths.at(-1)).toBe(expected.length);
+    await screenshot('01-weather');
+  });
+
+  it('changes the page after the user approves set_theme in the dialog with Enter', async () => {
+    const green = rgb(THEME_SHADES.green.light);
+    expect(await sendButtonColour()).not.toBe(green);
+    const before = await finishedRuns(page);
+
+    await send(page, 'Make the page green');
+    const dialog = page.locator('#approval-dialog[open]');
+    await dialog.waitFor({ timeout: WAIT_MS });
+    expect(await dialog.locator('#approval-tool').textContent()).toBe('set_theme');
+    expect(await dialog.locator('#approval-arguments').textContent()).toBe('{"color":"green"}');
+    // Focus moved into the dialog, onto Approve.
+    await eventually(() => page.evaluate(() => document.activeElement?.id)).toBe(
+      'approval-approve',
+    );
+    await eventually(() => attribute(lastCard('set_theme'), 'data-state')).toBe('approval');
+    await screenshot('02-approval-dialog');
+    await page.keyboard.press('Enter');
+    await waitForRunEnd(page, before);
+
+    expect(await dialog.count()).toBe(0);
+    expect(await attribute(page.locator('html'), 'data-theme')).toBe('green');
+    expect(await sendButtonColour()).toBe(green);
+    expect(await attribute(lastCard('set_theme'), 'data-state')).toBe('ok');
+    expect(await lastAnswer(page)).toBe("Done: the page's accent is green now.");
+    await screenshot('03-theme-green');
+  });
+
+  it('stops a long answer mid-stream: the run ends aborted and the text stops growing', async () => {
+    const before = await finishedRuns(page);
+    await send(page, 'Tell me a long story');
+    const bubble = page.locator('#log .turn.assistant').last().locator('.bubble');
+    await eventually(async () =>
+      (await bubble.count()) > 0 ? await bubble.textContent() : '',
+    ).toMatch(/^.{80}/s);
+
+    await page.locator('#stop').click();
+    await waitForRunEnd(page, before);
+
+    const footer = page.locator('#log .run-footer[data-reason]').last();
+    expect(await attribute(footer, 'data-reason')).toBe('aborted');
+    expect(await footer.textContent()).toContain('finished: aborted');
+    expect(await attribute(page.locator('#timeline .timeline-run').first(), 'data-reason')).toBe(
+      'aborted',
+    );
+    const stoppedAt = (await bubble.textContent()) ?? '';
+    expect(stoppedAt.length).toBeGreaterThan(80);
+    expect(stoppedAt.length).toBeLessThan(LONG_ANSWER.length);
+    // Nothing can be waited for here: the check is that nothing more arrives, so watch a while.
+    await page.waitForTimeout(400);
+    expect(await bubble.textContent()).toBe(stoppedAt);
+    await screenshot('04-stopped');
+  });
+
+  it('shows "remember that my favourite colour is green" in the memory panel', async () => {
+    expect(await ask(page, 'Remember that my favourite colour is green')).toBe('stop');
+
+    expect(await attribute(lastCard('save_memory'), 'data-state')).toBe('ok');
+    const content = page.locator(
+      '#memory-list .memory[data-key="favourite-colour"] .memory-content',
+    );
+    await eventually(async () =>
+      (await content.count()) > 0 ? await content.inputValue() : '',
+    ).toBe("The user's favourite colour is green");
+    await screenshot('05-memory');
+  });
+
+  it('still has the conversation, its messages and the memory after a reload', async () => {
+    await openPage();
+
+    const log = page.locator('#log');
+    expect(await texts(log.locator('.turn.user .bubble'))).toEqual([
+      'What is the weather in Paris?',
+      'Make the page green',
+      'Tell me a long story',
+      'Remember that my favourite colour is green',
+    ]);
+    expect(await attribute(log.locator('.tool-card[data-tool="get_weather"]'), 'data-state')).toBe(
+      'ok',
+    );
+    expect(await log.textContent()).toContain("Done: the page's accent is green now.");
+    // The stopped answer is kept, and marked as interrupted.
+    expect(await log.locator('.bubble[data-status="interrupted"]').count()).toBe(1);
+    expect(await texts(page.locator('#conversation-list .conversation-title'))).toEqual([
+      'What is the weather in Paris?',
+    ]);
+    const memory = page.locator(
+      '#memory-list .memory[data-key="favourite-colour"] .memory-content',
+    );
+    await eventually(async () =>
+      (await memory.count()) > 0 ? await memory.inputValue() : '',
+    ).toBe("The user's favourite colour is green");
+    expect(await attribute(page.locator('html'), 'data-theme')).toBe('green');
+    await screenshot('06-after-reload');
+  });
+
+  it('offers a run left waiting for approval after a reload, and Escape rejects it on resume', async () => {
+    await send(page, 'Make the page purple');
+    await page.locator('#approval-dialog[open]').waitFor({ timeout: WAIT_MS });
+    await openPage();
+
+    const offer = page.locator('#resume-offers .resume-offer');
+    await eventually(async () =>
+      (await offer.count()) > 0 ? await offer.textContent() : '',
+    ).toContain('set_theme({"color":"purple"})');
+    await screenshot('07-resume-offer');
+    const before = await finishedRuns(page);
+    await offer.getByRole('button', { name: 'Resume' }).click();
+    await page.locator('#approval-dialog[open]').waitFor({ timeout: WAIT_MS });
+    await page.keyboard.press('Escape');
+    await waitForRunEnd(page, before);
+
+    expect(await attribute(lastCard('set_theme'), 'data-state')).toBe('rejected');
+    expect(await lastAnswer(page)).toBe(
+      'I did not run set_theme: you declined ("The user pressed Escape.").',
+    );
+    expect(await attribute(page.locator('html'), 'data-theme')).toBe('green');
+    await screenshot('08-rejected-on-resume');
+  });
+
+  it('raised no uncaught error in the page', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
