@@ -12,6 +12,12 @@ export {
   type MemoryOptions,
   type RunOptions,
 } from './page/create-agent';
+export type {
+  GuardrailOptions,
+  InputGuardrail,
+  OutputGuardrail,
+  ToolArgumentsGuardrail,
+} from './page/guardrail-host';
 export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/iframe-sandbox';
 export type {
   IframeToolsetOptions,
@@ -20,6 +26,14 @@ export type {
   ToolsetOptions,
   WorkerToolsetOptions,
 } from './page/sandbox-host';
+export type {
+  Budget,
+  BudgetName,
+  Budgets,
+  ModelPrice,
+  RateLimitConfig,
+  RunUsage,
+} from './protocol/budgets';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
 export type {
@@ -30,6 +44,12 @@ export type {
   StepSummary,
   StepToolCall,
 } from './protocol/events';
+export type {
+  GuardedToolCall,
+  GuardrailContext,
+  GuardrailDecision,
+  GuardrailStage,
+} from './protocol/guardrails';
 export type {
   AuditRecord,
   ConversationExport,
@@ -61,3 +81,9 @@ export {
   tool,
 } from './tools/define-tool';
 export type { InferSchemaOutput, ToolSchema } from './tools/standard-schema';
+export {
+  type FunctionTool,
+  type FunctionToolOptions,
+  type ToolOutput,
+  toolFromFunction,
+} from './tools/tool-from-function';

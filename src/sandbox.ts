@@ -4,3 +4,9 @@
  */
 export { serveTools } from './sandbox/serve-tools';
 export { type Tool, type ToolContext, type ToolDefinition, tool } from './tools/define-tool';
+export {
+  type FunctionTool,
+  type FunctionToolOptions,
+  type ToolOutput,
+  toolFromFunction,
+} from './tools/tool-from-function';

@@ -13,5 +13,6 @@ export type {
   ScriptedToolCall,
   ScriptedTurn,
   ScriptedUsage,
+  SessionOptions,
 } from './testing/script.js';
 export { isScriptedHttpError } from './testing/script.js';

@@ -23,12 +23,20 @@ export type ModelStreamPart =
   | { readonly type: 'finish'; readonly finishReason: Exclude<FinishReason, null> }
   | { readonly type: 'usage'; readonly usage: Usage };
 
+/** A model call held back by the rate limit: how long, and which bucket is empty. */
+export interface RateLimitWait {
+  readonly waitMs: number;
+  readonly limit: 'requests' | 'tokens';
+}
+
 /** Options of one streamed model call. */
 export interface ModelCallOptions {
-  /** Aborts the HTTP request. */
+  /** Aborts the HTTP request (or the wait for the rate limit). */
   readonly signal: AbortSignal;
   /** Longest silence allowed between chunks once the response has started. */
   readonly idleTimeoutMs: number;
+  /** Told (and awaited) before the call waits for the rate limit. */
+  readonly onRateLimitWait?: (wait: RateLimitWait) => Promise<void> | void;
 }
 
 /**

@@ -44,6 +44,7 @@ export function createAgentMemory(
     updateMemory: call('updateMemory'),
     deleteMemory: call('deleteMemory'),
     listRuns: call('listRuns'),
+    conversationUsage: call('conversationUsage'),
     toolCalls: call('toolCalls'),
     subscribe(listener) {
       const channel = new BroadcastChannel(storeChannelName(database));

@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
+import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
@@ -14,6 +15,7 @@ import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun } from './agent-run';
+import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
 
 /** How the page describes an agent. */
@@ -40,6 +42,17 @@ export interface AgentOptions {
   readonly conversationId?: string;
   /** Where and how the agent remembers (IndexedDB, in the agent worker). */
   readonly memory?: MemoryOptions;
+  /**
+   * What each run (`run`) and each conversation (`conversation`, all its runs) may spend:
+   * model calls, tool calls, tokens, cost. Going over ends the run with `budget-exceeded`.
+   */
+  readonly budgets?: Budgets;
+  /** Prices per model name, per million prompt and completion tokens; give `cost` in usage. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** Requests and tokens per minute for all runs of this agent; calls wait their turn. */
+  readonly rateLimit?: RateLimitConfig;
+  /** Functions that check, rewrite or block the input, the final answer and tool arguments; they run on the page. */
+  readonly guardrails?: GuardrailOptions;
 }
 
 /** How an agent remembers; every field has a default. */
@@ -104,6 +117,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
   const tools = options.tools ?? [];
   const toolsets = options.toolsets ?? [];
+  const guardrailHost = new PageGuardrailHost(options.guardrails ?? {});
   assertUnique(
     tools.map((tool) => tool.name),
     'tools',
@@ -120,6 +134,10 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     limits: { ...DEFAULT_LIMITS, ...options.limits },
     memory: toMemoryConfig(options.memory ?? {}),
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    ...(options.prices === undefined ? {} : { prices: options.prices }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    guardrails: guardrailHost.flags,
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
   installErrorTransfer();
@@ -133,10 +151,17 @@ export function createAgent(options: AgentOptions): Agent {
   let failReady: (error: AirlockError) => void = () => {};
   const ready = new Promise<readonly string[]>((resolve, reject) => {
     failReady = reject;
-    remote.configure(config, Comlink.proxy(toolHost), Comlink.proxy(sandboxHost)).then((result) => {
-      if (result.ok) resolve(result.tools);
-      else reject(AirlockError.fromData(result.error));
-    }, reject);
+    remote
+      .configure(
+        config,
+        Comlink.proxy(toolHost),
+        Comlink.proxy(sandboxHost),
+        Comlink.proxy(guardrailHost),
+      )
+      .then((result) => {
+        if (result.ok) resolve(result.tools);
+        else reject(AirlockError.fromData(result.error));
+      }, reject);
   });
   // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
   ready.catch(() => {});

@@ -26,6 +26,8 @@ export interface Usage {
   readonly promptTokens: number;
   readonly completionTokens: number;
   readonly totalTokens: number;
+  /** True when the server reported no usage and (some of) the counts are estimated at 4 characters a token. */
+  readonly estimated?: boolean;
 }
 
 /** Why the model stopped a response; `null` when the stream ended without saying. */

@@ -39,6 +39,13 @@ export type ErrorCode =
   | 'invalid-input'
   /** A conversation, memory or run with that id does not exist. */
   | 'not-found'
+  /**
+   * A run or conversation budget (model calls, tool calls, tokens, cost) is spent; what was
+   * done is saved. `details`: `{ budget, scope, limit, used }`.
+   */
+  | 'budget-exceeded'
+  /** An input or output guardrail blocked the run. `details`: `{ guardrail, name, reason }`. */
+  | 'guardrail-blocked'
   /** A bug in Airlock: an exception nobody expected. */
   | 'internal-error';
 
@@ -70,7 +77,11 @@ export type ToolErrorCode =
   /** The tool's sandbox died or could not be started. */
   | 'tool-crashed'
   /** The run was aborted while the tool was running. */
-  | 'tool-cancelled';
+  | 'tool-cancelled'
+  /** A tool-argument guardrail blocked the call; it did not run. The message carries the reason. */
+  | 'tool-blocked'
+  /** The run's or the conversation's tool-call budget is spent; the call did not run and the run ends. */
+  | 'tool-budget-exceeded';
 
 /** A tool failure as data: part of the `tool-result` event and of the tool message the model reads. */
 export interface ToolErrorData {

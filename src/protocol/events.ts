@@ -24,6 +24,8 @@ export interface StepSummary {
   readonly text: string;
   readonly toolCalls: readonly StepToolCall[];
   readonly usage: Usage;
+  /** What the step's model call cost, when the agent's model has a price. */
+  readonly cost?: number;
   readonly durationMs: number;
 }
 
@@ -37,6 +39,8 @@ export interface RunResult {
   readonly text: string;
   readonly steps: readonly StepSummary[];
   readonly usage: Usage;
+  /** What the run's model calls cost, when the agent's model has a price. */
+  readonly cost?: number;
 }
 
 /**
@@ -46,7 +50,26 @@ export interface RunResult {
 export type AgentEvent =
   | { readonly type: 'run-start'; readonly runId: string; readonly model: string }
   | { readonly type: 'step-start'; readonly step: number }
+  | {
+      /** The step's model call waits for the agent's rate limit; abort still ends the run at once. */
+      readonly type: 'rate-limit-wait';
+      readonly step: number;
+      readonly waitMs: number;
+      /** The bucket that is empty: requests or tokens per minute. */
+      readonly limit: 'requests' | 'tokens';
+    }
   | { readonly type: 'text-delta'; readonly step: number; readonly delta: string }
+  | {
+      /**
+       * An output guardrail rewrote the final answer: show `text` instead of the deltas
+       * streamed in this step. The stored answer and `run-finish` carry `text`.
+       */
+      readonly type: 'text-rewrite';
+      readonly step: number;
+      readonly text: string;
+      /** The guardrails that rewrote it, in order. */
+      readonly guardrails: readonly string[];
+    }
   | {
       readonly type: 'tool-call-start';
       readonly step: number;
@@ -101,6 +124,8 @@ export type AgentEvent =
       readonly step: number;
       readonly finishReason: FinishReason;
       readonly usage: Usage;
+      /** What the step's model call cost, when the agent's model has a price. */
+      readonly cost?: number;
       readonly durationMs: number;
     }
   | {

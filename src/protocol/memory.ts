@@ -1,3 +1,4 @@
+import type { RunUsage } from './budgets';
 import type { ChatMessage } from './chat';
 import type { ToolCallRecord } from './tools';
 
@@ -94,6 +95,8 @@ export interface RunRecord {
     readonly settled: readonly Extract<ChatMessage, { role: 'tool' }>[];
     readonly awaiting: readonly PendingApproval[];
   };
+  /** What the run consumed so far; absent in runs stored before budgets existed. */
+  readonly usage?: RunUsage;
   readonly startedAt: number;
   readonly updatedAt: number;
 }

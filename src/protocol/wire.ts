@@ -1,5 +1,7 @@
+import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
+import type { GuardrailFlags, GuardrailHost } from './guardrails';
 import type {
   AuditRecord,
   ConversationRecord,
@@ -28,6 +30,12 @@ export interface ModelConfig {
   readonly requestTimeoutMs?: number;
   /** Sampling temperature, passed through when set. */
   readonly temperature?: number;
+  /**
+   * How tools reach the model: `native` function calling (the default), or `prompted` for
+   * endpoints without it: tools are described in the system prompt and calls are read from
+   * fenced JSON blocks in the answer.
+   */
+  readonly toolCalling?: 'native' | 'prompted';
 }
 
 /** Bounds on one run. */
@@ -64,6 +72,14 @@ export interface AgentConfig {
   readonly allowedTools?: readonly string[];
   readonly limits: RunLimits;
   readonly memory: MemoryConfig;
+  /** What each run and each conversation may spend. */
+  readonly budgets?: Budgets;
+  /** Prices per model name; the agent's model's price gives `cost` in usage and events. */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
+  /** Limits model calls of all runs of this agent. */
+  readonly rateLimit?: RateLimitConfig;
+  /** Which guardrail stages the page has functions for. */
+  readonly guardrails: GuardrailFlags;
 }
 
 /** One run, as the page asks the agent worker for it. */
@@ -91,6 +107,7 @@ export interface AgentWorkerApi {
     config: AgentConfig,
     pageTools: ToolHost,
     sandboxes: SandboxSpawner,
+    guardrails: GuardrailHost,
   ): Promise<ConfigureResult>;
   run(request: RunRequest, events: MessagePort): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort): Promise<void>;
@@ -137,6 +154,8 @@ export interface MemoryApi {
     readonly conversationId?: string;
     readonly statuses?: readonly RunRecord['status'][];
   }): Promise<RunRecord[]>;
+  /** What all runs of a conversation consumed (model calls, tool calls, tokens, cost), from their records. */
+  conversationUsage(conversationId: string): Promise<RunUsage>;
   /** The tool-call audit log, newest first. */
   toolCalls(options?: {
     readonly conversationId?: string;

@@ -21,10 +21,11 @@ import {
   type ScriptedFault,
   type ScriptedReply,
   type ScriptedTurn,
+  type SessionOptions,
 } from './script.js';
 
 /** Options for {@link createModelHandler}. */
-export interface ModelHandlerOptions {
+export interface ModelHandlerOptions extends SessionOptions {
   script: ModelScript;
 }
 
@@ -100,6 +101,10 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     const body = record.body;
     if (!isObject(body))
       return sendError(res, 400, 'We could not parse the JSON body of your request.');
+    if (options.rejectTools && usesTools(body)) {
+      const model = typeof body.model === 'string' ? body.model : TEST_MODEL_ID;
+      return sendError(res, 400, `The model "${model}" does not support tools.`);
+    }
 
     let turn: ReturnType<typeof pickTurn>;
     try {
@@ -135,7 +140,8 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     const usage = resolveUsage(turn, body);
     if (body.stream === true) {
       const streamOptions = body.stream_options;
-      const includeUsage = isObject(streamOptions) && streamOptions.include_usage === true;
+      const includeUsage =
+        isObject(streamOptions) && streamOptions.include_usage === true && turn.usage !== null;
       const frames = buildStreamChunks(turn, context, { includeUsage, usage }).map(
         (chunk) => `data: ${JSON.stringify(chunk)}\n\n`,
       );
@@ -177,6 +183,15 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       }
     },
   });
+}
+
+/** Whether a chat request relies on function calling: tool definitions, tool choice or tool messages. */
+function usesTools(body: Record<string, unknown>): boolean {
+  if ('tools' in body || 'tool_choice' in body) return true;
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  return messages.some(
+    (message) => isObject(message) && (message.role === 'tool' || 'tool_calls' in message),
+  );
 }
 
 type Route = 'chat' | 'models';

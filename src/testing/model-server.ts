@@ -17,14 +17,14 @@ import {
   sendError,
   sendJson,
 } from './model-handler.js';
-import type { ModelScript, RecordedRequest, ScriptedTurn } from './script.js';
+import type { ModelScript, RecordedRequest, ScriptedTurn, SessionOptions } from './script.js';
 
 /** A running fake model server. */
 export interface ModelServer {
   /** `http://<host>:<port>`, without a trailing slash. */
   readonly url: string;
   /** Registers a script; point an OpenAI client at the session's `baseURL`. */
-  createSession(script: ModelScript): ModelSession;
+  createSession(script: ModelScript, options?: SessionOptions): ModelSession;
   /** Stops listening and closes every socket, stalled streams included. */
   close(): Promise<void>;
 }
@@ -52,9 +52,9 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const handlers = new Map<string, ModelHandler>();
   let url = '';
 
-  const createSession = (script: ModelScript): ModelSession => {
+  const createSession = (script: ModelScript, options: SessionOptions = {}): ModelSession => {
     const id = randomBytes(8).toString('hex');
-    const handler = createModelHandler({ script });
+    const handler = createModelHandler({ ...options, script });
     handlers.set(id, handler);
     return { id, baseURL: `${url}/sessions/${id}/v1`, requests: handler.requests };
   };
@@ -108,11 +108,11 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   };
 }
 
-/** `POST /sessions` with `{ turns }`: creates a session, answers `201 { id, baseURL }`. */
+/** `POST /sessions` with `{ turns, options? }`: creates a session, answers `201 { id, baseURL }`. */
 async function answerCreateSession(
   req: IncomingMessage,
   res: ServerResponse,
-  createSession: (script: ModelScript) => ModelSession,
+  createSession: (script: ModelScript, options: SessionOptions) => ModelSession,
 ): Promise<void> {
   let body: unknown;
   try {
@@ -124,7 +124,10 @@ async function answerCreateSession(
   if (!Array.isArray(turns) || !turns.every(isObject)) {
     return sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
   }
+  const options = isObject(body) && isObject(body.options) ? body.options : {};
   // Turns arrive as JSON from the test itself; shape checks beyond this would duplicate the types.
-  const session = createSession(turns as ScriptedTurn[]);
+  const session = createSession(turns as ScriptedTurn[], {
+    rejectTools: options.rejectTools === true,
+  });
   sendJson(res, 201, { id: session.id, baseURL: session.baseURL });
 }

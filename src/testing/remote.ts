@@ -3,7 +3,7 @@
  * running in a browser can script a session and inspect its requests.
  * No Node imports.
  */
-import type { RecordedRequest, ScriptedTurn } from './script.js';
+import type { RecordedRequest, ScriptedTurn, SessionOptions } from './script.js';
 
 /** How long waits last unless told otherwise; well under a test's own timeout. */
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -36,12 +36,13 @@ export interface RemoteModelSession {
 export async function createRemoteSession(
   serverUrl: string,
   turns: readonly ScriptedTurn[],
+  options: SessionOptions = {},
 ): Promise<RemoteModelSession> {
   const root = serverUrl.replace(/\/+$/, '');
   const created = await fetchJson(`${root}/sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ turns }),
+    body: JSON.stringify({ turns, options }),
   });
   if (!isSessionInfo(created))
     throw new Error(`Unexpected answer from ${root}/sessions: ${JSON.stringify(created)}`);

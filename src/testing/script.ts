@@ -36,8 +36,11 @@ export interface ScriptedReply {
   toolCalls?: ScriptedToolCall[];
   /** Default: `'tool_calls'` when there are tool calls, else `'stop'`. `null` ends the stream without a finish chunk. */
   finishReason?: 'stop' | 'tool_calls' | 'length' | null;
-  /** Default: rough counts (characters / 4). */
-  usage?: ScriptedUsage;
+  /**
+   * Default: rough counts (characters / 4). `null`: a stream carries no usage chunk even when
+   * asked for, as servers that ignore `stream_options` do.
+   */
+  usage?: ScriptedUsage | null;
   /** How many pieces each tool call's arguments are split into across chunks (default 3). */
   argumentChunks?: number;
   /** Delay between SSE chunks in milliseconds (default 0). */
@@ -55,6 +58,16 @@ export interface ScriptedHttpError {
 
 /** One scripted answer; discriminate with {@link isScriptedHttpError}. */
 export type ScriptedTurn = ScriptedReply | ScriptedHttpError;
+
+/** How a session answers beyond its script. */
+export interface SessionOptions {
+  /**
+   * Behave like an OpenAI-compatible server without function calling: a chat request that
+   * carries `tools`, `tool_choice`, a `tool` message or an assistant message with
+   * `tool_calls` is answered 400 (OpenAI's error body) and uses no turn.
+   */
+  rejectTools?: boolean;
+}
 
 /** A fixed list of turns, or a function choosing the turn for each chat-completion request. */
 export type ModelScript =

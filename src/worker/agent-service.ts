@@ -2,8 +2,13 @@ import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
 import { openStore } from '../memory/dexie-store';
 import type { ConversationStore, RunRecord } from '../memory/store';
+import type { ChatModel } from '../model/chat-model';
 import { createOpenAIChatModel } from '../model/openai-chat-model';
+import { withPromptedTools } from '../model/prompted-tools';
+import { withRateLimit } from '../model/rate-limited-model';
+import { RateLimiter } from '../model/rate-limiter';
 import type { AgentEvent } from '../protocol/events';
+import type { GuardrailHost } from '../protocol/guardrails';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
 import type { ToolHost } from '../protocol/tools';
 import type {
@@ -17,6 +22,7 @@ import { parseAgentConfig } from './config-schema';
 import { conversationLockName, heldLockNames } from './conversation-lock';
 import { type AgentSetup, runConversation } from './conversation-run';
 import { EventSink } from './event-sink';
+import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { MemoryService } from './memory-api';
 import type { ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
@@ -63,6 +69,7 @@ export class AgentService implements AgentWorkerApi {
     value: AgentConfig,
     pageTools: Comlink.Remote<ToolHost>,
     sandboxes: Comlink.Remote<SandboxSpawner>,
+    guardrails: Comlink.Remote<GuardrailHost>,
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
@@ -70,7 +77,13 @@ export class AgentService implements AgentWorkerApi {
       await store.pruneExpired();
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
-      this.#resolveSetup({ config, model: createOpenAIChatModel(config.model), registry, store });
+      this.#resolveSetup({
+        config,
+        model: modelFor(config),
+        registry,
+        store,
+        guardrails: new GuardrailGate(guardrails, config.guardrails),
+      });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.
       setInterval(() => store.pruneExpired().catch(() => undefined), PRUNE_INTERVAL_MS);
@@ -84,19 +97,31 @@ export class AgentService implements AgentWorkerApi {
 
   run(request: RunRequest, port: MessagePort): Promise<void> {
     return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+      // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
+      const guarded = await setup.guardrails.input(
+        request.input,
+        { runId: request.runId, conversationId: request.conversationId },
+        signal,
+      );
+      if (guarded === GUARDRAIL_ABORTED) {
+        await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
+        await emit(abortedBeforeStart(request));
+        return;
+      }
+      if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
       const now = Date.now();
       const run: RunRecord = {
         id: request.runId,
         conversationId: request.conversationId,
         status: 'running',
-        input: request.input,
+        input: guarded.value,
         step: 1,
         partialText: '',
         startedAt: now,
         updatedAt: now,
       };
-      await setup.store.ensureConversation(request.conversationId, titleFrom(request.input));
-      const input = { role: 'user', content: request.input } as const;
+      await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
+      const input = { role: 'user', content: guarded.value } as const;
       await runConversation(
         setup,
         run,
@@ -188,6 +213,31 @@ export class AgentService implements AgentWorkerApi {
 }
 
 const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
+
+/**
+ * The agent's model: the openai client, behind the agent's rate limit (one limiter for all
+ * its runs), behind prompted tool calling when the endpoint has no function calling (outermost,
+ * so the limiter measures the prompt that is really sent).
+ */
+function modelFor(config: AgentConfig): ChatModel {
+  let model = createOpenAIChatModel(config.model);
+  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit));
+  if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
+  return model;
+}
+
+/** The end of a run aborted while its input was with the guardrails: nothing was stored or sent. */
+function abortedBeforeStart(request: RunRequest): AgentEvent {
+  return {
+    type: 'run-finish',
+    runId: request.runId,
+    conversationId: request.conversationId,
+    reason: 'aborted',
+    text: '',
+    steps: [],
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+  };
+}
 
 /**
  * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked

@@ -16,6 +16,17 @@ const toolSpecSchema = z.object({
   }),
 });
 
+const count = z.number().min(0);
+
+const budgetSchema = z.object({
+  modelCalls: count.exactOptional(),
+  toolCalls: count.exactOptional(),
+  promptTokens: count.exactOptional(),
+  completionTokens: count.exactOptional(),
+  totalTokens: count.exactOptional(),
+  cost: count.exactOptional(),
+});
+
 /** The agent configuration as it must arrive from the page: the worker's trust boundary. */
 const agentConfigSchema = z.object({
   model: z.object({
@@ -26,6 +37,7 @@ const agentConfigSchema = z.object({
     maxRetries: z.int().min(0).max(10).exactOptional(),
     requestTimeoutMs: z.number().positive().exactOptional(),
     temperature: z.number().min(0).max(2).exactOptional(),
+    toolCalling: z.enum(['native', 'prompted']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
   pageTools: z.array(toolSpecSchema),
@@ -52,11 +64,34 @@ const agentConfigSchema = z.object({
     summarize: z.boolean(),
     tools: z.boolean(),
   }),
+  budgets: z
+    .object({ run: budgetSchema.exactOptional(), conversation: budgetSchema.exactOptional() })
+    .exactOptional(),
+  prices: z
+    .record(z.string(), z.object({ promptPerMillion: count, completionPerMillion: count }))
+    .exactOptional(),
+  rateLimit: z
+    .object({
+      requestsPerMinute: z.number().positive().exactOptional(),
+      tokensPerMinute: z.number().positive().exactOptional(),
+      requestBurst: z.number().min(1).exactOptional(),
+    })
+    .exactOptional(),
+  guardrails: z.object({ input: z.boolean(), output: z.boolean(), toolArguments: z.boolean() }),
 });
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */
 export function parseAgentConfig(value: unknown): AgentConfig {
-  return parseOrThrow(agentConfigSchema, value, 'The agent options are not valid');
+  const config = parseOrThrow(agentConfigSchema, value, 'The agent options are not valid');
+  const costBudget =
+    config.budgets?.run?.cost !== undefined || config.budgets?.conversation?.cost !== undefined;
+  if (costBudget && !config.prices?.[config.model.model]) {
+    throw new AirlockError(
+      'invalid-options',
+      `A cost budget is set, but prices has no entry for the model "${config.model.model}".`,
+    );
+  }
+  return config;
 }
 
 /** Checks the tools a sandbox says it serves, as they come from code the agent does not trust. */

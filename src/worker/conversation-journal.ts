@@ -1,5 +1,6 @@
 import { isAirlockError, toErrorData } from '../errors/airlock-error';
 import type { AuditRecord, ConversationStore, RunRecord } from '../memory/store';
+import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { ToolCallRecord } from '../protocol/tools';
@@ -56,6 +57,10 @@ export class ConversationJournal implements RunJournal {
         void this.#write(() => this.#store.putRun(this.#run));
       }
     }
+  }
+
+  usageChanged(usage: RunUsage): void {
+    this.#run = { ...this.#run, usage };
   }
 
   /** Collects a settled tool call for the audit log; it is written with its step. */

@@ -4,10 +4,13 @@ import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { AgentConfig } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
+import { BudgetMeter } from './budget-meter';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
+import type { GuardrailGate } from './guardrail-gate';
 import { type ResumedStep, runAgent } from './run-agent';
+import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
 import type { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { memoryTools } from './tools/memory-tools';
@@ -20,6 +23,8 @@ export interface AgentSetup {
   readonly model: ChatModel;
   readonly registry: ToolRegistry;
   readonly store: ConversationStore;
+  /** The page's guardrails. */
+  readonly guardrails: GuardrailGate;
 }
 
 /** How a run talks to its page: events out, cancel and approvals in. */
@@ -86,6 +91,8 @@ export async function runConversation(
           conversationId: run.conversationId,
           config,
           model,
+          budget: await budgetMeter(setup, run),
+          guardrails: setup.guardrails,
           tools: {
             registry,
             allowed,
@@ -110,6 +117,23 @@ export async function runConversation(
       }
     },
   );
+}
+
+/**
+ * The run's meter, starting from what it spent before a resume and, when the
+ * conversation has a budget, what the conversation's other runs spent (from their records).
+ */
+async function budgetMeter(setup: AgentSetup, run: RunRecord): Promise<BudgetMeter> {
+  const { budgets = {}, prices, model } = setup.config;
+  const others = budgets.conversation
+    ? (await setup.store.listRuns({ conversationId: run.conversationId })).filter(
+        (other) => other.id !== run.id,
+      )
+    : [];
+  return new BudgetMeter(budgets, prices?.[model.model], {
+    run: run.usage ?? NO_RUN_USAGE,
+    conversationBefore: sumRunUsage(others),
+  });
 }
 
 /** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */

@@ -1,5 +1,6 @@
 import type { ConversationStore } from '../memory/store';
 import type { MemoryApi } from '../protocol/wire';
+import { sumRunUsage } from './run-usage';
 
 /**
  * The page's window on the store, served from the agent worker (the page never opens
@@ -56,6 +57,10 @@ export class MemoryService implements MemoryApi {
 
   async listRuns(options: Parameters<MemoryApi['listRuns']>[0] = {}) {
     return (await this.#store()).listRuns(options);
+  }
+
+  async conversationUsage(conversationId: string) {
+    return sumRunUsage(await (await this.#store()).listRuns({ conversationId }));
   }
 
   async toolCalls(options: Parameters<MemoryApi['toolCalls']>[0] = {}) {

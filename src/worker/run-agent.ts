@@ -1,8 +1,11 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel } from '../model/chat-model';
+import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent, RunResult, StepSummary } from '../protocol/events';
 import type { AgentConfig } from '../protocol/wire';
+import type { BudgetMeter } from './budget-meter';
+import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
 import { parseArguments, runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
 import { isErrorOutput } from './tools/tool-message';
@@ -29,6 +32,8 @@ export interface RunJournal {
   awaitingApproval(
     pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
   ): Promise<void>;
+  /** What the run consumed so far; saved with the next write. */
+  usageChanged(usage: RunUsage): void;
 }
 
 /** Everything one run needs; the run owns nothing it is handed. */
@@ -44,6 +49,10 @@ export interface RunContext {
   /** The conversation sent before this run's own messages: the history window and the new input. */
   readonly history: readonly ChatMessage[];
   readonly journal: RunJournal;
+  /** Counts what the run spends against its budgets and its conversation's. */
+  readonly budget: BudgetMeter;
+  /** The page's output and tool-argument guardrails. */
+  readonly guardrails: GuardrailGate;
   /** Finish this step before streaming a new one. */
   readonly resume?: ResumedStep;
   readonly signal: AbortSignal;
@@ -52,16 +61,17 @@ export interface RunContext {
 
 /**
  * The ReAct loop: stream a response, run the tools it asks for, feed their results
- * back, until a final answer, `maxSteps`, or abort. Every completed step goes to the
- * journal before the next model call. Throws `AirlockError` on failure; a response
+ * back, until a final answer, `maxSteps`, a budget, or abort. Every completed step goes
+ * to the journal before the next model call. Throws `AirlockError` on failure; a response
  * that did not finish properly never has its tools run.
  */
 export async function runAgent(context: RunContext): Promise<RunResult> {
-  const { config, signal, emit } = context;
+  const { config, signal, emit, budget } = context;
   const tools = context.tools.registry.specs(context.tools.allowed);
   const added: ChatMessage[] = [];
   const steps: StepSummary[] = [];
   let usage: Usage = NO_USAGE;
+  let cost: number | undefined;
   let lastText = '';
   const finish = (reason: RunResult['reason']): RunResult => ({
     runId: context.runId,
@@ -70,13 +80,16 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     text: lastText,
     steps,
     usage,
+    ...(cost === undefined ? {} : { cost }),
   });
 
   for (let step = context.resume?.step ?? 1; step <= config.limits.maxSteps; step++) {
     if (signal.aborted) return finish('aborted');
+    const resumed = context.resume?.step === step ? context.resume : undefined;
+    // A resumed step's model call was made (and counted) before the reload.
+    if (!resumed) budget.assertCanCallModel();
     const started = performance.now();
     await emit({ type: 'step-start', step });
-    const resumed = context.resume?.step === step ? context.resume : undefined;
     const response = resumed
       ? resumedResponse(resumed.assistant)
       : await streamStep({
@@ -89,12 +102,26 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
         });
     lastText = response.text;
     usage = addUsage(usage, response.usage);
+    const stepCost = resumed ? undefined : budget.recordModelCall(response.usage);
+    if (stepCost !== undefined) cost = (cost ?? 0) + stepCost;
+    context.journal.usageChanged(budget.usage);
     if (signal.aborted) return finish('aborted');
     assertComplete(response);
 
+    if (!resumed && response.toolCalls.length === 0) {
+      const answer = await guardAnswer(context, step, response.text);
+      if (answer.action !== 'allow') {
+        // Nothing of the answer is kept (not even as interrupted text); the step's usage is.
+        await context.journal.stepCompleted(step, []);
+        lastText = '';
+        if (answer.action === 'aborted') return finish('aborted');
+        throw guardrailBlocked('output', answer);
+      }
+      lastText = answer.text;
+    }
     const assistant: AssistantMessage = resumed?.assistant ?? {
       role: 'assistant',
-      content: response.text || null,
+      content: lastText || null,
       ...(response.toolCalls.length > 0 ? { tool_calls: response.toolCalls } : {}),
     };
     const toolMessages = await runStepTools(context, step, assistant, resumed?.settled ?? []);
@@ -109,12 +136,14 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       toolName: call.function.name,
       ok: toolMessages[index]?.ok ?? false,
     }));
+    const priced = stepCost === undefined ? {} : { cost: stepCost };
     steps.push({
       step,
       finishReason: response.finishReason,
-      text: response.text,
+      text: lastText,
       toolCalls,
       usage: response.usage,
+      ...priced,
       durationMs,
     });
     await emit({
@@ -122,8 +151,11 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       step,
       finishReason: response.finishReason,
       usage: response.usage,
+      ...priced,
       durationMs,
     });
+    // A call refused for the tool-call budget ends the run, now that its step is saved.
+    budget.assertNoToolRefused();
     if (signal.aborted) return finish('aborted');
     if (response.toolCalls.length === 0) return finish('stop');
   }
@@ -144,12 +176,22 @@ async function runStepTools(
   for (const call of toRun) await context.emit(toolCallEvent(step, call));
   const settled = [...settledBefore];
   const awaiting = new Map<string, ChatToolCall>();
+  const { guardrails, signal } = context;
+  const guardContext = { runId: context.runId, conversationId: context.conversationId };
   const results = await runToolCalls(toRun, {
     ...context.tools,
     runId: context.runId,
     step,
-    signal: context.signal,
+    signal,
     emit: context.emit,
+    ...(guardrails.guards('toolArguments')
+      ? { guardArguments: (request) => guardrails.toolArguments(request, guardContext, signal) }
+      : {}),
+    startExecution: () => {
+      const started = context.budget.tryStartToolCall();
+      if (started) context.journal.usageChanged(context.budget.usage);
+      return started;
+    },
     onSettled: (message) => {
       settled.push(message);
       awaiting.delete(message.tool_call_id);
@@ -174,6 +216,38 @@ async function runStepTools(
       throw new AirlockError('internal-error', `Tool call ${call.id} produced no result.`);
     return result;
   });
+}
+
+/**
+ * Puts the final answer through the page's output guardrails: the text to keep (told to
+ * the page with `text-rewrite` when it changed), or why there is none.
+ */
+async function guardAnswer(
+  context: RunContext,
+  step: number,
+  text: string,
+): Promise<
+  | { action: 'allow'; text: string }
+  | { action: 'block'; name: string; reason: string }
+  | { action: 'aborted' }
+> {
+  if (!context.guardrails.guards('output')) return { action: 'allow', text };
+  const verdict = await context.guardrails.output(
+    text,
+    { runId: context.runId, conversationId: context.conversationId },
+    context.signal,
+  );
+  if (verdict === GUARDRAIL_ABORTED) return { action: 'aborted' };
+  if (verdict.action === 'block') return verdict;
+  if (verdict.rewrittenBy.length > 0) {
+    await context.emit({
+      type: 'text-rewrite',
+      step,
+      text: verdict.value,
+      guardrails: verdict.rewrittenBy,
+    });
+  }
+  return { action: 'allow', text: verdict.value };
 }
 
 /** A resumed step's response, as it was streamed before the reload. */

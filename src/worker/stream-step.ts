@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel, ModelRequest } from '../model/chat-model';
+import { estimateRequestTokens, estimateTokens } from '../model/estimate-tokens';
 import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 
@@ -38,14 +39,17 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
   const { step, emit } = context;
   let text = '';
   let finishReason: FinishReason = null;
-  let usage = NO_USAGE;
+  let usage: Usage | undefined;
   const calls: PendingToolCall[] = [];
 
   const parts = context.model.stream(context.request, {
     signal: context.signal,
     idleTimeoutMs: context.idleTimeoutMs,
+    onRateLimitWait: (wait) => emit({ type: 'rate-limit-wait', step, ...wait }),
   });
+  let received = false;
   for await (const part of parts) {
+    received = true;
     switch (part.type) {
       case 'text-delta':
         text += part.delta;
@@ -90,14 +94,48 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
-  return { text, toolCalls, finishReason, usage };
+  return {
+    text,
+    toolCalls,
+    finishReason,
+    usage:
+      usage ??
+      (!received && context.signal.aborted
+        ? NO_USAGE
+        : estimateUsage(context.request, text, toolCalls)),
+  };
 }
 
-/** Adds two usage counts. */
+/**
+ * Usage for a response whose server reported none (some OpenAI-compatible servers ignore
+ * `stream_options`), estimated at four characters a token, so budgets still hold. (A call
+ * aborted before anything arrived counts as nothing: it may never have been sent.)
+ */
+function estimateUsage(
+  request: ModelRequest,
+  text: string,
+  toolCalls: readonly ChatToolCall[],
+): Usage {
+  const completionChars = toolCalls.reduce(
+    (sum, call) => sum + call.function.name.length + call.function.arguments.length,
+    text.length,
+  );
+  const promptTokens = estimateRequestTokens(request);
+  const completionTokens = estimateTokens(completionChars);
+  return {
+    promptTokens,
+    completionTokens,
+    totalTokens: promptTokens + completionTokens,
+    estimated: true,
+  };
+}
+
+/** Adds two usage counts; the sum is estimated if either part is. */
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     promptTokens: a.promptTokens + b.promptTokens,
     completionTokens: a.completionTokens + b.completionTokens,
     totalTokens: a.totalTokens + b.totalTokens,
+    ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
 }

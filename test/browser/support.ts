@@ -3,12 +3,16 @@ import {
   createRemoteSession,
   type RemoteModelSession,
   type ScriptedTurn,
+  type SessionOptions,
 } from 'airlock/testing/remote';
 import { inject, onTestFinished } from 'vitest';
 
 /** A scripted model session on the shared test server. */
-export function scriptModel(turns: readonly ScriptedTurn[]): Promise<RemoteModelSession> {
-  return createRemoteSession(inject('modelServerUrl'), turns);
+export function scriptModel(
+  turns: readonly ScriptedTurn[],
+  options: SessionOptions = {},
+): Promise<RemoteModelSession> {
+  return createRemoteSession(inject('modelServerUrl'), turns, options);
 }
 
 /** Starts the test tool worker (`fixtures/tools.worker.ts`). */
@@ -18,13 +22,17 @@ export const testToolsWorker = () =>
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
-  options: Partial<Omit<AgentOptions, 'model'>> = {},
+  options: Partial<Omit<AgentOptions, 'model'>> & {
+    /** Model settings besides the session's endpoint and the test model. */
+    readonly model?: Partial<AgentOptions['model']>;
+  } = {},
 ) {
+  const { model, ...rest } = options;
   const agent = createAgent({
     worker: () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
-    model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2 },
-    ...options,
+    model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2, ...model },
+    ...rest,
     // A database of its own per agent unless the test shares one on purpose.
     memory: { database: `test-${crypto.randomUUID()}`, ...options.memory },
   });

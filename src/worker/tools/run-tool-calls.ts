@@ -1,7 +1,9 @@
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
+import type { GuardrailVerdict } from '../../protocol/guardrails';
 import type { ToolCallRecord, ToolCallRequest, ToolCheck, ToolOutcome } from '../../protocol/tools';
+import { GUARDRAIL_ABORTED } from '../guardrail-gate';
 import type { ApprovalGate } from './approval-gate';
 import { unlessAborted } from './deadline';
 import { formatToolOutput } from './tool-message';
@@ -23,6 +25,12 @@ export interface ToolCallsContext {
   readonly onSettled?: (message: ToolMessage) => void;
   /** Told (and awaited) before a call waits for approval, so the wait can survive a reload. */
   readonly onAwaitingApproval?: (call: ChatToolCall) => Promise<void>;
+  /** The tool-argument guardrails: asked once the arguments fit the schema, before approval. */
+  readonly guardArguments?: (
+    request: ToolCallRequest,
+  ) => Promise<GuardrailVerdict<unknown> | typeof GUARDRAIL_ABORTED>;
+  /** Counts an execution against the budgets just before it starts; false refuses it. */
+  readonly startExecution?: () => boolean;
 }
 
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
@@ -51,9 +59,12 @@ export function runToolCalls(
 async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promise<ToolCallResult> {
   const toolName = call.function.name;
   const parsed = parseArguments(call.function.arguments);
-  const timing = { started: performance.now() };
-  const outcome = await settle(call, parsed, context, timing);
-  const durationMs = performance.now() - timing.started;
+  const progress: CallProgress = {
+    started: performance.now(),
+    arguments: parsed.ok ? parsed.value : call.function.arguments,
+  };
+  const outcome = await settle(call, parsed, context, progress);
+  const durationMs = performance.now() - progress.started;
   const base = {
     type: 'tool-result',
     step: context.step,
@@ -70,7 +81,7 @@ async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promi
     runId: context.runId,
     callId: call.id,
     toolName,
-    arguments: parsed.ok ? parsed.value : call.function.arguments,
+    arguments: progress.arguments,
     outcome: outcome.ok ? 'ok' : outcome.error.code,
     durationMs,
     at: Date.now(),
@@ -84,12 +95,21 @@ async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promi
   return { message, ok: outcome.ok };
 }
 
-/** Looks the tool up, checks the call, waits for approval if needed, then runs it. */
+/** When a call's execution started, and the arguments it was (or would be) run with. */
+interface CallProgress {
+  started: number;
+  arguments: unknown;
+}
+
+/**
+ * Looks the tool up, checks the call, asks the guardrails, waits for approval if needed,
+ * counts it against the budget, then runs it.
+ */
 async function settle(
   call: ChatToolCall,
   parsed: ParsedArguments,
   context: ToolCallsContext,
-  timing: { started: number },
+  progress: CallProgress,
 ): Promise<ToolOutcome> {
   const toolName = call.function.name;
   const tool = context.registry.get(toolName);
@@ -112,12 +132,32 @@ async function settle(
       `The arguments for tool "${toolName}" are not valid JSON (${parsed.reason}). Send a JSON object.`,
     );
   }
-  const request: ToolCallRequest = { callId: call.id, toolName, arguments: parsed.value };
+  let request: ToolCallRequest = { callId: call.id, toolName, arguments: parsed.value };
   const timeoutMs = tool.spec.policy.timeoutMs ?? tool.defaultTimeoutMs;
-  const check = await whileRunning(tool, request, context, () =>
+  let check = await whileRunning(tool, request, context, () =>
     tool.runner.check(request, timeoutMs),
   );
   if (!check.ok) return check;
+  if (context.guardArguments) {
+    const verdict = await context.guardArguments(request);
+    if (verdict === GUARDRAIL_ABORTED) return cancelled(toolName);
+    if (verdict.action === 'block') {
+      return failure(
+        'tool-blocked',
+        `The call to "${toolName}" was blocked by the guardrail "${verdict.name}": ${verdict.reason}`,
+      );
+    }
+    if (verdict.rewrittenBy.length > 0) {
+      // The rewrite is checked like the model's arguments: against the schema and the approval rule.
+      const rewritten: ToolCallRequest = { ...request, arguments: verdict.value };
+      request = rewritten;
+      progress.arguments = verdict.value;
+      check = await whileRunning(tool, rewritten, context, () =>
+        tool.runner.check(rewritten, timeoutMs),
+      );
+      if (!check.ok) return check;
+    }
+  }
   if (check.needsApproval) {
     await context.onAwaitingApproval?.(call);
     await context.emit({
@@ -125,7 +165,7 @@ async function settle(
       step: context.step,
       callId: call.id,
       toolName,
-      arguments: parsed.value,
+      arguments: request.arguments,
     });
     const decision = await context.approvals.wait(call.id, context.signal);
     if (context.signal.aborted) return cancelled(toolName);
@@ -136,7 +176,13 @@ async function settle(
       );
     }
   }
-  timing.started = performance.now();
+  if (context.startExecution && !context.startExecution()) {
+    return failure(
+      'tool-budget-exceeded',
+      `The tool-call budget is spent, so "${toolName}" did not run; the run ends here.`,
+    );
+  }
+  progress.started = performance.now();
   return whileRunning(tool, request, context, () => tool.runner.execute(request, timeoutMs));
 }
 

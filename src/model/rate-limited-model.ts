@@ -1,0 +1,81 @@
+import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
+import { estimateRequestTokens, estimateTokens } from './estimate-tokens';
+import type { RateLimiter } from './rate-limiter';
+
+/**
+ * A `ChatModel` whose calls first wait for `limiter`. The wait is reported through
+ * `onRateLimitWait` and ends at once when the call's signal aborts: the stream then ends
+ * without a request having been sent, and what the call had reserved is given back.
+ */
+export function withRateLimit(model: ChatModel, limiter: RateLimiter): ChatModel {
+  return {
+    name: model.name,
+    async *stream(
+      request: ModelRequest,
+      options: ModelCallOptions,
+    ): AsyncIterable<ModelStreamPart> {
+      const prompt = estimateRequestTokens(request);
+      const reservation = limiter.reserve(prompt);
+      if (!(await waitForTurn(reservation, options))) return;
+      let completionChars = 0;
+      let reported = false;
+      try {
+        for await (const part of model.stream(request, options)) {
+          if (part.type === 'text-delta') completionChars += part.delta.length;
+          if (part.type === 'tool-call-delta') completionChars += part.argumentsDelta.length;
+          if (part.type === 'usage') {
+            reported = true;
+            reservation.settle(part.usage.totalTokens);
+          }
+          yield part;
+        }
+      } finally {
+        // No usage from the server: settle with an estimate, so the bucket still sees the answer.
+        if (!reported) reservation.settle(prompt + estimateTokens(completionChars));
+      }
+    },
+
+    async complete(request, options) {
+      const prompt = estimateRequestTokens(request);
+      const reservation = limiter.reserve(prompt);
+      if (!(await waitForTurn(reservation, { signal: options.signal }))) {
+        // The model fails the same way for an aborted signal; let it say so.
+        return model.complete(request, options);
+      }
+      const answer = await model.complete(request, options);
+      // A server that reports no usage answers 0: the estimate stands in.
+      reservation.settle(answer.usage.totalTokens || prompt + estimateTokens(answer.text.length));
+      return answer;
+    },
+  };
+}
+
+/** Waits out a reservation; false (and the reservation given back) when the signal aborts first. */
+async function waitForTurn(
+  reservation: ReturnType<RateLimiter['reserve']>,
+  options: Pick<ModelCallOptions, 'signal' | 'onRateLimitWait'>,
+): Promise<boolean> {
+  if (reservation.waitMs <= 0) return true;
+  const readyAt = performance.now() + reservation.waitMs;
+  await options.onRateLimitWait?.({ waitMs: reservation.waitMs, limit: reservation.limit });
+  // Reporting the wait may itself have waited (backpressure); that time counts.
+  const ready = await sleep(readyAt - performance.now(), options.signal);
+  if (!ready) reservation.cancel();
+  return ready;
+}
+
+/** Resolves true after `ms`, or false as soon as `signal` aborts; the timer and listener are always released. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  if (ms <= 0) return Promise.resolve(true);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  return new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), ms);
+    onAbort = () => resolve(false);
+    signal.addEventListener('abort', onAbort, { once: true });
+  }).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  });
+}

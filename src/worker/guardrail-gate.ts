@@ -1,0 +1,82 @@
+import type * as Comlink from 'comlink';
+import { AirlockError } from '../errors/airlock-error';
+import type {
+  GuardedToolCall,
+  GuardrailContext,
+  GuardrailFlags,
+  GuardrailHost,
+  GuardrailStage,
+  GuardrailVerdict,
+} from '../protocol/guardrails';
+import { describeThrown } from '../tools/run-tool';
+import { unlessAborted } from './tools/deadline';
+
+/** The run was aborted while a guardrail was deciding. */
+export const GUARDRAIL_ABORTED: unique symbol = Symbol('guardrail aborted');
+
+/**
+ * The agent worker's side of the page's guardrails. A stage without guardrails costs no
+ * round trip; a page that cannot answer blocks (guardrails fail closed); an abort stops
+ * the wait at once, since a page function cannot be cancelled.
+ */
+export class GuardrailGate {
+  readonly #host: Comlink.Remote<GuardrailHost> | GuardrailHost;
+  readonly #flags: GuardrailFlags;
+
+  constructor(host: Comlink.Remote<GuardrailHost> | GuardrailHost, flags: GuardrailFlags) {
+    this.#host = host;
+    this.#flags = flags;
+  }
+
+  /** Whether any guardrail guards this stage. */
+  guards(stage: GuardrailStage): boolean {
+    return this.#flags[stage];
+  }
+
+  input(input: string, context: GuardrailContext, signal: AbortSignal) {
+    return this.#ask('input', input, signal, () => this.#host.checkInput(input, context));
+  }
+
+  output(text: string, context: GuardrailContext, signal: AbortSignal) {
+    return this.#ask('output', text, signal, () => this.#host.checkOutput(text, context));
+  }
+
+  toolArguments(call: GuardedToolCall, context: GuardrailContext, signal: AbortSignal) {
+    return this.#ask('toolArguments', call.arguments, signal, () =>
+      this.#host.checkToolArguments(call, context),
+    );
+  }
+
+  async #ask<T>(
+    stage: GuardrailStage,
+    value: T,
+    signal: AbortSignal,
+    ask: () => Promise<GuardrailVerdict<T>>,
+  ): Promise<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED> {
+    if (!this.#flags[stage]) return { action: 'allow', value, rewrittenBy: [] };
+    const asked = ask().catch(
+      (error: unknown): GuardrailVerdict<T> => ({
+        action: 'block',
+        name: stage,
+        reason: `The ${stage} guardrails could not be reached: ${describeThrown(error)}`,
+      }),
+    );
+    return unlessAborted<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED>(
+      asked,
+      signal,
+      () => GUARDRAIL_ABORTED,
+    );
+  }
+}
+
+/** The error that ends a run whose input or output a guardrail blocked. */
+export function guardrailBlocked(
+  stage: 'input' | 'output',
+  verdict: { readonly name: string; readonly reason: string },
+): AirlockError {
+  return new AirlockError(
+    'guardrail-blocked',
+    `The ${stage} guardrail "${verdict.name}" blocked the run: ${verdict.reason}`,
+    { details: { guardrail: stage, name: verdict.name, reason: verdict.reason } },
+  );
+}

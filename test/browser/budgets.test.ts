@@ -1,0 +1,165 @@
+import { type AgentEvent, isAirlockError, toolFromFunction } from 'airlock';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+
+/** A tool that counts how often it really ran. */
+function countingTool() {
+  const counter = { runs: 0 };
+  const lookup = toolFromFunction(
+    function lookup({ query }: { query: string }) {
+      counter.runs++;
+      return { query, hits: counter.runs };
+    },
+    {
+      description: 'Looks something up.',
+      parameters: z.object({ query: z.string().describe('What to look up') }),
+    },
+  );
+  return { lookup, counter };
+}
+
+/** A model that asks for `lookup` in every turn. */
+const keepsLooking = (
+  turns: number,
+  usage?: { prompt_tokens: number; completion_tokens: number },
+) =>
+  Array.from({ length: turns }, (_, index) => ({
+    toolCalls: [{ id: `call_${index + 1}`, name: 'lookup', arguments: { query: `q${index + 1}` } }],
+    ...(usage ? { usage } : {}),
+  }));
+
+async function failure(result: Promise<unknown>) {
+  try {
+    await result;
+  } catch (error) {
+    return error as { code: string; details: Record<string, unknown> };
+  }
+  throw new Error('The run did not fail.');
+}
+
+const types = (events: readonly AgentEvent[]) => events.map((event) => event.type);
+
+describe('budgets', () => {
+  it('ends the run with budget-exceeded after exactly 3 tool executions under a 3-call tool budget', async () => {
+    const session = await scriptModel(keepsLooking(6));
+    const { lookup, counter } = countingTool();
+    const agent = agentFor(session, {
+      tools: [lookup],
+      budgets: { run: { toolCalls: 3 } },
+      memory: { tools: false },
+    });
+
+    const run = agent.run('Look everything up');
+    const events = await collect(run);
+    const error = await failure(run.result);
+
+    expect(counter.runs).toBe(3);
+    expect(isAirlockError(error, 'budget-exceeded')).toBe(true);
+    expect(error.details).toEqual({ budget: 'toolCalls', scope: 'run', limit: 3, used: 3 });
+    // The fourth response asked for a fourth call: it was refused, its step saved, then the run ended.
+    expect(await session.requests()).toHaveLength(4);
+    const results = events.flatMap((event) =>
+      event.type === 'tool-result' ? [event.ok ? 'ok' : event.error.code] : [],
+    );
+    expect(results).toEqual(['ok', 'ok', 'ok', 'tool-budget-exceeded']);
+    expect(types(events).slice(-2)).toEqual(['step-finish', 'run-error']);
+
+    const stored = await agent.memory.getConversation(agent.conversationId);
+    const messages = stored?.messages.map((record) => record.message) ?? [];
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      ...Array.from({ length: 4 }, () => ['assistant', 'tool']).flat(),
+    ]);
+    const last = messages.at(-1);
+    expect(JSON.parse(readToolOutput(last?.content).body).error.code).toBe('tool-budget-exceeded');
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record).toMatchObject({ status: 'failed', usage: { modelCalls: 4, toolCalls: 3 } });
+  });
+
+  it('ends the run after the step whose usage crosses a token budget, with that step saved', async () => {
+    const session = await scriptModel(
+      keepsLooking(5, { prompt_tokens: 100, completion_tokens: 50 }),
+    );
+    const { lookup, counter } = countingTool();
+    const agent = agentFor(session, {
+      tools: [lookup],
+      budgets: { run: { totalTokens: 400 } },
+      memory: { tools: false },
+    });
+
+    const run = agent.run('Look everything up');
+    const events = await collect(run);
+    const error = await failure(run.result);
+
+    // 150, 300, then 450 crosses 400: the third step completes (its tool runs) and is the last.
+    expect(error.details).toEqual({ budget: 'totalTokens', scope: 'run', limit: 400, used: 450 });
+    expect(await session.requests()).toHaveLength(3);
+    expect(counter.runs).toBe(3);
+    const finished = events.flatMap((event) => (event.type === 'step-finish' ? [event] : []));
+    expect(finished.map((event) => event.usage.totalTokens)).toEqual([150, 150, 150]);
+    expect(types(events).at(-1)).toBe('run-error');
+    const stored = await agent.memory.getConversation(agent.conversationId);
+    expect(stored?.messages.map((record) => record.message.role)).toEqual([
+      'user',
+      ...Array.from({ length: 3 }, () => ['assistant', 'tool']).flat(),
+    ]);
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record?.usage).toMatchObject({ modelCalls: 3, totalTokens: 450, promptTokens: 300 });
+  });
+
+  it('prices each call, adds up the cost per conversation across runs, and refuses the run that would go over', async () => {
+    const usage = { prompt_tokens: 100, completion_tokens: 50 };
+    const session = await scriptModel([
+      { text: 'First answer.', usage },
+      { text: 'Second answer.', usage },
+      { text: 'Never sent.', usage },
+    ]);
+    const agent = agentFor(session, {
+      prices: { 'airlock-test-model': { promptPerMillion: 1_000, completionPerMillion: 2_000 } },
+      budgets: { conversation: { cost: 0.3 } },
+      memory: { tools: false },
+    });
+
+    const first = agent.run('One');
+    const firstEvents = await collect(first);
+    const firstResult = await first.result;
+    const second = await agent.run('Two').result;
+    const third = agent.run('Three');
+    const thirdEvents = await collect(third);
+    const error = await failure(third.result);
+
+    // 100 × 1 000 / 1M + 50 × 2 000 / 1M = 0.2 a call.
+    const stepFinish = firstEvents.find((event) => event.type === 'step-finish');
+    expect(stepFinish && 'cost' in stepFinish ? stepFinish.cost : undefined).toBeCloseTo(0.2);
+    expect(firstResult.cost).toBeCloseTo(0.2);
+    expect(second.cost).toBeCloseTo(0.2);
+    expect(error.code).toBe('budget-exceeded');
+    expect(error.details).toMatchObject({ budget: 'cost', scope: 'conversation', limit: 0.3 });
+    expect(error.details.used).toBeCloseTo(0.4);
+    expect(types(thirdEvents)).toEqual(['run-start', 'run-error']);
+    expect(await session.requests()).toHaveLength(2);
+    const total = await agent.memory.conversationUsage(agent.conversationId);
+    expect(total).toMatchObject({ modelCalls: 2, promptTokens: 200, completionTokens: 100 });
+    expect(total.cost).toBeCloseTo(0.4);
+  });
+
+  it('estimates usage at 4 characters a token when the server reports none, and stores it with the run', async () => {
+    const session = await scriptModel([
+      { text: 'An answer of forty characters, exactly!!', usage: null },
+    ]);
+    const agent = agentFor(session, { memory: { tools: false } });
+
+    const result = await agent.run('Hi').result;
+
+    const [body] = await receivedBodies(session);
+    expect(result.usage).toEqual({
+      promptTokens: Math.ceil(JSON.stringify(body?.messages).length / 4),
+      completionTokens: 10,
+      totalTokens: Math.ceil(JSON.stringify(body?.messages).length / 4) + 10,
+      estimated: true,
+    });
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record?.usage).toMatchObject({ modelCalls: 1, completionTokens: 10, estimated: true });
+  });
+});
