@@ -1,31 +1,51 @@
-// `npm run bench`: serves the bench pages with Vite, drives Debian's Chromium headless
-// through them, and writes the figures to bench/results/. Not a test: nothing here
-// passes or fails on a number.
+// `npm run bench`: builds the bench pages for production, serves them with Vite's preview
+// server, drives Debian's Chromium headless through them, writes the figures to
+// bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
+// but a contestant that does not finish its scenario makes the command fail.
+//
+//   npm run bench                   every page (peers, sandbox, memory), then BENCHMARKS.md
+//   npm run bench -- peers memory   only the named pages
+//   npm run bench -- --runs=9       measured runs per contestant (default 5)
+//   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
+//                                   contestant, no files written; fails if one does not finish
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
-import { build, createServer, loadConfigFromFile, preview } from 'vite';
+import { build, createServer, preview } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
+import { measureBundles } from './lib/bundle-sizes.mjs';
+import { describeMachine, packageVersions } from './lib/machine.mjs';
+import { runSelfMeasuringPage } from './lib/page-bench.mjs';
+import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
+import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-results.mjs';
+import { sharedConfig } from './lib/vite-setup.mjs';
+import { writeReport } from './report.mjs';
 
-// The pages are measured as built for production (minified, bundled workers), as users ship them.
-const loaded = await loadConfigFromFile({ command: 'build', mode: 'production' }, 'vite.config.ts');
-const shared = {
-  configFile: /** @type {false} */ (false),
-  root: 'bench',
-  logLevel: /** @type {const} */ ('warn'),
-  resolve: { alias: loaded?.config.resolve?.alias ?? [] },
-  worker: { format: /** @type {const} */ ('es') },
-};
-/** Each bench page, by name; `npm run bench -- memory` runs only the named ones. */
-const PAGES = ['sandbox', 'memory'];
-const chosen = process.argv.slice(2);
-const pages = chosen.length > 0 ? PAGES.filter((name) => chosen.includes(name)) : PAGES;
+const PAGES = ['peers', 'sandbox', 'memory'];
+const args = process.argv.slice(2);
+const smoke = args.includes('--smoke');
+const runs = Number(
+  /^--runs=(\d+)$/.exec(args.find((arg) => arg.startsWith('--runs=')) ?? '')?.[1] ?? 5,
+);
+const chosen = args.filter((arg) => !arg.startsWith('--'));
+const pages = smoke
+  ? ['peers']
+  : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
+const started = performance.now();
+const loadAtStart = loadavg();
+const log = (/** @type {string} */ line) => console.log(line);
+
+const shared = await sharedConfig();
 const outDir = fileURLToPath(new URL('../node_modules/.airlock-bench', import.meta.url));
+log(`Building ${pages.join(', ')}…`);
 await build({
   ...shared,
   build: {
     outDir,
     emptyOutDir: true,
+    // The agents SDK's chunk is large; its size is reported, not warned about.
+    chunkSizeWarningLimit: 4_000,
     rollupOptions: {
       input: Object.fromEntries(pages.map((name) => [name, `bench/${name}/index.html`])),
     },
@@ -38,7 +58,7 @@ const server = await preview({
   preview: { host: '127.0.0.1', port: 0, cors: { origin: '*' } },
 });
 const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
-// The fake model server is TypeScript; a throwaway Vite dev server loads it for Node.
+// The fake model server and the scenario are TypeScript; a throwaway Vite dev server loads them for Node.
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { startModelServer } = await loader.ssrLoadModule('/../src/testing.ts');
 const modelServer = await startModelServer();
@@ -48,38 +68,109 @@ const browser = await chromium.launch({
   headless: true,
 });
 
+let failed = false;
 try {
-  mkdirSync('bench/results', { recursive: true });
+  if (!smoke) mkdirSync('bench/results', { recursive: true });
   for (const name of pages) {
-    const page = await browser.newPage();
-    await page.goto(`${origin}/${name}/index.html?model=${encodeURIComponent(modelServer.url)}`);
-    await page.waitForFunction(
-      () => 'benchResults' in globalThis || 'benchError' in globalThis,
-      null,
-      {
-        timeout: 1_200_000,
-      },
-    );
-    const error = await page.evaluate(
-      () => /** @type {{ benchError?: string }} */ (globalThis).benchError,
-    );
-    if (error) throw new Error(`The ${name} bench failed in the page: ${error}`);
+    if (name === 'peers') {
+      failed = !(await benchPeers()) || failed;
+      continue;
+    }
+    log(`Running the ${name} bench…`);
     const results = {
       date: new Date().toISOString(),
       chromium: browser.version(),
       node: process.version,
-      [name]: await page.evaluate(
-        () => /** @type {{ benchResults?: unknown }} */ (globalThis).benchResults,
-      ),
+      [name]: await runSelfMeasuringPage(browser, origin, modelServer.url, name),
     };
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
-    console.log(JSON.stringify(results, null, 2));
-    console.log(`Wrote bench/results/${name}.json`);
-    await page.close();
+    log(`Wrote bench/results/${name}.json`);
   }
 } finally {
   await browser.close();
   await modelServer.close();
   await loader.close();
   await server.close();
+}
+if (!smoke) {
+  writeReport();
+  log('Wrote BENCHMARKS.md');
+}
+log(`${smoke ? 'Smoke' : 'Bench'} done in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+process.exit(failed ? 1 : 0);
+
+/** The peers page; true when every contestant finished every run. */
+async function benchPeers() {
+  const { ROSTER } = await loader.ssrLoadModule('/peers/roster.ts');
+  const { summarize } = await loader.ssrLoadModule('/stats.ts');
+  const scenarios = await loader.ssrLoadModule('/peers/scenario.ts');
+  /** @type {import('./peers/roster').ContestantInfo[]} */
+  const roster = ROSTER;
+  const names = roster.map((contestant) => contestant.name);
+  const url = `${origin}/peers/index.html?model=${encodeURIComponent(modelServer.url)}`;
+  const scenario = smoke ? scenarios.SMOKE_SCENARIO : scenarios.FULL_SCENARIO;
+  log(`Running the peers bench: ${scenario.description}, ${smoke ? 1 : runs} run(s) each…`);
+  const conversation = await runContestants({
+    browser,
+    url,
+    names,
+    scenario: scenario.name,
+    runs: smoke ? 1 : runs,
+    quick: smoke,
+    log,
+  });
+  if (smoke) {
+    for (const failure of conversation.failures) {
+      console.error(`${failure.contestant} did not finish the smoke scenario: ${failure.message}`);
+    }
+    const finished = names.length - conversation.failures.length;
+    log(`${finished} of ${names.length} contestants finished the smoke scenario.`);
+    return conversation.failures.length === 0;
+  }
+  log(`Measuring event delivery (${DELIVERY_EVENTS} events)…`);
+  const delivery = await runDelivery({ browser, url, runs, log });
+  log('Measuring bundle sizes…');
+  const bundles = await measureBundles(shared.resolve.alias);
+
+  const samplesOf = (/** @type {string} */ name) => conversation.samples[name] ?? [];
+  const results = {
+    date: new Date().toISOString(),
+    machine: describeMachine(browser.version(), loadAtStart),
+    versions: packageVersions(),
+    scenario: {
+      name: scenario.name,
+      description: scenario.description,
+      steps: scenario.steps,
+      toolCalls: scenario.toolCalls,
+      textDeltas: scenario.textDeltas,
+      runs,
+      runsPerPage: 'a warm-up, the measured run, a profiled run',
+    },
+    contestants: Object.fromEntries(
+      roster.map((contestant) => [
+        contestant.name,
+        {
+          ...contestant,
+          summary: summarizeFields(samplesOf(contestant.name), summarize),
+          samples: samplesOf(contestant.name),
+        },
+      ]),
+    ),
+    perStep: perStepOverhead(
+      samplesOf('airlock'),
+      samplesOf('raw-worker'),
+      scenario.steps,
+      summarize,
+    ),
+    delivery: {
+      events: DELIVERY_EVENTS,
+      summary: deliverySummary(delivery.samples, summarize),
+      samples: delivery.samples,
+    },
+    bundles,
+    failures: [...conversation.failures, ...delivery.failures],
+  };
+  writeFileSync('bench/results/peers.json', `${JSON.stringify(results, null, 2)}\n`);
+  log('Wrote bench/results/peers.json');
+  return results.failures.length === 0;
 }

@@ -54,7 +54,10 @@ describe('sandboxed tools', () => {
   });
 
   it('refills the pool after a kill without waiting for the next call', async () => {
-    const session = await scriptModel([{ toolCalls: [{ name: 'spin', arguments: {} }] }, { text: 'Gave up.' }]);
+    const session = await scriptModel([
+      { toolCalls: [{ name: 'spin', arguments: {} }] },
+      { text: 'Gave up.' },
+    ]);
     const agent = agentFor(session, {
       toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 1, graceMs: GRACE_MS }],
     });

@@ -1,0 +1,202 @@
+// Airlock's targets, judged against bench/results/peers.json: met or missed, by how much,
+// and, for a miss, what the figures say would close it.
+
+/** @typedef {{ n: number; p50: number; p95: number; min: number; max: number }} Summary */
+/** @typedef {{ module: string; share: number; gzipBytes: number }} ModuleSize */
+/** @typedef {{ bytes: number; gzipBytes: number; chunks: number; largest: ModuleSize[] }} BundleSize */
+/**
+ * The parts of peers.json the targets read.
+ * @typedef {{
+ *   scenario: { textDeltas: number; steps: number };
+ *   contestants: Record<string, { label: string; loop: 'page' | 'worker'; kind: 'library' | 'baseline'; summary: Record<string, Summary>; samples: Record<string, number>[] }>;
+ *   perStep: { extraMsPerStep: number; overheadPercent: number; overheadPercentPerRound: Summary; airlockMsPerStep: Summary; rawWorkerMsPerStep: Summary };
+ *   delivery: { summary: Record<string, Summary> };
+ *   bundles: { airlockLibrary: { page: BundleSize; worker: BundleSize } };
+ * }} PeersResults
+ */
+/**
+ * @typedef {{
+ *   target: string;
+ *   measured: string;
+ *   met: boolean;
+ *   by: string;
+ *   close: string;
+ * }} TargetVerdict
+ */
+
+const KB = 1024;
+const kb = (/** @type {number} */ bytes) => `${(bytes / KB).toFixed(1)} KB`;
+const pct = (/** @type {number} */ value) => `${value.toFixed(1)} %`;
+const points = (/** @type {number} */ value) => `${value.toFixed(1)} points`;
+
+/**
+ * The page-loop contestant with the lowest median of `metric` (among libraries only, with
+ * `librariesOnly`).
+ * @param {PeersResults} results
+ * @param {string} metric
+ * @param {boolean} [librariesOnly]
+ */
+export function bestPagePeer(results, metric, librariesOnly = false) {
+  const candidates = Object.entries(results.contestants)
+    .filter(([, contestant]) => contestant.loop === 'page')
+    .filter(([, contestant]) => !librariesOnly || contestant.kind === 'library')
+    .map(([name, contestant]) => ({ name, contestant, p50: contestant.summary[metric]?.p50 }))
+    .filter((entry) => typeof entry.p50 === 'number' && Number.isFinite(entry.p50))
+    .sort((a, b) => /** @type {number} */ (a.p50) - /** @type {number} */ (b.p50));
+  return candidates[0];
+}
+
+/**
+ * The largest parts of a bundle, for a line of prose.
+ * @param {BundleSize} bundle
+ * @param {number} count
+ */
+function largestParts(bundle, count) {
+  return bundle.largest
+    .slice(0, count)
+    .map((part) => `${part.module} ~${kb(part.gzipBytes)}`)
+    .join(', ');
+}
+
+/**
+ * @param {PeersResults} results
+ * @param {{ appendStepMs?: Summary } | undefined} memory figures from memory.json, if any
+ * @returns {TargetVerdict[]}
+ */
+export function judgeTargets(results, memory) {
+  const airlock = results.contestants.airlock;
+  const rawWorker = results.contestants['raw-worker'];
+  if (!airlock) return [];
+  const verdicts = [];
+
+  // Page-thread script time.
+  const best = bestPagePeer(results, 'pageJsMs');
+  const bestLibrary = bestPagePeer(results, 'pageJsMs', true);
+  const airlockJs = airlock.summary.pageJsMs?.p50;
+  if (best && typeof airlockJs === 'number' && typeof best.p50 === 'number') {
+    const share = (airlockJs / best.p50) * 100;
+    const allowed = best.p50 * 0.1;
+    const perDeltaUs = (airlockJs * 1000) / results.scenario.textDeltas;
+    const rawJs = rawWorker?.summary.pageJsMs?.p50 ?? Number.NaN;
+    const rawPerDeltaUs = (rawJs * 1000) / results.scenario.textDeltas;
+    const rawShare = (rawJs / best.p50) * 100;
+    const floor = Number.isFinite(rawShare)
+      ? rawShare <= 10
+        ? `The raw worker loop, also one message per delta, costs the page ${rawPerDeltaUs.toFixed(1)} µs per delta (${pct(rawShare)} of the best page-thread peer), so one message per delta can meet it: trimming Airlock's per-event path on the page (the run's queue and async iterator, the acknowledgement messages) would close it, and so would posting the events ready in one worker task as one message.`
+        : `Even the raw worker loop, one message per delta, costs the page ${rawPerDeltaUs.toFixed(1)} µs per delta (${pct(rawShare)} of the best page-thread peer): only fewer, larger messages (the events ready in one worker task posted as one) would close it.`
+      : '';
+    verdicts.push({
+      target: `Airlock page-thread JS time ≤ 10 % of the best page-thread peer (${best.contestant.label})`,
+      measured:
+        `${airlockJs.toFixed(1)} ms vs ${best.p50.toFixed(1)} ms: ${pct(share)}` +
+        (bestLibrary && bestLibrary.name !== best.name && typeof bestLibrary.p50 === 'number'
+          ? `; against the best library, ${bestLibrary.contestant.label} (${bestLibrary.p50.toFixed(1)} ms): ${pct((airlockJs / bestLibrary.p50) * 100)}`
+          : ''),
+      met: share <= 10,
+      by:
+        share <= 10
+          ? `${(allowed - airlockJs).toFixed(1)} ms to spare`
+          : `${(airlockJs - allowed).toFixed(1)} ms (${points(share - 10)})`,
+      close:
+        share <= 10
+          ? ''
+          : `Airlock's page spends about ${perDeltaUs.toFixed(1)} µs of JavaScript per text delta (a message event, a structured clone, an async-iterator step). ${floor}`,
+    });
+  }
+
+  // Long tasks during Airlock runs.
+  const longTasks = airlock.samples.map((sample) => sample.longTasks ?? 0);
+  const worst = Math.max(0, ...longTasks);
+  const runsWith = longTasks.filter((count) => count > 0).length;
+  verdicts.push({
+    target: '0 long tasks (> 50 ms) on the page during an Airlock run',
+    measured: `${runsWith} of ${longTasks.length} runs had any; at most ${worst}`,
+    met: worst === 0,
+    by: worst === 0 ? '' : `${worst} long task(s) in the worst run`,
+    close:
+      worst === 0
+        ? ''
+        : "Look at the long tasks' attribution in a trace of an Airlock run: on a quiet machine none are expected, since the page only dispatches events.",
+  });
+
+  // Bundle sizes.
+  const { page, worker } = results.bundles.airlockLibrary;
+  const pageLimit = 5 * KB;
+  const pageClose = [];
+  const partGzip = (/** @type {string} */ module) =>
+    page.largest.find((part) => part.module === module)?.gzipBytes;
+  const comlink = partGzip('comlink');
+  if (comlink) {
+    pageClose.push(
+      `a small message protocol on the run's own ports in place of Comlink on the page (Comlink is ~${kb(comlink)})`,
+    );
+  }
+  const iframe = partGzip('src/page/iframe-sandbox.ts');
+  const sandboxHost = partGzip('src/page/sandbox-host.ts');
+  if (iframe || sandboxHost) {
+    pageClose.push(
+      `loading the sandbox host and the iframe tier only when toolsets are given, with a dynamic import (~${kb((iframe ?? 0) + (sandboxHost ?? 0))})`,
+    );
+  }
+  verdicts.push({
+    target: 'Airlock page entry ≤ 5 KB gzip',
+    measured: `${kb(page.gzipBytes)} gzip (${kb(page.bytes)} minified)`,
+    met: page.gzipBytes <= pageLimit,
+    by:
+      page.gzipBytes <= pageLimit
+        ? `${kb(pageLimit - page.gzipBytes)} to spare`
+        : kb(page.gzipBytes - pageLimit),
+    close:
+      page.gzipBytes <= pageLimit
+        ? ''
+        : `Largest parts (share of the gzip): ${largestParts(page, 5)}. ${pageClose.length > 0 ? `What would close it: ${pageClose.join('; ')}.` : ''}`,
+  });
+  const workerLimit = 130 * KB;
+  verdicts.push({
+    target: 'Airlock worker ≤ 130 KB gzip',
+    measured: `${kb(worker.gzipBytes)} gzip (${kb(worker.bytes)} minified)`,
+    met: worker.gzipBytes <= workerLimit,
+    by:
+      worker.gzipBytes <= workerLimit
+        ? `${kb(workerLimit - worker.gzipBytes)} to spare`
+        : kb(worker.gzipBytes - workerLimit),
+    close:
+      worker.gzipBytes <= workerLimit
+        ? ''
+        : `Largest parts (share of the gzip): ${largestParts(worker, 5)}.`,
+  });
+
+  // Delivery.
+  const delivery = results.delivery.summary;
+  const share = delivery.airlockPercentOfPort?.p50;
+  const rawShare = delivery.rawWorkerPercentOfPort?.p50;
+  if (typeof share === 'number') {
+    verdicts.push({
+      target: 'Text-delta delivery ≥ 50 % of raw MessagePort throughput',
+      measured: `${Math.round(delivery.airlockEventsPerSecond?.p50 ?? 0).toLocaleString('en-US')} vs ${Math.round(delivery.portEventsPerSecond?.p50 ?? 0).toLocaleString('en-US')} events/s: ${pct(share)}`,
+      met: share >= 50,
+      by: share >= 50 ? `${points(share - 50)} to spare` : points(50 - share),
+      close:
+        share >= 50
+          ? ''
+          : `The raw loop in a worker, which parses the same stream with \`openai\` and posts one message per delta, reaches ${pct(rawShare ?? Number.NaN)} of the port's rate: per-event work in the worker (SSE parsing, the loop, the event sink, one structured clone per event) bounds both. Posting events in batches (one message per worker task, or per N events) is what would close it; with one message per delta even the floor ${typeof rawShare === 'number' && rawShare >= 50 ? 'meets' : 'misses'} the target.`,
+    });
+  }
+
+  // Per-step overhead.
+  const overhead = results.perStep.overheadPercent;
+  const extra = results.perStep.extraMsPerStep;
+  const perRound = results.perStep.overheadPercentPerRound;
+  const append = memory?.appendStepMs?.p50;
+  verdicts.push({
+    target: 'Per-step overhead ≤ 5 % over the raw loop in a worker',
+    measured: `${results.perStep.airlockMsPerStep.p50.toFixed(1)} vs ${results.perStep.rawWorkerMsPerStep.p50.toFixed(1)} ms per step: ${pct(overhead)} (${extra.toFixed(1)} ms per step); within a round, ${pct(perRound.min)} to ${pct(perRound.max)}`,
+    met: overhead <= 5,
+    by: overhead <= 5 ? `${points(5 - overhead)} to spare` : points(overhead - 5),
+    close:
+      overhead <= 5
+        ? ''
+        : `Per step Airlock also writes the step to IndexedDB in one transaction${typeof append === 'number' ? ` (${append.toFixed(1)} ms p50 in the memory bench, against ${extra.toFixed(1)} ms extra per step here)` : ''} before the next model call, builds the context from the store, and calls the page tool over Comlink. Committing the step while the next model call starts would take the write off the critical path, at the cost of the guarantee that a step is stored before the next call; the paired difference is noisy on a loaded machine, so confirm on a quiet one first.`,
+  });
+  return verdicts;
+}

@@ -1,0 +1,5 @@
+import { serveAgent } from 'airlock/worker';
+import { installBufferedFetch } from './buffered-fetch';
+
+installBufferedFetch();
+serveAgent();

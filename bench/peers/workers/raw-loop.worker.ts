@@ -1,0 +1,3 @@
+import { serveRawLoop } from './raw-loop-service';
+
+serveRawLoop();

@@ -1,0 +1,436 @@
+// Writes BENCHMARKS.md from bench/results/*.json. `npm run bench` calls it at the end;
+// `node bench/report.mjs` regenerates the file from the stored figures alone.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
+
+/** @typedef {import('./lib/targets.mjs').Summary} Summary */
+/** @typedef {import('./lib/targets.mjs').BundleSize} BundleSize */
+/**
+ * @typedef {import('./lib/targets.mjs').PeersResults & {
+ *   date: string;
+ *   machine: { cores: number; cpu: string; memoryGiB: number; os: string; node: string; chromium: string; loadAverage?: { start: number[]; end: number[] } };
+ *   versions: Record<string, string | null>;
+ *   scenario: { description: string; runs: number; runsPerPage: string; toolCalls: number };
+ *   contestants: Record<string, { name: string; label: string; loop: 'page' | 'worker'; setup: string; packages: string[] }>;
+ *   delivery: { events: number };
+ *   bundles: { contestants: Record<string, { page: BundleSize; pageWithoutZod: BundleSize; worker?: BundleSize }> };
+ *   failures: { contestant: string; round: number; message: string }[];
+ * }} PeersFile
+ */
+
+const resultsDir = new URL('./results/', import.meta.url);
+const reportPath = fileURLToPath(new URL('../BENCHMARKS.md', import.meta.url));
+
+/**
+ * A results file, parsed, or undefined when there is none yet.
+ * @param {string} name
+ * @returns {unknown}
+ */
+function readResults(name) {
+  const url = new URL(`${name}.json`, resultsDir);
+  return existsSync(url) ? JSON.parse(readFileSync(url, 'utf8')) : undefined;
+}
+
+/** A number as the tables show it: one decimal under 10, else whole, with separators. */
+function formatNumber(/** @type {number} */ value) {
+  if (!Number.isFinite(value)) return '–';
+  return Math.abs(value) < 10 && !Number.isInteger(value)
+    ? value.toFixed(1)
+    : Math.round(value).toLocaleString('en-US');
+}
+
+/** `median (min–max)`. */
+function cell(/** @type {Summary | undefined} */ summary) {
+  if (!summary || summary.n === 0) return '–';
+  if (summary.min === summary.max) return formatNumber(summary.p50);
+  return `${formatNumber(summary.p50)} (${formatNumber(summary.min)}–${formatNumber(summary.max)})`;
+}
+
+const kb = (/** @type {number} */ bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+
+/**
+ * @param {string[]} header
+ * @param {string[][]} rows
+ */
+function table(header, rows) {
+  const line = (/** @type {string[]} */ cells) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+/** The metrics of the main table, in order, with how each is read. */
+const METRICS = [
+  { key: 'wallMs', label: 'wall time to the final answer (ms)' },
+  { key: 'firstTextMs', label: 'time to the first text delta (ms)' },
+  { key: 'pageJsMs', label: '**page JS time, sampled (ms)**' },
+  { key: 'pageGcMs', label: 'page GC time, sampled (ms)' },
+  { key: 'cdpTaskMs', label: 'page busy time, CDP `TaskDuration` (ms)' },
+  { key: 'cdpScriptMs', label: 'CDP `ScriptDuration` (ms), undercounts promise work' },
+  { key: 'longTasks', label: 'long tasks > 50 ms (count)' },
+  { key: 'longTaskMs', label: 'long tasks, total (ms)' },
+  { key: 'maxFrameGapMs', label: 'longest gap between frames (ms)' },
+  { key: 'frameGapsOver50', label: 'frame gaps > 50 ms (count)' },
+  { key: 'textDeltasPerSecond', label: 'text deltas per second at the page' },
+];
+
+/** Ratios to the best page-thread peer, for the metrics where lower is better. */
+const RATIO_METRICS = [
+  { key: 'pageJsMs', label: 'page JS time' },
+  { key: 'cdpTaskMs', label: 'page busy time' },
+  { key: 'wallMs', label: 'wall time' },
+];
+
+/** @param {PeersFile} peers */
+function peersSections(peers) {
+  const contestants = Object.values(peers.contestants);
+  const machine = peers.machine;
+  const load = machine.loadAverage
+    ? `${machine.loadAverage.start.map((value) => value.toFixed(1)).join(' / ')} at the start, ${machine.loadAverage.end.map((value) => value.toFixed(1)).join(' / ')} at the end (1 / 5 / 15 min)`
+    : 'not recorded';
+  const sections = [];
+  sections.push(`## Machine
+
+| | |
+|---|---|
+| cores | ${machine.cores} (${machine.cpu}) |
+| memory | ${machine.memoryGiB} GiB |
+| OS | ${machine.os} |
+| Node | ${machine.node} |
+| Chromium | ${machine.chromium} (headless, \`${'--no-sandbox --disable-gpu'}\`) |
+| load average | ${load} |
+| date | ${peers.date} |
+
+## Versions
+
+${table(
+  ['package', 'version'],
+  Object.entries(peers.versions).map(([name, version]) => [name, version ?? 'not installed']),
+)}`);
+
+  sections.push(`## The conversation
+
+Every contestant goes through the same scripted conversation with the fake model server
+of \`airlock/testing\` (\`startModelServer()\`) on 127.0.0.1, with no added latency: ${peers.scenario.description}.
+The server streams one word per SSE chunk. The tool, \`lookup\`, returns a small JSON
+object and runs on the page for every contestant. Each run is checked: the exact final
+answer, ${peers.scenario.toolCalls} tool calls run, one model request per step, every text delta at the page.
+
+${table(
+  ['contestant', 'loop runs on', 'setup'],
+  contestants.map((contestant) => [contestant.label, contestant.loop, contestant.setup]),
+)}
+
+**Runs.** ${peers.scenario.runs} rounds; in each, every contestant gets a fresh page (its own
+browser context, so a fresh IndexedDB: Airlock's database is new for each round), is set
+up once there (client, agent and workers, not timed), and makes three runs, each a new
+conversation: ${peers.scenario.runsPerPage}. Only the measured run gives timings; the
+contestants' order rotates from round to round. Cells are \`median (min–max)\` over the
+rounds.
+
+**How each figure is taken.**
+
+- *Wall time* and *time to first text*: \`performance.now()\` on the page, from the call that
+  starts the run to its final answer, and to the first text delta the page receives.
+- *Page JS time*: a separate run under V8's sampling profiler on the page (CDP
+  \`Profiler\`, one sample every 100 µs); samples in JavaScript are added up, GC apart.
+  This is the page-thread script time the targets use. CDP \`Performance.getMetrics\`
+  \`ScriptDuration\` is shown too, read around the measured run, but it misses promise
+  reactions: a \`fetch\` stream read on the page runs almost entirely in them, so it reads
+  near zero for the page-thread peers.
+- *Page busy time*: CDP \`Performance.getMetrics\` \`TaskDuration\` delta around the measured
+  run: every task on the page's main thread (scripts, message and network dispatch, frames).
+- *Long tasks*: a \`PerformanceObserver\` for \`longtask\` entries that start during the run.
+- *Frames*: a \`requestAnimationFrame\` loop during the run; the longest gap between two
+  frames, and how many gaps exceed 50 ms.
+- *Text deltas per second*: deltas received by the page, between the first and the last.`);
+
+  // Main table.
+  sections.push(`## Results
+
+${table(
+  ['', ...contestants.map((contestant) => contestant.label)],
+  [
+    ['loop runs on', ...contestants.map((contestant) => contestant.loop)],
+    ...METRICS.map((metric) => [
+      metric.label,
+      ...contestants.map((contestant) => cell(contestant.summary[metric.key])),
+    ]),
+  ],
+)}`);
+
+  const ratioRows = RATIO_METRICS.flatMap((metric) => {
+    const best = bestPagePeer(peers, metric.key);
+    if (!best || typeof best.p50 !== 'number') return [];
+    const bestValue = best.p50;
+    return [
+      [
+        `${metric.label} (best page-thread peer: ${best.contestant.label}, ${formatNumber(bestValue)} ms)`,
+        ...contestants.map((contestant) => {
+          const value = contestant.summary[metric.key]?.p50;
+          return typeof value === 'number' && bestValue > 0
+            ? `${(value / bestValue).toFixed(2)}×`
+            : '–';
+        }),
+      ],
+    ];
+  });
+  sections.push(`### Against the best page-thread peer
+
+Medians divided by the median of the page-thread contestant (Vercel AI SDK, OpenAI Agents
+SDK, hand-written loop on the page) that does best on that figure.
+
+${table(['', ...contestants.map((contestant) => contestant.label)], ratioRows)}`);
+
+  const perStep = peers.perStep;
+  sections.push(`### Per step: Airlock against the raw loop in a worker
+
+Wall time divided by the ${peers.scenario.steps} steps; the overhead is the ratio of the medians, and
+the same ratio within each round (Airlock's and the raw worker loop's runs of one round).
+
+${table(
+  ['', 'median (min–max)'],
+  [
+    ['Airlock, ms per step', cell(perStep.airlockMsPerStep)],
+    ['raw loop in a worker, ms per step', cell(perStep.rawWorkerMsPerStep)],
+    [
+      'Airlock extra, ms per step (difference of the medians)',
+      formatNumber(perStep.extraMsPerStep),
+    ],
+    ['Airlock overhead, % (ratio of the medians)', formatNumber(perStep.overheadPercent)],
+    ['Airlock overhead within a round, %', cell(perStep.overheadPercentPerRound)],
+  ],
+)}`);
+
+  const delivery = peers.delivery.summary;
+  sections.push(`### Event delivery
+
+In one page per round: a worker posts ${peers.delivery.events.toLocaleString('en-US')} small messages
+(\`{ type: 'text-delta', step, delta }\`) on a \`MessagePort\` as fast as it can (the raw
+port's rate), then Airlock and the raw worker loop each stream one answer of
+${peers.delivery.events.toLocaleString('en-US')} words. For these two runs the worker's \`fetch\` reads the
+response whole and hands it to \`openai\` one SSE event per chunk
+(\`bench/peers/workers/buffered-fetch.ts\`), so the rate is the worker's and the port's,
+not the local server's, nor that of \`openai\`'s SSE splitting (\`iterSSEChunks\`), which
+copies the rest of its buffer after every event and so grows with the square of the read
+size when a fast stream's reads coalesce: while this bench was built, 10 000 words streamed
+from the server into the page loop took about 3.5 s of JavaScript, nearly all of it there.
+Rates are events per second
+received by the page, between the first and the last.
+
+${table(
+  ['', 'median (min–max)'],
+  [
+    ['raw MessagePort, events/s', cell(delivery.portEventsPerSecond)],
+    ['Airlock text deltas, events/s', cell(delivery.airlockEventsPerSecond)],
+    ['raw loop in a worker, text deltas/s', cell(delivery.rawWorkerEventsPerSecond)],
+    ['Airlock, % of the raw port', cell(delivery.airlockPercentOfPort)],
+    ['raw worker loop, % of the raw port', cell(delivery.rawWorkerPercentOfPort)],
+    ['Airlock, % of the raw worker loop', cell(delivery.airlockPercentOfRawWorker)],
+  ],
+)}`);
+
+  // Bundles.
+  const bundles = peers.bundles;
+  const library = bundles.airlockLibrary;
+  sections.push(`## Bundle sizes
+
+Each contestant's page module (\`bench/peers/contestants/<name>.ts\`, exactly the code that
+runs in the bench, the tool's zod schema included) and worker entry, built alone with
+Vite the way an app's bundler would (minified, tree-shaken, browser conditions,
+\`process.env.NODE_ENV\` = production); gzip per chunk, lazy chunks included. "Without
+zod" marks zod external, to show each library without the schema library (Airlock's page
+entry itself contains no zod; its page tool's schema brings it). The largest parts are
+packages or repository files with their share of the bundle, measured before
+minification and applied to the gzip size: an estimate.
+
+${table(
+  [
+    'contestant',
+    'on the page, gzip (min)',
+    'page without zod, gzip',
+    'in its worker, gzip (min)',
+    'largest parts on the page (share of the gzip)',
+  ],
+  contestants.map((contestant) => {
+    const sizes = bundles.contestants[contestant.name];
+    if (!sizes) return [contestant.label, '–', '–', '–', ''];
+    const chunks = sizes.page.chunks > 1 ? `, ${sizes.page.chunks} chunks` : '';
+    return [
+      contestant.label,
+      `${kb(sizes.page.gzipBytes)} (${kb(sizes.page.bytes)}${chunks})`,
+      kb(sizes.pageWithoutZod.gzipBytes),
+      sizes.worker ? `${kb(sizes.worker.gzipBytes)} (${kb(sizes.worker.bytes)})` : '–',
+      sizes.page.largest
+        .slice(0, 4)
+        .map((part) => `${part.module} ~${kb(part.gzipBytes)}`)
+        .join(', '),
+    ];
+  }),
+)}
+
+Airlock's library entries alone (\`npm run size\`):
+
+${table(
+  ['entry', 'gzip', 'minified', 'largest parts (share of the gzip)'],
+  [
+    [
+      'page (`airlock`)',
+      kb(library.page.gzipBytes),
+      kb(library.page.bytes),
+      library.page.largest
+        .slice(0, 5)
+        .map((part) => `${part.module} ~${kb(part.gzipBytes)}`)
+        .join(', '),
+    ],
+    [
+      'worker (`airlock/worker`)',
+      kb(library.worker.gzipBytes),
+      kb(library.worker.bytes),
+      library.worker.largest
+        .slice(0, 5)
+        .map((part) => `${part.module} ~${kb(part.gzipBytes)}`)
+        .join(', '),
+    ],
+  ],
+)}`);
+  return sections;
+}
+
+/** @param {ReturnType<typeof judgeTargets>} verdicts */
+function targetsSection(verdicts) {
+  return `## Targets
+
+${table(
+  ['target', 'measured (medians)', 'verdict', 'what would close a miss'],
+  verdicts.map((verdict) => [
+    verdict.target,
+    verdict.measured,
+    verdict.met ? `**met**${verdict.by ? ` (${verdict.by})` : ''}` : `**missed** by ${verdict.by}`,
+    verdict.close || '–',
+  ]),
+)}`;
+}
+
+/** Labels for the sandbox and memory figures. */
+const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
+  coldWorkerStartMs: 'cold tool worker (create → tools described), ms',
+  coldIframeStartMs: 'cold iframe-tier worker (iframe + worker → tools described), ms',
+  warmCallMs: 'warm sandboxed call (agent worker → tool worker → back, no-op tool), ms',
+  killAfterDeadlineMs: 'call resolved and worker killed after the deadline (`while(true)`), ms',
+  appendStepMs: 'append a step (messages, checkpoint, audit; one transaction), ms',
+  'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
+  'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
+  'contextBuildMs.100k': 'build a context, 100k stored messages, ms',
+});
+
+/**
+ * Rows for every summary in a self-measuring page's figures.
+ * @param {Record<string, unknown>} figures
+ * @param {string} prefix
+ * @returns {string[][]}
+ */
+function summaryRows(figures, prefix = '') {
+  return Object.entries(figures).flatMap(([key, value]) => {
+    const path = `${prefix}${key}`;
+    if (typeof value !== 'object' || value === null) return [];
+    if ('p50' in value) {
+      const summary = /** @type {Summary} */ (value);
+      return [
+        [
+          SELF_MEASURED_LABELS[path] ?? path,
+          formatNumber(summary.p50),
+          formatNumber(summary.p95),
+          `${formatNumber(summary.min)}–${formatNumber(summary.max)}`,
+          String(summary.n),
+        ],
+      ];
+    }
+    return summaryRows(/** @type {Record<string, unknown>} */ (value), `${path}.`);
+  });
+}
+
+/**
+ * @param {string} name
+ * @param {string} title
+ */
+function selfMeasuredSection(name, title) {
+  const stored =
+    /** @type {({ date: string; chromium: string; node: string } & Record<string, Record<string, unknown> | undefined>) | undefined} */ (
+      readResults(name)
+    );
+  const figures = stored?.[name];
+  if (!figures) return `## ${title}\n\nNo figures yet: \`npm run bench -- ${name}\`.`;
+  const extra =
+    typeof figures.storageBytesPerMessage === 'number'
+      ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
+      : '';
+  return `## ${title}
+
+Measured ${stored.date} (Chromium ${stored.chromium}, Node ${stored.node}).
+
+${table(['measure', 'p50', 'p95', 'min–max', 'n'], summaryRows(figures))}${extra}`;
+}
+
+const FAIRNESS = `## How fair each setup is
+
+- **Same everything else.** One production build serves every contestant; each run gets a
+  fresh page; all talk to the same local server through the Chat Completions API with
+  streaming on; nobody retries (\`maxRetries: 0\` where the library has it; Airlock's
+  default retries never trigger, as the server sends no errors).
+- **Airlock does more per step.** It stores each step (messages, checkpoint, audit) in
+  IndexedDB and builds the context from the store; the others keep the conversation in
+  memory and store nothing. Its page tool is called from the worker over Comlink. All of
+  this is in its wall time and per-step figures, none of it on the page.
+- **Validation differs.** Airlock, the Vercel AI SDK and the Agents SDK validate the tool's
+  arguments with zod (Airlock on the page, since the tool is a page tool); the hand-written
+  loops only \`JSON.parse\` them.
+- **The Agents SDK** runs with tracing disabled and the Chat Completions model given
+  directly (equivalent to \`setOpenAIAPI('chat_completions')\`); it sends its zod tool as a
+  strict schema. It needs \`openai@^6.46\`; the bench bundles that one copy for it (an app
+  installing only the Agents SDK would have one), not Airlock's pinned \`openai\`.
+- **The page tool is trivial.** Real page tools (DOM reads, fetches) cost the same for
+  everyone and would narrow the differences in wall time, not on the page.
+- **Zero latency is the worst case for the page.** A real model streams tens of tokens a
+  second; here 2 000 chunks arrive in a fraction of a second, so per-chunk page work is
+  concentrated. Per chunk the page's cost is the same at any speed.
+- **The machine.** Figures taken on a shared, loaded machine are noisy (see the load
+  average above); ratios within one round are steadier than absolute times.`;
+
+/** Writes BENCHMARKS.md from whatever results are stored. */
+export function writeReport() {
+  const peers = /** @type {PeersFile | undefined} */ (readResults('peers'));
+  const memory = /** @type {{ memory?: { appendStepMs?: Summary } } | undefined} */ (
+    readResults('memory')
+  )?.memory;
+  const parts = [
+    `# Benchmarks
+
+Generated by \`npm run bench\` from \`bench/results/*.json\`; \`node bench/report.mjs\`
+regenerates it. Do not edit by hand. \`npm run bench:smoke\` runs a tiny conversation through
+every contestant once and fails if one does not finish (no figures).`,
+  ];
+  if (peers) {
+    parts.push(targetsSection(judgeTargets(peers, memory)));
+    parts.push(...peersSections(peers));
+    if (peers.failures.length > 0) {
+      parts.push(
+        `## Failed runs\n\n${table(
+          ['contestant', 'round', 'error'],
+          peers.failures.map((failure) => [
+            failure.contestant,
+            String(failure.round),
+            failure.message.replaceAll('|', '\\|').replaceAll('\n', ' '),
+          ]),
+        )}`,
+      );
+    }
+    parts.push(FAIRNESS);
+  } else {
+    parts.push('## Peers\n\nNo figures yet: `npm run bench -- peers`.');
+  }
+  parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
+  parts.push(selfMeasuredSection('memory', 'Memory'));
+  writeFileSync(reportPath, `${parts.join('\n\n')}\n`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) writeReport();
