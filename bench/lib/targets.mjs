@@ -179,7 +179,7 @@ export function judgeTargets(results, memory) {
       close:
         share >= 50
           ? ''
-          : `The raw loop in a worker, which parses the same stream with \`openai\` and posts one message per delta, reaches ${pct(rawShare ?? Number.NaN)} of the port's rate: per-event work in the worker (SSE parsing, the loop, the event sink, one structured clone per event) bounds both. Posting events in batches (one message per worker task, or per N events) is what would close it; with one message per delta even the floor ${typeof rawShare === 'number' && rawShare >= 50 ? 'meets' : 'misses'} the target.`,
+          : `Airlock already sends the events of one worker task as one message. The raw loop in a worker, which parses the same stream with \`openai\` and does nothing else, reaches ${pct(rawShare ?? Number.NaN)} of the port's rate, so the bound is the work per event in the worker, above all the \`openai\` SDK's SSE parsing (its splitter copies the rest of its buffer after every event). A leaner SSE parser in the agent worker, or a coarser event (several deltas per text-delta), is what would close it.`,
     });
   }
 

@@ -38,7 +38,9 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     });
     // A rejection the app never awaits must not surface as an unhandled rejection.
     this.#result.catch(() => {});
-    port.onmessage = (message: MessageEvent<WorkerToPage>) => this.#receive(message.data.event);
+    port.onmessage = (message: MessageEvent<WorkerToPage>) => {
+      for (const event of message.data.events) this.#receive(event);
+    };
   }
 
   /**

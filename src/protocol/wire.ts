@@ -164,8 +164,8 @@ export interface MemoryApi {
   }): Promise<AuditRecord[]>;
 }
 
-/** Agent worker → page, on a run's event port. */
-export type WorkerToPage = { readonly kind: 'event'; readonly event: AgentEvent };
+/** Agent worker → page, on a run's event port: the events of one worker task, in order. */
+export type WorkerToPage = { readonly kind: 'events'; readonly events: readonly AgentEvent[] };
 
 /**
  * Page → agent worker, on a run's event port. `ack` returns credit for consumed events

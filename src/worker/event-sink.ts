@@ -12,10 +12,18 @@ export interface EventSinkHandlers {
  * The agent worker's end of a run's event port. `emit` resolves at once while fewer than
  * `EVENT_WINDOW` events await the page's acknowledgement, and waits otherwise; that wait
  * is the backpressure that keeps a slow page from growing memory without bound.
+ *
+ * Events emitted in one task go out as one message at the start of the next: a network
+ * read of many stream chunks costs the page one message event and one structured clone,
+ * not one per delta.
  */
 export class EventSink {
   readonly #port: MessagePort;
   readonly #handlers: EventSinkHandlers;
+  readonly #batch: AgentEvent[] = [];
+  /** Wakes this worker in its next task, sooner than a timer (which may be clamped to 4 ms). */
+  readonly #flushChannel = new MessageChannel();
+  #flushScheduled = false;
   #inFlight = 0;
   #waitingForCredit: (() => void) | undefined;
   #closed = false;
@@ -24,6 +32,7 @@ export class EventSink {
     this.#port = port;
     this.#handlers = handlers;
     port.onmessage = (message: MessageEvent<PageToWorker>) => this.#receive(message.data);
+    this.#flushChannel.port1.onmessage = () => this.#flush();
   }
 
   /** Sends one event, waiting for credit when the window is full. A no-op once closed. */
@@ -35,16 +44,31 @@ export class EventSink {
     }
     if (this.#closed) return;
     this.#inFlight += 1;
-    this.#port.postMessage({ kind: 'event', event } satisfies WorkerToPage);
+    this.#batch.push(event);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      this.#flushChannel.port2.postMessage(null);
+    }
   }
 
-  /** Stops listening and closes the port; a pending `emit` returns. */
+  /** Sends what is batched, stops listening and closes the ports; a pending `emit` returns. */
   close(): void {
     if (this.#closed) return;
+    this.#flush();
     this.#closed = true;
     this.#port.onmessage = null;
     this.#port.close();
+    this.#flushChannel.port1.onmessage = null;
+    this.#flushChannel.port1.close();
+    this.#flushChannel.port2.close();
     this.#release();
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    if (this.#closed || this.#batch.length === 0) return;
+    const events = this.#batch.splice(0);
+    this.#port.postMessage({ kind: 'events', events } satisfies WorkerToPage);
   }
 
   #receive(message: PageToWorker): void {
