@@ -321,6 +321,12 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
   'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
   'contextBuildMs.100k': 'build a context, 100k stored messages, ms',
+  'searchMs.1k': 'knowledge search (embed locally, scan, read k chunks), 1k chunks, ms',
+  'searchMs.10k': 'knowledge search (embed locally, scan, read k chunks), 10k chunks, ms',
+  'searchMs.50k': 'knowledge search (embed locally, scan, read k chunks), 50k chunks, ms',
+  'indexScanMs.1k': 'VectorIndex scan alone (256 dims, top 5), 1k chunks, ms',
+  'indexScanMs.10k': 'VectorIndex scan alone (256 dims, top 5), 10k chunks, ms',
+  'indexScanMs.50k': 'VectorIndex scan alone (256 dims, top 5), 50k chunks, ms',
 });
 
 /**
@@ -360,10 +366,17 @@ function selfMeasuredSection(name, title) {
     );
   const figures = stored?.[name];
   if (!figures) return `## ${title}\n\nNo figures yet: \`npm run bench -- ${name}\`.`;
+  const imports = /** @type {Record<string, number> | undefined} */ (figures.importChunksPerSecond);
   const extra =
     typeof figures.storageBytesPerMessage === 'number'
       ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
-      : '';
+      : typeof figures.storageBytesPerChunk === 'number' && imports
+        ? `\n\nImport (chunk, embed locally, store; no model latency): ${Object.entries(imports)
+            .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
+            .join(
+              ', ',
+            )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. Loading the index of 50k chunks from IndexedDB (what a new agent worker does on its first query): ${figures.indexLoadMs50k} ms.`
+        : '';
   return `## ${title}
 
 Measured ${stored.date} (Chromium ${stored.chromium}, Node ${stored.node}).
@@ -430,6 +443,7 @@ every contestant once and fails if one does not finish (no figures).`,
   }
   parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
   parts.push(selfMeasuredSection('memory', 'Memory'));
+  parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
   writeFileSync(reportPath, `${parts.join('\n\n')}\n`);
 }
 

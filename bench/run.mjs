@@ -3,7 +3,7 @@
 // bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
 // but a contestant that does not finish its scenario makes the command fail.
 //
-//   npm run bench                   every page (peers, sandbox, memory), then BENCHMARKS.md
+//   npm run bench                   every page (peers, sandbox, memory, knowledge), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
@@ -22,7 +22,7 @@ import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-r
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
 
-const PAGES = ['peers', 'sandbox', 'memory'];
+const PAGES = ['peers', 'sandbox', 'memory', 'knowledge'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const runs = Number(

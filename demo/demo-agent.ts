@@ -1,7 +1,12 @@
 /** How the demo page builds its agent from the model settings. */
 import { type Agent, createAgent } from 'airlock';
 import iframeToolsUrl from './iframe-tools.worker.ts?worker&url';
-import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH, SERVED_MODEL_META } from './offline-model-path';
+import {
+  DEMO_EMBEDDING_MODEL,
+  OFFLINE_MODEL_NAME,
+  OFFLINE_MODEL_PATH,
+  SERVED_MODEL_META,
+} from './offline-model-path';
 import { createPageTools } from './page-tools';
 
 /** The model endpoint the page talks to; changed from the settings form. */
@@ -37,7 +42,7 @@ const INSTRUCTIONS = [
   'To change the page colour call set_theme (the user approves it first).',
   'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
   'For a report call slow_report; for a headline call fetch_headline.',
-  'Answer from the tool results.',
+  'Answer from the tool results, and from the <knowledge> passages when they answer the question (name the document).',
 ].join(' ');
 
 /**
@@ -60,6 +65,8 @@ export function createDemoAgent(settings: ModelSettings): Agent {
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
     ],
     memory: { database: DEMO_DATABASE },
+    // Documents from the knowledge panel: the best passages go into each run's context.
+    knowledge: { retrieval: 'inject', embeddingModel: DEMO_EMBEDDING_MODEL, k: 3, minScore: 0.15 },
   });
 }
 

@@ -13,6 +13,7 @@ import {
 } from './demo-agent';
 import { createElement, requireElement } from './dom';
 import { renderHistory } from './history-view';
+import { createKnowledgePanel } from './knowledge-panel';
 import { createMemoryPanel } from './memory-panel';
 import { playRun } from './play-run';
 import { showResumeOffers } from './resume-offers';
@@ -63,6 +64,15 @@ const memories = createMemoryPanel({
   contentInput: requireElement('memory-content', HTMLInputElement),
   memory: () => agent?.memory,
 });
+const knowledgePanel = createKnowledgePanel({
+  list: requireElement('knowledge-list', HTMLUListElement),
+  form: requireElement('knowledge-form', HTMLFormElement),
+  titleInput: requireElement('knowledge-title', HTMLInputElement),
+  textInput: requireElement('knowledge-text', HTMLTextAreaElement),
+  fileInput: requireElement('knowledge-file', HTMLInputElement),
+  status: requireElement('knowledge-status', HTMLElement),
+  knowledge: () => agent?.knowledge,
+});
 
 composer.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -110,7 +120,12 @@ async function start(): Promise<void> {
 }
 
 async function refreshAll(): Promise<void> {
-  await Promise.all([conversations.refresh(), memories.refresh(), offerResumes()]);
+  await Promise.all([
+    conversations.refresh(),
+    memories.refresh(),
+    knowledgePanel.refresh(),
+    offerResumes(),
+  ]);
 }
 
 /** Shows the stored messages of conversation `id` (none yet for a new one). */
@@ -214,13 +229,14 @@ async function offerResumes(): Promise<void> {
   scrollToEnd();
 }
 
-const pendingRefresh = new Set<'conversations' | 'memories' | 'history'>();
+const pendingRefresh = new Set<'conversations' | 'memories' | 'history' | 'documents'>();
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** Every write to the store (this tab's or another's) lands here; refreshes are batched. */
 function onStoreChange(change: StoreChange): void {
   if (change.table === 'conversations') pendingRefresh.add('conversations');
   if (change.table === 'memories') pendingRefresh.add('memories');
+  if (change.table === 'documents') pendingRefresh.add('documents');
   if (change.table === 'messages' && change.conversationId === selectedId) {
     pendingRefresh.add('history');
   }
@@ -229,6 +245,7 @@ function onStoreChange(change: StoreChange): void {
     refreshTimer = undefined;
     if (pendingRefresh.delete('conversations')) void conversations.refresh();
     if (pendingRefresh.delete('memories')) void memories.refresh();
+    if (pendingRefresh.delete('documents')) void knowledgePanel.refresh();
     if (pendingRefresh.delete('history')) void redrawIfChanged();
   }, 50);
 }

@@ -7,7 +7,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createProxyHandler, toNodeListener } from '../src/proxy.js';
 import { createModelHandler } from '../src/testing.js';
 import { offlineModel } from './offline-model.js';
-import { OFFLINE_MODEL_NAME, OFFLINE_MODEL_PATH, SERVED_MODEL_META } from './offline-model-path.js';
+import {
+  DEMO_EMBEDDING_MODEL,
+  OFFLINE_MODEL_NAME,
+  OFFLINE_MODEL_PATH,
+  SERVED_MODEL_META,
+} from './offline-model-path.js';
 
 /** The model endpoint, ready to mount at {@link OFFLINE_MODEL_PATH}. */
 export interface ModelEndpoint {
@@ -60,7 +65,9 @@ export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
     upstream,
     apiKey,
     mountPath: OFFLINE_MODEL_PATH,
-    allowedModels: [model],
+    // Embeddings for the knowledge panel go through the same proxy, with the same key.
+    paths: ['chat/completions', 'models', 'embeddings'],
+    allowedModels: [model, DEMO_EMBEDDING_MODEL],
     // A public demo should not let one visitor run up the bill with a single request.
     maxTokens: 2048,
   });

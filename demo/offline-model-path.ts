@@ -6,3 +6,9 @@ export const OFFLINE_MODEL_NAME = 'airlock-offline';
 
 /** The `<meta name>` through which the server tells the page which model `/llm/v1` serves. */
 export const SERVED_MODEL_META = 'airlock-demo-model';
+
+/**
+ * The embedding model the demo's knowledge panel uses (the offline endpoint answers any
+ * name with hashed bag-of-words vectors; the proxy allows this one).
+ */
+export const DEMO_EMBEDDING_MODEL = 'text-embedding-3-small';

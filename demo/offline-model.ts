@@ -87,8 +87,27 @@ function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | stri
     case 'theme-without-color':
       return `Which colour? I can make the page ${THEME_COLOR_NAMES.join(', ')}: say "make the page green".`;
     case 'other':
-      return `${INTRODUCTION} ${capabilities(request)}`;
+      return answerFromKnowledge(request) ?? `${INTRODUCTION} ${capabilities(request)}`;
   }
+}
+
+/**
+ * An answer quoting the best knowledge chunk Airlock put in the request (a `<source>` of
+ * its `<knowledge>` message), or undefined when there is none.
+ */
+function answerFromKnowledge(request: ChatRequest): string | undefined {
+  // The instructions may mention <knowledge> too: look for the message that has sources.
+  const knowledge = request.messages.find(
+    (message) => message.role === 'system' && message.text.includes('<source '),
+  );
+  const match = /<source title="([^"]*)"[^>]*>\n([\s\S]*?)\n<\/source>/.exec(knowledge?.text ?? '');
+  if (!match) return undefined;
+  const title = (match[1] ?? '').replace(/&#(\d+);/g, (_, code: string) =>
+    String.fromCharCode(Number(code)),
+  );
+  const passage = (match[2] ?? '').replace(/\s+/g, ' ').trim();
+  const excerpt = passage.length > 300 ? `${passage.slice(0, 297)}…` : passage;
+  return `From your document “${title}”: ${excerpt}`;
 }
 
 const INTRODUCTION =

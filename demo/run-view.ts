@@ -1,6 +1,7 @@
 /**
  * Renders one run of the agent into the conversation log as its events arrive: text
- * bubbles that grow delta by delta, a card per tool call, and a footer with the outcome.
+ * bubbles that grow delta by delta, a card per tool call, the knowledge sources it used,
+ * and a footer with the outcome.
  */
 import type { AgentEvent, ErrorData } from 'airlock';
 import { createElement } from './dom';
@@ -99,6 +100,9 @@ export function createRunView(log: HTMLElement): RunView {
             cardFor(event.callId, event.toolName).succeed(event.output, event.durationMs);
           else cardFor(event.callId, event.toolName).fail(event.error, event.durationMs);
           break;
+        case 'knowledge-used':
+          body.append(sourcesLine(event.sources));
+          break;
         case 'step-finish':
           bubbles.get(event.step)?.classList.remove('streaming');
           break;
@@ -115,4 +119,14 @@ export function createRunView(log: HTMLElement): RunView {
       }
     },
   };
+}
+
+/** “Sources: Title (passage 1, 0.42) · …”: the documents a run was given, best first. */
+function sourcesLine(
+  sources: Extract<AgentEvent, { type: 'knowledge-used' }>['sources'],
+): HTMLElement {
+  const names = sources.map(
+    (source) => `${source.title} (passage ${source.chunkIndex + 1}, ${source.score.toFixed(2)})`,
+  );
+  return createElement('p', { className: 'sources', text: `Sources: ${names.join(' · ')}` });
 }

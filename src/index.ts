@@ -3,12 +3,14 @@
  * tools, and read typed events. It imports neither the model SDK nor the database.
  */
 export { AirlockError, isAirlockError } from './errors/airlock-error';
+export type { AddKnowledgeOptions, AgentKnowledge } from './page/agent-knowledge';
 export type { AgentMemory } from './page/agent-memory';
 export { AgentRun } from './page/agent-run';
 export {
   type Agent,
   type AgentOptions,
   createAgent,
+  type KnowledgeOptions,
   type MemoryOptions,
   type RunOptions,
 } from './page/create-agent';
@@ -51,6 +53,14 @@ export type {
   GuardrailStage,
 } from './protocol/guardrails';
 export type {
+  KnowledgeDocumentInput,
+  KnowledgeDocumentRecord,
+  KnowledgeHit,
+  KnowledgeProgress,
+  KnowledgeRetrieval,
+  KnowledgeSource,
+} from './protocol/knowledge';
+export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
@@ -72,7 +82,13 @@ export type {
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';
-export type { ConversationDetail, MemoryApi, ModelConfig, RunLimits } from './protocol/wire';
+export type {
+  ConversationDetail,
+  KnowledgeApi,
+  MemoryApi,
+  ModelConfig,
+  RunLimits,
+} from './protocol/wire';
 export {
   type ApprovalRule,
   type Tool,

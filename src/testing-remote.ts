@@ -2,6 +2,7 @@
  * `airlock/testing/remote`: the browser-safe client for the fake model
  * server's control API, plus the script types it sends.
  */
+export { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './testing/hashed-embedding.js';
 export type { RemoteModelSession, RemoteWaitOptions } from './testing/remote.js';
 export { createRemoteSession } from './testing/remote.js';
 export type {

@@ -1,6 +1,7 @@
 import Dexie, { type Table, type Transaction } from 'dexie';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import type { ChatMessage } from '../protocol/chat';
+import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
 import { approxTokens } from './approx-tokens';
 import { parseConversationExport } from './conversation-export-schema';
 import {
@@ -12,7 +13,7 @@ import {
   newMemoryId,
   normalizeMemoryInput,
 } from './memory-rules';
-import { SCHEMA_V1, SCHEMA_V2 } from './schema-versions';
+import { SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from './schema-versions';
 import { toStorageError } from './storage-errors';
 import type {
   AuditRecord,
@@ -44,6 +45,8 @@ type AirlockDatabase = Dexie & {
   runs: Table<RunRecord, string>;
   /** Outbound auto-increment keys: the records stay exactly `AuditRecord`s. */
   audit: Table<AuditRecord, number>;
+  documents: Table<KnowledgeDocumentRecord, string>;
+  chunks: Table<KnowledgeChunkRecord, [string, number]>;
 };
 
 /** A message row as version 1 stored it: no token count yet. */
@@ -67,6 +70,7 @@ function openDatabase(name: string, options: OpenStoreOptions): AirlockDatabase 
   // Shipped versions are never edited: append a version (with an upgrade) to change the schema.
   db.version(1).stores(SCHEMA_V1);
   db.version(2).stores(SCHEMA_V2).upgrade(backfillTokenCounts);
+  db.version(3).stores(SCHEMA_V3);
   return db;
 }
 
@@ -99,7 +103,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     return false;
   });
 
-  const { conversations, messages, memories, runs, audit } = db;
+  const { conversations, messages, memories, runs, audit, documents, chunks } = db;
   const allTables = [conversations, messages, memories, runs, audit];
 
   const closedReasons = {
@@ -152,6 +156,10 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     await audit.where('conversationId').equals(conversationId).delete();
     await scopeRange(conversationScope(conversationId)).delete();
     await conversations.delete(conversationId);
+  }
+
+  function chunkRange(docId: string) {
+    return chunks.where('[docId+index]').between([docId, 0], [docId, Infinity]);
   }
 
   const cascadeChanges = (conversationId: string): StoreChange[] =>
@@ -477,6 +485,48 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
         notify(...cascadeChanges(id));
         return value.conversation;
       }),
+
+    putDocument: (document, added) =>
+      guard('storing a document', async () => {
+        if (added.some((chunk) => chunk.docId !== document.id))
+          throw invalidInput(`A chunk does not belong to document "${document.id}".`);
+        // Delete and add in one transaction: a failure part-way aborts it, old chunks intact.
+        await db.transaction('rw', [documents, chunks], async () => {
+          await chunkRange(document.id).delete();
+          await chunks.bulkAdd([...added]);
+          await documents.put(document);
+        });
+        notify({ table: 'documents' }, { table: 'chunks' });
+      }),
+
+    deleteDocument: (id) =>
+      guard('deleting a document', async () => {
+        const existed = await db.transaction('rw', [documents, chunks], async () => {
+          const existing = await documents.get(id);
+          await chunkRange(id).delete();
+          await documents.delete(id);
+          return existing !== undefined;
+        });
+        if (existed) notify({ table: 'documents' }, { table: 'chunks' });
+        return existed;
+      }),
+
+    listDocuments: () =>
+      guard('listing documents', () => documents.orderBy('addedAt').reverse().toArray()),
+
+    listChunkVectors: () =>
+      guard('reading chunk vectors', async () => {
+        const found: Pick<KnowledgeChunkRecord, 'docId' | 'index' | 'vector'>[] = [];
+        // Rows read back are checked: a vector that is not a Float32Array would poison every search.
+        await chunks.each((row) => {
+          if (row.vector instanceof Float32Array)
+            found.push({ docId: row.docId, index: row.index, vector: row.vector });
+        });
+        return found;
+      }),
+
+    getChunks: (keys) =>
+      guard('reading chunks', () => chunks.bulkGet(keys.map(([docId, index]) => [docId, index]))),
 
     close: () => {
       closedBy ??= 'caller';

@@ -31,5 +31,15 @@ export const SCHEMA_V2: StoresSpec = {
   messages: '[conversationId+seq], [conversationId+status+seq]',
 };
 
+/**
+ * Version 3: knowledge. Documents by id; their chunks (text and `Float32Array` vector)
+ * keyed by document and position, so replacing or removing a document is one key range.
+ * New tables only: nothing to upgrade.
+ */
+export const SCHEMA_V3: StoresSpec = {
+  documents: 'id, addedAt',
+  chunks: '[docId+index]',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 2;
+export const CURRENT_SCHEMA_VERSION = 3;

@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../protocol/chat';
+import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
 import type {
   AuditRecord,
   ConversationExport,
@@ -10,6 +11,7 @@ import type {
   RunRecord,
 } from '../protocol/memory';
 
+export type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
 export type {
   AuditRecord,
   ConversationExport,
@@ -98,6 +100,28 @@ export interface ConversationStore {
     data: unknown,
     options?: { readonly replace?: boolean },
   ): Promise<ConversationRecord>;
+
+  /**
+   * Stores a document with its chunks, replacing any document of the same id and all its
+   * chunks, in one transaction: a failure leaves the old document and chunks as they were.
+   */
+  putDocument(
+    document: KnowledgeDocumentRecord,
+    chunks: readonly KnowledgeChunkRecord[],
+  ): Promise<void>;
+  /** Deletes a document and its chunks; true if it existed. */
+  deleteDocument(id: string): Promise<boolean>;
+  /** Newest `addedAt` first. */
+  listDocuments(): Promise<KnowledgeDocumentRecord[]>;
+  /**
+   * Every chunk's key and vector, without its text (loaded once to build the in-worker
+   * index). Rows whose vector is not a `Float32Array` are left out.
+   */
+  listChunkVectors(): Promise<Pick<KnowledgeChunkRecord, 'docId' | 'index' | 'vector'>[]>;
+  /** The chunks with these keys, in the same order (`undefined` for one that is gone). */
+  getChunks(
+    keys: readonly (readonly [docId: string, index: number])[],
+  ): Promise<(KnowledgeChunkRecord | undefined)[]>;
 
   close(): void;
 }

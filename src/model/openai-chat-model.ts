@@ -8,6 +8,7 @@ import { AirlockError } from '../errors/airlock-error';
 import type { ChatMessage } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
+import type { EmbeddingModel } from './embedding-model';
 import { IdleWatchdog } from './idle-watchdog';
 
 /** The bearer token sent when the app sets none: the proxy adds the real key. */
@@ -19,17 +20,7 @@ const PLACEHOLDER_KEY = 'airlock-proxy';
  * stream has started is notice silence, so an `IdleWatchdog` guards the gaps.
  */
 export function createOpenAIChatModel(config: ModelConfig): ChatModel {
-  const client = new OpenAI({
-    baseURL: config.baseURL,
-    apiKey: config.apiKey ?? PLACEHOLDER_KEY,
-    // The key this client holds is a placeholder or a session token; the real one stays on the proxy.
-    dangerouslyAllowBrowser: true,
-    maxRetries: config.maxRetries ?? 2,
-    timeout: config.requestTimeoutMs ?? 60_000,
-    ...(config.headers ? { defaultHeaders: { ...config.headers } } : {}),
-    // Failures surface as typed errors on the run; the SDK's console logging would only duplicate them.
-    logLevel: 'off',
-  });
+  const client = createClient(config);
 
   return {
     name: config.model,
@@ -95,6 +86,64 @@ export function createOpenAIChatModel(config: ModelConfig): ChatModel {
           },
         };
       } catch (error) {
+        throw toAirlockError(error);
+      }
+    },
+  };
+}
+
+/** The client both models use: the endpoint, key, retries and timeout of `config`. */
+function createClient(config: ModelConfig): OpenAI {
+  return new OpenAI({
+    baseURL: config.baseURL,
+    apiKey: config.apiKey ?? PLACEHOLDER_KEY,
+    // The key this client holds is a placeholder or a session token; the real one stays on the proxy.
+    dangerouslyAllowBrowser: true,
+    maxRetries: config.maxRetries ?? 2,
+    timeout: config.requestTimeoutMs ?? 60_000,
+    ...(config.headers ? { defaultHeaders: { ...config.headers } } : {}),
+    // Failures surface as typed errors on the run; the SDK's console logging would only duplicate them.
+    logLevel: 'off',
+  });
+}
+
+/**
+ * An `EmbeddingModel` over the `/embeddings` path of the same endpoint (and proxy) as the
+ * chat model, retried by the SDK like chat calls. Vectors are asked for as plain floats:
+ * every OpenAI-compatible server understands them, not all understand base64.
+ */
+export function createOpenAIEmbeddingModel(
+  config: ModelConfig,
+  embedding: { readonly model: string; readonly dimensions?: number | undefined },
+): EmbeddingModel {
+  const client = createClient(config);
+  return {
+    name: embedding.model,
+    async embed(texts, options) {
+      try {
+        const response = await whileNotAborted(
+          client.embeddings.create(
+            {
+              model: embedding.model,
+              input: [...texts],
+              encoding_format: 'float',
+              ...(embedding.dimensions === undefined ? {} : { dimensions: embedding.dimensions }),
+            },
+            { signal: options.signal },
+          ),
+          options.signal,
+        );
+        const vectors: number[][] = [];
+        for (const item of response.data) vectors[item.index] = item.embedding;
+        if (vectors.length !== texts.length || vectors.some((vector) => !Array.isArray(vector)))
+          throw new AirlockError(
+            'model-http-error',
+            `The embeddings endpoint returned ${response.data.length} vectors for ${texts.length} texts.`,
+          );
+        return vectors;
+      } catch (error) {
+        if (error instanceof AirlockError) throw error;
+        if (options.signal.aborted) throw options.signal.reason ?? error;
         throw toAirlockError(error);
       }
     },

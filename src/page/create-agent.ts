@@ -2,10 +2,16 @@ import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
+import {
+  DEFAULT_KNOWLEDGE_CONFIG,
+  type KnowledgeConfig,
+  type KnowledgeRetrieval,
+} from '../protocol/knowledge';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
   AgentWorkerApi,
+  KnowledgeApi,
   MemoryApi,
   MemoryConfig,
   ModelConfig,
@@ -13,6 +19,7 @@ import type {
 } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
+import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
 import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun } from './agent-run';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
@@ -53,6 +60,32 @@ export interface AgentOptions {
   readonly rateLimit?: RateLimitConfig;
   /** Functions that check, rewrite or block the input, the final answer and tool arguments; they run on the page. */
   readonly guardrails?: GuardrailOptions;
+  /** How documents added with `agent.knowledge.add` are chunked, embedded and retrieved. */
+  readonly knowledge?: KnowledgeOptions;
+}
+
+/** How an agent's knowledge base works; every field has a default. */
+export interface KnowledgeOptions {
+  /**
+   * How runs use the documents: `inject` (default) puts the best chunks for the user's
+   * input in the context before the first step; `tool` offers `search_knowledge` instead;
+   * `both`; `off`. Nothing is retrieved, and no embedding requested, while no document is stored.
+   */
+  readonly retrieval?: KnowledgeRetrieval;
+  /** Chunks retrieved per query at most (default 4). */
+  readonly k?: number;
+  /** Chunks less similar than this (cosine, -1 to 1) are left out (default 0.2). */
+  readonly minScore?: number;
+  /** Target chunk length in characters (default 1 000). */
+  readonly chunkChars?: number;
+  /** Characters each chunk repeats from the previous one (default 150). */
+  readonly overlapChars?: number;
+  /** The model sent to the endpoint's `/embeddings` (default `text-embedding-3-small`). */
+  readonly embeddingModel?: string;
+  /** Chunks per embeddings request (default 64). */
+  readonly batchSize?: number;
+  /** Asks the embedding model for shorter vectors, if it can shorten them. */
+  readonly dimensions?: number;
 }
 
 /** How an agent remembers; every field has a default. */
@@ -94,6 +127,8 @@ export interface Agent {
   readonly conversationId: string;
   /** Stored conversations, memories, runs and the tool-call audit log. */
   readonly memory: AgentMemory;
+  /** Documents the agent retrieves from (retrieval-augmented generation, all in the browser). */
+  readonly knowledge: AgentKnowledge;
   /** Worker counts of each toolset, as the page sees them. */
   sandboxStats(): Record<string, SandboxStats>;
   /** Ends running runs with `agent-disposed` and terminates every worker. Idempotent. */
@@ -138,6 +173,7 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.prices === undefined ? {} : { prices: options.prices }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     guardrails: guardrailHost.flags,
+    knowledge: toKnowledgeConfig(options.knowledge ?? {}),
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
   installErrorTransfer();
@@ -251,6 +287,10 @@ export function createAgent(options: AgentOptions): Agent {
       config.memory.database,
       () => disposed,
     ),
+    knowledge: createAgentKnowledge(
+      remote.knowledge as unknown as Comlink.Remote<KnowledgeApi>,
+      () => disposed,
+    ),
     sandboxStats: () => sandboxHost.stats(),
     dispose() {
       if (disposed) return;
@@ -276,6 +316,18 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
     },
     summarize: options.summarize ?? true,
     tools: options.tools ?? true,
+  };
+}
+
+function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
+  const { dimensions, ...rest } = options;
+  const defined = Object.fromEntries(
+    Object.entries(rest).filter(([, value]) => value !== undefined),
+  ) as Partial<KnowledgeConfig>;
+  return {
+    ...DEFAULT_KNOWLEDGE_CONFIG,
+    ...defined,
+    ...(dimensions === undefined ? {} : { dimensions }),
   };
 }
 

@@ -40,6 +40,11 @@ export type ErrorCode =
   /** A conversation, memory or run with that id does not exist. */
   | 'not-found'
   /**
+   * An embedding's length differs from the vectors already stored (the embedding model
+   * changed): nothing was stored or searched. `details`: `{ expected, received }`.
+   */
+  | 'knowledge-dimension-mismatch'
+  /**
    * A run or conversation budget (model calls, tool calls, tokens, cost) is spent; what was
    * done is saved. `details`: `{ budget, scope, limit, used }`.
    */

@@ -1,5 +1,6 @@
 import type { FinishReason, Usage } from './chat';
 import type { ErrorData, ToolErrorData } from './errors';
+import type { KnowledgeSource } from './knowledge';
 
 /** Why a run ended without an error. */
 export type RunFinishReason =
@@ -127,6 +128,16 @@ export type AgentEvent =
       /** What the step's model call cost, when the agent's model has a price. */
       readonly cost?: number;
       readonly durationMs: number;
+    }
+  | {
+      /**
+       * Knowledge chunks given to the model: put in the run's context before the first
+       * step (`inject`), or returned by a `search_knowledge` call (`tool`). Best first.
+       */
+      readonly type: 'knowledge-used';
+      readonly via: 'inject' | 'tool';
+      readonly query: string;
+      readonly sources: readonly KnowledgeSource[];
     }
   | {
       /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */

@@ -112,7 +112,14 @@ export interface ConversationExport {
 }
 
 /** The tables a change notification can name. */
-export type StoreTable = 'conversations' | 'messages' | 'memories' | 'runs' | 'audit';
+export type StoreTable =
+  | 'conversations'
+  | 'messages'
+  | 'memories'
+  | 'runs'
+  | 'audit'
+  | 'documents'
+  | 'chunks';
 
 /**
  * What the store posts after every successful write, so other tabs (and the page of

@@ -3,6 +3,13 @@ import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
 import type { GuardrailFlags, GuardrailHost } from './guardrails';
 import type {
+  KnowledgeConfig,
+  KnowledgeDocumentInput,
+  KnowledgeDocumentRecord,
+  KnowledgeHit,
+  KnowledgeProgress,
+} from './knowledge';
+import type {
   AuditRecord,
   ConversationRecord,
   MemoryInput,
@@ -80,6 +87,8 @@ export interface AgentConfig {
   readonly rateLimit?: RateLimitConfig;
   /** Which guardrail stages the page has functions for. */
   readonly guardrails: GuardrailFlags;
+  /** Documents the agent retrieves from; absent in configs made before knowledge existed. */
+  readonly knowledge?: KnowledgeConfig;
 }
 
 /** One run, as the page asks the agent worker for it. */
@@ -112,6 +121,28 @@ export interface AgentWorkerApi {
   run(request: RunRequest, events: MessagePort): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort): Promise<void>;
   readonly memory: MemoryApi;
+  readonly knowledge: KnowledgeApi;
+}
+
+/**
+ * The agent's knowledge base, served from the agent worker. An import is named by an
+ * `operationId` the page chooses, so the page can `cancel` it (a signal cannot cross).
+ */
+export interface KnowledgeApi {
+  /** Chunks, embeds and stores a document, replacing one with the same id in one transaction. */
+  add(
+    document: KnowledgeDocumentInput,
+    operationId: string,
+    onProgress?: (progress: KnowledgeProgress) => void,
+  ): Promise<KnowledgeDocumentRecord>;
+  /** Aborts the import `operationId`; nothing of it is stored. */
+  cancel(operationId: string): Promise<void>;
+  /** Removes a document and its vectors; removing an unknown id is not an error. */
+  remove(id: string): Promise<void>;
+  /** Documents, newest first. */
+  list(): Promise<KnowledgeDocumentRecord[]>;
+  /** The `k` best chunks for `query` scoring at least the agent's `minScore`, best first. */
+  search(query: string, k?: number): Promise<KnowledgeHit[]>;
 }
 
 /** A run that waits for approval, picked up again after a reload. */

@@ -1,7 +1,8 @@
 /**
  * The Node request handler behind the fake model server: answers
  * `…/chat/completions` and `…/models` from a script, byte-compatible with the
- * real Chat Completions API, and records every request for assertions.
+ * real Chat Completions API, `…/embeddings` with deterministic hashed bag-of-words
+ * vectors, and records every request for assertions.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import {
   resolveUsage,
   TEST_MODEL_ID,
 } from './chunks.js';
+import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './hashed-embedding.js';
 import {
   isScriptedHttpError,
   type ModelScript,
@@ -95,6 +97,8 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
 
     if (route === 'models' && record.method === 'GET')
       return sendJson(res, 200, buildModelList(nowSeconds()));
+    if (route === 'embeddings' && record.method === 'POST')
+      return answerEmbeddings(res, record.body);
     if (route !== 'chat' || record.method !== 'POST') {
       return sendError(res, 404, `Invalid URL (${record.method} ${record.path})`);
     }
@@ -194,13 +198,57 @@ function usesTools(body: Record<string, unknown>): boolean {
   );
 }
 
-type Route = 'chat' | 'models';
+type Route = 'chat' | 'models' | 'embeddings';
 
 function routeOf(req: IncomingMessage): Route | null {
   const pathname = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
   if (pathname.endsWith('/chat/completions')) return 'chat';
   if (pathname.endsWith('/models')) return 'models';
+  if (pathname.endsWith('/embeddings')) return 'embeddings';
   return null;
+}
+
+/**
+ * Answers an embeddings request like the real API: one hashed bag-of-words vector per
+ * input (`dimensions` long if asked, else 256), as floats or as base64 little-endian
+ * float32 (what the `openai` SDK asks for unless told otherwise). Not scripted: it takes
+ * no turn of the chat script.
+ */
+function answerEmbeddings(res: ServerResponse, body: unknown): void {
+  if (!isObject(body)) {
+    sendError(res, 400, 'We could not parse the JSON body of your request.');
+    return;
+  }
+  const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+  if (
+    !Array.isArray(inputs) ||
+    inputs.length === 0 ||
+    !inputs.every((input) => typeof input === 'string')
+  ) {
+    sendError(res, 400, "'input' must be a string or a non-empty array of strings.");
+    return;
+  }
+  const dimension =
+    typeof body.dimensions === 'number' && Number.isInteger(body.dimensions) && body.dimensions > 0
+      ? body.dimensions
+      : HASHED_EMBEDDING_DIMENSION;
+  const base64 = body.encoding_format === 'base64';
+  const tokens = inputs.reduce((sum, input) => sum + Math.ceil(input.length / 4), 0);
+  sendJson(res, 200, {
+    object: 'list',
+    data: inputs.map((input, index) => {
+      const vector = hashedEmbedding(input, dimension);
+      return {
+        object: 'embedding',
+        index,
+        embedding: base64
+          ? Buffer.from(Float32Array.from(vector).buffer).toString('base64')
+          : vector,
+      };
+    }),
+    model: typeof body.model === 'string' ? body.model : 'airlock-test-embedding',
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
 }
 
 /** Writes the SSE frames one by one, honouring delays and injecting the reply's fault. */

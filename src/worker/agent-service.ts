@@ -1,14 +1,16 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
+import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { openStore } from '../memory/dexie-store';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
-import { createOpenAIChatModel } from '../model/openai-chat-model';
+import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
 import { withPromptedTools } from '../model/prompted-tools';
 import { withRateLimit } from '../model/rate-limited-model';
 import { RateLimiter } from '../model/rate-limiter';
 import type { AgentEvent } from '../protocol/events';
 import type { GuardrailHost } from '../protocol/guardrails';
+import { DEFAULT_KNOWLEDGE_CONFIG } from '../protocol/knowledge';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
 import type { ToolHost } from '../protocol/tools';
 import type {
@@ -23,10 +25,12 @@ import { conversationLockName, heldLockNames } from './conversation-lock';
 import { type AgentSetup, runConversation } from './conversation-run';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
+import { KnowledgeService } from './knowledge-api';
 import { MemoryService } from './memory-api';
 import type { ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
+import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
@@ -48,6 +52,7 @@ const PRUNE_INTERVAL_MS = 10 * 60_000;
  */
 export class AgentService implements AgentWorkerApi {
   readonly memory: MemoryService;
+  readonly knowledge: KnowledgeService;
   readonly #openStore: (database: string) => ConversationStore;
   readonly #supervisors: SandboxSupervisor[] = [];
   readonly #setup: Promise<AgentSetup>;
@@ -63,6 +68,7 @@ export class AgentService implements AgentWorkerApi {
     // Nobody may be waiting yet; the failure is also returned by configure and seen by every run.
     this.#setup.catch(() => undefined);
     this.memory = new MemoryService(async () => (await this.#setup).store);
+    this.knowledge = new KnowledgeService(async () => (await this.#setup).knowledge);
   }
 
   async configure(
@@ -77,11 +83,20 @@ export class AgentService implements AgentWorkerApi {
       await store.pruneExpired();
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
+      const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
       this.#resolveSetup({
         config,
         model: modelFor(config),
         registry,
         store,
+        knowledge: new KnowledgeBase(
+          store,
+          createOpenAIEmbeddingModel(config.model, {
+            model: knowledge.embeddingModel,
+            dimensions: knowledge.dimensions,
+          }),
+          knowledge,
+        ),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
@@ -201,7 +216,10 @@ export class AgentService implements AgentWorkerApi {
       registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
     }
     for (const name of config.allowedTools ?? []) {
-      if (!registry.get(name) && !(config.memory.tools && MEMORY_TOOL_NAMES.includes(name))) {
+      const builtIn =
+        (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||
+        (name === SEARCH_KNOWLEDGE && offersKnowledgeTool(config));
+      if (!registry.get(name) && !builtIn) {
         throw new AirlockError(
           'invalid-options',
           `allowedTools names "${name}", which no tool is called.`,
@@ -213,6 +231,12 @@ export class AgentService implements AgentWorkerApi {
 }
 
 const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
+
+/** Whether runs offer the `search_knowledge` tool. */
+function offersKnowledgeTool(config: AgentConfig): boolean {
+  const retrieval = config.knowledge?.retrieval ?? DEFAULT_KNOWLEDGE_CONFIG.retrieval;
+  return retrieval === 'tool' || retrieval === 'both';
+}
 
 /**
  * The agent's model: the openai client, behind the agent's rate limit (one limiter for all

@@ -78,6 +78,22 @@ const agentConfigSchema = z.object({
     })
     .exactOptional(),
   guardrails: z.object({ input: z.boolean(), output: z.boolean(), toolArguments: z.boolean() }),
+  knowledge: z
+    .object({
+      retrieval: z.enum(['inject', 'tool', 'both', 'off']),
+      k: z.int().min(1).max(50),
+      minScore: z.number().min(-1).max(1),
+      chunkChars: z.int().min(50).max(100_000),
+      overlapChars: z.int().min(0),
+      embeddingModel: z.string().min(1),
+      batchSize: z.int().min(1).max(2_048),
+      dimensions: z.int().positive().exactOptional(),
+    })
+    .refine((knowledge) => knowledge.overlapChars < knowledge.chunkChars, {
+      message: 'overlapChars must be less than chunkChars',
+      path: ['overlapChars'],
+    })
+    .exactOptional(),
 });
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */

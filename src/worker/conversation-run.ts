@@ -1,7 +1,10 @@
+import type { KnowledgeBase } from '../knowledge/knowledge-base';
+import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
+import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter } from './budget-meter';
@@ -13,6 +16,7 @@ import { type ResumedStep, runAgent } from './run-agent';
 import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
 import type { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
+import { knowledgeTools } from './tools/knowledge-tools';
 import { memoryTools } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import type { ToolRegistry } from './tools/tool-registry';
@@ -25,6 +29,8 @@ export interface AgentSetup {
   readonly store: ConversationStore;
   /** The page's guardrails. */
   readonly guardrails: GuardrailGate;
+  /** The agent's documents, searched per run. */
+  readonly knowledge: KnowledgeBase;
 }
 
 /** How a run talks to its page: events out, cancel and approvals in. */
@@ -62,14 +68,23 @@ export async function runConversation(
       if (start.input) await journal.started(start.input);
       await emit({ type: 'run-start', runId: run.id, model: model.name });
       const scopes = memoryScopes(config, run.conversationId);
-      const builtIn = config.memory.tools
-        ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
-        : [];
+      const { retrieval } = setup.knowledge.config;
+      const knowledgeUsed =
+        (via: 'inject' | 'tool') => (query: string, sources: readonly KnowledgeSource[]) =>
+          emit({ type: 'knowledge-used', via, query, sources });
+      const builtIn = [
+        ...(config.memory.tools
+          ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
+          : []),
+        ...(retrieval === 'tool' || retrieval === 'both'
+          ? knowledgeTools(setup.knowledge, knowledgeUsed('tool'))
+          : []),
+      ];
       const registry = setup.registry.extended(
         builtIn.map((tool) => tool.spec),
         new HostToolRunner(new LocalToolHost(builtIn), 'built-in tools'),
         DEFAULT_TOOL_TIMEOUT_MS,
-        'the memory tools',
+        'the built-in tools',
       );
       const agentAllows = allowlist(config.allowedTools);
       const runAllows = allowlist(start.allowedTools);
@@ -86,6 +101,10 @@ export async function runConversation(
           summarize: config.memory.summarize,
           signal,
         });
+        const knowledge =
+          retrieval === 'inject' || retrieval === 'both'
+            ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
+            : [];
         const result = await runAgent({
           runId: run.id,
           conversationId: run.conversationId,
@@ -99,7 +118,7 @@ export async function runConversation(
             approvals: channel.approvals,
             audit: (record) => journal.audit(record),
           },
-          system: context.system,
+          system: [...context.system, ...knowledge],
           history: context.history,
           journal,
           ...(start.resume ? { resume: start.resume } : {}),
@@ -117,6 +136,29 @@ export async function runConversation(
       }
     },
   );
+}
+
+/**
+ * The knowledge message for a run's input (none when nothing is stored or nothing scores
+ * high enough), reported through `used`. An abort skips it: the loop then ends the run as
+ * aborted.
+ */
+async function retrieveKnowledge(
+  knowledge: KnowledgeBase,
+  query: string,
+  signal: AbortSignal,
+  used: (query: string, sources: readonly KnowledgeSource[]) => Promise<void>,
+): Promise<ChatMessage[]> {
+  if (await knowledge.isEmpty()) return [];
+  try {
+    const hits = await knowledge.search(query, { signal });
+    if (hits.length === 0) return [];
+    await used(query, hits.map(toSource));
+    return [knowledgeMessage(hits)];
+  } catch (error) {
+    if (signal.aborted) return [];
+    throw error;
+  }
 }
 
 /**

@@ -230,6 +230,28 @@ describe('the demo, built and served', () => {
     await screenshot('08-rejected-on-resume');
   });
 
+  it('adds a text in the knowledge panel and answers a question about it, naming it as the source', async () => {
+    await page.locator('#knowledge-title').fill('Lighthouse notes');
+    await page
+      .locator('#knowledge-text')
+      .fill(
+        'The Glimmerfen lighthouse is kept by Orla Vance. She lights the lamp at dusk and logs every passing ship.',
+      );
+    await page.locator('#knowledge-form button[type="submit"]').click();
+    await expect
+      .poll(() => texts(page.locator('#knowledge-list .document-title')), { timeout: WAIT_MS })
+      .toEqual(['Lighthouse notes']);
+    expect(await page.locator('#knowledge-status').textContent()).toContain('Added');
+
+    expect(await ask(page, 'Who keeps the Glimmerfen lighthouse?')).toBe('stop');
+
+    expect(await lastAnswer(page)).toContain('Orla Vance');
+    expect(await page.locator('#log .sources').last().textContent()).toMatch(
+      /^Sources: Lighthouse notes \(passage 1, /,
+    );
+    await screenshot('09-knowledge');
+  });
+
   it('raised no uncaught error in the page', () => {
     expect(pageErrors).toEqual([]);
   });

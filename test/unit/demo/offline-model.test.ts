@@ -1,12 +1,39 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
 import { offlineModel } from '../../../demo/offline-model';
+import { knowledgeMessage } from '../../../src/knowledge/knowledge-message';
 import { formatToolOutput } from '../../../src/worker/tools/tool-message';
 import { ask, asReply, okToolMessage, requestWith } from './offline-requests';
 
 const BOTH_TOOLS = ['get_weather', 'calculate'];
 
 describe('the offline demo model', () => {
+  it('quotes the best knowledge passage Airlock put in the request, naming its document', () => {
+    const knowledge = knowledgeMessage([
+      {
+        docId: 'notes',
+        title: 'Tom & Jerry "notes"',
+        chunkIndex: 0,
+        score: 0.5,
+        text: 'The lighthouse is kept by Orla.',
+      },
+    ]);
+    const reply = asReply(
+      offlineModel(
+        requestWith([
+          { role: 'system', content: 'Use the <knowledge> passages.' },
+          knowledge,
+          { role: 'user', content: 'Who keeps the lighthouse?' },
+        ]),
+        0,
+      ),
+    );
+
+    expect(reply.text).toBe(
+      'From your document “Tom & Jerry "notes"”: The lighthouse is kept by Orla.',
+    );
+  });
+
   it('calls get_weather once with the city when asked about the weather in one city', () => {
     const reply = ask('What is the weather in Paris?', BOTH_TOOLS, 3);
 

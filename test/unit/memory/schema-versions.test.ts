@@ -2,11 +2,53 @@ import Dexie from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/memory/dexie-store';
-import { SCHEMA_V1, SCHEMA_V2 } from '../../../src/memory/schema-versions';
+import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2 } from '../../../src/memory/schema-versions';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
 
 describe('schema versions', () => {
+  it('upgrades a version 2 database to version 3: conversations stay, documents and chunks start empty', async () => {
+    const indexedDB = new IDBFactory();
+    const v2 = new Dexie('to-v3', { indexedDB, IDBKeyRange });
+    v2.version(1).stores(SCHEMA_V1);
+    v2.version(2).stores(SCHEMA_V2);
+    await v2.table('conversations').add({
+      id: 'c',
+      title: 'Kept',
+      createdAt: 1,
+      updatedAt: 2,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 0,
+    });
+    v2.close();
+
+    const store = openStore({ name: 'to-v3', indexedDB, IDBKeyRange });
+    expect((await store.listConversations()).map((conversation) => conversation.title)).toEqual([
+      'Kept',
+    ]);
+    expect(await store.listDocuments()).toEqual([]);
+    const vector = new Float32Array([0.6, 0.8]);
+    await store.putDocument(
+      {
+        id: 'd',
+        title: 'Doc',
+        chunkCount: 1,
+        chars: 4,
+        embeddingModel: 'm',
+        dimension: 2,
+        addedAt: 1,
+      },
+      [{ docId: 'd', index: 0, text: 'text', vector }],
+    );
+    expect(await store.listChunkVectors()).toEqual([{ docId: 'd', index: 0, vector }]);
+    store.close();
+    const raw = new Dexie('to-v3', { indexedDB, IDBKeyRange });
+    await raw.open();
+    expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
+    raw.close();
+  });
+
   it('upgrades a version 1 database: rows stay readable and messages get their token counts', async () => {
     const indexedDB = new IDBFactory();
     const v1 = new Dexie('migrating', { indexedDB, IDBKeyRange });

@@ -10,7 +10,7 @@ import {
   type ModelSession,
   startModelServer,
 } from '../../../src/testing.js';
-import { createRemoteSession } from '../../../src/testing-remote.js';
+import { createRemoteSession, hashedEmbedding } from '../../../src/testing-remote.js';
 
 let server: ModelServer;
 
@@ -262,12 +262,15 @@ describe('the raw wire format', () => {
 
   it('answers unknown paths with a 404 in OpenAI error shape, with CORS', async () => {
     const session = server.createSession([]);
-    const response = await fetch(`${session.baseURL}/embeddings`, { method: 'POST', body: '{}' });
+    const response = await fetch(`${session.baseURL}/images/generations`, {
+      method: 'POST',
+      body: '{}',
+    });
     expect(response.status).toBe(404);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(await response.json()).toEqual({
       error: {
-        message: `Invalid URL (POST /sessions/${session.id}/v1/embeddings)`,
+        message: `Invalid URL (POST /sessions/${session.id}/v1/images/generations)`,
         type: 'invalid_request_error',
         param: null,
         code: null,
@@ -277,6 +280,33 @@ describe('the raw wire format', () => {
       method: 'POST',
     });
     expect(unknownSession.status).toBe(404);
+  });
+
+  it('answers embeddings with hashed bag-of-words vectors, as floats or base64, without taking a turn', async () => {
+    const session = server.createSession([{ text: 'still the first turn' }]);
+    const client = clientFor(session.baseURL);
+    const floats = await client.embeddings.create({
+      model: 'text-embedding-3-small',
+      input: ['red apples', 'green pears'],
+      encoding_format: 'float',
+    });
+    expect(floats.data.map((item) => item.index)).toEqual([0, 1]);
+    expect(floats.data[0]?.embedding).toEqual(hashedEmbedding('red apples'));
+    // The SDK asks for base64 unless told otherwise and decodes it to the same floats.
+    const decoded = await client.embeddings.create({
+      model: 'm',
+      input: 'red apples',
+      dimensions: 64,
+    });
+    expect(decoded.data[0]?.embedding).toHaveLength(64);
+    expect(decoded.data[0]?.embedding[3]).toBeCloseTo(hashedEmbedding('red apples', 64)[3] ?? 0, 6);
+    const bad = await fetch(`${session.baseURL}/embeddings`, {
+      method: 'POST',
+      body: '{"input":[]}',
+    });
+    expect(bad.status).toBe(400);
+    const completion = await client.chat.completions.create({ model: 'gpt-test', messages });
+    expect(completion.choices[0]?.message.content).toBe('still the first turn');
   });
 
   it('answers a scripted 429 with the Retry-After header and a rate-limit error body', async () => {

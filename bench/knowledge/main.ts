@@ -1,0 +1,145 @@
+import { KnowledgeBase } from '../../src/knowledge/knowledge-base';
+import { toUnitVector, VectorIndex } from '../../src/knowledge/vector-index';
+import { openStore } from '../../src/memory/dexie-store';
+import type { EmbeddingModel } from '../../src/model/embedding-model';
+import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../src/protocol/knowledge';
+import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from '../../src/testing/hashed-embedding';
+import { summarize } from '../stats';
+
+// Knowledge at 1k, 10k and 50k chunks: search latency, import throughput and storage per
+// chunk. Embeddings are the hashed bag-of-words of the tests, computed here, so the figures
+// exclude the model's latency (a real /embeddings request adds its round trip to each).
+
+const database = `airlock-bench-knowledge-${Date.now()}`;
+const CHUNKS_PER_DOCUMENT = 50;
+const config: KnowledgeConfig = {
+  ...DEFAULT_KNOWLEDGE_CONFIG,
+  chunkChars: 500,
+  overlapChars: 0,
+  batchSize: 64,
+  minScore: -1,
+};
+const signal = new AbortController().signal;
+
+/** Embeds locally: no request, so imports and searches measure Airlock, not a model. */
+const localEmbedder: EmbeddingModel = {
+  name: 'hashed-bag-of-words',
+  embed: async (texts) => texts.map((text) => hashedEmbedding(text)),
+};
+
+const VOCABULARY = Array.from({ length: 5_000 }, (_, i) => `w${i.toString(36)}`);
+
+/** A pseudo-random word stream (seeded), so every chunk has a vector of its own. */
+function words(seed: number, count: number): string {
+  let state = seed * 2_654_435_761 + 1;
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    state = (Math.imul(state, 1_103_515_245) + 12_345) >>> 0;
+    out.push(VOCABULARY[state % VOCABULARY.length] as string);
+  }
+  return out.join(' ');
+}
+
+/** A document of about `CHUNKS_PER_DOCUMENT` chunks of ~500 characters. */
+function documentText(seed: number): string {
+  return Array.from({ length: CHUNKS_PER_DOCUMENT }, (_, i) => `${words(seed * 1_000 + i, 80)}.`)
+    .map((paragraph) => paragraph.slice(0, 480))
+    .join('\n\n');
+}
+
+/** Adds documents until the store holds `target` chunks; returns chunks added per second. */
+async function fill(knowledge: KnowledgeBase, from: number, target: number): Promise<number> {
+  let chunks = from;
+  let seed = from;
+  const started = performance.now();
+  while (chunks < target) {
+    const added = await knowledge.add(
+      { id: `doc-${seed}`, title: `Document ${seed}`, text: documentText(seed) },
+      { signal },
+    );
+    chunks += added.chunkCount;
+    seed += 1;
+  }
+  return Math.round((chunks - from) / ((performance.now() - started) / 1000));
+}
+
+/** Search latency through the knowledge base: embed the query, scan the index, read k chunks. */
+async function searchLatency(knowledge: KnowledgeBase, samples: number) {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const query = words(900_000 + i, 12);
+    const started = performance.now();
+    await knowledge.search(query, { signal, k: 5 });
+    times.push(performance.now() - started);
+  }
+  return summarize(times);
+}
+
+/** The index scan alone, at `size` rows of random unit vectors. */
+function indexScan(size: number, samples: number) {
+  const index = new VectorIndex();
+  const dimension = HASHED_EMBEDDING_DIMENSION;
+  for (let doc = 0; doc < size / CHUNKS_PER_DOCUMENT; doc++) {
+    index.setDocument(
+      `d${doc}`,
+      Array.from({ length: CHUNKS_PER_DOCUMENT }, (_, i) => ({
+        index: i,
+        vector: toUnitVector(Array.from({ length: dimension }, () => Math.random() - 0.5)),
+      })),
+    );
+  }
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const query = toUnitVector(Array.from({ length: dimension }, () => Math.random() - 0.5));
+    const started = performance.now();
+    index.search(query, 5, -1);
+    times.push(performance.now() - started);
+  }
+  return summarize(times);
+}
+
+async function main(): Promise<void> {
+  const store = openStore({ name: database });
+  const knowledge = new KnowledgeBase(store, localEmbedder, config);
+  const before = (await navigator.storage.estimate()).usage ?? 0;
+  const importChunksPerSecond: Record<string, number> = {};
+  const searchMs: Record<string, ReturnType<typeof summarize>> = {};
+  let stored = 0;
+  for (const [label, size] of [
+    ['1k', 1_000],
+    ['10k', 10_000],
+    ['50k', 50_000],
+  ] as const) {
+    importChunksPerSecond[label] = await fill(knowledge, stored, size);
+    stored = size;
+    searchMs[label] = await searchLatency(knowledge, 100);
+  }
+  const after = (await navigator.storage.estimate()).usage ?? 0;
+  // What a new agent worker does on its first query: every vector read from IndexedDB into the index.
+  const reopened = new KnowledgeBase(store, localEmbedder, config);
+  const loading = performance.now();
+  await reopened.isEmpty();
+  const indexLoadMs50k = Math.round(performance.now() - loading);
+  const results = {
+    dimension: HASHED_EMBEDDING_DIMENSION,
+    chunkChars: config.chunkChars,
+    searchMs,
+    indexScanMs: {
+      '1k': indexScan(1_000, 100),
+      '10k': indexScan(10_000, 100),
+      '50k': indexScan(50_000, 100),
+    },
+    importChunksPerSecond,
+    indexLoadMs50k,
+    storageBytesPerChunk: Math.round((after - before) / stored),
+  };
+  store.close();
+  document.getElementById('log')!.textContent = JSON.stringify(results, null, 2);
+  (globalThis as { benchResults?: unknown }).benchResults = results;
+}
+
+main().catch((error: unknown) => {
+  (globalThis as { benchError?: string }).benchError = String(
+    error instanceof Error ? error.stack : error,
+  );
+});

@@ -1,0 +1,222 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { ConversationStore } from '../memory/store';
+import type { EmbeddingModel } from '../model/embedding-model';
+import type {
+  KnowledgeChunkRecord,
+  KnowledgeConfig,
+  KnowledgeDocumentInput,
+  KnowledgeDocumentRecord,
+  KnowledgeHit,
+  KnowledgeProgress,
+} from '../protocol/knowledge';
+import { chunkText } from './chunk-text';
+import { toUnitVector, VectorIndex } from './vector-index';
+
+/** Options of one import. */
+export interface AddDocumentOptions {
+  readonly signal: AbortSignal;
+  /** Called after each embedded batch. */
+  readonly onProgress?: (progress: KnowledgeProgress) => void;
+}
+
+/** What the index needs besides vectors: each document's title, for the sources it names. */
+interface LoadedIndex {
+  readonly vectors: VectorIndex;
+  readonly titles: Map<string, string>;
+}
+
+/**
+ * An agent's documents: chunked, embedded through the model endpoint, stored with their
+ * vectors, and searched in an in-worker `VectorIndex`. The index is read from the store
+ * once, on first use, then kept in step with every add and remove this worker makes:
+ * a query never re-reads the vectors. Writes are queued one after another, so the index
+ * always changes in the order the store did.
+ */
+export class KnowledgeBase {
+  readonly #store: ConversationStore;
+  readonly #embedder: EmbeddingModel;
+  readonly #config: KnowledgeConfig;
+  #loaded: Promise<LoadedIndex> | undefined;
+  #writes: Promise<unknown> = Promise.resolve();
+
+  constructor(store: ConversationStore, embedder: EmbeddingModel, config: KnowledgeConfig) {
+    this.#store = store;
+    this.#embedder = embedder;
+    this.#config = config;
+  }
+
+  /** The settings runs read (retrieval mode, k, minScore). */
+  get config(): KnowledgeConfig {
+    return this.#config;
+  }
+
+  /**
+   * Chunks and embeds `input` (outside any transaction), then stores it with its chunks,
+   * replacing a document of the same id in one transaction. A failure or an abort at any
+   * point leaves the old document, its chunks and the index as they were.
+   */
+  async add(
+    input: KnowledgeDocumentInput,
+    options: AddDocumentOptions,
+  ): Promise<KnowledgeDocumentRecord> {
+    checkDocument(input);
+    return this.#queue(async () => {
+      const { vectors, titles } = await this.#index();
+      const texts = chunkText(input.text, this.#config);
+      const embedded = await this.#embedAll(input.id, texts, vectors, options);
+      const chunks: KnowledgeChunkRecord[] = texts.map((text, index) => ({
+        docId: input.id,
+        index,
+        text,
+        vector: embedded[index] as Float32Array,
+      }));
+      const document: KnowledgeDocumentRecord = {
+        id: input.id,
+        title: input.title,
+        ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+        chunkCount: chunks.length,
+        chars: input.text.length,
+        embeddingModel: this.#embedder.name,
+        dimension: embedded[0]?.length ?? vectors.dimension ?? 0,
+        addedAt: Date.now(),
+      };
+      options.signal.throwIfAborted();
+      await this.#store.putDocument(document, chunks);
+      // Only after the commit: a failed write must not leave the index ahead of the store.
+      vectors.setDocument(input.id, chunks);
+      titles.set(input.id, input.title);
+      return document;
+    });
+  }
+
+  /** Removes a document and its vectors. */
+  remove(id: string): Promise<void> {
+    return this.#queue(async () => {
+      const { vectors, titles } = await this.#index();
+      await this.#store.deleteDocument(id);
+      vectors.removeDocument(id);
+      titles.delete(id);
+    });
+  }
+
+  list(): Promise<KnowledgeDocumentRecord[]> {
+    return this.#store.listDocuments();
+  }
+
+  /** Whether any chunk is stored (a run skips retrieval, and its embedding request, if not). */
+  async isEmpty(): Promise<boolean> {
+    return (await this.#index()).vectors.size === 0;
+  }
+
+  /** The `k` chunks nearest `query` scoring at least `minScore`, best first, with their text. */
+  async search(
+    query: string,
+    options: { readonly signal: AbortSignal; readonly k?: number; readonly minScore?: number },
+  ): Promise<KnowledgeHit[]> {
+    const { vectors, titles } = await this.#index();
+    if (vectors.size === 0 || !query.trim()) return [];
+    const [embedded] = await this.#embedder.embed([query], { signal: options.signal });
+    const found = vectors.search(
+      toUnitVector(embedded ?? []),
+      options.k ?? this.#config.k,
+      options.minScore ?? this.#config.minScore,
+    );
+    const rows = await this.#store.getChunks(found.map((hit) => [hit.docId, hit.index] as const));
+    const hits: KnowledgeHit[] = [];
+    found.forEach((hit, i) => {
+      const row = rows[i];
+      // Removed by another tab since this index was loaded: skipped rather than shown empty.
+      if (!row) return;
+      hits.push({
+        docId: hit.docId,
+        title: titles.get(hit.docId) ?? hit.docId,
+        chunkIndex: hit.index,
+        score: hit.score,
+        text: row.text,
+      });
+    });
+    return hits;
+  }
+
+  /** Embeds `texts` batch by batch, reporting progress; every vector of one length, the index's. */
+  async #embedAll(
+    docId: string,
+    texts: readonly string[],
+    index: VectorIndex,
+    options: AddDocumentOptions,
+  ): Promise<Float32Array[]> {
+    const vectors: Float32Array[] = [];
+    const { batchSize } = this.#config;
+    for (let start = 0; start < texts.length; start += batchSize) {
+      options.signal.throwIfAborted();
+      const batch = await this.#embedder.embed(texts.slice(start, start + batchSize), {
+        signal: options.signal,
+      });
+      for (const values of batch) {
+        index.checkDimension(values.length);
+        const first = vectors[0];
+        if (first && first.length !== values.length)
+          throw new AirlockError(
+            'knowledge-dimension-mismatch',
+            `The embeddings endpoint returned vectors of ${first.length} and ${values.length} dimensions.`,
+            { details: { expected: first.length, received: values.length } },
+          );
+        vectors.push(toUnitVector(values));
+      }
+      options.onProgress?.({
+        docId,
+        embeddedChunks: vectors.length,
+        totalChunks: texts.length,
+      });
+    }
+    return vectors;
+  }
+
+  /** The index, read from the store on first use. A failed read is retried next time. */
+  #index(): Promise<LoadedIndex> {
+    this.#loaded ??= this.#load().catch((error: unknown) => {
+      this.#loaded = undefined;
+      throw error;
+    });
+    return this.#loaded;
+  }
+
+  async #load(): Promise<LoadedIndex> {
+    const [documents, rows] = await Promise.all([
+      this.#store.listDocuments(),
+      this.#store.listChunkVectors(),
+    ]);
+    const vectors = new VectorIndex();
+    // Rows come in key order, [docId+index]: each document's chunks are consecutive.
+    let start = 0;
+    for (let end = 1; end <= rows.length; end++) {
+      if (end === rows.length || rows[end]?.docId !== rows[start]?.docId) {
+        const first = rows[start];
+        if (first) vectors.setDocument(first.docId, rows.slice(start, end));
+        start = end;
+      }
+    }
+    return { vectors, titles: new Map(documents.map((document) => [document.id, document.title])) };
+  }
+
+  #queue<T>(write: () => Promise<T>): Promise<T> {
+    const next = this.#writes.then(write, write);
+    this.#writes = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** Checks a document from the page (a trust boundary); a bad one is `invalid-input`. */
+function checkDocument(input: KnowledgeDocumentInput): void {
+  const problem =
+    typeof input !== 'object' || input === null
+      ? 'A document must be an object { id, title, text }.'
+      : typeof input.id !== 'string' || input.id === ''
+        ? 'A document id must be a non-empty string.'
+        : typeof input.title !== 'string'
+          ? 'A document title must be a string.'
+          : typeof input.text !== 'string'
+            ? 'A document text must be a string.'
+            : undefined;
+  if (problem) throw new AirlockError('invalid-input', problem);
+}

@@ -1,0 +1,81 @@
+import * as Comlink from 'comlink';
+import { AirlockError } from '../errors/airlock-error';
+import type {
+  KnowledgeDocumentInput,
+  KnowledgeDocumentRecord,
+  KnowledgeHit,
+  KnowledgeProgress,
+} from '../protocol/knowledge';
+import type { KnowledgeApi } from '../protocol/wire';
+
+/** Options of one import. */
+export interface AddKnowledgeOptions {
+  /** Aborting it stops the import (rejecting with the signal's reason); nothing of it is stored. */
+  readonly signal?: AbortSignal;
+  /** Called after each batch of chunks is embedded, for a progress bar on large imports. */
+  readonly onProgress?: (progress: KnowledgeProgress) => void;
+}
+
+/** The agent's documents: added, listed, removed and searched from the page. */
+export interface AgentKnowledge {
+  /**
+   * Chunks the text, embeds the chunks through the model endpoint's `/embeddings` and
+   * stores them. A document with the same id is replaced in one transaction: if anything
+   * fails, the old one stays whole.
+   */
+  add(
+    document: KnowledgeDocumentInput,
+    options?: AddKnowledgeOptions,
+  ): Promise<KnowledgeDocumentRecord>;
+  /** Removes a document and its vectors; an unknown id is not an error. */
+  remove(id: string): Promise<void>;
+  /** The stored documents, newest first. */
+  list(): Promise<KnowledgeDocumentRecord[]>;
+  /** The `k` (default: the agent's `knowledge.k`) best chunks for `query`, best first. */
+  search(query: string, k?: number): Promise<KnowledgeHit[]>;
+}
+
+/**
+ * The page's knowledge client: calls go to the agent worker, and fail with
+ * `agent-disposed` once the agent is gone.
+ */
+export function createAgentKnowledge(
+  remote: Comlink.Remote<KnowledgeApi>,
+  isDisposed: () => boolean,
+): AgentKnowledge {
+  const disposed = () =>
+    Promise.reject(new AirlockError('agent-disposed', 'This agent was disposed.'));
+  return {
+    async add(document, options = {}) {
+      if (isDisposed()) return disposed();
+      const { signal, onProgress } = options;
+      signal?.throwIfAborted();
+      const operationId = crypto.randomUUID();
+      const onAbort = () => void remote.cancel(operationId).catch(() => undefined);
+      let rejectAborted: (reason: unknown) => void = () => {};
+      const aborted = new Promise<never>((_resolve, reject) => {
+        rejectAborted = reject;
+      });
+      const abortListener = () => {
+        onAbort();
+        rejectAborted(signal?.reason);
+      };
+      signal?.addEventListener('abort', abortListener, { once: true });
+      const call = remote.add(
+        document,
+        operationId,
+        onProgress ? Comlink.proxy(onProgress) : undefined,
+      );
+      // The worker's own rejection after an abort is expected; the signal's reason is what the caller sees.
+      call.catch(() => undefined);
+      try {
+        return await Promise.race([call, aborted]);
+      } finally {
+        signal?.removeEventListener('abort', abortListener);
+      }
+    },
+    remove: (id) => (isDisposed() ? disposed() : remote.remove(id)),
+    list: () => (isDisposed() ? disposed() : remote.list()),
+    search: (query, k) => (isDisposed() ? disposed() : remote.search(query, k)),
+  };
+}

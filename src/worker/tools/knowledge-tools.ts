@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import type { KnowledgeBase } from '../../knowledge/knowledge-base';
+import { formatKnowledge, toSource } from '../../knowledge/knowledge-message';
+import type { KnowledgeSource } from '../../protocol/knowledge';
+import { type Tool, tool } from '../../tools/define-tool';
+
+/** The name of the built-in knowledge tool. */
+export const SEARCH_KNOWLEDGE = 'search_knowledge';
+
+/**
+ * The built-in `search_knowledge` tool of one run. `used` is told what each search
+ * returned, so the run can report its sources.
+ */
+export function knowledgeTools(
+  knowledge: KnowledgeBase,
+  used: (query: string, sources: readonly KnowledgeSource[]) => Promise<void>,
+): Tool[] {
+  return [
+    tool({
+      name: SEARCH_KNOWLEDGE,
+      description:
+        "Search the app's documents for passages relevant to a query. Returns the best passages with their titles.",
+      parameters: z.object({
+        query: z
+          .string()
+          .min(1)
+          .max(1_000)
+          .describe('What to look for, in a few words or a question'),
+      }),
+      execute: async ({ query }, context) => {
+        const hits = await knowledge.search(query, { signal: context.signal });
+        await used(query, hits.map(toSource));
+        return hits.length > 0 ? formatKnowledge(hits) : 'No passage matched.';
+      },
+    }),
+  ];
+}
