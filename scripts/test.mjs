@@ -4,11 +4,14 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 
-import { chromiumPath as chromium } from './chromium.mjs';
+import { ensureChromium } from './chromium.mjs';
 
 const report = 'test-results/vitest.json';
 
-ensureChromium();
+if (!ensureChromium()) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 mkdirSync('test-results', { recursive: true });
 const vitest = spawnSync(
   'npx',
@@ -26,29 +29,6 @@ const { passed, failed } = countResults(vitest.status ?? 1);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || vitest.status !== 0 ? 1 : 0);
 
-function ensureChromium() {
-  if (existsSync(chromium)) return;
-  const isRoot = process.getuid?.() === 0;
-  if (!process.env.AIRLOCK_CHROMIUM && isRoot && existsSync('/usr/bin/apt-get')) {
-    console.log(`Chromium is not at ${chromium}; installing Debian's chromium package.`);
-    for (const args of [
-      ['update', '-qq'],
-      ['install', '-y', '-qq', 'chromium'],
-    ]) {
-      const apt = spawnSync('apt-get', args, {
-        stdio: 'inherit',
-        env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      });
-      if (apt.status !== 0) fail(`apt-get ${args.join(' ')} failed (exit ${apt.status}).`);
-    }
-    if (existsSync(chromium)) return;
-  }
-  fail(
-    `No Chromium at ${chromium}. Install it with \`sudo apt-get update && sudo apt-get install -y chromium\`, ` +
-      'or point AIRLOCK_CHROMIUM at a Chromium or Chrome binary.',
-  );
-}
-
 /**
  * Reads the JSON report; an error outside any test (a file that failed to load) counts as a failure.
  * @param {number} exitCode
@@ -65,11 +45,4 @@ function countResults(exitCode) {
     failed = Math.max(1, results.numFailedTestSuites);
   }
   return { passed, failed };
-}
-
-/** @param {string} message */
-function fail(message) {
-  console.log(message);
-  console.log('0 passed, 1 failed');
-  process.exit(1);
 }
