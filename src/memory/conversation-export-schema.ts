@@ -15,13 +15,15 @@ const MAX_LISTED_PROBLEMS = 10;
 const timestamp = z.number().nonnegative();
 const seqNumber = z.int().nonnegative();
 
-const toolCallSchema = z.object({
+/** A tool call as stored (the Chat Completions shape). */
+export const toolCallSchema = z.object({
   id: z.string().min(1),
   type: z.literal('function'),
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
 });
 
-const chatMessageSchema = z.discriminatedUnion('role', [
+/** A chat message as stored and replayed. */
+export const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
   z.object({ role: z.literal('user'), content: z.string() }),
   z.object({

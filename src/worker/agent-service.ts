@@ -1,6 +1,7 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
+import { readPendingStep } from '../memory/checkpoint-schema';
 import { openStore } from '../memory/dexie-store';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
@@ -152,10 +153,11 @@ export class AgentService implements AgentWorkerApi {
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
       }
+      const pending = readPendingStep(run);
       const resume: ResumedStep = {
         step: run.step,
-        assistant: run.pendingStep.assistant,
-        settled: run.pendingStep.settled,
+        assistant: pending.assistant,
+        settled: pending.settled,
       };
       await runConversation(
         setup,

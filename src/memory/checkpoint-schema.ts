@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { AirlockError } from '../errors/airlock-error';
+import type { RunRecord } from '../protocol/memory';
+import { chatMessageSchema, toolCallSchema } from './conversation-export-schema';
+
+const pendingStepSchema = z.object({
+  assistant: z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCallSchema).min(1),
+  }),
+  settled: z.array(
+    chatMessageSchema.refine(
+      (message) => message.role === 'tool',
+      'a settled message must be a tool message',
+    ),
+  ),
+  awaiting: z.array(
+    z.object({ callId: z.string().min(1), toolName: z.string().min(1), arguments: z.unknown() }),
+  ),
+});
+
+/** A run's step that waits for approval, as read back from the store. */
+export type PendingStep = NonNullable<RunRecord['pendingStep']>;
+
+/**
+ * Checks the checkpoint a resumed run continues from: it was read back from IndexedDB,
+ * where another version of the app or a hand edit may have left anything. A bad one is a
+ * `storage-failed` error naming the run, never a half-resumed run.
+ */
+export function readPendingStep(run: RunRecord): PendingStep {
+  const parsed = pendingStepSchema.safeParse(run.pendingStep);
+  if (parsed.success) return run.pendingStep as PendingStep;
+  const problems = parsed.error.issues.map(
+    (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+  );
+  throw new AirlockError(
+    'storage-failed',
+    `The checkpoint of run ${run.id} cannot be resumed: ${problems.join('; ')}.`,
+    {
+      details: { runId: run.id, issues: problems },
+    },
+  );
+}
