@@ -20,6 +20,8 @@ export class ConversationJournal implements RunJournal {
   readonly #emit: (event: AgentEvent) => Promise<void>;
   readonly #audit: AuditRecord[] = [];
   #run: RunRecord;
+  /** The current step's streamed text; kept apart so a delta costs a string append, not a record copy. */
+  #partialText: string;
   #lastProgressAt = 0;
   #reportedFailure = false;
 
@@ -30,6 +32,7 @@ export class ConversationJournal implements RunJournal {
   ) {
     this.#store = store;
     this.#run = run;
+    this.#partialText = run.partialText;
     this.#emit = emit;
   }
 
@@ -48,13 +51,14 @@ export class ConversationJournal implements RunJournal {
   /** Observes the run's events to keep the streamed text of the current step. */
   observe(event: AgentEvent): void {
     if (event.type === 'step-start') {
-      this.#update({ step: event.step, partialText: '' });
+      this.#partialText = '';
+      this.#update({ step: event.step });
     } else if (event.type === 'text-delta') {
-      this.#run = { ...this.#run, partialText: this.#run.partialText + event.delta };
+      this.#partialText += event.delta;
       const now = performance.now();
       if (now - this.#lastProgressAt >= PROGRESS_INTERVAL_MS) {
         this.#lastProgressAt = now;
-        void this.#write(() => this.#store.putRun(this.#run));
+        void this.#write(() => this.#store.putRun(this.#record()));
       }
     }
   }
@@ -74,16 +78,16 @@ export class ConversationJournal implements RunJournal {
       ...rest,
       status: 'running',
       step: step + 1,
-      partialText: '',
       updatedAt: Date.now(),
     };
+    this.#partialText = '';
     const audit = this.#audit.splice(0);
     await this.#write(() =>
       this.#store.commitStep({
         conversationId: this.#run.conversationId,
         runId: this.#run.id,
         messages,
-        run: this.#run,
+        run: this.#record(),
         audit,
       }),
     );
@@ -106,7 +110,7 @@ export class ConversationJournal implements RunJournal {
         })),
       },
     };
-    await this.#write(() => this.#store.putRun(this.#run));
+    await this.#write(() => this.#store.putRun(this.#record()));
   }
 
   /**
@@ -114,7 +118,7 @@ export class ConversationJournal implements RunJournal {
    * text it had streamed as an `interrupted` message, shown but never replayed.
    */
   async ended(status: 'finished' | 'interrupted' | 'failed'): Promise<void> {
-    const partial = this.#run.partialText;
+    const partial = this.#partialText;
     const { pendingStep: _pending, ...rest } = this.#run;
     this.#run = { ...rest, status, updatedAt: Date.now() };
     const interrupted: ChatMessage[] =
@@ -125,10 +129,15 @@ export class ConversationJournal implements RunJournal {
         runId: this.#run.id,
         messages: interrupted,
         status: 'interrupted',
-        run: this.#run,
+        run: this.#record(),
         audit: this.#audit.splice(0),
       }),
     );
+  }
+
+  /** The checkpoint as it stands, with the text streamed so far. */
+  #record(): RunRecord {
+    return { ...this.#run, partialText: this.#partialText };
   }
 
   #update(patch: Partial<RunRecord>): void {

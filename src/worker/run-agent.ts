@@ -7,7 +7,7 @@ import type { AgentConfig } from '../protocol/wire';
 import type { BudgetMeter } from './budget-meter';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
-import { parseArguments, runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
+import { runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
 import { isErrorOutput } from './tools/tool-message';
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
@@ -173,7 +173,6 @@ async function runStepTools(
   if (calls.length === 0) return [];
   const already = new Map(settledBefore.map((message) => [message.tool_call_id, message]));
   const toRun = calls.filter((call) => !already.has(call.id));
-  for (const call of toRun) await context.emit(toolCallEvent(step, call));
   const settled = [...settledBefore];
   const awaiting = new Map<string, ChatToolCall>();
   const { guardrails, signal } = context;
@@ -287,17 +286,4 @@ function assertComplete(response: StepResponse): void {
         'The model output was withheld by a content filter.',
       );
   }
-}
-
-function toolCallEvent(step: number, call: StepResponse['toolCalls'][number]): AgentEvent {
-  const base = {
-    type: 'tool-call',
-    step,
-    callId: call.id,
-    toolName: call.function.name,
-    argumentsText: call.function.arguments,
-  } as const;
-  const parsed = parseArguments(call.function.arguments);
-  // Not JSON: the event carries the text alone and the tool message tells the model.
-  return parsed.ok ? { ...base, arguments: parsed.value } : base;
 }

@@ -49,16 +49,36 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
  * (the order the model expects), whatever order they finish in. Every failure, from an
  * unknown name to a killed sandbox, becomes a message the model can read and act on.
  */
-export function runToolCalls(
+export async function runToolCalls(
   calls: readonly ChatToolCall[],
   context: ToolCallsContext,
 ): Promise<ToolCallResult[]> {
-  return Promise.all(calls.map((call) => runToolCall(call, context)));
+  const parsed = calls.map((call) => parseArguments(call.function.arguments));
+  // Every call is announced, complete and parsed, before any of them runs.
+  for (const [index, call] of calls.entries()) {
+    await context.emit(toolCallEvent(context.step, call, parsed[index]!));
+  }
+  return Promise.all(calls.map((call, index) => runToolCall(call, parsed[index]!, context)));
 }
 
-async function runToolCall(call: ChatToolCall, context: ToolCallsContext): Promise<ToolCallResult> {
+/** The `tool-call` event; arguments that are not JSON travel as text alone (the tool message tells the model). */
+function toolCallEvent(step: number, call: ChatToolCall, parsed: ParsedArguments): AgentEvent {
+  const base = {
+    type: 'tool-call',
+    step,
+    callId: call.id,
+    toolName: call.function.name,
+    argumentsText: call.function.arguments,
+  } as const;
+  return parsed.ok ? { ...base, arguments: parsed.value } : base;
+}
+
+async function runToolCall(
+  call: ChatToolCall,
+  parsed: ParsedArguments,
+  context: ToolCallsContext,
+): Promise<ToolCallResult> {
   const toolName = call.function.name;
-  const parsed = parseArguments(call.function.arguments);
   const progress: CallProgress = {
     started: performance.now(),
     arguments: parsed.ok ? parsed.value : call.function.arguments,
@@ -202,7 +222,7 @@ function whileRunning<T extends ToolCheck | ToolOutcome>(
 type ParsedArguments = { ok: true; value: unknown } | { ok: false; reason: string };
 
 /** Parses a call's argument text; an empty string means no arguments, as some servers send it. */
-export function parseArguments(text: string): ParsedArguments {
+function parseArguments(text: string): ParsedArguments {
   if (text.trim() === '') return { ok: true, value: {} };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
