@@ -4,6 +4,7 @@ import { openStore } from '../../src/memory/dexie-store';
 import type { EmbeddingModel } from '../../src/model/embedding-model';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../src/protocol/knowledge';
 import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from '../../src/testing/hashed-embedding';
+import { reportBench } from '../page-report';
 import { summarize } from '../stats';
 
 // Knowledge at 1k, 10k and 50k chunks: search latency, import throughput and storage per
@@ -98,7 +99,7 @@ function indexScan(size: number, samples: number) {
   return summarize(times);
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<unknown> {
   const store = openStore({ name: database });
   const knowledge = new KnowledgeBase(store, localEmbedder, config);
   const before = (await navigator.storage.estimate()).usage ?? 0;
@@ -134,12 +135,7 @@ async function main(): Promise<void> {
     storageBytesPerChunk: Math.round((after - before) / stored),
   };
   store.close();
-  document.getElementById('log')!.textContent = JSON.stringify(results, null, 2);
-  (globalThis as { benchResults?: unknown }).benchResults = results;
+  return results;
 }
 
-main().catch((error: unknown) => {
-  (globalThis as { benchError?: string }).benchError = String(
-    error instanceof Error ? error.stack : error,
-  );
-});
+reportBench(main);

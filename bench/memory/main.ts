@@ -3,6 +3,7 @@ import type { ConversationStore } from '../../src/memory/store';
 import type { ChatModel } from '../../src/model/chat-model';
 import type { ChatMessage } from '../../src/protocol/chat';
 import { buildContext } from '../../src/worker/conversation-context';
+import { reportBench } from '../page-report';
 import { summarize } from '../stats';
 
 const database = `airlock-bench-${Date.now()}`;
@@ -142,7 +143,7 @@ async function bytesPerMessage(): Promise<number> {
   return Math.round((after - before) / 5_000);
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<unknown> {
   const store = openStore({ name: database });
   const results = {
     appendStepMs: await appendStep(store, 200),
@@ -154,12 +155,7 @@ async function main(): Promise<void> {
     storageBytesPerMessage: await bytesPerMessage(),
   };
   store.close();
-  document.getElementById('log')!.textContent = JSON.stringify(results, null, 2);
-  (globalThis as { benchResults?: unknown }).benchResults = results;
+  return results;
 }
 
-main().catch((error: unknown) => {
-  (globalThis as { benchError?: string }).benchError = String(
-    error instanceof Error ? error.stack : error,
-  );
-});
+reportBench(main);

@@ -2,8 +2,8 @@ import { type AgentEvent, createAgent } from 'airlock';
 import { createRemoteSession, type ScriptedTurn } from 'airlock/testing/remote';
 import { SandboxHost } from '../../src/page/sandbox-host';
 import type { SandboxResponse } from '../../src/protocol/sandbox-wire';
+import { reportBench } from '../page-report';
 import { type Summary, summarize } from '../stats';
-
 import toolsUrl from './tools.worker.ts?worker&url';
 
 const modelServerUrl = new URLSearchParams(location.search).get('model') ?? '';
@@ -86,7 +86,7 @@ async function killLatency(iterations: number): Promise<Summary & { graceMs: num
   return { ...summarize(results.map((event) => event.durationMs - 100)), graceMs };
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<unknown> {
   const results = {
     coldWorkerStartMs: await coldStart(
       new SandboxHost([{ name: 'bench', worker: toolsWorker }]),
@@ -101,10 +101,7 @@ async function main(): Promise<void> {
     warmCallMs: await warmCall(200),
     killAfterDeadlineMs: await killLatency(10),
   };
-  document.getElementById('log')!.textContent = JSON.stringify(results, null, 2);
-  (globalThis as { benchResults?: unknown }).benchResults = results;
+  return results;
 }
 
-main().catch((error: unknown) => {
-  (globalThis as { benchError?: string }).benchError = String(error);
-});
+reportBench(main);
