@@ -37,7 +37,13 @@ export type {
   RunUsage,
 } from './protocol/budgets';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
-export type { ErrorCode, ErrorData, ToolErrorCode, ToolErrorData } from './protocol/errors';
+export type {
+  ErrorCode,
+  ErrorData,
+  ToolErrorCode,
+  ToolErrorData,
+  WarningCode,
+} from './protocol/errors';
 export type {
   AgentEvent,
   AgentEventType,

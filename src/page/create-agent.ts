@@ -137,7 +137,11 @@ export interface Agent {
   readonly disposed: boolean;
 }
 
-const DEFAULT_LIMITS: RunLimits = { maxSteps: 10, streamIdleTimeoutMs: 30_000 };
+const DEFAULT_LIMITS: RunLimits = {
+  maxSteps: 10,
+  streamIdleTimeoutMs: 30_000,
+  maxInputChars: 100_000,
+};
 
 /**
  * Creates an agent whose loop runs in a Web Worker. The page keeps only this thin client:

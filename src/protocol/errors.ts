@@ -35,8 +35,17 @@ export type ErrorCode =
   | 'storage-full'
   /** IndexedDB failed for another reason (blocked, closed, corrupt, unavailable). */
   | 'storage-failed'
-  /** Data handed to Airlock (an import, a memory) is malformed; nothing was changed. */
+  /** Data handed to Airlock (a run's input, an import, a memory) is malformed; nothing was changed. */
   | 'invalid-input'
+  /**
+   * A run's input is longer than `limits.maxInputChars`, or alone does not fit the history
+   * window: it was refused before anything was stored or sent. `details`: `{ limit, size, unit }`.
+   */
+  | 'input-too-large'
+  /** `approve`/`reject` named an approval id this run never asked for. `details`: `{ approvalId }`. */
+  | 'approval-unknown'
+  /** `approve`/`reject` named an approval that was already decided; a decision is used once. `details`: `{ approvalId }`. */
+  | 'approval-already-decided'
   /** A conversation, memory or run with that id does not exist. */
   | 'not-found'
   /**
@@ -60,6 +69,11 @@ export interface ErrorData {
   readonly message: string;
   readonly details?: Readonly<Record<string, unknown>>;
 }
+
+/** Something went wrong that the run survived; it goes on, and the `warning` event says what. */
+export type WarningCode =
+  /** The conversation's summary could not be updated; the run went on with the previous one. */
+  'summary-failed';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =

@@ -1,5 +1,5 @@
 import type { FinishReason, Usage } from './chat';
-import type { ErrorData, ToolErrorData } from './errors';
+import type { ErrorData, ToolErrorData, WarningCode } from './errors';
 import type { KnowledgeSource } from './knowledge';
 
 /** Why a run ended without an error. */
@@ -143,6 +143,12 @@ export type AgentEvent =
       /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */
       readonly type: 'storage-error';
       readonly error: ErrorData;
+    }
+  | {
+      /** Something failed that the run survived (e.g. `summary-failed`); it goes on. */
+      readonly type: 'warning';
+      readonly code: WarningCode;
+      readonly message: string;
     }
   | ({ readonly type: 'run-finish' } & RunResult)
   | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData };

@@ -95,6 +95,11 @@ export interface RunRecord {
     readonly settled: readonly Extract<ChatMessage, { role: 'tool' }>[];
     readonly awaiting: readonly PendingApproval[];
   };
+  /**
+   * The tools the run was narrowed to (`allowedTools` of `run`), kept so a resume can
+   * narrow them further but never widen them. Absent: the agent's tools.
+   */
+  readonly allowedTools?: readonly string[];
   /** What the run consumed so far; absent in runs stored before budgets existed. */
   readonly usage?: RunUsage;
   readonly startedAt: number;

@@ -51,6 +51,8 @@ export interface RunLimits {
   readonly maxSteps: number;
   /** Longest silence allowed between two chunks of a streamed response (default 30 000 ms). */
   readonly streamIdleTimeoutMs: number;
+  /** Longest input a run takes, in characters; a longer one fails `input-too-large` (default 100 000). */
+  readonly maxInputChars: number;
 }
 
 /** Where and how an agent remembers. */

@@ -56,6 +56,7 @@ const agentConfigSchema = z.object({
   limits: z.object({
     maxSteps: z.int().min(1),
     streamIdleTimeoutMs: z.number().positive(),
+    maxInputChars: z.int().min(1),
   }),
   memory: z.object({
     database: z.string().min(1),
