@@ -32,10 +32,10 @@ export async function playRun(run: AgentRun, players: RunPlayers): Promise<void>
         .then((decision) => {
           if (decision === undefined) return;
           if (decision.approved) {
-            run.approve(event.callId);
+            void run.approve(event.approvalId);
             view.approved(event.callId);
           } else {
-            run.reject(event.callId, decision.reason);
+            void run.reject(event.approvalId, decision.reason);
           }
         });
     }

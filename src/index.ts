@@ -79,7 +79,7 @@ export type {
   StoreChange,
   StoreTable,
 } from './protocol/memory';
-export type { IsolationTier } from './protocol/sandbox-wire';
+export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';
 export type {
   ApprovalPolicy,
   JsonSchema,

@@ -26,6 +26,12 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
   /** Set once nobody will read the events: they are acknowledged and dropped on arrival. */
   #draining = false;
   #takenSinceAck = 0;
+  /** Approval ids this run asked for and no decision was sent for yet. */
+  readonly #openApprovals = new Set<string>();
+  /** Approval ids a decision was sent for: each request is answered once. */
+  readonly #decidedApprovals = new Set<string>();
+  /** Decisions sent, waiting for the worker to say whether it took them. */
+  readonly #sentDecisions = new Map<string, (error: AirlockError | undefined) => void>();
 
   /** @internal Created by `Agent.run`. */
   constructor(runId: string, port: MessagePort, onEnd: () => void) {
@@ -39,7 +45,14 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     // A rejection the app never awaits must not surface as an unhandled rejection.
     this.#result.catch(() => {});
     port.onmessage = (message: MessageEvent<WorkerToPage>) => {
-      for (const event of message.data.events) this.#receive(event);
+      const data = message.data;
+      if (data.kind === 'approval-answer') {
+        const settle = this.#sentDecisions.get(data.approvalId);
+        this.#sentDecisions.delete(data.approvalId);
+        settle?.(data.error ? AirlockError.fromData(data.error) : undefined);
+      } else {
+        for (const event of data.events) this.#receive(event);
+      }
     };
   }
 
@@ -54,14 +67,22 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     return this.#result;
   }
 
-  /** Lets a call that raised `approval-request` run. */
-  approve(callId: string): void {
-    this.#post({ kind: 'approval', callId, approved: true });
+  /**
+   * Lets the call of an `approval-request` run: pass the event's `approvalId`. Resolves
+   * once the agent worker took the decision; rejects with `approval-unknown` for an id
+   * this run never asked for and `approval-already-decided` for one already answered
+   * (each request is answered once). Nothing needs to await it.
+   */
+  approve(approvalId: string): Promise<void> {
+    return this.#decide({ kind: 'approval', approvalId, approved: true });
   }
 
-  /** Refuses a call that raised `approval-request`; the model is told, with `reason`, and the run goes on. */
-  reject(callId: string, reason = 'The user declined.'): void {
-    this.#post({ kind: 'approval', callId, approved: false, reason });
+  /**
+   * Refuses the call of an `approval-request` (by its `approvalId`); the model is told,
+   * with `reason`, and the run goes on. Settles as `approve` does.
+   */
+  reject(approvalId: string, reason = 'The user declined.'): Promise<void> {
+    return this.#decide({ kind: 'approval', approvalId, approved: false, reason });
   }
 
   /** Asks the worker to stop the run; it ends with reason `aborted`. Idempotent. */
@@ -111,6 +132,46 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     this.#rejectResult(error);
   }
 
+  #decide(decision: Extract<PageToWorker, { kind: 'approval' }>): Promise<void> {
+    const { approvalId } = decision;
+    const refused = this.#refusal(approvalId);
+    const taken = refused
+      ? Promise.reject(refused)
+      : new Promise<void>((resolve, reject) => {
+          this.#openApprovals.delete(approvalId);
+          this.#decidedApprovals.add(approvalId);
+          this.#sentDecisions.set(approvalId, (error) => (error ? reject(error) : resolve()));
+          this.#post(decision);
+        });
+    // An app that fires and forgets (a click handler) must not see an unhandled rejection.
+    taken.catch(() => {});
+    return taken;
+  }
+
+  /** Why the page already knows a decision for `approvalId` cannot be taken, if it does. */
+  #refusal(approvalId: unknown): AirlockError | undefined {
+    if (typeof approvalId !== 'string' || approvalId === '') {
+      return new AirlockError(
+        'invalid-input',
+        '`approvalId` must be the approvalId of an approval-request event.',
+        { details: { field: 'approvalId' } },
+      );
+    }
+    if (this.#openApprovals.has(approvalId) && !this.#ended) return undefined;
+    if (this.#decidedApprovals.has(approvalId) || this.#openApprovals.has(approvalId)) {
+      return new AirlockError(
+        'approval-already-decided',
+        `Approval ${approvalId} was already decided; a decision is used once.`,
+        { details: { approvalId } },
+      );
+    }
+    return new AirlockError(
+      'approval-unknown',
+      `This run has no approval request ${approvalId}. Answer the approvalId of an approval-request event.`,
+      { details: { approvalId } },
+    );
+  }
+
   async #next(): Promise<IteratorResult<AgentEvent>> {
     for (;;) {
       const event = this.#queue.shift();
@@ -127,6 +188,7 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
 
   #receive(event: AgentEvent): void {
     if (this.#ended) return;
+    if (event.type === 'approval-request') this.#openApprovals.add(event.approvalId);
     if (this.#draining) this.#acknowledge(1);
     else this.#enqueue(event);
     if (event.type === 'run-finish') {
@@ -163,6 +225,17 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
 
   #end(): void {
     this.#ended = true;
+    // The worker answers a decision as soon as it reads it; none will come once the run is over.
+    for (const [approvalId, settle] of this.#sentDecisions) {
+      settle(
+        new AirlockError(
+          'approval-already-decided',
+          `The run ended before it read the decision on approval ${approvalId}; the request ended with the run.`,
+          { details: { approvalId } },
+        ),
+      );
+    }
+    this.#sentDecisions.clear();
     this.#port.onmessage = null;
     this.#port.close();
     this.#wake();

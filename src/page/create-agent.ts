@@ -214,6 +214,9 @@ export function createAgent(options: AgentOptions): Agent {
   const onWorkerError = (event: ErrorEvent) => {
     // Handled here: the runs end with a typed error, so the browser need not report it as uncaught.
     event.preventDefault();
+    // An error nobody caught leaves the worker in a state nobody knows: it is ended, which
+    // also releases the conversation locks its runs held, rather than left half alive.
+    worker.terminate();
     failAll(
       new AirlockError(
         'worker-crashed',
@@ -339,6 +342,7 @@ function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
   return {
     name: toolset.name,
     isolation: toolset.isolation ?? 'worker',
+    reuse: toolset.reuse ?? 'run',
     poolSize: toolset.poolSize ?? 1,
     maxConcurrency: toolset.maxConcurrency ?? 4,
     timeoutMs: toolset.timeoutMs ?? 30_000,

@@ -1,13 +1,20 @@
 import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
-import type { SandboxConnect, SandboxSpawner } from '../protocol/sandbox-wire';
+import type { SandboxConnect, SandboxSpawner, ToolReuse } from '../protocol/sandbox-wire';
 import { planIframeSandbox, startIframeWorker } from './iframe-sandbox';
 
 /** Options every toolset takes, whatever its isolation. */
 export interface ToolsetCommonOptions {
   /** Names the toolset in errors and stats. */
   readonly name: string;
-  /** Workers kept started and idle (default 1). */
+  /**
+   * How long one tool worker keeps serving: one `call`, the calls of one `run` (the
+   * default), or of one `conversation`. A worker never serves two conversations, so what
+   * a tool leaves in its worker reaches no other conversation; `call` also keeps runs of
+   * one conversation apart, at the price of a fresh worker per call.
+   */
+  readonly reuse?: ToolReuse;
+  /** Fresh workers kept started and idle, so a call does not wait for one to start (default 1). */
   readonly poolSize?: number;
   /** Calls running at once (default 4). */
   readonly maxConcurrency?: number;

@@ -95,6 +95,11 @@ export type ToolErrorCode =
   | 'tool-timeout'
   /** The tool's sandbox died or could not be started. */
   | 'tool-crashed'
+  /**
+   * The tool's sandbox broke the protocol (a malformed, forged or duplicate answer); its
+   * worker was stopped and serves no other call.
+   */
+  | 'tool-misbehaved'
   /** The run was aborted while the tool was running. */
   | 'tool-cancelled'
   /** A tool-argument guardrail blocked the call; it did not run. The message carries the reason. */

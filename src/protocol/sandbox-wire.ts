@@ -17,20 +17,43 @@ export type SandboxRequest =
   | { readonly kind: 'execute'; readonly id: number; readonly request: ToolCallRequest }
   | { readonly kind: 'cancel'; readonly callId: string };
 
-/** Tool worker → supervisor: the answer to the request with the same `id`. */
+/**
+ * Tool worker → supervisor: the answer to the request with the same `id`, naming the call
+ * it answers. The agent worker parses every answer: a tool's code can rewrite anything its
+ * worker posts, so an answer that does not fit is a protocol violation, not data.
+ */
 export type SandboxResponse =
   | { readonly kind: 'described'; readonly id: number; readonly tools: readonly ToolSpec[] }
-  | { readonly kind: 'checked'; readonly id: number; readonly check: ToolCheck }
-  | { readonly kind: 'executed'; readonly id: number; readonly outcome: ToolOutcome };
+  | {
+      readonly kind: 'checked';
+      readonly id: number;
+      readonly callId: string;
+      readonly check: ToolCheck;
+    }
+  | {
+      readonly kind: 'executed';
+      readonly id: number;
+      readonly callId: string;
+      readonly outcome: ToolOutcome;
+    };
 
 /** How a toolset is isolated. */
 export type IsolationTier = 'worker' | 'iframe';
+
+/**
+ * How long one tool worker may keep serving: a single call, the calls of one run, or
+ * the calls of one conversation. A worker never serves two conversations: state a tool
+ * leaves behind (or code it plants) reaches no other conversation's calls.
+ */
+export type ToolReuse = 'call' | 'run' | 'conversation';
 
 /** A toolset as the agent worker needs to know it (its worker factory stays on the page). */
 export interface ToolsetConfig {
   readonly name: string;
   readonly isolation: IsolationTier;
-  /** Workers kept started and idle, so a call does not pay for a cold start. */
+  /** How long a worker keeps serving before it is replaced by a fresh one. */
+  readonly reuse: ToolReuse;
+  /** Fresh workers kept started and idle, so a call does not pay for a cold start. */
   readonly poolSize: number;
   /** Calls of this toolset running at once; more wait for a free worker. */
   readonly maxConcurrency: number;

@@ -197,19 +197,25 @@ export interface MemoryApi {
   }): Promise<AuditRecord[]>;
 }
 
-/** Agent worker → page, on a run's event port: the events of one worker task, in order. */
-export type WorkerToPage = { readonly kind: 'events'; readonly events: readonly AgentEvent[] };
+/**
+ * Agent worker → page, on a run's event port: the events of one worker task, in order;
+ * or whether a decision sent with `approval` was taken (`error` says why it was refused).
+ */
+export type WorkerToPage =
+  | { readonly kind: 'events'; readonly events: readonly AgentEvent[] }
+  | { readonly kind: 'approval-answer'; readonly approvalId: string; readonly error?: ErrorData };
 
 /**
  * Page → agent worker, on a run's event port. `ack` returns credit for consumed events
- * (backpressure); `cancel` aborts the run; `approval` answers an `approval-request`.
+ * (backpressure); `cancel` aborts the run; `approval` answers the `approval-request` with
+ * that `approvalId`, once.
  */
 export type PageToWorker =
   | { readonly kind: 'ack'; readonly count: number }
   | { readonly kind: 'cancel' }
   | {
       readonly kind: 'approval';
-      readonly callId: string;
+      readonly approvalId: string;
       readonly approved: boolean;
       readonly reason?: string;
     };

@@ -31,7 +31,7 @@ export interface ToolDefinition<S extends ToolSchema> {
   /** The longest output the model is shown (default 20 000 characters); the rest is cut with a notice. */
   readonly maxOutputChars?: number;
   /**
-   * Whether a call waits for `run.approve(callId)`: always, never (the default), or as
+   * Whether a call waits for `run.approve(approvalId)`: always, never (the default), or as
    * decided from the validated arguments.
    */
   readonly needsApproval?: boolean | ApprovalRule<InferSchemaOutput<S>>;

@@ -8,6 +8,7 @@ export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
 /** Validates a call's arguments and evaluates the tool's approval rule. Never rejects. */
 export async function checkTool(tool: Tool, request: ToolCallRequest): Promise<ToolCheck> {
   const validation = await validate(tool, request);
+  if ('failure' in validation) return validation.failure;
   if (validation.issues) return invalidArguments(tool, validation.issues);
   const rule = tool.needsApproval;
   if (typeof rule !== 'function') return { ok: true, needsApproval: rule === true };
@@ -31,6 +32,7 @@ export async function runTool(
   signal: AbortSignal,
 ): Promise<ToolOutcome> {
   const validation = await validate(tool, request);
+  if ('failure' in validation) return validation.failure;
   if (validation.issues) return invalidArguments(tool, validation.issues);
   if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
   let output: unknown;
@@ -64,7 +66,7 @@ export function serializeOutput(toolName: string, output: unknown, maxChars: num
     );
   }
   if (content.length > maxChars) {
-    const shown = `${content.slice(0, maxChars)}\n[output truncated: showing the first ${maxChars} of ${content.length} characters]`;
+    const shown = capContent(content, maxChars);
     return { ok: true, output: shown, content: shown };
   }
   // Re-parsed so the value crossing postMessage is exactly what the model saw, and cloneable.
@@ -75,11 +77,40 @@ export function serializeOutput(toolName: string, output: unknown, maxChars: num
   };
 }
 
-function validate(
+/** The notice that ends cut output, as `capContent` writes it. */
+const CUT_NOTICE = /\n\[output truncated: showing the first (\d+) of \d+ characters\]$/;
+
+/**
+ * Output longer than `maxChars`, cut there with a notice the model can read; shorter
+ * output as it is. Output already cut to `maxChars` or less (the sandbox cuts where the
+ * tool ran, the agent worker again) is left as it is, notice included.
+ */
+export function capContent(content: string, maxChars: number): string {
+  if (content.length <= maxChars) return content;
+  const noticeAt = content.lastIndexOf('\n[output truncated: ');
+  const shown = noticeAt >= 0 ? CUT_NOTICE.exec(content.slice(noticeAt))?.[1] : undefined;
+  if (shown !== undefined && Number(shown) === noticeAt && noticeAt <= maxChars) return content;
+  return `${content.slice(0, maxChars)}\n[output truncated: showing the first ${maxChars} of ${content.length} characters]`;
+}
+
+/**
+ * Runs the tool's schema on the model's arguments. A schema runs code (transforms,
+ * refinements) on input the model chose, so a throw is the model's bad arguments, not a crash.
+ */
+async function validate(
   tool: Tool,
   request: ToolCallRequest,
-): ValidationResult<unknown> | Promise<ValidationResult<unknown>> {
-  return tool.parameters['~standard'].validate(request.arguments);
+): Promise<ValidationResult<unknown> | { readonly failure: ToolCheck & { ok: false } }> {
+  try {
+    return await tool.parameters['~standard'].validate(request.arguments);
+  } catch (thrown) {
+    return {
+      failure: failure(
+        'tool-invalid-arguments',
+        `The arguments do not fit tool "${tool.name}": its schema failed on them (${describeThrown(thrown)}). Correct them and call the tool again.`,
+      ),
+    };
+  }
 }
 
 function invalidArguments(
@@ -99,13 +130,36 @@ function failure(
   return { ok: false, error: { code, message } };
 }
 
-/** Words for whatever was thrown: an Error's message, a string as is, anything else as JSON. */
+/** The longest description of a thrown value; a tool may throw a whole document. */
+const MAX_DESCRIPTION_CHARS = 2_000;
+
+/**
+ * Words for whatever was thrown: an Error's message, a string as is, anything else as
+ * JSON, else as text. Never throws itself: the value may come from code that made its
+ * `message` getter, `toJSON` and `toString` throw on purpose.
+ */
 export function describeThrown(thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message || thrown.name;
-  if (typeof thrown === 'string') return thrown;
+  const described =
+    attempt(() => {
+      if (thrown instanceof Error) return thrown.message || thrown.name;
+      if (typeof thrown === 'string') return thrown;
+      return undefined;
+    }) ??
+    attempt(() => JSON.stringify(thrown)) ??
+    attempt(() => String(thrown)) ??
+    'a value that cannot be described';
+  return described.length > MAX_DESCRIPTION_CHARS
+    ? `${described.slice(0, MAX_DESCRIPTION_CHARS)}…`
+    : described;
+}
+
+/** The string `describe` gives, or undefined if it gives none or throws. */
+function attempt(describe: () => unknown): string | undefined {
   try {
-    return JSON.stringify(thrown) ?? String(thrown);
+    const value = describe();
+    return typeof value === 'string' ? value : undefined;
   } catch {
-    return String(thrown);
+    // Thrown by the value being described; the next way of describing it is tried.
+    return undefined;
   }
 }

@@ -133,17 +133,13 @@ export class AgentService implements AgentWorkerApi {
         input: guarded.value,
         step: 1,
         partialText: '',
+        ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
         startedAt: now,
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
       const input = { role: 'user', content: guarded.value } as const;
-      await runConversation(
-        setup,
-        run,
-        { input, allowedTools: request.allowedTools },
-        { emit, signal, approvals },
-      );
+      await runConversation(setup, run, { input }, { emit, signal, approvals });
     });
   }
 
@@ -159,12 +155,12 @@ export class AgentService implements AgentWorkerApi {
         assistant: pending.assistant,
         settled: pending.settled,
       };
-      await runConversation(
-        setup,
-        run,
-        { resume, allowedTools: request.allowedTools },
-        { emit, signal, approvals },
-      );
+      const allowedTools = narrowAllowlist(readAllowlist(run), request.allowedTools);
+      const resumed: RunRecord = {
+        ...run,
+        ...(allowedTools === undefined ? {} : { allowedTools }),
+      };
+      await runConversation(setup, resumed, { resume }, { emit, signal, approvals });
     });
   }
 
@@ -281,6 +277,32 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
       run: { ...run, status: 'interrupted', updatedAt: Date.now() },
     });
   }
+}
+
+/**
+ * The allowlist a run was stored with, checked: the record was read back from IndexedDB.
+ * One that is not a list of names fails the resume (a run never gets more tools than it had).
+ */
+function readAllowlist(run: RunRecord): readonly string[] | undefined {
+  const stored: unknown = run.allowedTools;
+  if (stored === undefined) return undefined;
+  if (Array.isArray(stored) && stored.every((name) => typeof name === 'string')) return stored;
+  throw new AirlockError(
+    'storage-failed',
+    `Run ${run.id} cannot be resumed: its stored allowedTools is not a list of tool names.`,
+    { details: { runId: run.id } },
+  );
+}
+
+/** What a resume may run: the stored allowlist, narrowed (never widened) by the one the resume asks for. */
+function narrowAllowlist(
+  stored: readonly string[] | undefined,
+  requested: readonly string[] | undefined,
+): readonly string[] | undefined {
+  if (requested === undefined) return stored;
+  if (stored === undefined) return requested;
+  const allowed = new Set(stored);
+  return requested.filter((name) => allowed.has(name));
 }
 
 function titleFrom(input: string): string {

@@ -45,6 +45,7 @@ const agentConfigSchema = z.object({
     z.object({
       name: z.string().min(1),
       isolation: z.enum(['worker', 'iframe']),
+      reuse: z.enum(['call', 'run', 'conversation']),
       poolSize: z.int().min(0).max(16),
       maxConcurrency: z.int().min(1).max(64),
       timeoutMs: z.number().positive(),

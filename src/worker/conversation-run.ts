@@ -41,12 +41,9 @@ export interface RunChannel {
 }
 
 /** A new run's input, or a run to resume at a step that waited for approval. */
-export type RunStart = {
-  readonly allowedTools?: readonly string[] | undefined;
-} & (
+export type RunStart =
   | { readonly input: ChatMessage; readonly resume?: never }
-  | { readonly resume: ResumedStep; readonly input?: never }
-);
+  | { readonly resume: ResumedStep; readonly input?: never };
 
 /**
  * One run of a conversation: under the conversation's Web Lock, write the input, build
@@ -87,7 +84,8 @@ export async function runConversation(
         'the built-in tools',
       );
       const agentAllows = allowlist(config.allowedTools);
-      const runAllows = allowlist(start.allowedTools);
+      // The run's own allowlist is kept in its record, so a resume can never widen it.
+      const runAllows = allowlist(run.allowedTools);
       const allowed = (name: string) => agentAllows(name) && runAllows(name);
       try {
         const context = await buildContext({
@@ -133,6 +131,8 @@ export async function runConversation(
       } catch (error) {
         await journal.ended('failed');
         throw error;
+      } finally {
+        registry.endRun({ runId: run.id, conversationId: run.conversationId });
       }
     },
   );

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { toErrorData } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
 import type { ApprovalDecision } from './tools/approval-gate';
@@ -5,8 +7,24 @@ import type { ApprovalDecision } from './tools/approval-gate';
 /** What the page can say on a run's port besides acknowledging events. */
 export interface EventSinkHandlers {
   readonly onCancel: () => void;
-  readonly onApproval: (callId: string, decision: ApprovalDecision) => void;
+  /** Applies a decision; throws an `AirlockError` to refuse it (unknown or already decided). */
+  readonly onApproval: (approvalId: string, decision: ApprovalDecision) => void;
 }
+
+/** The most characters of a rejection reason passed on to the model. */
+const MAX_REASON_CHARS = 2_000;
+
+/** What the page may post on a run's port; anything else is ignored, never thrown on. */
+const pageMessageSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('ack'), count: z.int().min(1).max(EVENT_WINDOW) }),
+  z.object({ kind: z.literal('cancel') }),
+  z.object({
+    kind: z.literal('approval'),
+    approvalId: z.string().min(1).max(200),
+    approved: z.boolean(),
+    reason: z.string().max(MAX_REASON_CHARS).exactOptional(),
+  }),
+]) satisfies z.ZodType<PageToWorker>;
 
 /**
  * The agent worker's end of a run's event port. `emit` resolves at once while fewer than
@@ -31,7 +49,11 @@ export class EventSink {
   constructor(port: MessagePort, handlers: EventSinkHandlers) {
     this.#port = port;
     this.#handlers = handlers;
-    port.onmessage = (message: MessageEvent<PageToWorker>) => this.#receive(message.data);
+    port.onmessage = (message: MessageEvent<unknown>) => {
+      const parsed = pageMessageSchema.safeParse(message.data);
+      // A message that is not one of the three cannot mean anything to the run.
+      if (parsed.success) this.#receive(parsed.data);
+    };
     this.#flushChannel.port1.onmessage = () => this.#flush();
   }
 
@@ -75,11 +97,18 @@ export class EventSink {
     if (message.kind === 'cancel') {
       this.#handlers.onCancel();
     } else if (message.kind === 'approval') {
+      const { approvalId } = message;
       const reason = message.reason ?? 'No reason given.';
-      this.#handlers.onApproval(
-        message.callId,
-        message.approved ? { approved: true } : { approved: false, reason },
-      );
+      let answer: WorkerToPage = { kind: 'approval-answer', approvalId };
+      try {
+        this.#handlers.onApproval(
+          approvalId,
+          message.approved ? { approved: true } : { approved: false, reason },
+        );
+      } catch (error) {
+        answer = { kind: 'approval-answer', approvalId, error: toErrorData(error) };
+      }
+      if (!this.#closed) this.#port.postMessage(answer);
     } else {
       this.#inFlight = Math.max(0, this.#inFlight - message.count);
       this.#release();

@@ -73,6 +73,13 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   let usage: Usage = NO_USAGE;
   let cost: number | undefined;
   let lastText = '';
+  // Ids the model sees in this request's history: a new call never takes one of them.
+  const callIds = new Set(
+    [...context.history, ...(context.resume ? [context.resume.assistant] : [])].flatMap(
+      (message) =>
+        message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [],
+    ),
+  );
   const finish = (reason: RunResult['reason']): RunResult => ({
     runId: context.runId,
     conversationId: context.conversationId,
@@ -99,6 +106,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
           signal,
           idleTimeoutMs: config.limits.streamIdleTimeoutMs,
           emit,
+          callIds,
         });
     lastText = response.text;
     usage = addUsage(usage, response.usage);
@@ -180,6 +188,7 @@ async function runStepTools(
   const results = await runToolCalls(toRun, {
     ...context.tools,
     runId: context.runId,
+    conversationId: context.conversationId,
     step,
     signal,
     emit: context.emit,

@@ -3,6 +3,7 @@ import type { ChatModel, ModelRequest } from '../model/chat-model';
 import { estimateRequestTokens, estimateTokens } from '../model/estimate-tokens';
 import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
+import { assignCallId } from './call-ids';
 
 /** What one streamed model response amounted to. */
 export interface StepResponse {
@@ -20,6 +21,8 @@ export interface StepStreamContext {
   readonly signal: AbortSignal;
   readonly idleTimeoutMs: number;
   readonly emit: (event: AgentEvent) => Promise<void>;
+  /** Call ids already in the run's history; the step's calls get ids not among them (and are added). */
+  readonly callIds: Set<string>;
 }
 
 interface PendingToolCall {
@@ -58,13 +61,13 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
       case 'tool-call-delta': {
         let call = calls[part.index];
         if (!call) {
-          if (!part.id || !part.name) {
+          if (!part.name) {
             throw new AirlockError(
               'model-stream-malformed',
-              `Tool call ${part.index} began without an id and a name.`,
+              `Tool call ${part.index} began without a name.`,
             );
           }
-          call = { id: part.id, name: part.name, arguments: '' };
+          call = { id: assignCallId(part.id, context.callIds), name: part.name, arguments: '' };
           calls[part.index] = call;
           await emit({ type: 'tool-call-start', step, callId: call.id, toolName: call.name });
         }

@@ -48,7 +48,7 @@ describe('approvals and permissions', () => {
         });
         await pause(150);
         expect(counter.runs).toBe(0);
-        run.approve(event.callId);
+        await run.approve(event.approvalId);
       }
     }
 
@@ -67,7 +67,8 @@ describe('approvals and permissions', () => {
     const run = agent.run('Delete note n1');
 
     for await (const event of run) {
-      if (event.type === 'approval-request') run.reject(event.callId, 'That note is important.');
+      if (event.type === 'approval-request')
+        await run.reject(event.approvalId, 'That note is important.');
     }
 
     expect(counter.runs).toBe(0);
@@ -106,7 +107,7 @@ describe('approvals and permissions', () => {
     for await (const event of run) {
       if (event.type === 'approval-request') {
         requested.push(event.callId);
-        run.reject(event.callId, 'Not the system folder.');
+        await run.reject(event.approvalId, 'Not the system folder.');
       }
       if (event.type === 'tool-result') outcomes[event.callId] = event.ok ? 'ok' : event.error.code;
     }

@@ -265,7 +265,7 @@ describe('memory in IndexedDB', () => {
     const events: AgentEvent[] = [];
     for await (const event of resumed) {
       events.push(event);
-      if (event.type === 'approval-request') resumed.approve(event.callId);
+      if (event.type === 'approval-request') await resumed.approve(event.approvalId);
     }
 
     expect(deleted).toBe(1);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   agentFor,
   collect,
+  KILL_MARGIN_MS,
   readToolOutput,
   receivedBodies,
   scriptModel,
@@ -33,7 +34,8 @@ describe('sandboxed tools', () => {
       ],
     });
     await agent.ready;
-    expect(agent.sandboxStats().test).toEqual({ live: 1, started: 1, killed: 0 });
+    // The policy worker (describes and checks, never runs a tool) and one fresh worker.
+    expect(agent.sandboxStats().test).toEqual({ live: 2, started: 2, killed: 0 });
 
     const run = agent.run('Spin, then echo');
     const events = await collect(run);
@@ -41,11 +43,12 @@ describe('sandboxed tools', () => {
 
     expect(spin).toMatchObject({ callId: 'call_spin', ok: false, error: { code: 'tool-timeout' } });
     expect(spin?.durationMs).toBeGreaterThanOrEqual(200);
-    expect(spin?.durationMs).toBeLessThanOrEqual(200 + GRACE_MS + 50);
+    expect(spin?.durationMs).toBeLessThanOrEqual(200 + GRACE_MS + KILL_MARGIN_MS);
     expect(echo).toMatchObject({ callId: 'call_echo', ok: true, output: 'still alive' });
     expect((await run.result).text).toBe('Done despite the spinner.');
-    // The spinning worker was terminated and one fresh worker took its place.
-    expect(agent.sandboxStats().test).toEqual({ live: 1, started: 2, killed: 1 });
+    // The spinner was terminated at its deadline and the echo's worker when its run ended
+    // (`reuse: 'run'`); a fresh worker took the place of each, and the policy worker stays.
+    await expect.poll(() => agent.sandboxStats().test).toEqual({ live: 2, started: 4, killed: 2 });
     const timeoutMessage = (await receivedBodies(session))[1]?.messages.at(-1);
     expect(readToolOutput(timeoutMessage?.content).status).toBe('error');
     expect(timeoutMessage?.content).toContain(
@@ -64,7 +67,8 @@ describe('sandboxed tools', () => {
 
     await agent.run('Spin').result;
 
-    await expect.poll(() => agent.sandboxStats().test).toEqual({ live: 1, started: 2, killed: 1 });
+    // The spinner's worker was killed and a fresh one started in its place, beside the policy worker.
+    await expect.poll(() => agent.sandboxStats().test).toEqual({ live: 2, started: 3, killed: 1 });
   });
 
   it('keeps a worker whose tool honours its signal within the grace period', async () => {
@@ -72,8 +76,11 @@ describe('sandboxed tools', () => {
       { toolCalls: [{ name: 'polite_hang', arguments: {} }] },
       { text: 'ok' },
     ]);
+    // Reused by the conversation, so the end of the run does not stop the worker either.
     const agent = agentFor(session, {
-      toolsets: [{ name: 'test', worker: testToolsWorker, graceMs: GRACE_MS }],
+      toolsets: [
+        { name: 'test', worker: testToolsWorker, graceMs: GRACE_MS, reuse: 'conversation' },
+      ],
     });
 
     const [result] = results(await collect(agent.run('Hang politely')));
@@ -190,7 +197,8 @@ describe('sandboxed tools', () => {
       await expect(agent.run('Hello').result).rejects.toMatchObject({
         code: 'toolset-unavailable',
       });
-      expect(agent.sandboxStats().silent).toMatchObject({ live: 0, killed: 1 });
+      // The policy worker and the pool's one worker both timed out and were killed.
+      expect(agent.sandboxStats().silent).toMatchObject({ live: 0, killed: 2 });
     } finally {
       agent.dispose();
     }
@@ -202,7 +210,8 @@ describe('sandboxed tools', () => {
       toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 2 }],
     });
     await agent.ready;
-    await expect.poll(() => agent.sandboxStats().test?.live).toBe(2);
+    // Two fresh workers and the policy worker.
+    await expect.poll(() => agent.sandboxStats().test?.live).toBe(3);
 
     agent.dispose();
 

@@ -1,40 +1,74 @@
+import { AirlockError } from '../../errors/airlock-error';
+import { randomId } from '../random-id';
+
 /** The page's answer to an approval request. */
 export type ApprovalDecision =
   | { readonly approved: true }
   | { readonly approved: false; readonly reason: string };
 
+/** One call waiting for the user, under the approval id Airlock made for it. */
+export interface ApprovalRequest {
+  readonly approvalId: string;
+  /** Settles with the decision, or with a rejection when the run is aborted first. */
+  readonly decision: Promise<ApprovalDecision>;
+}
+
+const ABORTED: ApprovalDecision = { approved: false, reason: 'The run was aborted.' };
+
 /**
- * Holds tool calls that wait for the user. Decisions come from the page over the run's
- * port; one that arrives before its call waits is kept until asked for.
+ * Holds a run's tool calls that wait for the user. Each request gets an id generated
+ * here (never the model's call id, which the model may repeat or reuse), and each id is
+ * answered once: a decision for an id never issued, or one already decided, is refused,
+ * so a double click or a stale decision can never answer a later request.
  */
 export class ApprovalGate {
   readonly #waiting = new Map<string, (decision: ApprovalDecision) => void>();
-  readonly #early = new Map<string, ApprovalDecision>();
+  readonly #decided = new Set<string>();
 
-  /** Waits for the decision on `callId`; an abort counts as a rejection. */
-  wait(callId: string, signal: AbortSignal): Promise<ApprovalDecision> {
-    const early = this.#early.get(callId);
-    if (early) {
-      this.#early.delete(callId);
-      return Promise.resolve(early);
+  /** Opens a request; an abort of `signal` decides it as a rejection. */
+  request(signal: AbortSignal): ApprovalRequest {
+    const approvalId = randomId('approval');
+    if (signal.aborted) {
+      this.#decided.add(approvalId);
+      return { approvalId, decision: Promise.resolve(ABORTED) };
     }
-    if (signal.aborted) return Promise.resolve({ approved: false, reason: 'The run was aborted.' });
-    return new Promise((resolve) => {
-      const onAbort = () =>
-        this.decide(callId, { approved: false, reason: 'The run was aborted.' });
+    const decision = new Promise<ApprovalDecision>((resolve) => {
+      const onAbort = () => this.#settle(approvalId, ABORTED);
       signal.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.set(callId, (decision) => {
+      this.#waiting.set(approvalId, (settled) => {
         signal.removeEventListener('abort', onAbort);
-        resolve(decision);
+        resolve(settled);
       });
     });
+    return { approvalId, decision };
   }
 
-  /** Settles a waiting call, or keeps the decision for when it waits. */
-  decide(callId: string, decision: ApprovalDecision): void {
-    const resolve = this.#waiting.get(callId);
-    this.#waiting.delete(callId);
-    if (resolve) resolve(decision);
-    else this.#early.set(callId, decision);
+  /**
+   * Applies the page's decision to the request it names. Throws `approval-unknown` for an
+   * id this run never issued, `approval-already-decided` for one already settled.
+   */
+  decide(approvalId: string, decision: ApprovalDecision): void {
+    if (this.#decided.has(approvalId)) {
+      throw new AirlockError(
+        'approval-already-decided',
+        `Approval ${approvalId} was already decided; a decision is used once.`,
+        { details: { approvalId } },
+      );
+    }
+    if (!this.#waiting.has(approvalId)) {
+      throw new AirlockError(
+        'approval-unknown',
+        `This run has no approval request ${approvalId}. Answer the approvalId of an approval-request event.`,
+        { details: { approvalId } },
+      );
+    }
+    this.#settle(approvalId, decision);
+  }
+
+  #settle(approvalId: string, decision: ApprovalDecision): void {
+    const resolve = this.#waiting.get(approvalId);
+    this.#waiting.delete(approvalId);
+    this.#decided.add(approvalId);
+    resolve?.(decision);
   }
 }

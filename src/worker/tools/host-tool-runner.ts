@@ -1,5 +1,6 @@
 import type * as Comlink from 'comlink';
-import type { ToolCallRequest, ToolCheck, ToolHost, ToolOutcome } from '../../protocol/tools';
+import type { ToolCallRequest, ToolHost, ToolOutcome } from '../../protocol/tools';
+import { describeThrown } from '../../tools/run-tool';
 import { TIMED_OUT, withDeadline } from './deadline';
 import { type ToolRunner, timedOut } from './tool-runner';
 
@@ -17,15 +18,21 @@ export class HostToolRunner implements ToolRunner {
     this.#where = where;
   }
 
-  async check(request: ToolCallRequest, timeoutMs: number): Promise<ToolCheck> {
-    const check = await withDeadline<ToolCheck>(this.#host.check(request), timeoutMs);
+  async check(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
+    const check = await withDeadline(
+      this.#ask(request, () => this.#host.check(request)),
+      timeoutMs,
+    );
     return check === TIMED_OUT
-      ? timedOut(request.toolName, timeoutMs, 'its approval rule did not answer')
+      ? timedOut(request.toolName, timeoutMs, 'its schema or approval rule did not answer')
       : check;
   }
 
-  async execute(request: ToolCallRequest, timeoutMs: number): Promise<ToolOutcome> {
-    const outcome = await withDeadline<ToolOutcome>(this.#host.execute(request), timeoutMs);
+  async execute(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
+    const outcome = await withDeadline(
+      this.#ask(request, () => this.#host.execute(request)),
+      timeoutMs,
+    );
     if (outcome !== TIMED_OUT) return outcome;
     this.cancel(request.callId);
     return timedOut(
@@ -38,5 +45,20 @@ export class HostToolRunner implements ToolRunner {
   cancel(callId: string): void {
     // Best effort: if the host is gone there is nothing left to cancel.
     Promise.resolve(this.#host.cancel(callId)).catch(() => undefined);
+  }
+
+  /** The host's answer; a host that throws or cannot be reached is a failed call, never a rejection. */
+  async #ask(request: ToolCallRequest, ask: () => Promise<unknown>): Promise<unknown> {
+    try {
+      return await ask();
+    } catch (error) {
+      return {
+        ok: false,
+        error: {
+          code: 'tool-failed',
+          message: `Tool "${request.toolName}" could not be run by ${this.#where}: ${describeThrown(error)}`,
+        },
+      } satisfies ToolOutcome;
+    }
   }
 }

@@ -6,12 +6,15 @@ import type { ToolCallRecord, ToolCallRequest, ToolCheck, ToolOutcome } from '..
 import { GUARDRAIL_ABORTED } from '../guardrail-gate';
 import type { ApprovalGate } from './approval-gate';
 import { unlessAborted } from './deadline';
+import { acceptCheck, acceptOutcome, needsApproval } from './tool-answers';
 import { formatToolOutput } from './tool-message';
 import type { RegisteredTool, ToolRegistry } from './tool-registry';
+import type { CallScope } from './tool-runner';
 
 /** What running one step's tool calls needs. */
 export interface ToolCallsContext {
   readonly runId: string;
+  readonly conversationId: string;
   readonly step: number;
   readonly registry: ToolRegistry;
   /** Whether the agent and the run allow a tool. */
@@ -154,9 +157,12 @@ async function settle(
   }
   let request: ToolCallRequest = { callId: call.id, toolName, arguments: parsed.value };
   const timeoutMs = tool.spec.policy.timeoutMs ?? tool.defaultTimeoutMs;
-  let check = await whileRunning(tool, request, context, () =>
-    tool.runner.check(request, timeoutMs),
-  );
+  const scope: CallScope = { runId: context.runId, conversationId: context.conversationId };
+  const checkCall = (checked: ToolCallRequest) =>
+    whileRunning(tool, checked, context, async () =>
+      acceptCheck(await tool.runner.check(checked, timeoutMs), toolName),
+    );
+  let check = await checkCall(request);
   if (!check.ok) return check;
   if (context.guardArguments) {
     const verdict = await context.guardArguments(request);
@@ -172,22 +178,23 @@ async function settle(
       const rewritten: ToolCallRequest = { ...request, arguments: verdict.value };
       request = rewritten;
       progress.arguments = verdict.value;
-      check = await whileRunning(tool, rewritten, context, () =>
-        tool.runner.check(rewritten, timeoutMs),
-      );
+      check = await checkCall(rewritten);
       if (!check.ok) return check;
     }
   }
-  if (check.needsApproval) {
+  // The toolset's declared policy decides; a check's answer counts only for a rule of the arguments.
+  if (needsApproval(tool.spec, check)) {
     await context.onAwaitingApproval?.(call);
+    const approval = context.approvals.request(context.signal);
     await context.emit({
       type: 'approval-request',
       step: context.step,
+      approvalId: approval.approvalId,
       callId: call.id,
       toolName,
       arguments: request.arguments,
     });
-    const decision = await context.approvals.wait(call.id, context.signal);
+    const decision = await approval.decision;
     if (context.signal.aborted) return cancelled(toolName);
     if (!decision.approved) {
       return failure(
@@ -203,7 +210,10 @@ async function settle(
     );
   }
   progress.started = performance.now();
-  return whileRunning(tool, request, context, () => tool.runner.execute(request, timeoutMs));
+  const executed = request;
+  return whileRunning(tool, executed, context, async () =>
+    acceptOutcome(await tool.runner.execute(executed, timeoutMs, scope), tool.spec),
+  );
 }
 
 /** Runs one phase of a call, but stops waiting for it (and tells the tool) when the run is aborted. */
@@ -214,7 +224,10 @@ function whileRunning<T extends ToolCheck | ToolOutcome>(
   phase: () => Promise<T>,
 ): Promise<T | ToolFailure> {
   return unlessAborted<T | ToolFailure>(phase(), context.signal, () => {
-    tool.runner.cancel(request.callId);
+    tool.runner.cancel(request.callId, {
+      runId: context.runId,
+      conversationId: context.conversationId,
+    });
     return cancelled(request.toolName);
   });
 }

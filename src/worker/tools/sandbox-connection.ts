@@ -1,46 +1,101 @@
-import type { SandboxRequest, SandboxResponse } from '../../protocol/sandbox-wire';
-import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
+import { z } from 'zod';
+import type { SandboxRequest } from '../../protocol/sandbox-wire';
+import type { ToolCallRequest, ToolOutcome } from '../../protocol/tools';
+import { misbehaved } from './tool-answers';
 
-/** A pending request resolves with the answer, or with `undefined` once the connection closed. */
-type Pending = (response: SandboxResponse | undefined) => void;
+/** What a request to the tool worker came to: its raw answer, or a failure already decided here. */
+type Settled =
+  | { readonly answer: unknown }
+  | { readonly failure: Extract<ToolOutcome, { ok: false }> };
 
-const CRASHED = {
+interface Pending {
+  readonly kind: 'described' | 'checked' | 'executed';
+  /** The call the answer must name; none for `describe`. */
+  readonly callId?: string;
+  readonly toolName: string;
+  readonly settle: (settled: Settled) => void;
+}
+
+/**
+ * The envelope of a tool worker's answer. What it carries (tools, check, outcome) is parsed
+ * by the one who uses it; here only which request it answers, since that decides who gets it.
+ */
+const responseSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('described'), id: z.int(), tools: z.unknown() }),
+  z.object({ kind: z.literal('checked'), id: z.int(), callId: z.string(), check: z.unknown() }),
+  z.object({
+    kind: z.literal('executed'),
+    id: z.int(),
+    callId: z.string(),
+    outcome: z.unknown(),
+  }),
+]);
+
+const CRASHED: Extract<ToolOutcome, { ok: false }> = {
   ok: false,
   error: { code: 'tool-crashed', message: 'The tool worker stopped before it answered.' },
-} as const;
+};
 
-/** The agent worker's end of one tool worker's port: request/response by id. */
+/**
+ * The agent worker's end of one tool worker's port: request/response by id. Everything the
+ * worker posts is parsed; an answer that is malformed, names another call, answers a
+ * request never sent or comes twice is a violation: every request still waiting fails as
+ * `tool-misbehaved` and the owner is told, to stop the worker. Nothing here ever throws
+ * from a message handler.
+ */
 export class SandboxConnection {
   /** The page's id for the worker, used to kill it. */
   readonly workerId: number;
   readonly #port: MessagePort;
   readonly #pending = new Map<number, Pending>();
+  readonly #onViolation: (connection: SandboxConnection) => void;
   #nextId = 1;
+  #violation: string | undefined;
 
-  constructor(workerId: number, port: MessagePort) {
+  constructor(
+    workerId: number,
+    port: MessagePort,
+    onViolation: (connection: SandboxConnection) => void,
+  ) {
     this.workerId = workerId;
     this.#port = port;
-    port.onmessage = (message: MessageEvent<SandboxResponse>) => {
-      const resolve = this.#pending.get(message.data.id);
-      this.#pending.delete(message.data.id);
-      resolve?.(message.data);
-    };
+    this.#onViolation = onViolation;
+    port.onmessage = (message: MessageEvent<unknown>) => this.#receive(message.data);
+    port.onmessageerror = () => this.#violate('posted a message that could not be received');
   }
 
-  /** The tools the worker serves; `undefined` if it closed first. */
-  async describe(): Promise<readonly ToolSpec[] | undefined> {
-    const response = await this.#request((id) => ({ kind: 'describe', id }));
-    return response?.kind === 'described' ? response.tools : undefined;
+  /** Why the worker is no longer trusted, once it broke the protocol. */
+  get violation(): string | undefined {
+    return this.#violation;
   }
 
-  async check(request: ToolCallRequest): Promise<ToolCheck> {
-    const response = await this.#request((id) => ({ kind: 'check', id, request }));
-    return response?.kind === 'checked' ? response.check : CRASHED;
+  /** The tools the worker says it serves (unparsed); `undefined` if it closed or misbehaved first. */
+  async describe(): Promise<unknown> {
+    const settled = await this.#request('described', undefined, '(describe)', (id) => ({
+      kind: 'describe',
+      id,
+    }));
+    return 'answer' in settled ? settled.answer : undefined;
   }
 
-  async execute(request: ToolCallRequest): Promise<ToolOutcome> {
-    const response = await this.#request((id) => ({ kind: 'execute', id, request }));
-    return response?.kind === 'executed' ? response.outcome : CRASHED;
+  /** The worker's check of a call (unparsed), or the failure decided here. */
+  async check(request: ToolCallRequest): Promise<unknown> {
+    const settled = await this.#request('checked', request.callId, request.toolName, (id) => ({
+      kind: 'check',
+      id,
+      request,
+    }));
+    return 'answer' in settled ? settled.answer : settled.failure;
+  }
+
+  /** The worker's outcome of a call (unparsed), or the failure decided here. */
+  async execute(request: ToolCallRequest): Promise<unknown> {
+    const settled = await this.#request('executed', request.callId, request.toolName, (id) => ({
+      kind: 'execute',
+      id,
+      request,
+    }));
+    return 'answer' in settled ? settled.answer : settled.failure;
   }
 
   cancel(callId: string): void {
@@ -50,16 +105,77 @@ export class SandboxConnection {
   /** Closes the port; requests still waiting resolve as crashed, never left hanging. */
   close(): void {
     this.#port.onmessage = null;
+    this.#port.onmessageerror = null;
     this.#port.close();
-    for (const resolve of this.#pending.values()) resolve(undefined);
-    this.#pending.clear();
+    this.#settleAll(() => ({ failure: CRASHED }));
   }
 
-  #request(build: (id: number) => SandboxRequest): Promise<SandboxResponse | undefined> {
+  #receive(data: unknown): void {
+    if (this.#violation !== undefined) return;
+    const parsed = responseSchema.safeParse(data);
+    if (!parsed.success) {
+      this.#violate('posted a message that is not an answer');
+      return;
+    }
+    const response = parsed.data;
+    const pending = this.#pending.get(response.id);
+    const problem = mismatch(response, pending);
+    if (problem !== undefined || !pending) {
+      this.#violate(problem ?? 'answered a request it was never sent');
+      return;
+    }
+    this.#pending.delete(response.id);
+    const answer =
+      response.kind === 'described'
+        ? response.tools
+        : response.kind === 'checked'
+          ? response.check
+          : response.outcome;
+    pending.settle({ answer });
+  }
+
+  #violate(what: string): void {
+    this.#violation = what;
+    this.#settleAll((pending) => ({ failure: misbehaved(pending.toolName, what) }));
+    this.#onViolation(this);
+  }
+
+  #settleAll(settled: (pending: Pending) => Settled): void {
+    const waiting = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const pending of waiting) pending.settle(settled(pending));
+  }
+
+  #request(
+    kind: Pending['kind'],
+    callId: string | undefined,
+    toolName: string,
+    build: (id: number) => SandboxRequest,
+  ): Promise<Settled> {
+    if (this.#violation !== undefined) {
+      return Promise.resolve({ failure: misbehaved(toolName, this.#violation) });
+    }
     const id = this.#nextId++;
-    return new Promise((resolve) => {
-      this.#pending.set(id, resolve);
+    return new Promise((settle) => {
+      this.#pending.set(id, {
+        kind,
+        toolName,
+        settle,
+        ...(callId === undefined ? {} : { callId }),
+      });
       this.#port.postMessage(build(id));
     });
   }
+}
+
+/** How an answer fails to fit the request it names, if it does. */
+function mismatch(
+  response: z.infer<typeof responseSchema>,
+  pending: Pending | undefined,
+): string | undefined {
+  if (!pending) return 'answered a request it was never sent (or answered twice)';
+  if (pending.kind !== response.kind) return `answered a request with "${response.kind}"`;
+  if ('callId' in response && response.callId !== pending.callId)
+    return 'answered for another call';
+  return undefined;
 }

@@ -1,27 +1,48 @@
 import type * as Comlink from 'comlink';
 import { AirlockError } from '../../errors/airlock-error';
 import type { SandboxSpawner, ToolsetConfig } from '../../protocol/sandbox-wire';
-import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
+import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
+import { describeThrown } from '../../tools/run-tool';
 import { parseToolSpecs } from '../config-schema';
 import { TIMED_OUT, withDeadline } from './deadline';
 import { SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
-import { type ToolRunner, timedOut } from './tool-runner';
+import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
+
+/** A starting worker a call may claim instead of starting its own. */
+interface Warming {
+  readonly worker: Promise<SandboxConnection>;
+  claimed: boolean;
+}
 
 /**
  * Runs one toolset's calls in its tool workers and enforces their deadlines for real:
  * at the deadline the tool's signal fires; if it has not answered `graceMs` later its
- * worker is terminated (no code, however stuck, survives that) and replaced. Workers
- * are kept warm in a pool; calls beyond `maxConcurrency` wait for a free one.
+ * worker is terminated (no code, however stuck, survives that) and replaced.
+ *
+ * Two kinds of worker, because a tool's code can rewrite anything in the worker it runs in:
+ * - the policy worker describes the toolset (its tools' policies are recorded once, from
+ *   it, at start) and checks calls (schemas, approval rules of the arguments). It is never
+ *   asked to execute, so no tool code ever runs in it;
+ * - execution workers run calls. A fresh one is bound to the call's run or conversation
+ *   (`reuse`) and never serves another; fresh ones are kept warm (`poolSize`).
  */
 export class SandboxSupervisor implements ToolRunner {
   readonly #config: ToolsetConfig;
   readonly #spawner: Comlink.Remote<SandboxSpawner>;
   readonly #slots: Semaphore;
-  readonly #idle: SandboxConnection[] = [];
-  readonly #busy = new Map<string, SandboxConnection>();
-  /** Workers the pool is starting in the background; a call may claim one instead of starting its own. */
-  readonly #warming = new Set<{ readonly worker: Promise<SandboxConnection>; claimed: boolean }>();
+  #policy: Promise<SandboxConnection> | undefined;
+  /** The policy worker once started, to know it when it misbehaves. */
+  #policyConnection: SandboxConnection | undefined;
+  /** Started, never used: any scope may take one. */
+  readonly #fresh: SandboxConnection[] = [];
+  readonly #warming = new Set<Warming>();
+  /** Idle workers bound to a scope key, least recently used key first. */
+  readonly #bound = new Map<string, SandboxConnection[]>();
+  /** Workers running a call, by the call's key. */
+  readonly #busy = new Map<string, { readonly worker: SandboxConnection; readonly key: string }>();
+  /** Busy workers whose scope ended: killed when their call settles. */
+  readonly #retiring = new Set<SandboxConnection>();
   #disposed = false;
 
   constructor(config: ToolsetConfig, spawner: Comlink.Remote<SandboxSpawner>) {
@@ -30,83 +51,131 @@ export class SandboxSupervisor implements ToolRunner {
     this.#slots = new Semaphore(config.maxConcurrency);
   }
 
-  /** Warms the whole pool, then returns the tools the first worker says it serves. */
+  /** Starts the policy worker and warms the pool; returns the tools the policy worker describes. */
   async start(): Promise<readonly ToolSpec[]> {
-    const count = Math.max(1, this.#config.poolSize);
-    const started = await Promise.allSettled(Array.from({ length: count }, () => this.#spawn()));
-    for (const result of started)
-      if (result.status === 'fulfilled') this.#idle.push(result.value.worker);
-    const first = started.find((result) => result.status === 'fulfilled');
-    if (!first)
-      throw started[0]?.status === 'rejected' ? started[0].reason : new Error('No worker started.');
-    // Workers that failed to start are retried in the background; one that did is enough to go on.
+    const fresh = Array.from({ length: this.#config.poolSize }, () => this.#spawn());
+    const [policy, ...pool] = await Promise.allSettled([this.#spawn(), ...fresh]);
+    for (const started of pool)
+      if (started?.status === 'fulfilled') this.#fresh.push(started.value.worker);
+    if (policy?.status !== 'fulfilled') {
+      await this.dispose();
+      throw policy?.reason ?? new Error('No worker started.');
+    }
+    this.#policyConnection = policy.value.worker;
+    this.#policy = Promise.resolve(policy.value.worker);
+    // Pool workers that failed to start are retried in the background.
     this.#refill();
-    return parseToolSpecs(first.value.tools, this.#config.name);
+    return parseToolSpecs(policy.value.tools, this.#config.name);
   }
 
-  check(request: ToolCallRequest, timeoutMs: number): Promise<ToolCheck> {
-    return this.#call(request, timeoutMs, (worker) => worker.check(request));
-  }
-
-  execute(request: ToolCallRequest, timeoutMs: number): Promise<ToolOutcome> {
-    return this.#call(request, timeoutMs, (worker) => worker.execute(request));
-  }
-
-  cancel(callId: string): void {
-    this.#busy.get(callId)?.cancel(callId);
-  }
-
-  /** Kills every worker of the toolset. */
-  dispose(): void {
-    this.#disposed = true;
-    for (const worker of [...this.#idle, ...this.#busy.values()]) this.#kill(worker);
-    this.#idle.length = 0;
-  }
-
-  async #call<T extends ToolCheck | ToolOutcome>(
-    request: ToolCallRequest,
-    timeoutMs: number,
-    send: (worker: SandboxConnection) => Promise<T>,
-  ): Promise<T | ReturnType<typeof timedOut>> {
-    const release = await this.#slots.acquire();
+  async check(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
+    let policy: SandboxConnection;
     try {
-      const worker = await this.#acquire();
-      this.#busy.set(request.callId, worker);
+      policy = await this.#policyWorker();
+    } catch (error) {
+      return this.#startFailure(error);
+    }
+    const answer = await withDeadline(policy.check(request), timeoutMs);
+    if (answer !== TIMED_OUT && policy.violation === undefined) return answer;
+    // A policy worker that hangs or misbehaves is replaced; the checks it held fail with it.
+    this.#replacePolicy(policy);
+    return answer === TIMED_OUT
+      ? timedOut(
+          request.toolName,
+          timeoutMs,
+          'its schema or approval rule did not answer, so its worker was killed',
+        )
+      : answer;
+  }
+
+  async execute(request: ToolCallRequest, timeoutMs: number, scope: CallScope): Promise<unknown> {
+    const release = await this.#slots.acquire();
+    const key = this.#scopeKey(request, scope);
+    const callKey = callKeyOf(request.callId, scope);
+    try {
+      const worker = await this.#acquire(key);
+      this.#busy.set(callKey, { worker, key });
       try {
-        const answer = send(worker);
+        const answer = worker.execute(request);
         const onTime = await withDeadline(answer, timeoutMs);
         if (onTime !== TIMED_OUT) {
-          this.#idle.push(worker);
+          this.#release(worker, key);
           return onTime;
         }
         worker.cancel(request.callId);
         const late = await withDeadline(answer, this.#config.graceMs);
         if (late === TIMED_OUT) {
-          this.#kill(worker);
+          await this.#kill(worker);
           return timedOut(request.toolName, timeoutMs, 'its worker was killed');
         }
-        this.#idle.push(worker);
+        this.#release(worker, key);
         return timedOut(request.toolName, timeoutMs, 'it was cancelled');
       } finally {
-        this.#busy.delete(request.callId);
+        this.#busy.delete(callKey);
       }
     } catch (error) {
-      return {
-        ok: false,
-        error: {
-          code: 'tool-crashed',
-          message: `Toolset "${this.#config.name}" could not start a worker: ${error instanceof Error ? error.message : String(error)}`,
-        },
-      };
+      return this.#startFailure(error);
     } finally {
       release();
     }
   }
 
-  /** An idle worker, else one the pool is starting, else a new one. */
-  async #acquire(): Promise<SandboxConnection> {
-    const idle = this.#idle.pop();
-    if (idle) return idle;
+  cancel(callId: string, scope: CallScope): void {
+    this.#busy.get(callKeyOf(callId, scope))?.worker.cancel(callId);
+  }
+
+  /** A run ended: with `reuse: 'run'`, the workers that served it are stopped. */
+  endRun(scope: CallScope): void {
+    if (this.#config.reuse !== 'run') return;
+    for (const worker of this.#bound.get(scope.runId) ?? []) void this.#kill(worker);
+    this.#bound.delete(scope.runId);
+    for (const { worker, key } of this.#busy.values())
+      if (key === scope.runId) this.#retiring.add(worker);
+  }
+
+  /** Kills every worker of the toolset; resolves once the page has terminated them. */
+  async dispose(): Promise<void> {
+    this.#disposed = true;
+    const everyWorker = [
+      ...this.#fresh,
+      ...[...this.#bound.values()].flat(),
+      ...[...this.#busy.values()].map(({ worker }) => worker),
+    ];
+    const policy = this.#policy;
+    this.#policy = undefined;
+    this.#policyConnection = undefined;
+    await Promise.all([
+      ...everyWorker.map((worker) => this.#kill(worker)),
+      policy?.then(
+        (worker) => this.#kill(worker),
+        () => undefined,
+      ),
+    ]);
+  }
+
+  /** Where a call's worker may come from: its own call, its run, or its conversation. */
+  #scopeKey(request: ToolCallRequest, scope: CallScope): string {
+    switch (this.#config.reuse) {
+      case 'call':
+        return `call:${callKeyOf(request.callId, scope)}`;
+      case 'run':
+        return scope.runId;
+      case 'conversation':
+        return `conversation:${scope.conversationId}`;
+    }
+  }
+
+  /** An idle worker of the same scope, else a fresh one, else one the pool is starting, else a new one. */
+  async #acquire(key: string): Promise<SandboxConnection> {
+    const bound = this.#bound.get(key);
+    const reused = bound?.pop();
+    if (bound?.length === 0) this.#bound.delete(key);
+    if (reused) return reused;
+    const fresh = this.#fresh.pop();
+    if (fresh) {
+      this.#refill();
+      return fresh;
+    }
     for (const warming of this.#warming) {
       if (warming.claimed) continue;
       warming.claimed = true;
@@ -118,17 +187,72 @@ export class SandboxSupervisor implements ToolRunner {
     return (await this.#spawn()).worker;
   }
 
+  /** A worker whose call settled: kept for its scope, or stopped if it may serve no more. */
+  #release(worker: SandboxConnection, key: string): void {
+    const spent =
+      this.#config.reuse === 'call' ||
+      worker.violation !== undefined ||
+      this.#retiring.has(worker) ||
+      this.#disposed;
+    if (spent) {
+      void this.#kill(worker);
+      return;
+    }
+    const bound = this.#bound.get(key) ?? [];
+    // Re-inserted last: the map's order is the order in which scopes were last used.
+    this.#bound.delete(key);
+    this.#bound.set(key, [...bound, worker]);
+    this.#trimBound();
+  }
+
+  /** Idle bound workers beyond `maxConcurrency` are stopped, least recently used scope first. */
+  #trimBound(): void {
+    let idle = [...this.#bound.values()].reduce((sum, workers) => sum + workers.length, 0);
+    for (const [key, workers] of this.#bound) {
+      if (idle <= this.#config.maxConcurrency) return;
+      this.#bound.delete(key);
+      for (const worker of workers) void this.#kill(worker);
+      idle -= workers.length;
+    }
+  }
+
+  #policyWorker(): Promise<SandboxConnection> {
+    if (this.#disposed) throw new AirlockError('agent-disposed', 'The toolset was stopped.');
+    if (!this.#policy) {
+      const starting = this.#spawn().then(({ worker }) => {
+        if (this.#policy === starting) this.#policyConnection = worker;
+        return worker;
+      });
+      this.#policy = starting;
+      // A policy worker that failed to start is started again by the next check.
+      starting.catch(() => {
+        if (this.#policy === starting) this.#policy = undefined;
+      });
+    }
+    return this.#policy;
+  }
+
+  /** Stops the policy worker; the next check starts a new one (its tools were recorded at start). */
+  #replacePolicy(policy: SandboxConnection): void {
+    if (this.#policyConnection === policy) {
+      this.#policy = undefined;
+      this.#policyConnection = undefined;
+    }
+    void this.#kill(policy, false);
+  }
+
   /**
    * Starts a worker and waits until it has described its tools, so a cold start is
-   * never charged to a call's deadline; one that does not answer in `startTimeoutMs` is killed.
+   * never charged to a call's deadline; one that does not answer in `startTimeoutMs` is
+   * killed (and the kill settled) before the failure is reported.
    */
   async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
     const { workerId, port } = await this.#spawner.spawn(this.#config.name);
-    const worker = new SandboxConnection(workerId, port);
+    const worker = new SandboxConnection(workerId, port, (broken) => this.#onViolation(broken));
     const tools = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
     if (tools === TIMED_OUT || tools === undefined) {
       // No refill: a worker that cannot start would only be started again and again.
-      this.#kill(worker, false);
+      await this.#kill(worker, false);
       const hint =
         this.#config.isolation === 'iframe'
           ? 'Is its bundle served with CORS (Access-Control-Allow-Origin: *), and does its entry call serveTools()?'
@@ -141,31 +265,66 @@ export class SandboxSupervisor implements ToolRunner {
     return { worker, tools };
   }
 
-  #kill(worker: SandboxConnection, refill = true): void {
-    // Out of the busy set first, so the refill below counts the pool without it.
-    for (const [callId, busy] of this.#busy) if (busy === worker) this.#busy.delete(callId);
-    worker.close();
-    // Best effort: when the page is gone its workers went with it.
-    this.#spawner.kill(worker.workerId).catch(() => undefined);
-    if (refill) this.#refill();
+  /** A worker broke the protocol: an idle one goes at once; a busy one when its call settles. */
+  #onViolation(worker: SandboxConnection): void {
+    if (worker === this.#policyConnection) {
+      this.#replacePolicy(worker);
+      return;
+    }
+    const busy = [...this.#busy.values()].some((entry) => entry.worker === worker);
+    if (!busy) void this.#kill(worker);
   }
 
-  /** Starts workers in the background until the pool is back to `poolSize`. */
+  /** Stops a worker and forgets it; resolves once the page has terminated it. */
+  async #kill(worker: SandboxConnection, refill = true): Promise<void> {
+    const fresh = this.#fresh.indexOf(worker);
+    if (fresh >= 0) this.#fresh.splice(fresh, 1);
+    for (const [key, workers] of this.#bound) {
+      const kept = workers.filter((bound) => bound !== worker);
+      if (kept.length === 0) this.#bound.delete(key);
+      else if (kept.length !== workers.length) this.#bound.set(key, kept);
+    }
+    this.#retiring.delete(worker);
+    worker.close();
+    if (refill) this.#refill();
+    // Best effort: when the page is gone its workers went with it.
+    await this.#spawner.kill(worker.workerId).catch(() => undefined);
+  }
+
+  /** Starts fresh workers in the background until `poolSize` of them are ready or starting. */
   #refill(): void {
-    const missing =
-      this.#config.poolSize - (this.#idle.length + this.#busy.size + this.#warming.size);
+    const unclaimed = [...this.#warming].filter((warming) => !warming.claimed).length;
+    const missing = this.#config.poolSize - (this.#fresh.length + unclaimed);
     for (let i = 0; i < missing && !this.#disposed; i++) {
-      const warming = { worker: this.#spawn().then(({ worker }) => worker), claimed: false };
+      const warming: Warming = {
+        worker: this.#spawn().then(({ worker }) => worker),
+        claimed: false,
+      };
       this.#warming.add(warming);
       warming.worker.then(
         (worker) => {
           this.#warming.delete(warming);
-          if (this.#disposed) this.#kill(worker);
-          else if (!warming.claimed) this.#idle.push(worker);
+          if (this.#disposed) void this.#kill(worker);
+          else if (!warming.claimed) this.#fresh.push(worker);
         },
         // A failed warm-up is not fatal: the next call starts a worker and reports the error.
         () => this.#warming.delete(warming),
       );
     }
   }
+
+  #startFailure(error: unknown) {
+    return {
+      ok: false,
+      error: {
+        code: 'tool-crashed',
+        message: `Toolset "${this.#config.name}" could not start a worker: ${describeThrown(error)}`,
+      },
+    } as const;
+  }
+}
+
+/** A call's key among all runs: model-chosen call ids repeat across runs. */
+function callKeyOf(callId: string, scope: CallScope): string {
+  return `${scope.runId}\u0000${callId}`;
 }

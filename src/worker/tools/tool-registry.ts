@@ -1,6 +1,6 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolSpec } from '../../protocol/tools';
-import type { ToolRunner } from './tool-runner';
+import type { CallScope, ToolRunner } from './tool-runner';
 
 /** A tool the agent can call: what the model is told, its policy, and where it runs. */
 export interface RegisteredTool {
@@ -52,6 +52,12 @@ export class ToolRegistry {
   /** The specs of the tools `allowed` admits, in registration order. */
   specs(allowed: (name: string) => boolean): ToolSpec[] {
     return [...this.#tools.values()].map((tool) => tool.spec).filter((spec) => allowed(spec.name));
+  }
+
+  /** Tells every runner that a run ended, so workers that served it alone can go. */
+  endRun(scope: CallScope): void {
+    const runners = new Set([...this.#tools.values()].map((tool) => tool.runner));
+    for (const runner of runners) runner.endRun?.(scope);
   }
 
   get names(): string[] {
