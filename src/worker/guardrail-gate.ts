@@ -1,4 +1,5 @@
 import type * as Comlink from 'comlink';
+import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import type {
   GuardedToolCall,
@@ -34,15 +35,19 @@ export class GuardrailGate {
   }
 
   input(input: string, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('input', input, signal, () => this.#host.checkInput(input, context));
+    return this.#ask('input', input, z.string(), signal, () =>
+      this.#host.checkInput(input, context),
+    );
   }
 
   output(text: string, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('output', text, signal, () => this.#host.checkOutput(text, context));
+    return this.#ask('output', text, z.string(), signal, () =>
+      this.#host.checkOutput(text, context),
+    );
   }
 
   toolArguments(call: GuardedToolCall, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('toolArguments', call.arguments, signal, () =>
+    return this.#ask('toolArguments', call.arguments, z.unknown(), signal, () =>
       this.#host.checkToolArguments(call, context),
     );
   }
@@ -50,23 +55,53 @@ export class GuardrailGate {
   async #ask<T>(
     stage: GuardrailStage,
     value: T,
+    valueSchema: z.ZodType<T>,
     signal: AbortSignal,
-    ask: () => Promise<GuardrailVerdict<T>>,
+    ask: () => Promise<unknown>,
   ): Promise<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED> {
     if (!this.#flags[stage]) return { action: 'allow', value, rewrittenBy: [] };
-    const asked = ask().catch(
-      (error: unknown): GuardrailVerdict<T> => ({
-        action: 'block',
-        name: stage,
-        reason: `The ${stage} guardrails could not be reached: ${describeThrown(error)}`,
-      }),
-    );
+    const asked = ask()
+      .then((answer) => readVerdict(stage, answer, valueSchema))
+      .catch(
+        (error: unknown): GuardrailVerdict<T> => ({
+          action: 'block',
+          name: stage,
+          reason: `The ${stage} guardrails could not be reached: ${describeThrown(error)}`,
+        }),
+      );
     return unlessAborted<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED>(
       asked,
       signal,
       () => GUARDRAIL_ABORTED,
     );
   }
+}
+
+/**
+ * A verdict as the page sent it, parsed: one that is not a verdict blocks, as a
+ * guardrail that cannot be reached does (guardrails fail closed).
+ */
+function readVerdict<T>(
+  stage: GuardrailStage,
+  answer: unknown,
+  valueSchema: z.ZodType<T>,
+): GuardrailVerdict<T> {
+  const verdict = z
+    .union([
+      z.object({
+        action: z.literal('allow'),
+        value: valueSchema,
+        rewrittenBy: z.array(z.string()),
+      }),
+      z.object({ action: z.literal('block'), name: z.string(), reason: z.string() }),
+    ])
+    .safeParse(answer);
+  if (verdict.success) return verdict.data as GuardrailVerdict<T>;
+  return {
+    action: 'block',
+    name: stage,
+    reason: `The ${stage} guardrails answered with something that is not a verdict.`,
+  };
 }
 
 /** The error that ends a run whose input or output a guardrail blocked. */

@@ -313,3 +313,43 @@ describe('whatever a schema or a tool throws goes back to the model', () => {
     },
   );
 });
+
+describe('the page’s side of a run’s port', () => {
+  it('ignores whatever the page posts that is not an ack, a cancel or an approval, and the run goes on', async () => {
+    const words = 'word '.repeat(600).trim();
+    const session = await scriptModel([{ text: words }, { text: 'next run' }]);
+    const agent = agentFor(session);
+    await agent.ready;
+    // The page end of the run's port, as the run itself holds it: caught as it is made.
+    const Original = globalThis.MessageChannel;
+    let pagePort: MessagePort | undefined;
+    globalThis.MessageChannel = class extends Original {
+      constructor() {
+        super();
+        pagePort ??= this.port1;
+      }
+    };
+    let run: AgentRun;
+    try {
+      run = agent.run('Talk');
+    } finally {
+      globalThis.MessageChannel = Original;
+    }
+    for (const message of [
+      null,
+      'garbage',
+      42,
+      { kind: 'ack', count: -1e9 },
+      { kind: 'ack', count: 'many' },
+      { kind: 'approval', approvalId: 42, approved: 'yes' },
+      { kind: 'approval', approvalId: 'approval_forged', approved: true },
+      { kind: 'unknown' },
+    ]) {
+      pagePort?.postMessage(message);
+    }
+
+    const events = await collect(run);
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', reason: 'stop', text: words });
+    await expect(agent.run('Again').result).resolves.toMatchObject({ text: 'next run' });
+  });
+});
