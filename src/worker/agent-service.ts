@@ -1,7 +1,8 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
-import { readPendingStep } from '../memory/checkpoint-schema';
+import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
+import { assertInputFits } from '../memory/context-window';
 import { openStore } from '../memory/dexie-store';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
@@ -125,6 +126,9 @@ export class AgentService implements AgentWorkerApi {
         return;
       }
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
+      const input = { role: 'user', content: guarded.value } as const;
+      // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
+      assertInputFits(input, setup.config.memory.window);
       const now = Date.now();
       const run: RunRecord = {
         id: request.runId,
@@ -137,7 +141,6 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      const input = { role: 'user', content: guarded.value } as const;
       await runConversation(
         setup,
         run,
@@ -149,7 +152,7 @@ export class AgentService implements AgentWorkerApi {
 
   resume(request: ResumeRequest, port: MessagePort): Promise<void> {
     return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
-      const run = await setup.store.getRun(request.runId);
+      const run = readRunRow(await setup.store.getRun(request.runId));
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
       }
