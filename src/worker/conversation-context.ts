@@ -145,7 +145,9 @@ async function currentSummary(request: ContextRequest, fellThrough: number): Pro
       'messages',
       await store.messagesBetween(conversationId, from, fellThrough),
     );
-    const summary = await summarizeInto(request.model, previous, fell, signal);
+    // Nothing readable fell out (rows left out as bad): move the pointer, call no model.
+    const summary =
+      fell.length > 0 ? await summarizeInto(request.model, previous, fell, signal) : previous;
     await store.updateSummary(conversationId, summary, fellThrough);
     return summary;
   } catch (error) {

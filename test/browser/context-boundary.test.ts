@@ -403,6 +403,41 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     expect(sent?.map((message) => message.content)).toEqual(['One', 'Two']);
   });
 
+  it('reports a bad row once per run even when both the window and the summary read it', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const session = await scriptModel([{ text: 'First.' }, { text: 'Second.' }]);
+    const agent = agentFor(session, {
+      conversationId,
+      memory: { database, window: { maxMessages: 2 }, tools: false },
+    });
+    await agent.run('One').result;
+    await writeRawRow(database, 'messages', {
+      conversationId,
+      seq: 1,
+      runId: 'x',
+      message: { role: 'user', content: 42 },
+      status: 'complete',
+      approxTokens: 1,
+      at: 0,
+    });
+
+    const events = await collect(agent.run('Two'));
+
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', text: 'Second.' });
+    expect(
+      events
+        .filter((event): event is StorageError => event.type === 'storage-error')
+        .map((event) => event.error.details),
+    ).toEqual([expect.objectContaining({ table: 'messages', conversationId, seq: 1 })]);
+    // Only the bad row fell out of the window: no summary call, the pointer moves past it.
+    const bodies = await receivedBodies(session);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]?.messages.map((message) => message.content)).toEqual(['First.', 'Two']);
+    const stored = await agent.memory.getConversation(conversationId);
+    expect(stored?.conversation.summarizedThroughSeq).toBe(1);
+  });
+
   it('skips a hostile memory row and a conversation row with a broken summary, naming both', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
