@@ -42,7 +42,7 @@ const INSTRUCTIONS = [
   'To change the page colour call set_theme (the user approves it first).',
   'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
   'For a report call slow_report; for a headline call fetch_headline.',
-  'Answer from the tool results, and from the <knowledge> passages when they answer the question (name the document).',
+  'Answer from the tool results, and from the knowledge passages (the <source> elements of the knowledge data message) when they answer the question (name the document).',
 ].join(' ');
 
 /**

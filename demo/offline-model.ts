@@ -11,6 +11,7 @@ import { type Intent, readIntent } from './question-intent.js';
 import { type CallAndResult, summariseResults } from './result-summary.js';
 import { isSummaryRequest, summariseConversation } from './summary-request.js';
 import { THEME_COLOR_NAMES } from './theme-colors.js';
+import { decodeXmlText } from './tool-output.js';
 
 /** Slow enough that the answer visibly streams word by word. */
 const TEXT_CHUNK_DELAY_MS = 25;
@@ -93,19 +94,19 @@ function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | stri
 
 /**
  * An answer quoting the best knowledge chunk Airlock put in the request (a `<source>` of
- * its `<knowledge>` message), or undefined when there is none.
+ * its `<airlock_data kind="knowledge">` message), or undefined when there is none.
  */
 function answerFromKnowledge(request: ChatRequest): string | undefined {
-  // The instructions may mention <knowledge> too: look for the message that has sources.
   const knowledge = request.messages.find(
-    (message) => message.role === 'system' && message.text.includes('<source '),
+    (message) =>
+      message.role === 'user' && message.text.startsWith('<airlock_data kind="knowledge">'),
   );
   const match = /<source title="([^"]*)"[^>]*>\n([\s\S]*?)\n<\/source>/.exec(knowledge?.text ?? '');
   if (!match) return undefined;
-  const title = (match[1] ?? '').replace(/&#(\d+);/g, (_, code: string) =>
-    String.fromCharCode(Number(code)),
-  );
-  const passage = (match[2] ?? '').replace(/\s+/g, ' ').trim();
+  const title = decodeXmlText(match[1] ?? '');
+  const passage = decodeXmlText(match[2] ?? '')
+    .replace(/\s+/g, ' ')
+    .trim();
   const excerpt = passage.length > 300 ? `${passage.slice(0, 297)}…` : passage;
   return `From your document “${title}”: ${excerpt}`;
 }

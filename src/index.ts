@@ -70,6 +70,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ImportOptions,
   MemoryInput,
   MemoryRecord,
   MemoryScope,

@@ -3,6 +3,7 @@ import type { ConversationStore } from '../../src/memory/store';
 import type { ChatModel } from '../../src/model/chat-model';
 import type { ChatMessage } from '../../src/protocol/chat';
 import { buildContext } from '../../src/worker/conversation-context';
+import { StoredRowCheck } from '../../src/worker/stored-rows';
 import { reportBench } from '../page-report';
 import { summarize } from '../stats';
 
@@ -111,20 +112,27 @@ async function contextBuild(store: ConversationStore, size: number, samples: num
   const seeding = performance.now();
   await seed(store, conversationId, size);
   const seedMs = performance.now() - seeding;
-  const conversation = await store.ensureConversation(conversationId);
+  await store.ensureConversation(conversationId);
   const times: number[] = [];
   const signal = new AbortController().signal;
+  const rows = new StoredRowCheck(() => Promise.resolve());
   for (let i = 0; i < samples; i++) {
     const started = performance.now();
     await buildContext({
       store,
       model: noModel,
-      conversation,
+      conversationId,
+      runId: 'bench-run',
+      input: { role: 'user', content: 'Next question?' },
       instructions: 'You are a helpful assistant.',
       offersTools: true,
       scopes: ['global', `conversation:${conversationId}`],
       window: { maxMessages: 40, maxTokens: 8_000 },
       summarize: false,
+      maxMemoryTokens: 1_000,
+      knowledge: [],
+      rows,
+      warn: () => Promise.resolve(),
       signal,
     });
     times.push(performance.now() - started);

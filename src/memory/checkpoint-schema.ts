@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import type { RunRecord } from '../protocol/memory';
 import { chatMessageSchema, toolCallSchema } from './conversation-export-schema';
+import { rowProblems } from './row-schemas';
 
 const pendingStepSchema = z.object({
   assistant: z.object({
@@ -40,5 +41,22 @@ export function readPendingStep(run: RunRecord): PendingStep {
     {
       details: { runId: run.id, issues: problems },
     },
+  );
+}
+
+/**
+ * Checks the run row a resume continues from (read back from IndexedDB, like its
+ * checkpoint): `undefined` stays `undefined`; a row without a run's shape is a
+ * `storage-failed` error naming it, never a resume from half a record.
+ */
+export function readRunRow(row: RunRecord | undefined): RunRecord | undefined {
+  if (row === undefined) return undefined;
+  const problems = rowProblems('runs', row);
+  if (problems.length === 0) return row;
+  const id = (row as { id?: unknown }).id;
+  throw new AirlockError(
+    'storage-failed',
+    `The stored run ${JSON.stringify(id)} cannot be resumed: ${problems.join('; ')}.`,
+    { details: { table: 'runs', id, problems } },
   );
 }

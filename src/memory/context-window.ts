@@ -1,3 +1,6 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { ChatMessage } from '../protocol/chat';
+import { approxTokens } from './approx-tokens';
 import type { MessageRecord } from './store';
 
 /** Limits of the history window sent to the model. */
@@ -96,4 +99,20 @@ function validStarts(messages: readonly MessageRecord[]): boolean[] {
     valid[index] = index > lastUnanswered && earliestCaller >= index;
   }
   return valid;
+}
+
+/**
+ * Refuses a new input that alone does not fit the window's token budget: it would push
+ * out all history and still not fit, so it is refused with `input-too-large` before
+ * anything is stored or sent, rather than summarised or cut.
+ */
+export function assertInputFits(input: ChatMessage, limits: Pick<WindowLimits, 'maxTokens'>): void {
+  const size = approxTokens(input);
+  if (size <= limits.maxTokens) return;
+  throw new AirlockError(
+    'input-too-large',
+    `The input is about ${size} tokens, more than the history window's ${limits.maxTokens} ` +
+      '(memory.window.maxTokens): raise memory.window.maxTokens or send less.',
+    { details: { limit: limits.maxTokens, size, unit: 'tokens' } },
+  );
 }

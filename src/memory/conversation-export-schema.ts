@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import { isMemoryScope } from './memory-rules';
-import type { ConversationExport, MemoryScope } from './store';
+import type { ConversationExport, ImportOptions, MemoryScope } from './store';
 
 /** The most text an import may be: parsing more would stall the tab for little gain. */
 export const MAX_IMPORT_CHARS = 20 * 1024 * 1024;
@@ -168,11 +168,30 @@ export function findInconsistencies(value: ConversationExport): string[] {
 }
 
 /**
+ * Messages with role `system`: replayed, they would speak with the authority of the app's
+ * instructions, so an import carries them only when the caller allows it.
+ */
+function findSystemMessages(value: ConversationExport): string[] {
+  const problems: string[] = [];
+  value.messages.forEach((record, index) => {
+    if (record.message.role === 'system')
+      problems.push(
+        `messages.${index}.message.role: is "system"; system messages are imported only with \`allowSystemMessages: true\``,
+      );
+  });
+  return problems;
+}
+
+/**
  * Validates data to import: an exported conversation as an object or as JSON text. Text
  * is measured before it is parsed. Rejects with `invalid-input` saying what is wrong
- * (the JSON error, the paths of wrong fields, the broken numbering) and changes nothing.
+ * (the JSON error, the paths of wrong fields, a system message not allowed, the broken
+ * numbering) and changes nothing.
  */
-export function parseConversationExport(data: unknown): ConversationExport {
+export function parseConversationExport(
+  data: unknown,
+  options: Pick<ImportOptions, 'allowSystemMessages'> = {},
+): ConversationExport {
   let candidate = data;
   if (typeof data === 'string') {
     if (data.length > MAX_IMPORT_CHARS)
@@ -207,7 +226,10 @@ export function parseConversationExport(data: unknown): ConversationExport {
     throw rejectImport(
       `The import is too large: ${size} characters of text, more than the ${MAX_IMPORT_CHARS} allowed.`,
     );
-  const problems = findInconsistencies(value);
+  const problems = [
+    ...(options.allowSystemMessages === true ? [] : findSystemMessages(value)),
+    ...findInconsistencies(value),
+  ];
   if (problems.length > 0)
     throw rejectImport(`The import is inconsistent: ${listProblems(problems)}`, problems);
   return value;

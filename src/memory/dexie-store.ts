@@ -453,7 +453,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     importConversation: (data, importOptions = {}) =>
       guard('importing a conversation', async () => {
         // Everything is checked before the transaction, so bad input never starts a write.
-        const value = parseConversationExport(data);
+        const value = parseConversationExport(data, importOptions);
         const { id } = value.conversation;
         // Token counts are derived data: recomputed, not taken from the file.
         const records = value.messages.map((record) => ({

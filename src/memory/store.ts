@@ -4,6 +4,7 @@ import type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ImportOptions,
   MemoryInput,
   MemoryRecord,
   MemoryScope,
@@ -16,6 +17,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ImportOptions,
   MemoryInput,
   MemoryRecord,
   MemoryScope,
@@ -94,12 +96,10 @@ export interface ConversationStore {
   exportConversation(id: string): Promise<ConversationExport>;
   /**
    * Validates and imports an export (as parsed JSON or as text). Bad input is an
-   * `invalid-input` error and changes nothing; an id already present is replaced only if `replace`.
+   * `invalid-input` error and changes nothing; an id already present is replaced only if
+   * `replace`; a system message is accepted only with `allowSystemMessages`.
    */
-  importConversation(
-    data: unknown,
-    options?: { readonly replace?: boolean },
-  ): Promise<ConversationRecord>;
+  importConversation(data: unknown, options?: ImportOptions): Promise<ConversationRecord>;
 
   /**
    * Stores a document with its chunks, replacing any document of the same id and all its

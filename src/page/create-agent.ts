@@ -98,6 +98,11 @@ export interface MemoryOptions {
   readonly window?: { readonly maxMessages?: number; readonly maxTokens?: number };
   /** Summarise messages that fall out of the window (default true). */
   readonly summarize?: boolean;
+  /**
+   * Estimated tokens (characters / 4) the saved memories may take in each run's context
+   * (default 1 000): the most important are taken first; one larger than what is left is skipped.
+   */
+  readonly maxMemoryTokens?: number;
   /** Offer the built-in save_memory / recall_memories / forget_memory tools (default true). */
   readonly tools?: boolean;
 }
@@ -322,6 +327,7 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
       maxTokens: options.window?.maxTokens ?? 8_000,
     },
     summarize: options.summarize ?? true,
+    maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
     tools: options.tools ?? true,
   };
 }

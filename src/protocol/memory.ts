@@ -116,6 +116,19 @@ export interface ConversationExport {
   readonly memories: readonly MemoryRecord[];
 }
 
+/** How `importConversation` treats the data it is given. */
+export interface ImportOptions {
+  /** Replace a conversation that has the same id (default false: refused with `invalid-input`). */
+  readonly replace?: boolean;
+  /**
+   * Accept messages with role `system` (default false: refused with `invalid-input` naming
+   * the message). Imported history is replayed to the model as it is, so a system message
+   * in a file would speak to the model with the authority of the app's own instructions:
+   * allow it only for files the app itself produced.
+   */
+  readonly allowSystemMessages?: boolean;
+}
+
 /** The tables a change notification can name. */
 export type StoreTable =
   | 'conversations'

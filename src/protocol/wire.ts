@@ -12,6 +12,7 @@ import type {
 import type {
   AuditRecord,
   ConversationRecord,
+  ImportOptions,
   MemoryInput,
   MemoryRecord,
   MemoryScope,
@@ -65,6 +66,8 @@ export interface MemoryConfig {
   readonly window: { readonly maxMessages: number; readonly maxTokens: number };
   /** Summarise messages that fall out of the window, through the same model (default true). */
   readonly summarize: boolean;
+  /** Estimated tokens the saved memories put in a run's context may take, most important first (default 1 000). */
+  readonly maxMemoryTokens: number;
   /** Offer the built-in save/recall/forget memory tools (default true). */
   readonly tools: boolean;
 }
@@ -169,10 +172,7 @@ export interface MemoryApi {
   /** The conversation as JSON text, to save as a file. */
   exportConversation(id: string): Promise<string>;
   /** Imports JSON text made by `exportConversation`; bad input is `invalid-input` and changes nothing. */
-  importConversation(
-    json: string,
-    options?: { readonly replace?: boolean },
-  ): Promise<ConversationRecord>;
+  importConversation(json: string, options?: ImportOptions): Promise<ConversationRecord>;
   listMemories(options?: {
     readonly scopes?: readonly MemoryScope[];
     readonly includeExpired?: boolean;

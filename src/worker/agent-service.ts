@@ -1,7 +1,8 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
-import { readPendingStep } from '../memory/checkpoint-schema';
+import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
+import { assertInputFits } from '../memory/context-window';
 import { openStore } from '../memory/dexie-store';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
@@ -125,6 +126,9 @@ export class AgentService implements AgentWorkerApi {
         return;
       }
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
+      const input = { role: 'user', content: guarded.value } as const;
+      // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
+      assertInputFits(input, setup.config.memory.window);
       const now = Date.now();
       const run: RunRecord = {
         id: request.runId,
@@ -138,14 +142,13 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      const input = { role: 'user', content: guarded.value } as const;
       await runConversation(setup, run, { input }, { emit, signal, approvals });
     });
   }
 
   resume(request: ResumeRequest, port: MessagePort): Promise<void> {
     return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
-      const run = await setup.store.getRun(request.runId);
+      const run = readRunRow(await setup.store.getRun(request.runId));
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
       }
@@ -155,7 +158,8 @@ export class AgentService implements AgentWorkerApi {
         assistant: pending.assistant,
         settled: pending.settled,
       };
-      const allowedTools = narrowAllowlist(readAllowlist(run), request.allowedTools);
+      // The record was checked whole (allowlist included) by readRunRow.
+      const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
       const resumed: RunRecord = {
         ...run,
         ...(allowedTools === undefined ? {} : { allowedTools }),
@@ -179,7 +183,7 @@ export class AgentService implements AgentWorkerApi {
     const approvals = new ApprovalGate();
     const sink = new EventSink(port, {
       onCancel: () => controller.abort(),
-      onApproval: (callId, decision) => approvals.decide(callId, decision),
+      onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
     });
     const emit = (event: AgentEvent) => sink.emit(event);
     try {
@@ -277,21 +281,6 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
       run: { ...run, status: 'interrupted', updatedAt: Date.now() },
     });
   }
-}
-
-/**
- * The allowlist a run was stored with, checked: the record was read back from IndexedDB.
- * One that is not a list of names fails the resume (a run never gets more tools than it had).
- */
-function readAllowlist(run: RunRecord): readonly string[] | undefined {
-  const stored: unknown = run.allowedTools;
-  if (stored === undefined) return undefined;
-  if (Array.isArray(stored) && stored.every((name) => typeof name === 'string')) return stored;
-  throw new AirlockError(
-    'storage-failed',
-    `Run ${run.id} cannot be resumed: its stored allowedTools is not a list of tool names.`,
-    { details: { runId: run.id } },
-  );
 }
 
 /** What a resume may run: the stored allowlist, narrowed (never widened) by the one the resume asks for. */

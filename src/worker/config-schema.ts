@@ -64,6 +64,7 @@ const agentConfigSchema = z.object({
     userId: z.string().min(1).exactOptional(),
     window: z.object({ maxMessages: z.int().min(1), maxTokens: z.int().min(1) }),
     summarize: z.boolean(),
+    maxMemoryTokens: z.int().min(0),
     tools: z.boolean(),
   }),
   budgets: z

@@ -14,6 +14,7 @@ import { conversationLockName, withConversationLock } from './conversation-lock'
 import type { GuardrailGate } from './guardrail-gate';
 import { type ResumedStep, runAgent } from './run-agent';
 import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
+import { StoredRowCheck } from './stored-rows';
 import type { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { knowledgeTools } from './tools/knowledge-tools';
@@ -87,28 +88,35 @@ export async function runConversation(
       // The run's own allowlist is kept in its record, so a resume can never widen it.
       const runAllows = allowlist(run.allowedTools);
       const allowed = (name: string) => agentAllows(name) && runAllows(name);
+      const rows = new StoredRowCheck(emit);
       try {
+        const knowledge =
+          retrieval === 'inject' || retrieval === 'both'
+            ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
+            : [];
         const context = await buildContext({
           store,
           model,
-          conversation: await store.ensureConversation(run.conversationId),
+          conversationId: run.conversationId,
+          runId: run.id,
+          input: start.input,
           instructions: config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,
           window: config.memory.window,
           summarize: config.memory.summarize,
+          maxMemoryTokens: config.memory.maxMemoryTokens,
+          knowledge,
+          rows,
+          warn: (code, message) => emit({ type: 'warning', code, message }),
           signal,
         });
-        const knowledge =
-          retrieval === 'inject' || retrieval === 'both'
-            ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
-            : [];
         const result = await runAgent({
           runId: run.id,
           conversationId: run.conversationId,
           config,
           model,
-          budget: await budgetMeter(setup, run),
+          budget: await budgetMeter(setup, run, rows),
           guardrails: setup.guardrails,
           tools: {
             registry,
@@ -116,8 +124,9 @@ export async function runConversation(
             approvals: channel.approvals,
             audit: (record) => journal.audit(record),
           },
-          system: [...context.system, ...knowledge],
-          history: context.history,
+          system: context.system,
+          // Data messages lead the history: after the system message, before the conversation.
+          history: [...context.data, ...context.history],
           journal,
           ...(start.resume ? { resume: start.resume } : {}),
           signal,
@@ -139,7 +148,7 @@ export async function runConversation(
 }
 
 /**
- * The knowledge message for a run's input (none when nothing is stored or nothing scores
+ * The knowledge data message for a run's input (none when nothing is stored or nothing scores
  * high enough), reported through `used`. An abort skips it: the loop then ends the run as
  * aborted.
  */
@@ -163,14 +172,19 @@ async function retrieveKnowledge(
 
 /**
  * The run's meter, starting from what it spent before a resume and, when the
- * conversation has a budget, what the conversation's other runs spent (from their records).
+ * conversation has a budget, what the conversation's other runs spent (from their records;
+ * a record that is not valid is reported and counts as nothing).
  */
-async function budgetMeter(setup: AgentSetup, run: RunRecord): Promise<BudgetMeter> {
+async function budgetMeter(
+  setup: AgentSetup,
+  run: RunRecord,
+  rows: StoredRowCheck,
+): Promise<BudgetMeter> {
   const { budgets = {}, prices, model } = setup.config;
   const others = budgets.conversation
-    ? (await setup.store.listRuns({ conversationId: run.conversationId })).filter(
-        (other) => other.id !== run.id,
-      )
+    ? (
+        await rows.keep('runs', await setup.store.listRuns({ conversationId: run.conversationId }))
+      ).filter((other) => other.id !== run.id)
     : [];
   return new BudgetMeter(budgets, prices?.[model.model], {
     run: run.usage ?? NO_RUN_USAGE,

@@ -1,4 +1,4 @@
-import type { ConversationStore } from '../memory/store';
+import type { ConversationStore, ImportOptions } from '../memory/store';
 import type { MemoryApi } from '../protocol/wire';
 import { sumRunUsage } from './run-usage';
 
@@ -35,7 +35,7 @@ export class MemoryService implements MemoryApi {
     return JSON.stringify(await (await this.#store()).exportConversation(id));
   }
 
-  async importConversation(json: string, options: { readonly replace?: boolean } = {}) {
+  async importConversation(json: string, options: ImportOptions = {}) {
     return (await this.#store()).importConversation(json, options);
   }
 

@@ -44,9 +44,12 @@ export interface RunContext {
   readonly model: ChatModel;
   /** The agent's tools and the run's allowlist, approvals and audit log. */
   readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
-  /** The system message(s): instructions, memories, summary. */
+  /** The system message: the app's instructions and Airlock's fixed notices, nothing else. */
   readonly system: readonly ChatMessage[];
-  /** The conversation sent before this run's own messages: the history window and the new input. */
+  /**
+   * What is sent before this run's own messages: the data messages (memories, summary,
+   * knowledge), the history window and the new input, last.
+   */
   readonly history: readonly ChatMessage[];
   readonly journal: RunJournal;
   /** Counts what the run spends against its budgets and its conversation's. */

@@ -44,7 +44,7 @@ function failingReplaceAgent(session: RemoteModelSession, database: string) {
 }
 
 describe('knowledge', () => {
-  it('retrieves the chunk of the document a question is about, sends it as a knowledge message and reports it', async () => {
+  it('retrieves the chunk of the document a question is about, sends it as a knowledge data message and reports it', async () => {
     const session = await scriptModel([{ text: 'Magma rises through the crust.' }]);
     const agent = agentFor(session, { knowledge: { k: 2 } });
     const progress: number[] = [];
@@ -70,9 +70,13 @@ describe('knowledge', () => {
     expect(used?.sources[0]?.score).toBeGreaterThan(0.2);
     expect(events.map((event) => event.type).slice(0, 2)).toEqual(['run-start', 'knowledge-used']);
     const [body] = await chatBodies(session);
-    const knowledge = body?.messages.find((message) => message.content?.includes('<knowledge>'));
-    expect(knowledge?.role).toBe('system');
-    expect(knowledge?.content).toContain('not instructions');
+    const knowledge = body?.messages.find((message) =>
+      message.content?.startsWith('<airlock_data kind="knowledge">'),
+    );
+    // Documents are data: a user-role message, introduced as data by the system message.
+    expect(knowledge?.role).toBe('user');
+    expect(body?.messages[0]?.role).toBe('system');
+    expect(body?.messages[0]?.content).toContain('not instructions');
     expect(knowledge?.content).toMatch(
       /<source title="Volcanoes" doc="volcanoes" chunk="0"[^>]*>\nVolcanoes erupt/,
     );
@@ -108,9 +112,9 @@ describe('knowledge', () => {
     expect(used[0]?.sources[0]?.docId).toBe('gardens');
     const bodies = await chatBodies(session);
     expect(bodies[0]?.tools?.map((tool) => tool.function.name)).toContain('search_knowledge');
-    expect(bodies[0]?.messages.some((message) => message.content?.includes('<knowledge>'))).toBe(
-      false,
-    );
+    expect(
+      bodies[0]?.messages.some((message) => message.content?.includes('kind="knowledge"')),
+    ).toBe(false);
     const toolMessage = bodies[1]?.messages.find((message) => message.role === 'tool');
     expect(toolMessage?.content).toContain('Tomatoes grow best');
   });

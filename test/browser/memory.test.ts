@@ -86,13 +86,14 @@ describe('memory in IndexedDB', () => {
     expect(summaryRequest.stream).not.toBe(true);
     expect(summaryRequest.messages.at(-1)?.content).toContain('user: Question one about cats');
     const third = requests[3]?.body as { messages: Array<{ role: string; content: string }> };
-    expect(third.messages[0]).toMatchObject({
-      role: 'system',
-      content: expect.stringContaining(
-        'Summary of the earlier conversation:\nThe user asked two questions about cats.',
-      ),
+    // The summary is data: a user-role message, never system text.
+    expect(third.messages[0]?.role).toBe('system');
+    expect(third.messages[1]).toEqual({
+      role: 'user',
+      content:
+        '<airlock_data kind="summary">\nThe user asked two questions about cats.\n</airlock_data>',
     });
-    expect(third.messages.slice(1).map((message) => message.content)).toEqual([
+    expect(third.messages.slice(2).map((message) => message.content)).toEqual([
       'Answer one.',
       'Question two about cats',
       'Answer two.',
@@ -105,7 +106,7 @@ describe('memory in IndexedDB', () => {
     });
   });
 
-  it('puts a memory saved with the memory tool into the instructions of a new conversation', async () => {
+  it('puts a memory saved with the memory tool into the memories data message of a new conversation', async () => {
     const session = await scriptModel([
       {
         toolCalls: [
@@ -121,12 +122,12 @@ describe('memory in IndexedDB', () => {
     await agent.run('Hi!', { conversationId: crypto.randomUUID() }).result;
 
     const fresh = (await receivedBodies(session))[2];
-    expect(fresh?.messages[0]?.content).toContain('- user.name: Ada');
+    expect(fresh?.messages[0]?.content).not.toContain('Ada');
     expect(
       fresh?.messages
         .filter((message) => message.role === 'user')
         .map((message) => message.content),
-    ).toEqual(['Hi!']);
+    ).toEqual(['<airlock_data kind="memories">\n- user.name: Ada\n</airlock_data>', 'Hi!']);
     expect(await agent.memory.listMemories()).toEqual([
       expect.objectContaining({
         key: 'user.name',
@@ -137,7 +138,7 @@ describe('memory in IndexedDB', () => {
     ]);
   });
 
-  it('leaves an expired memory out of the instructions and prunes it when an agent opens', async () => {
+  it('leaves an expired memory out of the context and prunes it when an agent opens', async () => {
     const database = newDatabase();
     const session = await scriptModel([{ text: 'ok' }]);
     const writer = agentFor(session, { memory: { database } });
@@ -153,9 +154,9 @@ describe('memory in IndexedDB', () => {
     const reader = agentFor(session, { memory: { database } });
     await reader.run('Hello').result;
 
-    const system = (await receivedBodies(session))[0]?.messages[0]?.content ?? '';
-    expect(system).toContain('- city: Lyon');
-    expect(system).not.toContain('SAVE10');
+    const memories = (await receivedBodies(session))[0]?.messages[1]?.content ?? '';
+    expect(memories).toContain('- city: Lyon');
+    expect(memories).not.toContain('SAVE10');
     const all = await reader.memory.listMemories({ includeExpired: true });
     expect(all.map((memory) => memory.key)).toEqual(['city']);
   });
@@ -282,6 +283,14 @@ describe('memory in IndexedDB', () => {
       'assistant',
     ]);
     expect((await later.memory.listRuns({ conversationId }))[0]?.status).toBe('finished');
+    // The resumed run has no new input: its own stored input still reaches the model.
+    const answered = (await receivedBodies(session)).at(-1);
+    expect(answered?.messages.slice(1).map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+    ]);
+    expect(answered?.messages[1]?.content).toBe('Delete n1');
   });
 
   it('exports a conversation and imports it elsewhere; bad imports change nothing', async () => {

@@ -64,15 +64,35 @@ export async function receivedBodies(session: RemoteModelSession): Promise<Recei
   return (await session.requests()).map((request) => request.body as ReceivedBody);
 }
 
-/** Reads a tool message's content back: its labels and the body inside the element. */
+/**
+ * Undoes the encoding of text inside Airlock's data elements (`&amp;`, `&lt;`, `&gt;` and
+ * numeric character references). Written apart from the encoder, so tests check the format
+ * the model reads, not the encoder against itself.
+ */
+export function decodeDataText(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#x[0-9a-f]+|#[0-9]+);/gi, (_entity, name: string) => {
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"' };
+    const known = named[name.toLowerCase()];
+    if (known !== undefined) return known;
+    const hex = name[1] === 'x' || name[1] === 'X';
+    return String.fromCodePoint(Number.parseInt(name.slice(hex ? 2 : 1), hex ? 16 : 10));
+  });
+}
+
+/** Reads a tool message's content back: its labels and the body inside the element, decoded. */
 export function readToolOutput(content: string | null | undefined) {
   const match =
     /^<tool_output tool="([^"]*)" call_id="([^"]*)" status="(ok|error)">\n([\s\S]*)\n<\/tool_output>$/.exec(
       content ?? '',
     );
   if (!match) throw new Error(`Not a tool_output element: ${content}`);
-  const [, tool, callId, status, body = ''] = match;
-  return { tool, callId, status, body };
+  const [, tool = '', callId = '', status, body = ''] = match;
+  return {
+    tool: decodeDataText(tool),
+    callId: decodeDataText(callId),
+    status,
+    body: decodeDataText(body),
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readPendingStep } from '../../../src/memory/checkpoint-schema';
+import { readPendingStep, readRunRow } from '../../../src/memory/checkpoint-schema';
 import type { RunRecord } from '../../../src/protocol/memory';
 
 const run = (pendingStep: unknown): RunRecord =>
@@ -47,6 +47,25 @@ describe('reading a checkpoint back to resume it', () => {
     const broken = { assistant, settled: [{ role: 'user', content: 'sneaky' }], awaiting: [] };
     expect(() => readPendingStep(run(broken))).toThrow(
       expect.objectContaining({ code: 'storage-failed' }),
+    );
+  });
+});
+
+describe('reading the run row a resume continues from', () => {
+  it('returns a valid row, a run narrowed to some tools included, and nothing for no row', () => {
+    const narrowed = { ...run({ assistant, settled: [], awaiting: [] }), allowedTools: ['echo'] };
+    expect(readRunRow(narrowed)).toBe(narrowed);
+    expect(readRunRow(undefined)).toBeUndefined();
+  });
+
+  it('refuses a row another writer broke with storage-failed naming the run', () => {
+    const broken = { ...run(undefined), step: 'two', allowedTools: 'all' } as unknown as RunRecord;
+    expect(() => readRunRow(broken)).toThrow(
+      expect.objectContaining({
+        code: 'storage-failed',
+        details: expect.objectContaining({ table: 'runs', id: 'run-1' }),
+        message: expect.stringMatching(/step: .*allowedTools: /),
+      }),
     );
   });
 });

@@ -1,7 +1,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { selectWindow } from '../../../src/memory/context-window';
+import { assertInputFits, selectWindow } from '../../../src/memory/context-window';
 import { openStore } from '../../../src/memory/dexie-store';
 import type { ChatMessage } from '../../../src/protocol/chat';
 import {
@@ -144,6 +144,25 @@ describe('choosing the history window', () => {
         },
       ),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe('assertInputFits', () => {
+  it('lets through an input up to the token budget', () => {
+    expect(() =>
+      assertInputFits({ role: 'user', content: 'x'.repeat(400) }, { maxTokens: 100 }),
+    ).not.toThrow();
+  });
+
+  it('refuses a larger input with input-too-large, its size and the limit in tokens', () => {
+    expect(() =>
+      assertInputFits({ role: 'user', content: 'x'.repeat(401) }, { maxTokens: 100 }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'input-too-large',
+        details: { limit: 100, size: 101, unit: 'tokens' },
+      }),
     );
   });
 });

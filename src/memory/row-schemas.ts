@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { chatMessageSchema } from './conversation-export-schema';
+import { isMemoryScope } from './memory-rules';
+import type { ConversationRecord, MemoryRecord, MessageRecord, RunRecord } from './store';
+
+// Rows as read back from IndexedDB, where another version of the app, another tab or any
+// same-origin script may have written anything. A run checks every row it builds on.
+
+const timestamp = z.number().finite();
+const seqNumber = z.int().nonnegative();
+const count = z.number().finite().nonnegative();
+
+/** A stored message row (`messages`). */
+export const messageRowSchema = z.object({
+  conversationId: z.string(),
+  seq: z.int().positive(),
+  runId: z.string(),
+  message: chatMessageSchema,
+  status: z.enum(['complete', 'interrupted']),
+  approxTokens: count,
+  at: timestamp,
+});
+
+/** A stored conversation row (`conversations`): its summary and seq counters feed the context. */
+export const conversationRowSchema = z
+  .object({
+    id: z.string().min(1),
+    title: z.string(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    summary: z.string(),
+    summarizedThroughSeq: seqNumber,
+    lastSeq: seqNumber,
+  })
+  .refine((row) => row.summarizedThroughSeq <= row.lastSeq, {
+    error: 'summarizedThroughSeq is beyond lastSeq',
+    path: ['summarizedThroughSeq'],
+  });
+
+/** A stored long-term memory row (`memories`). */
+export const memoryRowSchema = z.object({
+  id: z.string().min(1),
+  key: z.string().min(1),
+  content: z.string(),
+  importance: z.number().min(0).max(1),
+  scope: z.string().refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"'),
+  expiresAt: timestamp.exactOptional(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+const runUsageSchema = z.object({
+  modelCalls: count,
+  toolCalls: count,
+  promptTokens: count,
+  completionTokens: count,
+  totalTokens: count,
+  cost: count.exactOptional(),
+  estimated: z.boolean().exactOptional(),
+});
+
+/**
+ * A stored run row (`runs`). Its checkpoint (`pendingStep`) is checked where a resume
+ * reads it (`readPendingStep`); here it only has to be an object when present.
+ */
+export const runRowSchema = z.object({
+  id: z.string().min(1),
+  conversationId: z.string().min(1),
+  status: z.enum(['running', 'awaiting-approval', 'finished', 'interrupted', 'failed']),
+  input: z.string(),
+  step: z.int().positive(),
+  partialText: z.string(),
+  pendingStep: z.object({}).loose().exactOptional(),
+  allowedTools: z.array(z.string()).exactOptional(),
+  usage: runUsageSchema.exactOptional(),
+  startedAt: timestamp,
+  updatedAt: timestamp,
+});
+
+/** The record types of the tables a run reads, by table name. */
+export interface RowTypes {
+  readonly messages: MessageRecord;
+  readonly conversations: ConversationRecord;
+  readonly memories: MemoryRecord;
+  readonly runs: RunRecord;
+}
+
+/** The schema of each table's rows. */
+export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
+  messages: messageRowSchema,
+  conversations: conversationRowSchema,
+  memories: memoryRowSchema,
+  runs: runRowSchema,
+};
+
+/** What is wrong with a row of `table` (empty: nothing), as `path: message` lines. */
+export function rowProblems(table: keyof RowTypes, row: unknown): string[] {
+  const parsed = ROW_SCHEMAS[table].safeParse(row);
+  if (parsed.success) return [];
+  return parsed.error.issues.map(
+    (issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+  );
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { rowProblems } from '../../../src/memory/row-schemas';
+import { runRecord } from './records';
+
+const messageRow = {
+  conversationId: 'c',
+  seq: 2,
+  runId: 'r',
+  message: { role: 'assistant', content: 'Hi' },
+  status: 'complete',
+  approxTokens: 1,
+  at: 1,
+};
+
+describe('stored row schemas', () => {
+  it('accepts the rows Airlock writes, a run narrowed to some tools included', () => {
+    expect(rowProblems('messages', messageRow)).toEqual([]);
+    expect(rowProblems('runs', runRecord({ id: 'r', allowedTools: ['echo'] }))).toEqual([]);
+    expect(
+      rowProblems(
+        'runs',
+        runRecord({
+          id: 'r',
+          usage: {
+            modelCalls: 1,
+            toolCalls: 0,
+            promptTokens: 3,
+            completionTokens: 2,
+            totalTokens: 5,
+          },
+        }),
+      ),
+    ).toEqual([]);
+    expect(
+      rowProblems('conversations', {
+        id: 'c',
+        title: 't',
+        createdAt: 1,
+        updatedAt: 1,
+        summary: '',
+        summarizedThroughSeq: 0,
+        lastSeq: 2,
+      }),
+    ).toEqual([]);
+    expect(
+      rowProblems('memories', {
+        id: 'm',
+        key: 'k',
+        content: 'v',
+        importance: 0.5,
+        scope: 'user:ada',
+        createdAt: 1,
+        updatedAt: 1,
+      }),
+    ).toEqual([]);
+  });
+
+  it('names what is wrong with a hostile row: a null message, a string usage, a foreign scope', () => {
+    expect(rowProblems('messages', { ...messageRow, message: null })).toEqual([
+      expect.stringMatching(/^message: /),
+    ]);
+    expect(rowProblems('runs', { ...runRecord({ id: 'r' }), usage: 'lots' })).toEqual([
+      expect.stringMatching(/^usage: /),
+    ]);
+    expect(
+      rowProblems('memories', {
+        id: 'm',
+        key: 'k',
+        content: 'v',
+        importance: 0.5,
+        scope: 'everyone',
+        createdAt: 1,
+        updatedAt: 1,
+      }),
+    ).toEqual([expect.stringMatching(/^scope: /)]);
+    expect(rowProblems('messages', 'not a row')).toEqual([expect.stringMatching(/^\(root\): /)]);
+  });
+
+  it('refuses a conversation row whose summary pointer is beyond its last message', () => {
+    expect(
+      rowProblems('conversations', {
+        id: 'c',
+        title: 't',
+        createdAt: 1,
+        updatedAt: 1,
+        summary: 's',
+        summarizedThroughSeq: 9,
+        lastSeq: 2,
+      }),
+    ).toEqual([expect.stringMatching(/^summarizedThroughSeq: /)]);
+  });
+});
