@@ -1,5 +1,5 @@
 import { type AgentEvent, createAgent } from 'airlock';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   agentFor,
   collect,
@@ -54,6 +54,24 @@ describe('sandboxed tools', () => {
     expect(timeoutMessage?.content).toContain(
       'did not finish within 200 ms; its worker was killed',
     );
+  });
+
+  it('kills a spinning tool when its run is aborted, after the grace period, not at its deadline', async () => {
+    const session = await scriptModel([{ toolCalls: [{ name: 'spin_long', arguments: {} }] }]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, graceMs: GRACE_MS }],
+    });
+    const spinning = new BroadcastChannel('airlock-test-spin');
+    const run = agent.run('Spin for a minute');
+    spinning.onmessage = () => run.abort();
+    onTestFinished(() => spinning.close());
+    await collect(run);
+
+    expect((await run.result).reason).toBe('aborted');
+    // The deadline is 60 s away; the kill comes once the grace after the abort has passed.
+    await expect
+      .poll(() => agent.sandboxStats().test?.killed, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(1);
   });
 
   it('refills the pool after a kill without waiting for the next call', async () => {

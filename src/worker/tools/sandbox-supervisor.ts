@@ -4,7 +4,7 @@ import type { SandboxSpawner, ToolsetConfig } from '../../protocol/sandbox-wire'
 import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { describeThrown } from '../../tools/run-tool';
 import { parseToolSpecs } from '../config-schema';
-import { TIMED_OUT, withDeadline } from './deadline';
+import { TIMED_OUT, unlessAborted, withDeadline } from './deadline';
 import { SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
 import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
@@ -39,8 +39,11 @@ export class SandboxSupervisor implements ToolRunner {
   readonly #warming = new Set<Warming>();
   /** Idle workers bound to a scope key, least recently used key first. */
   readonly #bound = new Map<string, SandboxConnection[]>();
-  /** Workers running a call, by the call's key. */
-  readonly #busy = new Map<string, { readonly worker: SandboxConnection; readonly key: string }>();
+  /** Workers running a call, by the call's key, with what cancels the call. */
+  readonly #busy = new Map<
+    string,
+    { readonly worker: SandboxConnection; readonly key: string; readonly cancel: AbortController }
+  >();
   /** Busy workers whose scope ended: killed when their call settles. */
   readonly #retiring = new Set<SandboxConnection>();
   #disposed = false;
@@ -94,22 +97,30 @@ export class SandboxSupervisor implements ToolRunner {
     const callKey = callKeyOf(request.callId, scope);
     try {
       const worker = await this.#acquire(key);
-      this.#busy.set(callKey, { worker, key });
+      const cancel = new AbortController();
+      this.#busy.set(callKey, { worker, key, cancel });
       try {
         const answer = worker.execute(request);
-        const onTime = await withDeadline(answer, timeoutMs);
-        if (onTime !== TIMED_OUT) {
+        const onTime = await unlessAborted(
+          withDeadline(answer, timeoutMs),
+          cancel.signal,
+          () => CANCELLED,
+        );
+        if (onTime !== TIMED_OUT && onTime !== CANCELLED) {
           this.#release(worker, key);
           return onTime;
         }
+        // Past its deadline, or its run was aborted: the tool's signal fires, and if it has
+        // not stopped when the grace is over, its worker goes.
         worker.cancel(request.callId);
         const late = await withDeadline(answer, this.#config.graceMs);
+        const ended = onTime === CANCELLED ? cancelledCall(request.toolName) : undefined;
         if (late === TIMED_OUT) {
           await this.#kill(worker);
-          return timedOut(request.toolName, timeoutMs, 'its worker was killed');
+          return ended ?? timedOut(request.toolName, timeoutMs, 'its worker was killed');
         }
         this.#release(worker, key);
-        return timedOut(request.toolName, timeoutMs, 'it was cancelled');
+        return ended ?? timedOut(request.toolName, timeoutMs, 'it was cancelled');
       } finally {
         this.#busy.delete(callKey);
       }
@@ -120,8 +131,9 @@ export class SandboxSupervisor implements ToolRunner {
     }
   }
 
+  /** Cancels a running call as its deadline would: signal now, kill after `graceMs`. */
   cancel(callId: string, scope: CallScope): void {
-    this.#busy.get(callKeyOf(callId, scope))?.worker.cancel(callId);
+    this.#busy.get(callKeyOf(callId, scope))?.cancel.abort();
   }
 
   /** A run ended: with `reuse: 'run'`, the workers that served it are stopped. */
@@ -322,6 +334,16 @@ export class SandboxSupervisor implements ToolRunner {
       },
     } as const;
   }
+}
+
+/** What waiting for a call resolves to when its run cancelled it. */
+const CANCELLED: unique symbol = Symbol('cancelled');
+
+function cancelledCall(toolName: string) {
+  return {
+    ok: false,
+    error: { code: 'tool-cancelled', message: `Tool "${toolName}" was cancelled.` },
+  } as const;
 }
 
 /** A call's key among all runs: model-chosen call ids repeat across runs. */
