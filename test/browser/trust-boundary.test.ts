@@ -251,8 +251,8 @@ describe('a resumed run', () => {
     ]);
     const first = agentFor(session, { tools: [readNote, deleteAll], memory: { database } });
     const run = first.run('Read my note', { allowedTools: ['read_note'] });
-    for await (const event of run) if (event.type === 'approval-request') break;
-    first.dispose();
+    // The tab goes away while the call waits: the run's page side ends, its record stays.
+    for await (const event of run) if (event.type === 'approval-request') first.dispose();
 
     const second = agentFor(session, { tools: [readNote, deleteAll], memory: { database } });
     const events = await playRun(second.resume(run.runId), () => 'approve');

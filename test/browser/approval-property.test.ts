@@ -1,0 +1,279 @@
+import { type Agent, type AgentEvent, type AgentRun, isAirlockError, tool } from 'airlock';
+import type { ScriptedToolCall, ScriptedTurn } from 'airlock/testing/remote';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { agentFor, scriptModel } from './support';
+
+// Random interleavings of what the model, the sandboxes and the page may do, against the
+// invariants of the approval gate and the sandbox protocol:
+// - a tool whose declared policy needs approval never runs without an approval of that very request;
+// - the agent worker never throws outside a run;
+// - every run ends with exactly one terminal event, last;
+// - no decision is used twice (a second one, or one for an unknown id, is refused).
+
+const hostileUrl = new URL('./fixtures/hostile-tools.worker.ts', import.meta.url).href;
+const agentWorkerUrl = new URL('./fixtures/agent.worker.ts', import.meta.url);
+
+/** A call the model makes: which tool, and what id it gives it. */
+interface CallPlan {
+  readonly tool:
+    | 'guarded'
+    | 'delete_all'
+    | 'write_etc'
+    | 'write_tmp'
+    | 'echo'
+    | 'waive'
+    | 'misbehave';
+  readonly id: 'dup' | 'missing' | 'reused' | 'server';
+  readonly how: 'null' | 'content-42' | 'wrong-call-id' | 'twice' | 'unknown-id' | 'garbage';
+}
+
+/** What the page does with an approval request. */
+type Reaction =
+  | 'approve'
+  | 'reject'
+  | 'approve-twice'
+  | 'unknown-then-approve'
+  | 'late-approve'
+  | 'abort'
+  | 'reload';
+
+interface Scenario {
+  readonly steps: readonly (readonly CallPlan[])[];
+  readonly reactions: readonly Reaction[];
+  /** Abort the run when its nth event arrives (counted per run). */
+  readonly abortAtEvent: number | null;
+}
+
+const callPlan: fc.Arbitrary<CallPlan> = fc.record({
+  tool: fc.constantFrom(
+    'guarded',
+    'delete_all',
+    'write_etc',
+    'write_tmp',
+    'echo',
+    'waive',
+    'misbehave',
+  ),
+  id: fc.constantFrom('dup', 'missing', 'reused', 'server'),
+  how: fc.constantFrom('null', 'content-42', 'wrong-call-id', 'twice', 'unknown-id', 'garbage'),
+});
+
+const scenario: fc.Arbitrary<Scenario> = fc.record({
+  steps: fc.array(fc.array(callPlan, { minLength: 1, maxLength: 3 }), {
+    minLength: 1,
+    maxLength: 3,
+  }),
+  reactions: fc.array(
+    fc.constantFrom<Reaction>(
+      'approve',
+      'reject',
+      'approve-twice',
+      'unknown-then-approve',
+      'late-approve',
+      'abort',
+      'reload',
+    ),
+    { minLength: 6, maxLength: 6 },
+  ),
+  abortAtEvent: fc.option(fc.integer({ min: 1, max: 40 }), { nil: null }),
+});
+
+function scriptedCall(plan: CallPlan): ScriptedToolCall {
+  const id = { dup: 'dup', missing: '', reused: 'call_reused', server: undefined }[plan.id];
+  const call = (name: string, args: Record<string, unknown>): ScriptedToolCall =>
+    id === undefined ? { name, arguments: args } : { id, name, arguments: args };
+  switch (plan.tool) {
+    case 'guarded':
+      return call('guarded', {});
+    case 'delete_all':
+      return call('delete_all', {});
+    case 'write_etc':
+      return call('write_file', { path: '/etc/passwd' });
+    case 'write_tmp':
+      return call('write_file', { path: '/tmp/notes' });
+    case 'echo':
+      return call('echo', { text: 'hi' });
+    case 'waive':
+      return call('waive_approvals', {});
+    case 'misbehave':
+      return call('misbehave', { how: plan.how });
+  }
+}
+
+/** What one scenario observed, checked against the invariants at the end. */
+class Ledger {
+  /** Call ids whose approval request the page approved and the worker took. */
+  readonly approvedCalls = new Set<string>();
+  readonly approvalIds = new Set<string>();
+  /** Calls of the page tool `guarded` that ran. */
+  readonly guardedRuns: string[] = [];
+  readonly workerErrors: string[] = [];
+  readonly violations: string[] = [];
+  readonly pending: Promise<unknown>[] = [];
+
+  /** Sends a decision the page expects to be taken; records it once taken. */
+  decide(run: AgentRun, request: ApprovalRequest, approved: boolean): Promise<void> {
+    const sent = approved ? run.approve(request.approvalId) : run.reject(request.approvalId);
+    const taken = sent.then(
+      () => {
+        if (approved) this.approvedCalls.add(request.callId);
+      },
+      (error: unknown) => {
+        // Refused only when the run ended (abort, reload) before the decision reached it.
+        if (!isAirlockError(error, 'approval-already-decided'))
+          this.violations.push(`a first decision was refused: ${String(error)}`);
+      },
+    );
+    this.pending.push(taken);
+    return taken;
+  }
+
+  /** Sends a decision that must be refused with `code`. */
+  async expectRefused(
+    decision: Promise<void>,
+    code: 'approval-already-decided' | 'approval-unknown',
+  ) {
+    const outcome = await decision.then(
+      () => 'taken',
+      (error: unknown) => (isAirlockError(error, code) ? 'refused' : String(error)),
+    );
+    if (outcome !== 'refused')
+      this.violations.push(`a decision that must be refused was ${outcome}`);
+  }
+}
+
+type ApprovalRequest = Extract<AgentEvent, { type: 'approval-request' }>;
+type ToolResult = Extract<AgentEvent, { type: 'tool-result' }>;
+
+const NEEDS_APPROVAL = (result: ToolResult, argumentsByCall: Map<string, unknown>) =>
+  result.toolName === 'guarded' ||
+  result.toolName === 'delete_all' ||
+  (result.toolName === 'write_file' &&
+    JSON.stringify(argumentsByCall.get(result.callId)).includes('/etc/'));
+
+async function playScenario(plan: Scenario): Promise<Ledger> {
+  const ledger = new Ledger();
+  const turns: ScriptedTurn[] = [
+    ...plan.steps.map((calls) => ({ toolCalls: calls.map(scriptedCall) })),
+    { text: 'done' },
+  ];
+  const session = await scriptModel(turns);
+  const database = `property-${crypto.randomUUID()}`;
+  const guarded = tool({
+    name: 'guarded',
+    description: 'A page tool that always needs approval.',
+    parameters: z.object({}),
+    needsApproval: true,
+    execute: (_args, { callId }) => {
+      ledger.guardedRuns.push(callId);
+      return 'ran';
+    },
+  });
+  const startAgent = (): Agent =>
+    agentFor(session, {
+      worker: () => {
+        const worker = new Worker(agentWorkerUrl, { type: 'module' });
+        worker.addEventListener('error', (event) => ledger.workerErrors.push(event.message));
+        return worker;
+      },
+      tools: [guarded],
+      toolsets: [{ name: 'hostile', worker: () => new Worker(hostileUrl, { type: 'module' }) }],
+      memory: { database, tools: false },
+      limits: { maxSteps: plan.steps.length + 1 },
+    });
+
+  let reactions = 0;
+  const argumentsByCall = new Map<string, unknown>();
+  let agent = startAgent();
+  let run: AgentRun | undefined = agent.run('Go');
+  while (run) {
+    const current = run;
+    const events: AgentEvent[] = [];
+    let reloadAfter = false;
+    for await (const event of current) {
+      events.push(event);
+      if (events.length === plan.abortAtEvent) current.abort();
+      if (event.type === 'tool-call') argumentsByCall.set(event.callId, event.arguments);
+      if (event.type !== 'approval-request') continue;
+      if (ledger.approvalIds.has(event.approvalId))
+        ledger.violations.push(`approval id ${event.approvalId} was issued twice`);
+      ledger.approvalIds.add(event.approvalId);
+      const reaction = plan.reactions[reactions++ % plan.reactions.length] ?? 'approve';
+      switch (reaction) {
+        case 'approve':
+        case 'reject':
+          await ledger.decide(current, event, reaction === 'approve');
+          break;
+        case 'approve-twice':
+          await ledger.decide(current, event, true);
+          await ledger.expectRefused(current.approve(event.approvalId), 'approval-already-decided');
+          break;
+        case 'unknown-then-approve':
+          await ledger.expectRefused(
+            current.approve(`approval_${crypto.randomUUID()}`),
+            'approval-unknown',
+          );
+          await ledger.expectRefused(current.approve(event.callId), 'approval-unknown');
+          await ledger.decide(current, event, true);
+          break;
+        case 'late-approve':
+          setTimeout(() => void ledger.decide(current, event, true), 30);
+          break;
+        case 'abort':
+          current.abort();
+          break;
+        case 'reload':
+          // The tab goes away while the call waits; a new one resumes the run.
+          reloadAfter = true;
+          agent.dispose();
+          break;
+      }
+    }
+    const terminals = events.filter((e) => e.type === 'run-finish' || e.type === 'run-error');
+    if (terminals.length !== 1 || events.at(-1) !== terminals[0])
+      ledger.violations.push(`a run ended with ${terminals.length} terminal events`);
+    const last = events.at(-1);
+    if (
+      last?.type === 'run-error' &&
+      !['agent-disposed', 'budget-exceeded'].includes(last.error.code)
+    )
+      ledger.violations.push(`a run failed with ${last.error.code}: ${last.error.message}`);
+    for (const result of events.filter((e): e is ToolResult => e.type === 'tool-result')) {
+      if (
+        result.ok &&
+        NEEDS_APPROVAL(result, argumentsByCall) &&
+        !ledger.approvedCalls.has(result.callId)
+      )
+        ledger.violations.push(`${result.toolName} (${result.callId}) ran without its approval`);
+    }
+    run = undefined;
+    if (reloadAfter) {
+      agent = startAgent();
+      const [waiting] = await agent.memory.listRuns({ statuses: ['awaiting-approval'] });
+      if (waiting) run = agent.resume(waiting.id);
+    }
+  }
+  await Promise.all(ledger.pending);
+  agent.dispose();
+  for (const callId of ledger.guardedRuns)
+    if (!ledger.approvedCalls.has(callId))
+      ledger.violations.push(`guarded (${callId}) ran unapproved`);
+  if (new Set(ledger.guardedRuns).size !== ledger.guardedRuns.length)
+    ledger.violations.push('a guarded call ran twice');
+  return ledger;
+}
+
+describe('the approval gate and the sandbox protocol, under random interleavings', () => {
+  it('never run a call that needs approval without its own approval, never crash the agent worker, end every run once and use no decision twice', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (plan) => {
+        const ledger = await playScenario(plan);
+        expect(ledger.workerErrors).toEqual([]);
+        expect(ledger.violations).toEqual([]);
+      }),
+      { numRuns: 20, endOnFailure: true },
+    );
+  }, 240_000);
+});
