@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import type { RunRecord } from '../protocol/memory';
-import { chatMessageSchema, toolCallSchema } from './conversation-export-schema';
-import { rowProblems } from './row-schemas';
+import { chatMessageSchema, rowProblems, toolCallSchema } from './row-schemas';
 
 const pendingStepSchema = z.object({
   assistant: z.object({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
-import { isMemoryScope } from './memory-rules';
-import type { ConversationExport, ImportOptions, MemoryScope } from './store';
+import { conversationFieldsSchema, memoryRowSchema, messageRowSchema } from './row-schemas';
+import type { ConversationExport, ImportOptions } from './store';
 
 /** The most text an import may be: parsing more would stall the tab for little gain. */
 export const MAX_IMPORT_CHARS = 20 * 1024 * 1024;
@@ -12,33 +12,6 @@ export const MAX_IMPORT_MESSAGES = 100_000;
 /** How many problems an error message lists; all of them are in `details.problems`. */
 const MAX_LISTED_PROBLEMS = 10;
 
-const timestamp = z.number().nonnegative();
-const seqNumber = z.int().nonnegative();
-
-/** A tool call as stored (the Chat Completions shape). */
-export const toolCallSchema = z.object({
-  id: z.string().min(1),
-  type: z.literal('function'),
-  function: z.object({ name: z.string().min(1), arguments: z.string() }),
-});
-
-/** A chat message as stored and replayed. */
-export const chatMessageSchema = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string() }),
-  z.object({
-    role: z.literal('assistant'),
-    content: z.string().nullable(),
-    tool_calls: z.array(toolCallSchema).exactOptional(),
-  }),
-  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }),
-]);
-
-const memoryScopeSchema = z.custom<MemoryScope>(
-  (value) => typeof value === 'string' && isMemoryScope(value),
-  { error: 'expected "global", "user:<id>" or "conversation:<id>"' },
-);
-
 /**
  * An exported conversation, as it must look to be imported. Unknown keys are dropped, so
  * nothing the file carries beyond the format reaches the database.
@@ -46,40 +19,9 @@ const memoryScopeSchema = z.custom<MemoryScope>(
 export const conversationExportSchema = z.object({
   format: z.literal('airlock.conversation'),
   version: z.literal(1),
-  conversation: z.object({
-    id: z.string().min(1),
-    title: z.string(),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    summary: z.string(),
-    summarizedThroughSeq: seqNumber,
-    lastSeq: seqNumber,
-  }),
-  messages: z
-    .array(
-      z.object({
-        conversationId: z.string(),
-        seq: z.int().positive(),
-        runId: z.string(),
-        message: chatMessageSchema,
-        status: z.enum(['complete', 'interrupted']),
-        approxTokens: z.number().nonnegative(),
-        at: timestamp,
-      }),
-    )
-    .max(MAX_IMPORT_MESSAGES),
-  memories: z.array(
-    z.object({
-      id: z.string().min(1),
-      key: z.string().min(1),
-      content: z.string(),
-      importance: z.number().min(0).max(1),
-      scope: memoryScopeSchema,
-      expiresAt: z.number().exactOptional(),
-      createdAt: timestamp,
-      updatedAt: timestamp,
-    }),
-  ),
+  conversation: conversationFieldsSchema,
+  messages: z.array(messageRowSchema).max(MAX_IMPORT_MESSAGES),
+  memories: z.array(memoryRowSchema),
 });
 
 function rejectImport(message: string, problems: readonly string[] = []): AirlockError {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { chatMessageSchema } from './conversation-export-schema';
 import { isMemoryScope } from './memory-rules';
 import type { ConversationRecord, MemoryRecord, MessageRecord, RunRecord } from './store';
 
@@ -9,6 +8,25 @@ import type { ConversationRecord, MemoryRecord, MessageRecord, RunRecord } from 
 const timestamp = z.number().finite();
 const seqNumber = z.int().nonnegative();
 const count = z.number().finite().nonnegative();
+
+/** A tool call as stored (the Chat Completions shape). */
+export const toolCallSchema = z.object({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
+/** A chat message as stored and replayed. */
+export const chatMessageSchema = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: z.string() }),
+  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string().nullable(),
+    tool_calls: z.array(toolCallSchema).exactOptional(),
+  }),
+  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }),
+]);
 
 /** A stored message row (`messages`). */
 export const messageRowSchema = z.object({
@@ -21,21 +39,25 @@ export const messageRowSchema = z.object({
   at: timestamp,
 });
 
+/** A conversation's fields (an export checks their consistency with its messages itself). */
+export const conversationFieldsSchema = z.object({
+  id: z.string().min(1),
+  title: z.string(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  summary: z.string(),
+  summarizedThroughSeq: seqNumber,
+  lastSeq: seqNumber,
+});
+
 /** A stored conversation row (`conversations`): its summary and seq counters feed the context. */
-export const conversationRowSchema = z
-  .object({
-    id: z.string().min(1),
-    title: z.string(),
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    summary: z.string(),
-    summarizedThroughSeq: seqNumber,
-    lastSeq: seqNumber,
-  })
-  .refine((row) => row.summarizedThroughSeq <= row.lastSeq, {
+export const conversationRowSchema = conversationFieldsSchema.refine(
+  (row) => row.summarizedThroughSeq <= row.lastSeq,
+  {
     error: 'summarizedThroughSeq is beyond lastSeq',
     path: ['summarizedThroughSeq'],
-  });
+  },
+);
 
 /** A stored long-term memory row (`memories`). */
 export const memoryRowSchema = z.object({
