@@ -29,7 +29,7 @@ import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
 import { MemoryService } from './memory-api';
-import type { ResumedStep } from './run-agent';
+import { abortedRun, type ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
@@ -122,7 +122,10 @@ export class AgentService implements AgentWorkerApi {
       );
       if (guarded === GUARDRAIL_ABORTED) {
         await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
-        await emit(abortedBeforeStart(request));
+        await emit({
+          type: 'run-finish',
+          ...abortedRun(request.runId, request.conversationId),
+        });
         return;
       }
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
@@ -250,19 +253,6 @@ function modelFor(config: AgentConfig): ChatModel {
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit));
   if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
   return model;
-}
-
-/** The end of a run aborted while its input was with the guardrails: nothing was stored or sent. */
-function abortedBeforeStart(request: RunRequest): AgentEvent {
-  return {
-    type: 'run-finish',
-    runId: request.runId,
-    conversationId: request.conversationId,
-    reason: 'aborted',
-    text: '',
-    steps: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-  };
 }
 
 /**

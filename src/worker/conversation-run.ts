@@ -12,7 +12,7 @@ import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
 import type { GuardrailGate } from './guardrail-gate';
-import { type ResumedStep, runAgent } from './run-agent';
+import { abortedRun, type ResumedStep, runAgent } from './run-agent';
 import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
 import { StoredRowCheck } from './stored-rows';
 import type { ApprovalGate } from './tools/approval-gate';
@@ -138,8 +138,14 @@ export async function runConversation(
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
         await emit({ type: 'run-finish', ...result });
       } catch (error) {
-        await journal.ended('failed');
-        throw error;
+        // Whatever an abort broke on its way (a summary call, a knowledge search), the run
+        // was aborted: it ends as such, with what it had stored kept.
+        if (!signal.aborted) {
+          await journal.ended('failed');
+          throw error;
+        }
+        await journal.ended('interrupted');
+        await emit({ type: 'run-finish', ...abortedRun(run.id, run.conversationId) });
       } finally {
         registry.endRun({ runId: run.id, conversationId: run.conversationId });
       }

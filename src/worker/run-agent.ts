@@ -173,6 +173,11 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   return finish('max-steps');
 }
 
+/** The result of a run aborted before its loop produced anything. */
+export function abortedRun(runId: string, conversationId: string): RunResult {
+  return { runId, conversationId, reason: 'aborted', text: '', steps: [], usage: NO_USAGE };
+}
+
 /** Runs a step's tool calls (those not settled before a resume), keeping the journal told of approval waits. */
 async function runStepTools(
   context: RunContext,

@@ -73,4 +73,24 @@ describe('aborting a run', () => {
 
     expect(second).toMatchObject({ reason: 'stop', text: 'Second answer.' });
   });
+
+  it('ends a run aborted while its history is being summarised as aborted, not failed', async () => {
+    const session = await scriptModel([
+      { text: 'First answer.' },
+      { text: 'Second answer.' },
+      // The summary call of the third run: held back by the rate limit for 5 s.
+      { status: 429, retryAfterSeconds: 5 },
+    ]);
+    // Two earlier turns and the input do not fit three messages: the third run summarises first.
+    const agent = agentFor(session, { memory: { window: { maxMessages: 3 } } });
+    await agent.run('One').result;
+    await agent.run('Two').result;
+
+    const run = agent.run('Three');
+    for await (const event of run) if (event.type === 'run-start') run.abort();
+
+    await expect(run.result).resolves.toMatchObject({ reason: 'aborted' });
+    const [interrupted] = await agent.memory.listRuns({ statuses: ['interrupted'] });
+    expect(interrupted?.input).toBe('Three');
+  });
 });
