@@ -2,6 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
 import { chromiumArgs, chromiumPath } from './scripts/chromium.mjs';
+import { workerTargets } from './test/setup/browser-targets.mjs';
+import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
@@ -69,6 +71,26 @@ export default defineConfig({
       },
       {
         extends: true,
+        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
+        test: {
+          name: 'soak',
+          include: ['test/soak/**/*.test.ts'],
+          testTimeout: 3_600_000,
+          // After the browser tests: a long run of its own, not load beside their checks.
+          sequence: { groupOrder: 1 },
+          browser: {
+            enabled: true,
+            headless: true,
+            provider: playwright({
+              launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+            }),
+            instances: [{ browser: 'chromium' }],
+            commands: { workerTargets, writeSoakReport },
+          },
+        },
+      },
+      {
+        extends: true,
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
@@ -77,7 +99,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // After the other projects, not beside them: its own Chromium would load the CPU
           // that the browser tests' timing checks (a killed worker's thread going idle) read.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
+import { existingSoakSection, soakSection } from './soak-section.mjs';
 
 /** @typedef {import('./lib/targets.mjs').Summary} Summary */
 /** @typedef {import('./lib/targets.mjs').BundleSize} BundleSize */
@@ -444,6 +445,15 @@ every contestant once and fails if one does not finish (no figures).`,
   parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
+  // The soak takes minutes and runs on its own (`npm run soak`): its last section is kept.
+  const soak = readResults('soak');
+  const keptSoak = existsSync(reportPath)
+    ? existingSoakSection(readFileSync(reportPath, 'utf8'))
+    : undefined;
+  const soakPart = soak
+    ? soakSection(/** @type {import('./soak-section.mjs').SoakFigures} */ (soak))
+    : keptSoak;
+  if (soakPart) parts.push(soakPart);
   writeFileSync(reportPath, `${parts.join('\n\n')}\n`);
 }
 

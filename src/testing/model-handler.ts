@@ -42,6 +42,8 @@ export interface ModelHandler {
   readonly requests: readonly RecordedRequest[];
   /** Destroys open (stalled or delayed) responses and clears their timers. */
   close(): void;
+  /** Replaces the script: the next chat request takes the first of `script`'s turns. */
+  replaceScript(script: ModelScript): void;
 }
 
 /** A response still being written, with the waits to cancel when it goes away. */
@@ -57,10 +59,11 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
   const requests: RecordedRequest[] = [];
   const open = new Set<OpenResponse>();
   let chatRequests = 0;
+  let currentScript = options.script;
 
   const pickTurn = (record: RecordedRequest): ScriptedTurn | { exhausted: string } => {
     const turnIndex = chatRequests++;
-    const script = options.script;
+    const script = currentScript;
     if (typeof script === 'function') {
       record.turnIndex = turnIndex;
       return script(record, turnIndex);
@@ -185,6 +188,10 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
         entry.endedByServer = true;
         entry.res.destroy();
       }
+    },
+    replaceScript(script: ModelScript): void {
+      currentScript = script;
+      chatRequests = 0;
     },
   });
 }
@@ -358,7 +365,7 @@ export function applyCors(res: ServerResponse): void {
 export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
   const requested = req.headers['access-control-request-headers'];
   res.writeHead(204, {
-    'access-control-allow-methods': 'GET, POST, OPTIONS',
+    'access-control-allow-methods': 'GET, POST, PUT, OPTIONS',
     ...(requested === undefined ? {} : { 'access-control-allow-headers': requested }),
     'access-control-max-age': '600',
   });

@@ -71,6 +71,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       void answerCreateSession(req, res, createSession);
       return;
     }
+    if (root === 'sessions' && handler && sub === 'turns' && req.method === 'PUT') {
+      void answerReplaceTurns(req, res, handler);
+      return;
+    }
     if (
       root === 'sessions' &&
       handler &&
@@ -106,6 +110,26 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         server.closeAllConnections();
       }),
   };
+}
+
+/** `PUT /sessions/:id/turns` with `{ turns }`: the session's next request takes the first of them; `204`. */
+async function answerReplaceTurns(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handler: ModelHandler,
+): Promise<void> {
+  let body: unknown;
+  try {
+    body = parseBody(await readBody(req));
+  } catch {
+    return; // The client went away mid-upload; nobody is left to answer.
+  }
+  const turns = isObject(body) ? body.turns : undefined;
+  if (!Array.isArray(turns) || !turns.every(isObject)) {
+    return sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
+  }
+  handler.replaceScript(turns as ScriptedTurn[]);
+  res.writeHead(204).end();
 }
 
 /** `POST /sessions` with `{ turns, options? }`: creates a session, answers `201 { id, baseURL }`. */

@@ -21,6 +21,8 @@ export interface RemoteModelSession {
   readonly id: string;
   /** The OpenAI client's `baseURL`. */
   readonly baseURL: string;
+  /** Replaces the script: the session's next chat request takes the first of `turns`. */
+  replaceTurns(turns: readonly ScriptedTurn[]): Promise<void>;
   /** The session's requests so far. */
   requests(): Promise<RecordedRequest[]>;
   /** Polls until at least `count` requests arrived; rejects on timeout. */
@@ -72,6 +74,17 @@ export async function createRemoteSession(
   return {
     id,
     baseURL,
+    replaceTurns: async (next) => {
+      const response = await fetch(`${root}/sessions/${id}/turns`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ turns: next }),
+      });
+      if (!response.ok)
+        throw new Error(
+          `PUT ${root}/sessions/${id}/turns failed with ${response.status}: ${await response.text()}`,
+        );
+    },
     requests,
     waitForRequests: (count, options) =>
       poll(

@@ -249,7 +249,7 @@ describe('the raw wire format', () => {
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
-    expect(response.headers.get('access-control-allow-methods')).toBe('GET, POST, OPTIONS');
+    expect(response.headers.get('access-control-allow-methods')).toBe('GET, POST, PUT, OPTIONS');
     expect(response.headers.get('access-control-allow-headers')).toBe(
       'x-stainless-os, authorization',
     );
@@ -553,6 +553,24 @@ describe('sessions and the control API', () => {
     await expect(remote.waitForRequests(2, { timeoutMs: 60 })).rejects.toThrow(
       /waiting for 2 request\(s\).*has 1/,
     );
+  });
+
+  it('replaces a session’s script, so its next request takes the first new turn', async () => {
+    const remote = await createRemoteSession(server.url, [{ text: 'first' }, { text: 'unused' }]);
+    const client = clientFor(remote.baseURL);
+    const ask = async () =>
+      (await client.chat.completions.create({ model: 'm', messages })).choices[0]?.message.content;
+    expect(await ask()).toBe('first');
+
+    await remote.replaceTurns([{ text: 'replaced' }]);
+
+    expect(await ask()).toBe('replaced');
+    await expect(ask()).rejects.toThrow(/script is exhausted/);
+    const refused = await fetch(`${server.url}/sessions/${remote.id}/turns`, {
+      method: 'PUT',
+      body: '{"turn": []}',
+    });
+    expect(refused.status).toBe(400);
   });
 
   it('rejects a control request without turns and an unknown session log', async () => {
