@@ -1,5 +1,6 @@
+import { arrayCheck, checkField } from '../errors/field-checks';
 import type { SandboxConnect, SandboxRequest, SandboxResponse } from '../protocol/sandbox-wire';
-import type { Tool } from '../tools/define-tool';
+import { type Tool, toolCheck } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 
 /**
@@ -8,6 +9,8 @@ import { LocalToolHost } from '../tools/local-tool-host';
  * come and go on that port, and a call that misses its deadline ends with this worker.
  */
 export function serveTools(tools: readonly Tool[]): void {
+  // Checked before anything listens: a worker serving a bad list would fail every call.
+  checkField(tools, 'tools', arrayCheck(toolCheck));
   const host = new LocalToolHost(tools);
   const specs = tools.map((tool) => tool.spec);
   const onConnect = (event: MessageEvent<SandboxConnect>) => {
