@@ -28,6 +28,7 @@ import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
 import { MemoryService } from './memory-api';
+import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
 import type { ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
@@ -111,8 +112,9 @@ export class AgentService implements AgentWorkerApi {
     }
   }
 
-  run(request: RunRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+  run(untrusted: RunRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
+      const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
       // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
       const guarded = await setup.guardrails.input(
         request.input,
@@ -147,8 +149,9 @@ export class AgentService implements AgentWorkerApi {
     });
   }
 
-  resume(request: ResumeRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+  resume(untrusted: ResumeRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
+      const request = parseResumeRequest(untrusted);
       const run = await setup.store.getRun(request.runId);
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
