@@ -48,7 +48,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        optimizeDeps: { include: ['comlink', 'openai', 'zod'] },
+        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'fast-check'] },
         // Iframe-tier tool workers run in an opaque origin: they load their modules with
         // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
         server: { cors: { origin: '*' } },

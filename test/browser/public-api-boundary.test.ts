@@ -10,6 +10,7 @@ import {
 } from 'airlock';
 import { serveTools } from 'airlock/sandbox';
 import * as Comlink from 'comlink';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { installErrorTransfer } from '../../src/errors/error-transfer';
@@ -741,6 +742,78 @@ describe('tool, toolFromFunction and serveTools refuse bad definitions', () => {
         'invalid-options',
         `tools[${value.length - 1}]`,
       );
+  });
+});
+
+describe('arbitrary values never surprise the public entries', () => {
+  /** A worker that never answers: enough for createAgent, and nothing runs. */
+  const silentWorker = () =>
+    ({
+      addEventListener() {},
+      removeEventListener() {},
+      postMessage() {},
+      terminate() {},
+    }) as unknown as Worker;
+  const TOP_LEVEL_OPTIONS = [
+    'model',
+    'instructions',
+    'tools',
+    'toolsets',
+    'allowedTools',
+    'limits',
+    'conversationId',
+    'memory',
+    'budgets',
+    'prices',
+    'rateLimit',
+    'guardrails',
+    'knowledge',
+  ] as const;
+
+  it('createAgent either accepts any value of any option or throws invalid-options', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...TOP_LEVEL_OPTIONS), fc.anything(), (option, value) => {
+        const options = { ...validOptions(silentWorker), [option]: value } as AgentOptions;
+        const error = thrownBy(() => createAgent(options).dispose());
+        if (error === NOTHING_THROWN) return;
+        expect(isAirlockError(error, 'invalid-options'), describeFailure(error)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('tool either accepts any value of any field or throws invalid-options', () => {
+    const fields = ['name', 'description', 'parameters', 'execute', 'timeoutMs', 'maxOutputChars'];
+    fc.assert(
+      fc.property(fc.constantFrom(...fields, 'needsApproval'), fc.anything(), (field, value) => {
+        const error = thrownBy(() => tool({ ...echo, [field]: value } as never));
+        if (error === NOTHING_THROWN) return;
+        expect(isAirlockError(error, 'invalid-options'), describeFailure(error)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('run refuses exactly the blank strings and non-strings, and takes any other Unicode text', () => {
+    const agent = createAgent(validOptions(silentWorker));
+    // An aborted signal ends an accepted run on the page, before anything crosses.
+    const aborted = AbortSignal.abort();
+    try {
+      fc.assert(
+        fc.property(
+          fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.anything()),
+          (input) => {
+            const error = thrownBy(() => agent.run(input as string, { signal: aborted }));
+            const valid = typeof input === 'string' && input.trim() !== '';
+            if (valid) expect(error, describeFailure(error)).toBe(NOTHING_THROWN);
+            else expectTypedError(error, 'invalid-input', 'input');
+          },
+        ),
+        { numRuns: 500 },
+      );
+    } finally {
+      agent.dispose();
+    }
   });
 });
 
