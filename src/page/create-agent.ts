@@ -172,7 +172,11 @@ export function createAgent(options: AgentOptions): Agent {
     'toolsets',
   );
   const config: AgentConfig = {
-    model: { ...options.model, baseURL: resolveBaseURL(options.model.baseURL) },
+    model: {
+      ...definedFields(options.model),
+      model: options.model.model,
+      baseURL: resolveBaseURL(options.model.baseURL),
+    },
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     pageTools: tools.map((tool) => tool.spec),
     toolsets: toolsets.map(toToolsetConfig),

@@ -817,6 +817,21 @@ describe('arbitrary values never surprise the public entries', () => {
   });
 });
 
+describe('options given as undefined', () => {
+  it('keep their defaults, as if left out', async () => {
+    const session = await scriptModel([{ text: 'Defaults kept.' }]);
+    const agent = agentFor(session, {
+      model: { apiKey: undefined, temperature: undefined },
+      limits: { maxSteps: undefined, maxInputChars: undefined },
+      instructions: undefined,
+    } as never);
+
+    expect((await agent.run('Hello').result).text).toBe('Defaults kept.');
+    const [body] = await receivedBodies(session);
+    expect(body).not.toHaveProperty('temperature');
+  });
+});
+
 describe('odd but valid Unicode is accepted', () => {
   it('sends an input with a lone surrogate, an RTL override, NUL and an emoji to the model intact', async () => {
     const session = await scriptModel([{ text: 'Received.' }]);
