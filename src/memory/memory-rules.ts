@@ -2,6 +2,15 @@ import { AirlockError } from '../errors/airlock-error';
 import type { MemoryInput, MemoryRecord, MemoryScope } from './store';
 import type { StoreChange } from './store-change';
 
+/** The longest memory key: a short label, not a place for content. */
+export const MAX_MEMORY_KEY_CHARS = 200;
+
+/**
+ * The longest memory content. Memories go into the instructions of every run, so one
+ * large memory (pasted by a caller, or saved by a model told to) would crowd out the rest.
+ */
+export const MAX_MEMORY_CONTENT_CHARS = 10_000;
+
 /** Importance of a memory saved without one: neither pushed forward nor back. */
 export const DEFAULT_IMPORTANCE = 0.5;
 
@@ -34,12 +43,19 @@ function invalid(message: string, field: string): AirlockError {
 }
 
 function checkKey(key: unknown): void {
-  if (typeof key !== 'string' || key.trim() === '')
-    throw invalid('A memory needs a non-empty string `key`.', 'key');
+  if (typeof key !== 'string' || key.trim() === '' || key.length > MAX_MEMORY_KEY_CHARS)
+    throw invalid(
+      `A memory needs a non-empty string \`key\` of at most ${MAX_MEMORY_KEY_CHARS} characters.`,
+      'key',
+    );
 }
 
 function checkContent(content: unknown): void {
-  if (typeof content !== 'string') throw invalid('A memory `content` must be a string.', 'content');
+  if (typeof content !== 'string' || content.length > MAX_MEMORY_CONTENT_CHARS)
+    throw invalid(
+      `A memory \`content\` must be a string of at most ${MAX_MEMORY_CONTENT_CHARS} characters.`,
+      'content',
+    );
 }
 
 function checkImportance(importance: unknown): void {
@@ -57,6 +73,8 @@ function checkExpiresAt(expiresAt: unknown): void {
  * model called, so the types are not trusted: a bad field is `invalid-input`.
  */
 export function normalizeMemoryInput(input: MemoryInput): NormalizedMemoryInput {
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw invalid('A memory must be an object `input` { key, content }.', 'input');
   checkKey(input.key);
   checkContent(input.content);
   const importance = input.importance ?? DEFAULT_IMPORTANCE;
@@ -77,6 +95,8 @@ export function normalizeMemoryInput(input: MemoryInput): NormalizedMemoryInput 
 export function checkMemoryPatch(
   patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>,
 ): void {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch))
+    throw invalid('A memory `patch` must be an object.', 'patch');
   if (patch.key !== undefined) checkKey(patch.key);
   if (patch.content !== undefined) checkContent(patch.content);
   if (patch.importance !== undefined) checkImportance(patch.importance);

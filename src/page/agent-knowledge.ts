@@ -1,5 +1,13 @@
 import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
+import {
+  checkField,
+  functionCheck,
+  optional,
+  sendableCheck,
+  shapeCheck,
+  signalCheck,
+} from '../errors/field-checks';
 import type {
   KnowledgeDocumentInput,
   KnowledgeDocumentRecord,
@@ -35,9 +43,29 @@ export interface AgentKnowledge {
   search(query: string, k?: number): Promise<KnowledgeHit[]>;
 }
 
+const ADD_OPTIONS = shapeCheck({
+  signal: optional(signalCheck),
+  onProgress: optional(functionCheck),
+});
+
+/**
+ * Refuses, as a rejection, what cannot be sent to the agent worker; the worker checks
+ * the rest, as it trusts no page.
+ */
+function unsendable(values: Readonly<Record<string, unknown>>): Promise<never> | undefined {
+  try {
+    for (const [name, value] of Object.entries(values))
+      checkField(value, name, sendableCheck, 'invalid-input');
+    return undefined;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /**
  * The page's knowledge client: calls go to the agent worker, and fail with
- * `agent-disposed` once the agent is gone.
+ * `agent-disposed` once the agent is gone. Bad arguments reject with `invalid-input`
+ * (`invalid-options` for `add`'s options), naming the argument.
  */
 export function createAgentKnowledge(
   remote: Comlink.Remote<KnowledgeApi>,
@@ -48,6 +76,8 @@ export function createAgentKnowledge(
   return {
     async add(document, options = {}) {
       if (isDisposed()) return disposed();
+      checkField(document, 'document', sendableCheck, 'invalid-input');
+      checkField(options, 'options', ADD_OPTIONS);
       const { signal, onProgress } = options;
       signal?.throwIfAborted();
       const operationId = crypto.randomUUID();
@@ -74,8 +104,9 @@ export function createAgentKnowledge(
         signal?.removeEventListener('abort', abortListener);
       }
     },
-    remove: (id) => (isDisposed() ? disposed() : remote.remove(id)),
+    remove: (id) => (isDisposed() ? disposed() : (unsendable({ id }) ?? remote.remove(id))),
     list: () => (isDisposed() ? disposed() : remote.list()),
-    search: (query, k) => (isDisposed() ? disposed() : remote.search(query, k)),
+    search: (query, k) =>
+      isDisposed() ? disposed() : (unsendable({ query, k }) ?? remote.search(query, k)),
   };
 }

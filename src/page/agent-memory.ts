@@ -1,5 +1,6 @@
 import type * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
+import { checkField, functionCheck, sendableCheck } from '../errors/field-checks';
 import { type StoreChange, storeChannelName } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
 
@@ -13,9 +14,30 @@ export interface AgentMemory extends MemoryApi {
 }
 
 /**
+ * How an error names each argument of each method. Arguments are checked in the agent
+ * worker, which trusts no page; here only for what cannot cross to it at all.
+ */
+const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
+  listConversations: [],
+  getConversation: ['id'],
+  renameConversation: ['id', 'title'],
+  deleteConversation: ['id'],
+  exportConversation: ['id'],
+  importConversation: ['json', 'options'],
+  listMemories: ['options'],
+  saveMemory: ['input'],
+  updateMemory: ['id', 'patch'],
+  deleteMemory: ['id'],
+  listRuns: ['options'],
+  conversationUsage: ['conversationId'],
+  toolCalls: ['options'],
+};
+
+/**
  * The page's memory client: calls go to the agent worker (the page never opens the
  * database), and fail with `agent-disposed` once the agent is gone instead of waiting
- * on a worker that will never answer.
+ * on a worker that will never answer. A function or symbol in an argument is refused
+ * here (`invalid-input`, or `invalid-options` for `options`): it cannot be sent.
  */
 export function createAgentMemory(
   remote: Comlink.Remote<MemoryApi>,
@@ -27,6 +49,14 @@ export function createAgentMemory(
     (...args: Parameters<MemoryApi[K]>): Promise<Awaited<ReturnType<MemoryApi[K]>>> => {
       if (isDisposed())
         return Promise.reject(new AirlockError('agent-disposed', 'This agent was disposed.'));
+      try {
+        ARGUMENT_NAMES[name].forEach((argument, index) => {
+          const code = argument === 'options' ? 'invalid-options' : 'invalid-input';
+          checkField(args[index], argument, sendableCheck, code);
+        });
+      } catch (error) {
+        return Promise.reject(error);
+      }
       const method = remote[name] as unknown as (
         ...values: Parameters<MemoryApi[K]>
       ) => Promise<Awaited<ReturnType<MemoryApi[K]>>>;
@@ -47,6 +77,7 @@ export function createAgentMemory(
     conversationUsage: call('conversationUsage'),
     toolCalls: call('toolCalls'),
     subscribe(listener) {
+      checkField(listener, 'listener', functionCheck);
       const channel = new BroadcastChannel(storeChannelName(database));
       channel.onmessage = (message: MessageEvent<StoreChange>) => listener(message.data);
       return () => channel.close();

@@ -1,6 +1,7 @@
 import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
+import { invalidField } from '../errors/field-checks';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
@@ -22,6 +23,7 @@ import { LocalToolHost } from '../tools/local-tool-host';
 import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
 import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun } from './agent-run';
+import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
 
@@ -45,7 +47,7 @@ export interface AgentOptions {
   readonly allowedTools?: readonly string[];
   /** Bounds on each run. */
   readonly limits?: Partial<RunLimits>;
-  /** The conversation runs continue unless a run names another (default: a new one). */
+  /** The conversation runs continue unless a run names another (default: a new one); at most 256 characters. */
   readonly conversationId?: string;
   /** Where and how the agent remembers (IndexedDB, in the agent worker). */
   readonly memory?: MemoryOptions;
@@ -113,19 +115,26 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Narrows the agent's tools for this run; others are neither offered nor run. */
   readonly allowedTools?: readonly string[];
-  /** The conversation to continue (default: the agent's). */
+  /** The conversation to continue (default: the agent's); at most 256 characters. */
   readonly conversationId?: string;
 }
 
 /** An agent bound to its worker. */
 export interface Agent {
-  /** Starts a run on the given user input; iterate it for events, await `result` for the outcome. */
+  /**
+   * Starts a run on the given user input; iterate it for events, await `result` for the outcome.
+   * Bad arguments are programming errors and throw at once, before anything reaches the worker:
+   * `invalid-input` for an input that is not a non-empty string, `input-too-large` for one
+   * over `limits.maxInputChars`, `invalid-options` for bad options.
+   */
   run(input: string, options?: RunOptions): AgentRun;
   /** Resolves with the names of all tools once toolsets have started; rejects with `invalid-options` or `toolset-unavailable`. */
   readonly ready: Promise<readonly string[]>;
   /**
    * Picks up a run that waits for approval (see `memory.listRuns`), e.g. after a reload:
-   * its `approval-request` events come again, and once answered the run goes on.
+   * its `approval-request` events come again, and once answered the run goes on. Throws
+   * `invalid-input` at once for a run id that is not a non-empty string, `invalid-options`
+   * for bad options.
    */
   resume(runId: string, options?: Omit<RunOptions, 'conversationId'>): AgentRun;
   /** The conversation runs continue by default. */
@@ -151,14 +160,11 @@ const DEFAULT_LIMITS: RunLimits = {
 /**
  * Creates an agent whose loop runs in a Web Worker. The page keeps only this thin client:
  * the model SDK and the loop live in the worker, sandboxed tools in workers of their own.
+ * Throws an `invalid-options` `AirlockError` at once, before any worker starts, for an
+ * option that is missing or wrong; its message and `details.field` name the option.
  */
 export function createAgent(options: AgentOptions): Agent {
-  if (typeof options.worker !== 'function') {
-    throw new AirlockError(
-      'invalid-options',
-      '`worker` must be a function that returns a new Worker.',
-    );
-  }
+  checkAgentOptions(options);
   const tools = options.tools ?? [];
   const toolsets = options.toolsets ?? [];
   const guardrailHost = new PageGuardrailHost(options.guardrails ?? {});
@@ -171,12 +177,16 @@ export function createAgent(options: AgentOptions): Agent {
     'toolsets',
   );
   const config: AgentConfig = {
-    model: { ...options.model, baseURL: resolveBaseURL(options.model.baseURL) },
+    model: {
+      ...definedFields(options.model),
+      model: options.model.model,
+      baseURL: resolveBaseURL(options.model.baseURL),
+    },
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     pageTools: tools.map((tool) => tool.spec),
     toolsets: toolsets.map(toToolsetConfig),
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
-    limits: { ...DEFAULT_LIMITS, ...options.limits },
+    limits: { ...DEFAULT_LIMITS, ...definedFields(options.limits ?? {}) },
     memory: toMemoryConfig(options.memory ?? {}),
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
     ...(options.prices === undefined ? {} : { prices: options.prices }),
@@ -274,6 +284,7 @@ export function createAgent(options: AgentOptions): Agent {
       return disposed;
     },
     run(input, runOptions = {}) {
+      checkRunArguments(input, runOptions, config.limits.maxInputChars);
       const conversationId = runOptions.conversationId ?? defaultConversation;
       const request = {
         runId: crypto.randomUUID(),
@@ -286,6 +297,7 @@ export function createAgent(options: AgentOptions): Agent {
       );
     },
     resume(runId, runOptions = {}) {
+      checkResumeArguments(runId, runOptions);
       const request = {
         runId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
@@ -334,14 +346,22 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
 
 function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
   const { dimensions, ...rest } = options;
-  const defined = Object.fromEntries(
-    Object.entries(rest).filter(([, value]) => value !== undefined),
-  ) as Partial<KnowledgeConfig>;
-  return {
+  const knowledge: KnowledgeConfig = {
     ...DEFAULT_KNOWLEDGE_CONFIG,
-    ...defined,
+    ...definedFields(rest),
     ...(dimensions === undefined ? {} : { dimensions }),
   };
+  // Checked once the defaults are in: either field alone may be the one out of line.
+  if (knowledge.overlapChars >= knowledge.chunkChars)
+    throw invalidField('knowledge.overlapChars', 'less than `knowledge.chunkChars`');
+  return knowledge;
+}
+
+/** The fields that are set, so an option given as `undefined` keeps its default. */
+function definedFields<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
@@ -363,20 +383,18 @@ function assertUnique(names: readonly string[], what: string): void {
     if (seen.has(name)) {
       throw new AirlockError(
         'invalid-options',
-        `Two ${what} are named "${name}"; names must be unique.`,
+        `Two of \`${what}\` are named "${name}"; names must be unique.`,
+        { details: { field: what } },
       );
     }
     seen.add(name);
   }
 }
 
-/** The worker resolves URLs against its own script, so a page-relative base URL is made absolute here. */
+/**
+ * The worker resolves URLs against its own script, so a page-relative base URL is made
+ * absolute here (`checkAgentOptions` made sure it resolves).
+ */
 function resolveBaseURL(baseURL: string): string {
-  try {
-    return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
-  } catch (error) {
-    throw new AirlockError('invalid-options', `model.baseURL "${baseURL}" is not a valid URL.`, {
-      cause: error,
-    });
-  }
+  return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
 }

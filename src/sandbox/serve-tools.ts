@@ -1,6 +1,7 @@
+import { arrayCheck, checkField } from '../errors/field-checks';
 import type { SandboxConnect, SandboxRequest, SandboxResponse } from '../protocol/sandbox-wire';
 import type { ToolOutcome } from '../protocol/tools';
-import type { Tool } from '../tools/define-tool';
+import { type Tool, toolCheck } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { describeThrown } from '../tools/run-tool';
 
@@ -11,6 +12,8 @@ import { describeThrown } from '../tools/run-tool';
  * Every request is answered, whatever a tool or its schema throws.
  */
 export function serveTools(tools: readonly Tool[]): void {
+  // Checked before anything listens: a worker serving a bad list would fail every call.
+  checkField(tools, 'tools', arrayCheck(toolCheck));
   const host = new LocalToolHost(tools);
   const specs = tools.map((tool) => tool.spec);
   const onConnect = (event: MessageEvent<SandboxConnect>) => {

@@ -1,4 +1,16 @@
 import { AirlockError } from '../errors/airlock-error';
+import {
+  checkField,
+  type FieldCheck,
+  functionCheck,
+  invalidField,
+  isRecord,
+  numberCheck,
+  optional,
+  shapeCheck,
+  stringCheck,
+  toolNameCheck,
+} from '../errors/field-checks';
 import type { JsonSchema, ToolSpec } from '../protocol/tools';
 import type { InferSchemaOutput, ToolSchema } from './standard-schema';
 
@@ -48,20 +60,53 @@ export interface Tool<S extends ToolSchema = ToolSchema> extends ToolDefinition<
   readonly spec: ToolSpec;
 }
 
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** A tool made by `tool()` or `toolFromFunction()`, as `createAgent` and `serveTools` take it. */
+export const toolCheck: FieldCheck = (value, field, code) => {
+  const made =
+    isRecord(value) &&
+    typeof value.execute === 'function' &&
+    isRecord(value.spec) &&
+    value.spec.name === value.name;
+  if (!made) throw invalidField(field, 'a tool made by tool() or toolFromFunction()', code);
+};
+
+const DEFINITION = shapeCheck(
+  {
+    name: toolNameCheck,
+    description: stringCheck(),
+    parameters: (value, field, code) => {
+      const standard = isRecord(value) ? value['~standard'] : undefined;
+      const usable =
+        isRecord(standard) &&
+        typeof standard.validate === 'function' &&
+        isRecord(standard.jsonSchema) &&
+        typeof standard.jsonSchema.input === 'function';
+      if (!usable)
+        throw invalidField(
+          field,
+          'a Standard Schema with JSON Schema support (`~standard.validate` and `~standard.jsonSchema`), e.g. a zod 4 object',
+          code,
+        );
+    },
+    execute: functionCheck,
+    timeoutMs: optional(numberCheck({ positive: true })),
+    maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
+    needsApproval: (value, field, code) => {
+      if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function')
+        throw invalidField(field, 'true, false or a function of the arguments', code, { value });
+    },
+  },
+  '',
+);
 
 /**
  * Defines a tool. The parameters' JSON Schema is made here, once, by the schema
- * library's own converter; a name the model API would refuse is an `invalid-options` error.
+ * library's own converter. A definition the agent could not use (a name the model API
+ * would refuse, an `execute` that is no function…) is an `invalid-options` error naming the field.
  */
 export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<S> {
+  checkField(definition, 'definition', DEFINITION);
   const { name, description, parameters, needsApproval } = definition;
-  if (!TOOL_NAME.test(name)) {
-    throw new AirlockError(
-      'invalid-options',
-      `Tool name "${name}" is not valid: use 1-64 letters, digits, "_" or "-".`,
-    );
-  }
   const spec: ToolSpec = {
     name,
     description,
@@ -92,16 +137,15 @@ function toJsonSchema(name: string, schema: ToolSchema): JsonSchema {
   } catch (error) {
     throw new AirlockError(
       'invalid-options',
-      `The parameters of tool "${name}" cannot be converted to JSON Schema.`,
-      {
-        cause: error,
-      },
+      `\`parameters\` of tool "${name}" cannot be converted to JSON Schema.`,
+      { cause: error, details: { field: 'parameters' } },
     );
   }
   if (parameters.type !== 'object') {
     throw new AirlockError(
       'invalid-options',
-      `The parameters of tool "${name}" must be an object schema (got type ${JSON.stringify(parameters.type)}).`,
+      `\`parameters\` of tool "${name}" must be an object schema (got type ${JSON.stringify(parameters.type)}).`,
+      { details: { field: 'parameters' } },
     );
   }
   return parameters;

@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import { checkField, type FieldCheck, functionCheck, shapeCheck } from '../errors/field-checks';
 import { type Tool, type ToolContext, type ToolDefinition, tool } from './define-tool';
 import type { InferSchemaOutput, ToolSchema } from './standard-schema';
 
@@ -17,6 +18,9 @@ export interface FunctionTool<S extends ToolSchema, R> extends Tool<S> {
 /** What a tool's `execute` resolves to. */
 export type ToolOutput<T extends Tool> = Awaited<ReturnType<T['execute']>>;
 
+/** An options object; its fields are checked by `tool()`, with the same names. */
+const isRecordCheck: FieldCheck = shapeCheck({});
+
 /**
  * Makes a tool of an existing function. The function takes the validated arguments (typed
  * from the schema, whose `.describe()`s tell the model what each argument means; use
@@ -28,11 +32,14 @@ export function toolFromFunction<S extends ToolSchema, R>(
   fn: (args: InferSchemaOutput<S>, context: ToolContext) => R,
   options: FunctionToolOptions<S>,
 ): FunctionTool<S, R> {
+  checkField(fn, 'fn', functionCheck);
+  checkField(options, 'options', isRecordCheck);
   const name = options.name ?? fn.name;
   if (!name) {
     throw new AirlockError(
       'invalid-options',
       'toolFromFunction: the function has no name (an inline arrow?); pass `name`.',
+      { details: { field: 'name' } },
     );
   }
   const made = tool<S>({ ...options, name, execute: fn });

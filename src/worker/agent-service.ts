@@ -29,6 +29,7 @@ import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
 import { MemoryService } from './memory-api';
+import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
 import { abortedRun, type ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
@@ -112,8 +113,9 @@ export class AgentService implements AgentWorkerApi {
     }
   }
 
-  run(request: RunRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+  run(untrusted: RunRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
+      const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
       // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
       const guarded = await setup.guardrails.input(
         request.input,
@@ -149,8 +151,9 @@ export class AgentService implements AgentWorkerApi {
     });
   }
 
-  resume(request: ResumeRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, request.runId, async (setup, emit, signal, approvals) => {
+  resume(untrusted: ResumeRequest, port: MessagePort): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
+      const request = parseResumeRequest(untrusted);
       const run = readRunRow(await setup.store.getRun(request.runId));
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);

@@ -128,7 +128,9 @@ function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T 
   const problems = parsed.error.issues.map(
     (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
   );
+  // `field` names the first problem, as the page's own checks do; `issues` lists them all.
+  const field = parsed.error.issues[0]?.path.join('.') || '(root)';
   throw new AirlockError('invalid-options', `${what}: ${problems.join('; ')}.`, {
-    details: { issues: problems },
+    details: { field, issues: problems },
   });
 }

@@ -1,5 +1,4 @@
 import * as Comlink from 'comlink';
-import { AirlockError } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import type {
   KnowledgeDocumentInput,
@@ -8,14 +7,13 @@ import type {
   KnowledgeProgress,
 } from '../protocol/knowledge';
 import type { KnowledgeApi } from '../protocol/wire';
-
-/** The most chunks one page search returns. */
-const MAX_K = 100;
+import { apiSchemas, parseArgument } from './request-schema';
 
 /**
  * The page's window on the knowledge base, served from the agent worker. Imports are
  * named by the page, so `cancel` can reach them; a progress callback is a Comlink proxy
  * from the page, released when the import ends. Calls made before setup wait for it.
+ * Arguments are parsed first: bad ones are `invalid-input` naming the field.
  */
 export class KnowledgeService implements KnowledgeApi {
   readonly #knowledge: () => Promise<KnowledgeBase>;
@@ -30,11 +28,14 @@ export class KnowledgeService implements KnowledgeApi {
     operationId: string,
     onProgress?: (progress: KnowledgeProgress) => void,
   ): Promise<KnowledgeDocumentRecord> {
+    const checked = parseArgument(apiSchemas.document, document, 'document', 'invalid-input');
+    const operation = parseArgument(apiSchemas.id, operationId, 'operationId', 'invalid-input');
+    parseArgument(apiSchemas.onProgress, onProgress, 'onProgress', 'invalid-options');
     const controller = new AbortController();
-    this.#imports.set(operationId, controller);
+    this.#imports.set(operation, controller);
     try {
       const knowledge = await this.#knowledge();
-      return await knowledge.add(document, {
+      return await knowledge.add(checked, {
         signal: controller.signal,
         // Not awaited: a slow page must not hold up the import; a gone page is ignored.
         ...(onProgress
@@ -46,18 +47,21 @@ export class KnowledgeService implements KnowledgeApi {
           : {}),
       });
     } finally {
-      this.#imports.delete(operationId);
+      this.#imports.delete(operation);
       const remote = onProgress as Partial<Comlink.Remote<unknown>> | undefined;
       remote?.[Comlink.releaseProxy]?.();
     }
   }
 
   async cancel(operationId: string): Promise<void> {
-    this.#imports.get(operationId)?.abort();
+    this.#imports
+      .get(parseArgument(apiSchemas.id, operationId, 'operationId', 'invalid-input'))
+      ?.abort();
   }
 
   async remove(id: string): Promise<void> {
-    return (await this.#knowledge()).remove(id);
+    const documentId = parseArgument(apiSchemas.id, id, 'id', 'invalid-input');
+    return (await this.#knowledge()).remove(documentId);
   }
 
   async list(): Promise<KnowledgeDocumentRecord[]> {
@@ -65,12 +69,13 @@ export class KnowledgeService implements KnowledgeApi {
   }
 
   async search(query: string, k?: number): Promise<KnowledgeHit[]> {
-    if (typeof query !== 'string')
-      throw new AirlockError('invalid-input', 'A knowledge query must be a string.');
-    if (k !== undefined && !(Number.isInteger(k) && k >= 1 && k <= MAX_K))
-      throw new AirlockError('invalid-input', `k must be an integer from 1 to ${MAX_K}, not ${k}.`);
+    const text = parseArgument(apiSchemas.query, query, 'query', 'invalid-input');
+    const count = parseArgument(apiSchemas.k, k, 'k', 'invalid-input');
     // A page search is not tied to a run; it is short and needs no cancelling.
     const signal = new AbortController().signal;
-    return (await this.#knowledge()).search(query, k === undefined ? { signal } : { signal, k });
+    return (await this.#knowledge()).search(
+      text,
+      count === undefined ? { signal } : { signal, k: count },
+    );
   }
 }

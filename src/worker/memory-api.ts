@@ -1,10 +1,15 @@
 import type { ConversationStore, ImportOptions } from '../memory/store';
 import type { MemoryApi } from '../protocol/wire';
+import { apiSchemas, parseArgument } from './request-schema';
 import { sumRunUsage } from './run-usage';
+
+type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
 
 /**
  * The page's window on the store, served from the agent worker (the page never opens
- * the database itself). Calls made before the store is open wait for it.
+ * the database itself). Calls made before the store is open wait for it. Every argument
+ * is parsed first: ids and data are `invalid-input`, options `invalid-options`, each
+ * naming the field.
  */
 export class MemoryService implements MemoryApi {
   readonly #store: () => Promise<ConversationStore>;
@@ -18,52 +23,90 @@ export class MemoryService implements MemoryApi {
   }
 
   async getConversation(id: string) {
+    const conversationId = parseId(id, 'id');
     const store = await this.#store();
-    const conversation = await store.getConversation(id);
-    return conversation ? { conversation, messages: await store.listMessages(id) } : undefined;
+    const conversation = await store.getConversation(conversationId);
+    return conversation
+      ? { conversation, messages: await store.listMessages(conversationId) }
+      : undefined;
   }
 
   async renameConversation(id: string, title: string) {
-    return (await this.#store()).renameConversation(id, title);
+    const conversationId = parseId(id, 'id');
+    const newTitle = parseArgument(apiSchemas.title, title, 'title', 'invalid-input');
+    return (await this.#store()).renameConversation(conversationId, newTitle);
   }
 
   async deleteConversation(id: string) {
-    return (await this.#store()).deleteConversation(id);
+    return (await this.#store()).deleteConversation(parseId(id, 'id'));
   }
 
   async exportConversation(id: string) {
-    return JSON.stringify(await (await this.#store()).exportConversation(id));
+    return JSON.stringify(await (await this.#store()).exportConversation(parseId(id, 'id')));
   }
 
   async importConversation(json: string, options: ImportOptions = {}) {
-    return (await this.#store()).importConversation(json, options);
+    const text = parseArgument(apiSchemas.json, json, 'json', 'invalid-input');
+    const checked = parseArgument(apiSchemas.importOptions, options, 'options', 'invalid-options');
+    return (await this.#store()).importConversation(text, checked ?? {});
   }
 
   async listMemories(options: Parameters<MemoryApi['listMemories']>[0] = {}) {
-    return (await this.#store()).listMemories(options);
+    const checked = parseArgument(
+      apiSchemas.listMemoriesOptions,
+      options,
+      'options',
+      'invalid-options',
+    );
+    return (await this.#store()).listMemories(checked ?? {});
   }
 
   async saveMemory(input: Parameters<MemoryApi['saveMemory']>[0]) {
+    parseArgument(apiSchemas.memoryInput, input, 'input', 'invalid-input');
+    // The memory rules check each field (and its size) for the store.
     return (await this.#store()).saveMemory(input);
   }
 
-  async updateMemory(id: string, patch: Parameters<MemoryApi['updateMemory']>[1]) {
-    return (await this.#store()).updateMemory(id, patch);
+  async updateMemory(id: string, patch: UpdateMemoryPatch) {
+    const memoryId = parseId(id, 'id');
+    const fields = parseArgument(apiSchemas.memoryPatch, patch, 'patch', 'invalid-input');
+    // A field given as `undefined` is left as it is, not erased.
+    const defined = Object.fromEntries(
+      Object.entries(fields).filter(([, value]) => value !== undefined),
+    ) as UpdateMemoryPatch;
+    return (await this.#store()).updateMemory(memoryId, defined);
   }
 
   async deleteMemory(id: string) {
-    return (await this.#store()).deleteMemory(id);
+    return (await this.#store()).deleteMemory(parseId(id, 'id'));
   }
 
   async listRuns(options: Parameters<MemoryApi['listRuns']>[0] = {}) {
-    return (await this.#store()).listRuns(options);
+    const checked = parseArgument(
+      apiSchemas.listRunsOptions,
+      options,
+      'options',
+      'invalid-options',
+    );
+    return (await this.#store()).listRuns(checked ?? {});
   }
 
   async conversationUsage(conversationId: string) {
-    return sumRunUsage(await (await this.#store()).listRuns({ conversationId }));
+    const id = parseId(conversationId, 'conversationId');
+    return sumRunUsage(await (await this.#store()).listRuns({ conversationId: id }));
   }
 
   async toolCalls(options: Parameters<MemoryApi['toolCalls']>[0] = {}) {
-    return (await this.#store()).listAudit(options);
+    const checked = parseArgument(
+      apiSchemas.toolCallsOptions,
+      options,
+      'options',
+      'invalid-options',
+    );
+    return (await this.#store()).listAudit(checked ?? {});
   }
+}
+
+function parseId(value: unknown, name: string): string {
+  return parseArgument(apiSchemas.id, value, name, 'invalid-input');
 }

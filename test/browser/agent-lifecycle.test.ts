@@ -49,21 +49,28 @@ describe('agent lifecycle', () => {
     }
   });
 
-  it('rejects options the worker cannot use with invalid-options naming the field', async () => {
-    const session = await scriptModel([]);
-    const agent = createAgent({
-      worker: () =>
-        new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
-      model: { baseURL: session.baseURL, model: '', maxRetries: -1 },
-    });
-    try {
-      const error = await agent.run('Hello').result.catch((thrown: unknown) => thrown);
-      expect(isAirlockError(error, 'invalid-options')).toBe(true);
-      expect((error as AirlockError).message).toContain('model.model');
-      expect((error as AirlockError).message).toContain('model.maxRetries');
-    } finally {
-      agent.dispose();
-    }
+  it('throws invalid-options naming each field the worker could not use, before starting it', () => {
+    let started = 0;
+    const error = (() => {
+      try {
+        createAgent({
+          worker: () => {
+            started += 1;
+            return new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
+              type: 'module',
+            });
+          },
+          model: { baseURL: 'http://127.0.0.1:9/v1', model: '', maxRetries: -1 },
+        });
+      } catch (thrown) {
+        return thrown;
+      }
+      return undefined;
+    })();
+    expect(isAirlockError(error, 'invalid-options')).toBe(true);
+    expect((error as AirlockError).message).toContain('`model.model`');
+    expect((error as AirlockError).details).toEqual({ field: 'model.model' });
+    expect(started).toBe(0);
   });
 
   it('throws invalid-options at once for a relative base URL that cannot be resolved or duplicate tool names', () => {

@@ -159,6 +159,7 @@ describe('finding 6: the new input always reaches the model', () => {
     ]);
     const wide = agentFor(session, {
       conversationId,
+      limits: { maxInputChars: 300_000 },
       memory: { database, window: { maxTokens: 100_000 }, tools: false },
     });
     await wide.run(`paste ${'z'.repeat(200_000)}`).result;

@@ -34,7 +34,7 @@ describe('defining a tool', () => {
     expect(() => tool({ ...add, name: 'add numbers' })).toThrow(
       expect.objectContaining({ code: 'invalid-options' }),
     );
-    expect(() => tool({ ...add, name: 'x'.repeat(65) })).toThrow(/not valid/);
+    expect(() => tool({ ...add, name: 'x'.repeat(65) })).toThrow(/`name` must be a tool name/);
   });
 
   it('refuses parameters that are not an object schema', () => {

@@ -1,0 +1,176 @@
+import {
+  arrayCheck,
+  booleanCheck,
+  checkField,
+  type FieldCheck,
+  functionCheck,
+  idCheck,
+  inputTooLarge,
+  invalidField,
+  numberCheck,
+  oneOfCheck,
+  optional,
+  recordCheck,
+  shapeCheck,
+  signalCheck,
+  stringCheck,
+  toolNameCheck,
+} from '../errors/field-checks';
+import { toolCheck } from '../tools/define-tool';
+
+// What `createAgent`, `run` and `resume` accept, checked on the page before anything
+// reaches the agent worker (which parses it again: it trusts no page). A bad argument is a
+// programming error, so these throw at once.
+
+const nonBlank = stringCheck({ nonBlank: true });
+const positive = numberCheck({ positive: true });
+const nonNegative = numberCheck({ min: 0 });
+const atLeastOne = numberCheck({ integer: true, min: 1 });
+
+/** A base URL that resolves against the page to http(s), as the worker needs it absolute. */
+const baseUrlCheck: FieldCheck = (value, field, code) => {
+  nonBlank(value, field, code);
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value as string, globalThis.location?.href).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw invalidField(field, 'an http(s) URL, absolute or relative to the page', code);
+};
+
+/** A guardrail stage: one function or an array of them. */
+const guardrailCheck: FieldCheck = (value, field, code) => {
+  const functions = Array.isArray(value) ? value : [value];
+  if (!functions.every((item) => typeof item === 'function'))
+    throw invalidField(field, 'a function or an array of functions', code);
+};
+
+const budgetCheck = optional(
+  shapeCheck({
+    modelCalls: optional(nonNegative),
+    toolCalls: optional(nonNegative),
+    promptTokens: optional(nonNegative),
+    completionTokens: optional(nonNegative),
+    totalTokens: optional(nonNegative),
+    cost: optional(nonNegative),
+  }),
+);
+
+const AGENT_OPTIONS = shapeCheck(
+  {
+    worker: functionCheck,
+    model: shapeCheck({
+      baseURL: baseUrlCheck,
+      model: nonBlank,
+      headers: optional(recordCheck(stringCheck())),
+      apiKey: optional(nonBlank),
+      maxRetries: optional(numberCheck({ integer: true, min: 0, max: 10 })),
+      requestTimeoutMs: optional(positive),
+      temperature: optional(numberCheck({ min: 0, max: 2 })),
+      toolCalling: optional(oneOfCheck(['native', 'prompted'])),
+    }),
+    instructions: optional(stringCheck()),
+    tools: optional(arrayCheck(toolCheck)),
+    toolsets: optional(
+      arrayCheck(
+        shapeCheck({
+          name: nonBlank,
+          isolation: optional(oneOfCheck(['worker', 'iframe'])),
+          reuse: optional(oneOfCheck(['call', 'run', 'conversation'])),
+          poolSize: optional(numberCheck({ integer: true, min: 0, max: 16 })),
+          maxConcurrency: optional(numberCheck({ integer: true, min: 1, max: 64 })),
+          timeoutMs: optional(positive),
+          graceMs: optional(nonNegative),
+          startTimeoutMs: optional(positive),
+        }),
+      ),
+    ),
+    allowedTools: optional(arrayCheck(toolNameCheck)),
+    limits: optional(
+      shapeCheck({
+        maxSteps: optional(atLeastOne),
+        streamIdleTimeoutMs: optional(positive),
+        maxInputChars: optional(atLeastOne),
+      }),
+    ),
+    conversationId: optional(idCheck),
+    memory: optional(
+      shapeCheck({
+        database: optional(nonBlank),
+        userId: optional(nonBlank),
+        window: optional(
+          shapeCheck({ maxMessages: optional(atLeastOne), maxTokens: optional(atLeastOne) }),
+        ),
+        summarize: optional(booleanCheck),
+        tools: optional(booleanCheck),
+        maxMemoryTokens: optional(atLeastOne),
+      }),
+    ),
+    budgets: optional(shapeCheck({ run: budgetCheck, conversation: budgetCheck })),
+    prices: optional(
+      recordCheck(shapeCheck({ promptPerMillion: nonNegative, completionPerMillion: nonNegative })),
+    ),
+    rateLimit: optional(
+      shapeCheck({
+        requestsPerMinute: optional(positive),
+        tokensPerMinute: optional(positive),
+        requestBurst: optional(numberCheck({ min: 1 })),
+      }),
+    ),
+    guardrails: optional(
+      shapeCheck({
+        input: optional(guardrailCheck),
+        output: optional(guardrailCheck),
+        toolArguments: optional(guardrailCheck),
+      }),
+    ),
+    knowledge: optional(
+      shapeCheck({
+        retrieval: optional(oneOfCheck(['inject', 'tool', 'both', 'off'])),
+        k: optional(numberCheck({ integer: true, min: 1, max: 50 })),
+        minScore: optional(numberCheck({ min: -1, max: 1 })),
+        chunkChars: optional(numberCheck({ integer: true, min: 50, max: 100_000 })),
+        overlapChars: optional(numberCheck({ integer: true, min: 0 })),
+        embeddingModel: optional(nonBlank),
+        batchSize: optional(numberCheck({ integer: true, min: 1, max: 2_048 })),
+        dimensions: optional(atLeastOne),
+      }),
+    ),
+  },
+  '',
+);
+
+/** Checks `createAgent`'s options; fields are named from the root (`model.baseURL`). */
+export function checkAgentOptions(options: unknown): void {
+  checkField(options, 'options', AGENT_OPTIONS);
+}
+
+const RUN_OPTIONS = shapeCheck({
+  signal: optional(signalCheck),
+  allowedTools: optional(arrayCheck(toolNameCheck)),
+  conversationId: optional(idCheck),
+});
+
+const RESUME_OPTIONS = shapeCheck({
+  signal: optional(signalCheck),
+  allowedTools: optional(arrayCheck(toolNameCheck)),
+});
+
+/**
+ * Checks `run`'s arguments: the input is data (`invalid-input`, or `input-too-large` past
+ * `maxInputChars`), the options are options (`invalid-options`).
+ */
+export function checkRunArguments(input: unknown, options: unknown, maxInputChars: number): void {
+  checkField(input, 'input', nonBlank, 'invalid-input');
+  if ((input as string).length > maxInputChars)
+    throw inputTooLarge((input as string).length, maxInputChars);
+  checkField(options, 'options', RUN_OPTIONS);
+}
+
+/** Checks `resume`'s arguments: the run id (`invalid-input`) and the options. */
+export function checkResumeArguments(runId: unknown, options: unknown): void {
+  checkField(runId, 'runId', idCheck, 'invalid-input');
+  checkField(options, 'options', RESUME_OPTIONS);
+}

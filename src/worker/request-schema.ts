@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { AirlockError } from '../errors/airlock-error';
+import {
+  type FieldErrorCode,
+  inputTooLarge,
+  MAX_ID_CHARS,
+  TOOL_NAME,
+} from '../errors/field-checks';
+import { isMemoryScope } from '../memory/memory-rules';
+import type { KnowledgeProgress } from '../protocol/knowledge';
+import type { MemoryScope } from '../protocol/memory';
+import type { ResumeRequest, RunRequest } from '../protocol/wire';
+
+// What the page sends the agent worker with each run and each memory or knowledge call,
+// parsed before use: a page (or anything that wraps the worker) is not trusted.
+
+const nonBlank = z.string().refine((value) => value.trim() !== '', 'must not be blank');
+const id = nonBlank.pipe(z.string().max(MAX_ID_CHARS));
+const toolNames = z.array(z.string().regex(TOOL_NAME));
+
+const runRequestSchema = z.object({
+  runId: id,
+  input: nonBlank,
+  conversationId: id,
+  allowedTools: toolNames.exactOptional(),
+});
+
+const resumeRequestSchema = z.object({
+  runId: id,
+  allowedTools: toolNames.exactOptional(),
+});
+
+/**
+ * Parses a run request. A bad input is `invalid-input`, an input over `maxInputChars` is
+ * `input-too-large` (checked before anything is stored or sent), anything else is
+ * `invalid-options`.
+ */
+export function parseRunRequest(value: unknown, maxInputChars: number): RunRequest {
+  const input = (value as { input?: unknown } | null)?.input;
+  // Measured before parsing, so a 12 MB input is refused as too large, not walked by a schema.
+  if (typeof input === 'string' && input.length > maxInputChars)
+    throw inputTooLarge(input.length, maxInputChars);
+  return parseArgument(runRequestSchema, value, 'request', 'invalid-options', {
+    root: true,
+    inputFields: ['input'],
+  });
+}
+
+/** Parses a resume request; anything wrong is `invalid-options`. */
+export function parseResumeRequest(value: unknown): ResumeRequest {
+  return parseArgument(resumeRequestSchema, value, 'request', 'invalid-options', { root: true });
+}
+
+/** The run id a request claims, for the `run-error` that refuses it. */
+export function claimedRunId(value: unknown): string {
+  const runId = (value as { runId?: unknown } | null)?.runId;
+  return typeof runId === 'string' ? runId : '';
+}
+
+/** The most chunks one page search returns. */
+export const MAX_SEARCH_K = 100;
+
+/** Schemas of the memory and knowledge API's arguments, by what an error calls them. */
+export const apiSchemas = {
+  id,
+  title: nonBlank.pipe(z.string().max(200)),
+  json: z.string(),
+  importOptions: z
+    .object({
+      replace: z.boolean().exactOptional(),
+      allowSystemMessages: z.boolean().exactOptional(),
+    })
+    .optional(),
+  listMemoriesOptions: z
+    .object({
+      scopes: z
+        .array(z.string().refine(isMemoryScope, 'is not a memory scope'))
+        .transform((scopes) => scopes as MemoryScope[])
+        .exactOptional(),
+      includeExpired: z.boolean().exactOptional(),
+    })
+    .optional(),
+  memoryInput: z.record(z.string(), z.unknown()),
+  // Only these fields may change; their values are checked by the memory rules.
+  memoryPatch: z.strictObject({
+    key: z.unknown().optional(),
+    content: z.unknown().optional(),
+    importance: z.unknown().optional(),
+    expiresAt: z.unknown().optional(),
+  }),
+  listRunsOptions: z
+    .object({
+      conversationId: id.exactOptional(),
+      statuses: z
+        .array(z.enum(['running', 'awaiting-approval', 'finished', 'interrupted', 'failed']))
+        .exactOptional(),
+    })
+    .optional(),
+  toolCallsOptions: z
+    .object({
+      conversationId: id.exactOptional(),
+      runId: id.exactOptional(),
+      limit: z.int().min(1).exactOptional(),
+    })
+    .optional(),
+  document: z.object({
+    id,
+    title: z.string(),
+    text: z.string(),
+    metadata: z.record(z.string(), z.unknown()).exactOptional(),
+  }),
+  query: nonBlank,
+  k: z.int().min(1).max(MAX_SEARCH_K).optional(),
+  onProgress: z
+    .custom<(progress: KnowledgeProgress) => void>((value) => typeof value === 'function')
+    .optional(),
+};
+
+/**
+ * Parses one argument of the caller's. The error names the field at fault (`options.limit`,
+ * `document.id`) in its message and `details.field`; with `root`, fields are named without
+ * the argument's own name (a request's `input`, not `request.input`).
+ */
+export function parseArgument<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  name: string,
+  code: FieldErrorCode,
+  options: { readonly root?: boolean; readonly inputFields?: readonly string[] } = {},
+): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path ?? [];
+  // Named as the page names them: `options.scopes[0]`, `document.id`.
+  const inner = path
+    .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+    .join('');
+  const field =
+    path.length === 0 ? name : options.root ? inner.replace(/^\./, '') : `${name}${inner}`;
+  const first = path[0];
+  const fieldCode =
+    typeof first === 'string' && options.inputFields?.includes(first) ? 'invalid-input' : code;
+  throw new AirlockError(fieldCode, `\`${field}\` is not valid: ${issue?.message ?? 'unknown'}.`, {
+    details: { field },
+  });
+}
