@@ -14,7 +14,7 @@ import {
   normalizeMemoryInput,
 } from './memory-rules';
 import { SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from './schema-versions';
-import { toStorageError } from './storage-errors';
+import { isConnectionLost, toStorageError } from './storage-errors';
 import type {
   AuditRecord,
   ConversationExport,
@@ -35,7 +35,16 @@ export interface OpenStoreOptions {
   readonly indexedDB?: IDBFactory;
   /** The `IDBKeyRange` matching `indexedDB`. */
   readonly IDBKeyRange?: typeof IDBKeyRange;
+  /**
+   * How long opening may stay blocked by another tab's connection at an older version
+   * before calls fail with `storage-blocked` (default 5 000 ms). A slow upgrade that is not
+   * blocked is waited for.
+   */
+  readonly openTimeoutMs?: number;
 }
+
+/** Default of `openTimeoutMs`. */
+export const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
 
 /** The database as this module sees it: one typed table per record kind. */
 type AirlockDatabase = Dexie & {
@@ -74,6 +83,21 @@ function openDatabase(name: string, options: OpenStoreOptions): AirlockDatabase 
   return db;
 }
 
+function isNamed(error: unknown, name: string): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    ((error as { name?: unknown }).name === name ||
+      isNamed((error as { inner?: unknown }).inner, name))
+  );
+}
+
+function describeError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { name, message } = error as { name?: unknown; message?: unknown };
+  return `${String(name)}: ${String(message)}`;
+}
+
 function notFound(kind: string, id: string): AirlockError {
   return new AirlockError('not-found', `No ${kind} with id "${id}".`, { details: { id } });
 }
@@ -91,9 +115,12 @@ function invalidInput(message: string): AirlockError {
  */
 export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   const name = options.name ?? 'airlock';
+  const openTimeoutMs = options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
   const db = openDatabase(name, options);
   const feed = createChangeFeed(name);
   let closedBy: 'caller' | 'newer-version' | 'deleted' | undefined;
+  let opening: Promise<void> | undefined;
+  let blockedSince: number | undefined;
 
   db.on('versionchange', (event) => {
     closedBy = event.newVersion ? 'newer-version' : 'deleted';
@@ -101,6 +128,10 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     feed.close();
     // Prevents Dexie's default handler, which closes but reopens on the next call.
     return false;
+  });
+  // Fired when this open waits for another connection (an old tab) to close.
+  db.on('blocked', () => {
+    blockedSince ??= Date.now();
   });
 
   const { conversations, messages, memories, runs, audit, documents, chunks } = db;
@@ -115,7 +146,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   function closedError(operation: string): AirlockError {
     const reason = closedBy ?? 'caller';
     return new AirlockError(
-      'storage-failed',
+      reason === 'newer-version' ? 'schema-changed' : 'storage-failed',
       `Storage failed while ${operation}: ${closedReasons[reason]}.`,
       {
         details: { operation, reason },
@@ -123,16 +154,92 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     );
   }
 
-  /** Runs one store operation, turning every failure into an `AirlockError`. */
-  async function guard<T>(operation: string, body: () => Promise<T>): Promise<T> {
+  /**
+   * Opens the database once (again after a lost connection). An open blocked by another
+   * tab for `openTimeoutMs` is given up: `storage-blocked`. One that cannot start at all
+   * (no IndexedDB, private mode) is `storage-unavailable`; a database already at a newer
+   * version is `schema-changed`.
+   */
+  function ensureOpen(operation: string): Promise<void> {
+    if (db.isOpen()) return Promise.resolve();
+    opening ??= openOnce(operation).finally(() => {
+      opening = undefined;
+    });
+    return opening;
+  }
+
+  async function openOnce(operation: string): Promise<void> {
+    blockedSince = undefined;
+    let gaveUp = false;
+    // Checked now and then rather than timed from the start: a long upgrade that nobody blocks is fine.
+    const watch = setInterval(
+      () => {
+        if (blockedSince !== undefined && Date.now() - blockedSince >= openTimeoutMs) {
+          gaveUp = true;
+          db.close();
+        }
+      },
+      Math.max(10, Math.min(250, openTimeoutMs / 4)),
+    );
+    try {
+      await db.open();
+    } catch (error) {
+      if (gaveUp) {
+        throw new AirlockError(
+          'storage-blocked',
+          `The database "${name}" is held open by another tab at an older version, which did not close within ${openTimeoutMs} ms (while ${operation}). Close or reload the other tabs of this app.`,
+          { details: { database: name, waitedMs: openTimeoutMs }, cause: error },
+        );
+      }
+      if (isNamed(error, 'VersionError')) {
+        closedBy = 'newer-version';
+        throw closedError(operation);
+      }
+      if (isAirlockError(error) || closedBy !== undefined) throw error;
+      throw new AirlockError(
+        'storage-unavailable',
+        `IndexedDB cannot be opened here (private mode or disabled storage?) while ${operation}: ${describeError(error)}`,
+        { details: { database: name, operation }, cause: error },
+      );
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  /**
+   * Runs one store operation, turning every failure into an `AirlockError`. An operation
+   * marked `retry` (it can be repeated without doing twice what it did once) is tried again,
+   * once, on a reopened connection when IndexedDB lost its connection (Safari's "server lost").
+   */
+  async function guard<T>(
+    operation: string,
+    body: () => Promise<T>,
+    retry: 'retry' | 'once' = 'retry',
+  ): Promise<T> {
     if (closedBy !== undefined) throw closedError(operation);
     try {
+      await ensureOpen(operation);
       return await body();
     } catch (error) {
-      // A connection closed under the operation fails with a Dexie error; say why it closed.
-      if (closedBy !== undefined && !isAirlockError(error)) throw closedError(operation);
-      throw toStorageError(error, operation);
+      if (closedBy === undefined && !isAirlockError(error) && isConnectionLost(error)) {
+        db.close();
+        if (retry === 'retry') {
+          try {
+            await ensureOpen(operation);
+            return await body();
+          } catch (again) {
+            throw failure(again, operation);
+          }
+        }
+      }
+      throw failure(error, operation);
     }
+  }
+
+  function failure(error: unknown, operation: string): AirlockError {
+    // A connection closed under the operation fails with a Dexie error; say why it closed.
+    if (closedBy !== undefined && !isAirlockError(error)) return closedError(operation);
+    return toStorageError(error, operation);
   }
 
   function notify(...changes: StoreChange[]): void {
@@ -216,54 +323,58 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       }),
 
     commitStep: (step) =>
-      guard('saving a step', async () => {
-        const { conversationId, runId } = step;
-        if (step.run !== undefined && step.run.conversationId !== conversationId)
-          throw invalidInput(`Run "${step.run.id}" belongs to another conversation.`);
-        if (step.audit?.some((record) => record.conversationId !== conversationId))
-          throw invalidInput('An audit record belongs to another conversation.');
-        const now = Date.now();
-        const tables = [conversations, messages, runs, audit];
-        const records = await db.transaction('rw', tables, async () => {
-          // Not created here: a conversation deleted by another tab mid-run stays deleted.
-          const conversation = await conversations.get(conversationId);
-          if (!conversation) throw notFound('conversation', conversationId);
-          const added = step.messages.map(
-            (message: ChatMessage, index): MessageRecord => ({
-              conversationId,
-              seq: conversation.lastSeq + index + 1,
-              runId,
-              message,
-              status: step.status ?? 'complete',
-              approxTokens: approxTokens(message),
-              at: now,
-            }),
-          );
-          if (added.length > 0) {
-            await messages.bulkAdd(added);
-            await conversations.put({
-              ...conversation,
-              lastSeq: conversation.lastSeq + added.length,
-              updatedAt: now,
-            });
-          }
-          if (step.run !== undefined) await runs.put(step.run);
+      guard(
+        'saving a step',
+        async () => {
+          const { conversationId, runId } = step;
+          if (step.run !== undefined && step.run.conversationId !== conversationId)
+            throw invalidInput(`Run "${step.run.id}" belongs to another conversation.`);
+          if (step.audit?.some((record) => record.conversationId !== conversationId))
+            throw invalidInput('An audit record belongs to another conversation.');
+          const now = Date.now();
+          const tables = [conversations, messages, runs, audit];
+          const records = await db.transaction('rw', tables, async () => {
+            // Not created here: a conversation deleted by another tab mid-run stays deleted.
+            const conversation = await conversations.get(conversationId);
+            if (!conversation) throw notFound('conversation', conversationId);
+            const added = step.messages.map(
+              (message: ChatMessage, index): MessageRecord => ({
+                conversationId,
+                seq: conversation.lastSeq + index + 1,
+                runId,
+                message,
+                status: step.status ?? 'complete',
+                approxTokens: approxTokens(message),
+                at: now,
+              }),
+            );
+            if (added.length > 0) {
+              await messages.bulkAdd(added);
+              await conversations.put({
+                ...conversation,
+                lastSeq: conversation.lastSeq + added.length,
+                updatedAt: now,
+              });
+            }
+            if (step.run !== undefined) await runs.put(step.run);
+            if (step.audit !== undefined && step.audit.length > 0)
+              await audit.bulkAdd([...step.audit]);
+            return added;
+          });
+          const changes: StoreChange[] = [];
+          if (records.length > 0)
+            changes.push(
+              { table: 'messages', conversationId },
+              { table: 'conversations', conversationId },
+            );
+          if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
           if (step.audit !== undefined && step.audit.length > 0)
-            await audit.bulkAdd([...step.audit]);
-          return added;
-        });
-        const changes: StoreChange[] = [];
-        if (records.length > 0)
-          changes.push(
-            { table: 'messages', conversationId },
-            { table: 'conversations', conversationId },
-          );
-        if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
-        if (step.audit !== undefined && step.audit.length > 0)
-          changes.push({ table: 'audit', conversationId });
-        notify(...changes);
-        return records;
-      }),
+            changes.push({ table: 'audit', conversationId });
+          notify(...changes);
+          return records;
+        },
+        'once',
+      ),
 
     // Reads backwards along [conversationId+status+seq] and stops after `limit` rows:
     // the cost does not grow with the length of the conversation.
@@ -390,9 +501,15 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
         return count;
       }),
 
+    // Conditional on the conversation: a late progress write of a run whose conversation was
+    // deleted must not bring back a `running` row that start-up would then try to repair.
     putRun: (run) =>
       guard('saving a run', async () => {
-        await runs.put(run);
+        await db.transaction('rw', [conversations, runs], async () => {
+          if ((await conversations.get(run.conversationId)) === undefined)
+            throw notFound('conversation', run.conversationId);
+          await runs.put(run);
+        });
         notify({ table: 'runs', conversationId: run.conversationId });
       }),
 
@@ -451,40 +568,44 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       ),
 
     importConversation: (data, importOptions = {}) =>
-      guard('importing a conversation', async () => {
-        // Everything is checked before the transaction, so bad input never starts a write.
-        const value = parseConversationExport(data, importOptions);
-        const { id } = value.conversation;
-        // Token counts are derived data: recomputed, not taken from the file.
-        const records = value.messages.map((record) => ({
-          ...record,
-          approxTokens: approxTokens(record.message),
-        }));
-        await db.transaction('rw', allTables, async () => {
-          const existing = await conversations.get(id);
-          if (existing && importOptions.replace !== true)
-            throw invalidInput(
-              `A conversation with id "${id}" exists; import with \`replace: true\` to replace it.`,
+      guard(
+        'importing a conversation',
+        async () => {
+          // Everything is checked before the transaction, so bad input never starts a write.
+          const value = parseConversationExport(data, importOptions);
+          const { id } = value.conversation;
+          // Token counts are derived data: recomputed, not taken from the file.
+          const records = value.messages.map((record) => ({
+            ...record,
+            approxTokens: approxTokens(record.message),
+          }));
+          await db.transaction('rw', allTables, async () => {
+            const existing = await conversations.get(id);
+            if (existing && importOptions.replace !== true)
+              throw invalidInput(
+                `A conversation with id "${id}" exists; import with \`replace: true\` to replace it.`,
+              );
+            const clashes = await memories.bulkGet(value.memories.map((memory) => memory.id));
+            const foreign = clashes.find(
+              (memory) => memory !== undefined && memory.scope !== conversationScope(id),
             );
-          const clashes = await memories.bulkGet(value.memories.map((memory) => memory.id));
-          const foreign = clashes.find(
-            (memory) => memory !== undefined && memory.scope !== conversationScope(id),
-          );
-          if (foreign)
-            throw invalidInput(
-              `Memory id "${foreign.id}" already belongs to scope "${foreign.scope}".`,
-            );
-          // Replacing is deleting and importing in one transaction: a failure keeps the old one.
-          // Without a conversation row, this clears leftovers filed under its id (memories
-          // saved to its scope), which would otherwise clash with the imported keys.
-          await deleteCascade(id);
-          await messages.bulkAdd(records);
-          await memories.bulkAdd([...value.memories]);
-          await conversations.add(value.conversation);
-        });
-        notify(...cascadeChanges(id));
-        return value.conversation;
-      }),
+            if (foreign)
+              throw invalidInput(
+                `Memory id "${foreign.id}" already belongs to scope "${foreign.scope}".`,
+              );
+            // Replacing is deleting and importing in one transaction: a failure keeps the old one.
+            // Without a conversation row, this clears leftovers filed under its id (memories
+            // saved to its scope), which would otherwise clash with the imported keys.
+            await deleteCascade(id);
+            await messages.bulkAdd(records);
+            await memories.bulkAdd([...value.memories]);
+            await conversations.add(value.conversation);
+          });
+          notify(...cascadeChanges(id));
+          return value.conversation;
+        },
+        'once',
+      ),
 
     putDocument: (document, added) =>
       guard('storing a document', async () => {

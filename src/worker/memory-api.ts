@@ -8,9 +8,18 @@ import { sumRunUsage } from './run-usage';
  */
 export class MemoryService implements MemoryApi {
   readonly #store: () => Promise<ConversationStore>;
+  readonly #endRunsOf: (conversationId: string) => Promise<void>;
 
-  constructor(store: () => Promise<ConversationStore>) {
+  /**
+   * @param endRunsOf ends this worker's runs of a conversation and waits for them, so that
+   * deleting a conversation never races its own run's writes.
+   */
+  constructor(
+    store: () => Promise<ConversationStore>,
+    endRunsOf: (conversationId: string) => Promise<void> = async () => {},
+  ) {
     this.#store = store;
+    this.#endRunsOf = endRunsOf;
   }
 
   async listConversations() {
@@ -27,8 +36,11 @@ export class MemoryService implements MemoryApi {
     return (await this.#store()).renameConversation(id, title);
   }
 
+  /** Ends the conversation's running runs (`conversation-deleted`), then deletes it with all it holds. */
   async deleteConversation(id: string) {
-    return (await this.#store()).deleteConversation(id);
+    const store = await this.#store();
+    await this.#endRunsOf(id);
+    return store.deleteConversation(id);
   }
 
   async exportConversation(id: string) {
