@@ -120,6 +120,8 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   const feed = createChangeFeed(name);
   let closedBy: 'caller' | 'newer-version' | 'deleted' | undefined;
   let opening: Promise<void> | undefined;
+  /** Once opened, a failed reopen (after a lost connection) is a storage failure, not a missing IndexedDB. */
+  let everOpened = false;
   let blockedSince: number | undefined;
 
   db.on('versionchange', (event) => {
@@ -183,6 +185,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     );
     try {
       await db.open();
+      everOpened = true;
     } catch (error) {
       if (gaveUp) {
         throw new AirlockError(
@@ -196,6 +199,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
         throw closedError(operation);
       }
       if (isAirlockError(error) || closedBy !== undefined) throw error;
+      if (everOpened) throw toStorageError(error, `reopening the database while ${operation}`);
       throw new AirlockError(
         'storage-unavailable',
         `IndexedDB cannot be opened here (private mode or disabled storage?) while ${operation}: ${describeError(error)}`,

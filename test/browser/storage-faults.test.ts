@@ -178,6 +178,11 @@ describe('storage faults', () => {
     await agent.run('Again').result;
 
     expect(ready).toMatchObject({ resolved: expect.any(Array) });
+    expect(await agent.storage).toEqual({ backend: 'memory' });
+    expect(events.slice(0, 2)).toEqual([
+      expect.objectContaining({ type: 'run-start' }),
+      expect.objectContaining({ type: 'warning', code: 'storage-unavailable' }),
+    ]);
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'warning', code: 'storage-unavailable' }),
     );
@@ -189,5 +194,43 @@ describe('storage faults', () => {
       'Again',
       'Remembered.',
     ]);
+  });
+
+  it('tells a streaming run that a newer tab took the database with a schema-changed storage-error, and the run still ends', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([slowAnswer]);
+    const agent = agentFor(session, { memory: { database, tools: false } });
+    const run = agent.run('Tell me everything');
+    const events: AgentEvent[] = [];
+    let deltas = 0;
+    for await (const event of run) {
+      events.push(event);
+      if (event.type === 'text-delta' && ++deltas === 10) (await openRaw(database, 1_000)).close();
+    }
+
+    expect(events.filter((event) => event.type === 'storage-error')).toEqual([
+      { type: 'storage-error', error: expect.objectContaining({ code: 'schema-changed' }) },
+    ]);
+    expect((await run.result).text).toBe(slowAnswer.text);
+  });
+
+  it('asks for persistent storage once when memory.persist is set and reports the answer', async () => {
+    const session = await scriptModel([]);
+    const asked: boolean[] = [];
+    const persist = navigator.storage.persist.bind(navigator.storage);
+    navigator.storage.persist = async () => {
+      const answer = await persist();
+      asked.push(answer);
+      return answer;
+    };
+    onTestFinished(() => {
+      navigator.storage.persist = persist;
+    });
+    const agent = agentFor(session, { memory: { persist: true, tools: false } });
+
+    const storage = await agent.storage;
+
+    expect(asked).toHaveLength(1);
+    expect(storage).toEqual({ backend: 'indexeddb', persisted: asked[0] });
   });
 });
