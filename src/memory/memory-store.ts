@@ -21,6 +21,7 @@ import type {
   RunRecord,
 } from './store';
 import { createChangeFeed, type StoreChange } from './store-change';
+import { invalidInput, notFound } from './store-failures';
 
 /** Where the in-memory store posts its changes. */
 export interface MemoryStoreOptions {
@@ -70,14 +71,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
   }
 
   const notify = (...changes: StoreChange[]) => feed.post(changes);
-
-  function notFound(kind: string, id: string): AirlockError {
-    return new AirlockError('not-found', `No ${kind} with id "${id}".`, { details: { id } });
-  }
-
-  function invalidInput(message: string): AirlockError {
-    return new AirlockError('invalid-input', message);
-  }
 
   const completeMessages = (conversationId: string) =>
     (messages.get(conversationId) ?? []).filter((record) => record.status === 'complete');
