@@ -2,7 +2,7 @@ import Dexie, { type Table, type Transaction } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { approxTokens } from '../approx-tokens';
-import { SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
+import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import type {
   AuditRecord,
@@ -186,6 +186,14 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
     );
     try {
       await db.open();
+      // Dexie opens a database a newer tab already upgraded at that newer version (native
+      // versions are Dexie's times ten); this code must not write rows it does not know.
+      if (db.backendDB().version > CURRENT_SCHEMA_VERSION * 10) {
+        closedBy = 'newer-version';
+        db.close();
+        feed.close();
+        throw closedError(operation);
+      }
       everOpened = true;
     } catch (error) {
       if (gaveUp) {

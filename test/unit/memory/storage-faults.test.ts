@@ -121,4 +121,20 @@ describe('storage faults in the Dexie store', () => {
       code: 'storage-unavailable',
     });
   });
+
+  it('fails with schema-changed when a newer tab already upgraded the database past this version', async () => {
+    const indexedDB = new IDBFactory();
+    await new Promise<void>((resolve, reject) => {
+      const request = indexedDB.open('faults', 1_000);
+      request.onsuccess = () => {
+        request.result.close();
+        resolve();
+      };
+      request.onerror = () => reject(request.error);
+    });
+    const store = storeOn(indexedDB);
+
+    await expect(store.listConversations()).rejects.toMatchObject({ code: 'schema-changed' });
+    await expect(store.ensureConversation('c')).rejects.toMatchObject({ code: 'schema-changed' });
+  });
 });
