@@ -3,7 +3,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
 import { assertInputFits } from '../memory/context-window';
-import { openStore } from '../memory/dexie-store';
+import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
 import { createMemoryStore } from '../memory/memory-store';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
@@ -147,7 +147,7 @@ export class AgentService implements AgentWorkerApi {
    * agent runs on memory, and every run says so with a `storage-unavailable` warning.
    */
   async #startStore(config: AgentConfig): Promise<ConversationStore> {
-    const { database, openTimeoutMs = 5_000 } = config.memory;
+    const { database, openTimeoutMs = DEFAULT_OPEN_TIMEOUT_MS } = config.memory;
     const store = this.#openStore(database, { openTimeoutMs });
     try {
       await store.pruneExpired();
@@ -156,7 +156,8 @@ export class AgentService implements AgentWorkerApi {
       if (!isAirlockError(error) || error.code !== 'storage-unavailable') throw error;
       store.close();
       this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
-      return createMemoryStore();
+      // Named as the database, so the page's subscribers still hear of its changes.
+      return createMemoryStore({ name: database });
     }
   }
 
