@@ -95,6 +95,7 @@ export type {
   MemoryApi,
   ModelConfig,
   RunLimits,
+  StorageStatus,
 } from './protocol/wire';
 export {
   type ApprovalRule,

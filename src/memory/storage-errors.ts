@@ -72,3 +72,20 @@ export function toStorageError(error: unknown, operation: string): AirlockError 
     },
   );
 }
+
+/** Names a lost connection to IndexedDB goes by: Safari's "server lost" is an `UnknownError`. */
+const CONNECTION_LOST_NAMES = new Set(['UnknownError', 'DatabaseClosedError']);
+
+/**
+ * True if `error` is, or wraps, a connection to IndexedDB that went away under the call
+ * (Safari: "Connection to Indexed Database server lost"; Dexie then reports the database
+ * closed). Reopening the database and trying again usually works.
+ */
+export function isConnectionLost(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > MAX_DEPTH) return false;
+  const candidate = error as { name?: unknown; inner?: unknown; cause?: unknown };
+  if (typeof candidate.name === 'string' && CONNECTION_LOST_NAMES.has(candidate.name)) return true;
+  return (
+    isConnectionLost(candidate.inner, depth + 1) || isConnectionLost(candidate.cause, depth + 1)
+  );
+}

@@ -17,6 +17,7 @@ import type {
   MemoryConfig,
   ModelConfig,
   RunLimits,
+  StorageStatus,
 } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
@@ -107,6 +108,18 @@ export interface MemoryOptions {
   readonly maxMemoryTokens?: number;
   /** Offer the built-in save_memory / recall_memories / forget_memory tools (default true). */
   readonly tools?: boolean;
+  /**
+   * How long opening the database may wait for another tab that holds it at an older
+   * schema version (and does not close when asked) before `ready` rejects, and runs fail,
+   * with `storage-blocked` (default 5 000 ms).
+   */
+  readonly openTimeoutMs?: number;
+  /**
+   * Ask the browser, once when the agent is created, not to evict the database under
+   * storage pressure (`navigator.storage.persist()`); the answer is `agent.storage`'s
+   * `persisted` (default false: not asked).
+   */
+  readonly persist?: boolean;
 }
 
 /** Options of one run. */
@@ -128,8 +141,16 @@ export interface Agent {
    * over `limits.maxInputChars`, `invalid-options` for bad options.
    */
   run(input: string, options?: RunOptions): AgentRun;
-  /** Resolves with the names of all tools once toolsets have started; rejects with `invalid-options` or `toolset-unavailable`. */
+  /**
+   * Resolves with the names of all tools once toolsets have started; rejects with
+   * `invalid-options`, `toolset-unavailable` or `storage-blocked`.
+   */
   readonly ready: Promise<readonly string[]>;
+  /**
+   * Where the agent keeps its data, once `ready`: IndexedDB, or memory when IndexedDB cannot
+   * be opened; and the answer to `memory.persist`. Rejects as `ready` does.
+   */
+  readonly storage: Promise<StorageStatus>;
   /**
    * Picks up a run that waits for approval (see `memory.listRuns`), e.g. after a reload:
    * its `approval-request` events come again, and once answered the run goes on. Throws
@@ -204,6 +225,8 @@ export function createAgent(options: AgentOptions): Agent {
   let disposed = false;
 
   let failReady: (error: AirlockError) => void = () => {};
+  let backend: StorageStatus['backend'] = 'indexeddb';
+  const persisted = askPersistence(options.memory?.persist);
   const ready = new Promise<readonly string[]>((resolve, reject) => {
     failReady = reject;
     remote
@@ -214,12 +237,19 @@ export function createAgent(options: AgentOptions): Agent {
         Comlink.proxy(guardrailHost),
       )
       .then((result) => {
-        if (result.ok) resolve(result.tools);
-        else reject(AirlockError.fromData(result.error));
+        if (result.ok) {
+          backend = result.storage?.backend ?? 'indexeddb';
+          resolve(result.tools);
+        } else reject(AirlockError.fromData(result.error));
       }, reject);
   });
   // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
   ready.catch(() => {});
+  const storage = ready.then(async (): Promise<StorageStatus> => {
+    const answer = await persisted;
+    return { backend, ...(answer === undefined ? {} : { persisted: answer }) };
+  });
+  storage.catch(() => {});
 
   const failAll = (error: AirlockError) => {
     failReady(error);
@@ -280,6 +310,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   return {
     ready,
+    storage,
     get disposed() {
       return disposed;
     },
@@ -330,6 +361,23 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
+/** Default of `memory.openTimeoutMs`. */
+const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks for persistent storage when the app wants it. A page-only API (`persist` is not
+ * exposed in workers), so it is asked here; a refusal or a missing API is an answer, not an error.
+ */
+async function askPersistence(wanted: boolean | undefined): Promise<boolean | undefined> {
+  if (!wanted) return undefined;
+  try {
+    const manager = globalThis.navigator?.storage;
+    return typeof manager?.persist === 'function' ? await manager.persist() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function toMemoryConfig(options: MemoryOptions): MemoryConfig {
   return {
     database: options.database ?? 'airlock',
@@ -341,6 +389,7 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
     summarize: options.summarize ?? true,
     maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
     tools: options.tools ?? true,
+    openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
   };
 }
 

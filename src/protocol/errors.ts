@@ -33,8 +33,26 @@ export type ErrorCode =
   | 'conversation-busy'
   /** The browser refused to store more (QuotaExceededError). */
   | 'storage-full'
-  /** IndexedDB failed for another reason (blocked, closed, corrupt, unavailable). */
+  /** IndexedDB failed for another reason (a lost connection retried once, a corrupt row, deletion by another tab). */
   | 'storage-failed'
+  /**
+   * The database could not be opened within `memory.openTimeoutMs`: another tab holds it at an
+   * older schema version and does not close. `ready` rejects and runs fail with it; close the
+   * other tab (or reload it) and create the agent again. `details`: `{ database, waitedMs }`.
+   */
+  | 'storage-blocked'
+  /**
+   * Another tab opened the database at a newer schema version: this agent closed its
+   * connection so that tab is not blocked, and stores nothing more. Reload the page.
+   */
+  | 'schema-changed'
+  /**
+   * IndexedDB cannot be opened here (private mode, disabled storage). An agent then runs on
+   * memory with a `storage-unavailable` warning; a store used directly rejects with this.
+   */
+  | 'storage-unavailable'
+  /** The run's conversation was deleted while the run was going on; nothing of the run was kept. */
+  | 'conversation-deleted'
   /** Data handed to Airlock (a run's input, an import, a memory) is malformed; nothing was changed. */
   | 'invalid-input'
   /**
@@ -73,7 +91,12 @@ export interface ErrorData {
 /** Something went wrong that the run survived; it goes on, and the `warning` event says what. */
 export type WarningCode =
   /** The conversation's summary could not be updated; the run went on with the previous one. */
-  'summary-failed';
+  | 'summary-failed'
+  /**
+   * IndexedDB cannot be opened (private mode, disabled storage): the agent keeps its
+   * conversations in memory, lost when it is disposed. Sent after `run-start` of every run.
+   */
+  | 'storage-unavailable';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =

@@ -70,6 +70,28 @@ export interface MemoryConfig {
   readonly maxMemoryTokens: number;
   /** Offer the built-in save/recall/forget memory tools (default true). */
   readonly tools: boolean;
+  /**
+   * How long opening the database may stay blocked by another tab at an older version
+   * before `ready` rejects with `storage-blocked` (default 5 000 ms). Absent in configs
+   * made before it existed.
+   */
+  readonly openTimeoutMs?: number;
+}
+
+/** Where the agent keeps what it stores, as `agent.storage` reports it. */
+export interface StorageStatus {
+  /**
+   * `indexeddb`, or `memory` when IndexedDB could not be opened (private mode, disabled
+   * storage): conversations then last as long as the agent, and every run warns
+   * `storage-unavailable`.
+   */
+  readonly backend: 'indexeddb' | 'memory';
+  /**
+   * The answer of `navigator.storage.persist()` when `memory.persist` asked for it: true if
+   * the browser will not evict the data under storage pressure. Absent when not asked or
+   * not supported.
+   */
+  readonly persisted?: boolean;
 }
 
 /** Everything the agent worker needs to know about an agent. */
@@ -107,7 +129,12 @@ export interface RunRequest {
 
 /** What configuring the agent worker came to: the tools it can offer, or why it cannot run. */
 export type ConfigureResult =
-  | { readonly ok: true; readonly tools: readonly string[] }
+  | {
+      readonly ok: true;
+      readonly tools: readonly string[];
+      /** Where the agent worker keeps its data (absent from workers older than this field). */
+      readonly storage?: Pick<StorageStatus, 'backend'>;
+    }
   | { readonly ok: false; readonly error: ErrorData };
 
 /**

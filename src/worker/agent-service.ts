@@ -1,9 +1,11 @@
 import type * as Comlink from 'comlink';
-import { AirlockError, toErrorData } from '../errors/airlock-error';
+import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
 import { assertInputFits } from '../memory/context-window';
-import { openStore } from '../memory/dexie-store';
+import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
+import { createMemoryStore } from '../memory/memory-store';
+import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
@@ -40,9 +42,26 @@ import { ToolRegistry } from './tools/tool-registry';
 
 /** Options of `serveAgent`, for tests and custom storage. */
 export interface AgentServiceOptions {
-  /** Opens the store for a database name (default: IndexedDB through Dexie). */
-  readonly openStore?: (database: string) => ConversationStore;
+  /**
+   * Opens the store for a database name (default: IndexedDB through Dexie). A store whose
+   * first call fails with `storage-unavailable` is replaced by one in memory.
+   */
+  readonly openStore?: (
+    database: string,
+    options: { readonly openTimeoutMs: number },
+  ) => ConversationStore;
 }
+
+/** A run this worker serves, so deleting its conversation can end it first. */
+interface ServedRun {
+  /** Known once the run (or the resumed run's row) names it. */
+  conversationId?: string;
+  readonly controller: AbortController;
+  readonly ended: Promise<void>;
+}
+
+/** How long deleting a conversation waits for its runs to end before deleting anyway. */
+const DELETE_WAIT_MS = 5_000;
 
 /** How often expired memories are pruned while the agent lives. */
 const PRUNE_INTERVAL_MS = 10 * 60_000;
@@ -56,21 +75,28 @@ const PRUNE_INTERVAL_MS = 10 * 60_000;
 export class AgentService implements AgentWorkerApi {
   readonly memory: MemoryService;
   readonly knowledge: KnowledgeService;
-  readonly #openStore: (database: string) => ConversationStore;
+  readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
   readonly #supervisors: SandboxSupervisor[] = [];
   readonly #setup: Promise<AgentSetup>;
+  readonly #served = new Set<ServedRun>();
+  /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
+  #storageWarning: string | undefined;
   #resolveSetup!: (setup: AgentSetup) => void;
   #rejectSetup!: (error: unknown) => void;
 
   constructor(options: AgentServiceOptions = {}) {
-    this.#openStore = options.openStore ?? ((name) => openStore({ name }));
+    this.#openStore =
+      options.openStore ?? ((name, { openTimeoutMs }) => openStore({ name, openTimeoutMs }));
     this.#setup = new Promise((resolve, reject) => {
       this.#resolveSetup = resolve;
       this.#rejectSetup = reject;
     });
     // Nobody may be waiting yet; the failure is also returned by configure and seen by every run.
     this.#setup.catch(() => undefined);
-    this.memory = new MemoryService(async () => (await this.#setup).store);
+    this.memory = new MemoryService(
+      async () => (await this.#setup).store,
+      (conversationId) => this.#endRunsOf(conversationId),
+    );
     this.knowledge = new KnowledgeService(async () => (await this.#setup).knowledge);
   }
 
@@ -82,8 +108,7 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
-      const store = this.#openStore(config.memory.database);
-      await store.pruneExpired();
+      const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
       const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
@@ -105,7 +130,11 @@ export class AgentService implements AgentWorkerApi {
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.
       setInterval(() => store.pruneExpired().catch(() => undefined), PRUNE_INTERVAL_MS);
-      return { ok: true, tools: registry.names };
+      return {
+        ok: true,
+        tools: registry.names,
+        storage: { backend: this.#storageWarning === undefined ? 'indexeddb' : 'memory' },
+      };
     } catch (error) {
       for (const supervisor of this.#supervisors.splice(0)) supervisor.dispose();
       this.#rejectSetup(error);
@@ -113,65 +142,120 @@ export class AgentService implements AgentWorkerApi {
     }
   }
 
+  /**
+   * Opens the agent's store and prunes expired memories (its first call, so an open that is
+   * blocked fails here, with `storage-blocked`). When IndexedDB cannot be opened at all the
+   * agent runs on memory, and every run says so with a `storage-unavailable` warning.
+   */
+  async #startStore(config: AgentConfig): Promise<ConversationStore> {
+    const { database, openTimeoutMs = DEFAULT_OPEN_TIMEOUT_MS } = config.memory;
+    const store = this.#openStore(database, { openTimeoutMs });
+    try {
+      await store.pruneExpired();
+      return store;
+    } catch (error) {
+      if (!isAirlockError(error) || error.code !== 'storage-unavailable') throw error;
+      store.close();
+      this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
+      // Named as the database, so the page's subscribers still hear of its changes.
+      return createMemoryStore({ name: database });
+    }
+  }
+
+  /**
+   * Ends this worker's runs of a conversation (with `conversation-deleted`) and waits for
+   * them to finish their last writes, so that none lands after the deletion.
+   */
+  async #endRunsOf(conversationId: string): Promise<void> {
+    const ending = [...this.#served].filter((run) => run.conversationId === conversationId);
+    const reason = new AirlockError(
+      'conversation-deleted',
+      `The conversation "${conversationId}" was deleted while the run was going on.`,
+      { details: { conversationId } },
+    );
+    for (const run of ending) run.controller.abort(reason);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        Promise.all(ending.map((run) => run.ended)),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, DELETE_WAIT_MS);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   run(untrusted: RunRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
-      const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
-      // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
-      const guarded = await setup.guardrails.input(
-        request.input,
-        { runId: request.runId, conversationId: request.conversationId },
-        signal,
-      );
-      if (guarded === GUARDRAIL_ABORTED) {
-        await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
-        await emit({
-          type: 'run-finish',
-          ...abortedRun(request.runId, request.conversationId),
-        });
-        return;
-      }
-      if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
-      const input = { role: 'user', content: guarded.value } as const;
-      // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
-      assertInputFits(input, setup.config.memory.window);
-      const now = Date.now();
-      const run: RunRecord = {
-        id: request.runId,
-        conversationId: request.conversationId,
-        status: 'running',
-        input: guarded.value,
-        step: 1,
-        partialText: '',
-        ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
-        startedAt: now,
-        updatedAt: now,
-      };
-      await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      await runConversation(setup, run, { input }, { emit, signal, approvals });
-    });
+    return this.#serve(
+      port,
+      claimedRunId(untrusted),
+      async (setup, emit, signal, approvals, served) => {
+        const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
+        served.conversationId = request.conversationId;
+        // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
+        const guarded = await setup.guardrails.input(
+          request.input,
+          { runId: request.runId, conversationId: request.conversationId },
+          signal,
+        );
+        if (guarded === GUARDRAIL_ABORTED) {
+          await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
+          await emit({
+            type: 'run-finish',
+            ...abortedRun(request.runId, request.conversationId),
+          });
+          return;
+        }
+        if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
+        const input = { role: 'user', content: guarded.value } as const;
+        // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
+        assertInputFits(input, setup.config.memory.window);
+        const now = Date.now();
+        const run: RunRecord = {
+          id: request.runId,
+          conversationId: request.conversationId,
+          status: 'running',
+          input: guarded.value,
+          step: 1,
+          partialText: '',
+          ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
+          startedAt: now,
+          updatedAt: now,
+        };
+        await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
+        await runConversation(setup, run, { input }, { emit, signal, approvals });
+      },
+    );
   }
 
   resume(untrusted: ResumeRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), async (setup, emit, signal, approvals) => {
-      const request = parseResumeRequest(untrusted);
-      const run = readRunRow(await setup.store.getRun(request.runId));
-      if (!run?.pendingStep || run.status !== 'awaiting-approval') {
-        throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
-      }
-      const pending = readPendingStep(run);
-      const resume: ResumedStep = {
-        step: run.step,
-        assistant: pending.assistant,
-        settled: pending.settled,
-      };
-      // The record was checked whole (allowlist included) by readRunRow.
-      const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
-      const resumed: RunRecord = {
-        ...run,
-        ...(allowedTools === undefined ? {} : { allowedTools }),
-      };
-      await runConversation(setup, resumed, { resume }, { emit, signal, approvals });
-    });
+    return this.#serve(
+      port,
+      claimedRunId(untrusted),
+      async (setup, emit, signal, approvals, served) => {
+        const request = parseResumeRequest(untrusted);
+        const run = readRunRow(await setup.store.getRun(request.runId));
+        if (!run?.pendingStep || run.status !== 'awaiting-approval') {
+          throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
+        }
+        served.conversationId = run.conversationId;
+        const pending = readPendingStep(run);
+        const resume: ResumedStep = {
+          step: run.step,
+          assistant: pending.assistant,
+          settled: pending.settled,
+        };
+        // The record was checked whole (allowlist included) by readRunRow.
+        const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
+        const resumed: RunRecord = {
+          ...run,
+          ...(allowedTools === undefined ? {} : { allowedTools }),
+        };
+        await runConversation(setup, resumed, { resume }, { emit, signal, approvals });
+      },
+    );
   }
 
   /** Sets up the run's port and reports any failure on it as `run-error`. */
@@ -183,20 +267,40 @@ export class AgentService implements AgentWorkerApi {
       emit: (event: AgentEvent) => Promise<void>,
       signal: AbortSignal,
       approvals: ApprovalGate,
+      served: ServedRun,
     ) => Promise<void>,
   ): Promise<void> {
     const controller = new AbortController();
     const approvals = new ApprovalGate();
+    let markEnded: () => void = () => {};
+    const served: ServedRun = {
+      controller,
+      ended: new Promise((resolve) => {
+        markEnded = resolve;
+      }),
+    };
+    this.#served.add(served);
     const sink = new EventSink(port, {
       onCancel: () => controller.abort(),
       onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
     });
-    const emit = (event: AgentEvent) => sink.emit(event);
+    const warning = this.#storageWarning;
+    const emit = async (event: AgentEvent) => {
+      await sink.emit(event);
+      // Every run on memory says so, right after it starts.
+      if (event.type === 'run-start' && warning !== undefined)
+        await sink.emit({ type: 'warning', code: 'storage-unavailable', message: warning });
+    };
     try {
-      await body(await this.#setup, emit, controller.signal, approvals);
+      await body(await this.#setup, emit, controller.signal, approvals, served);
     } catch (error) {
-      await emit({ type: 'run-error', runId, error: toErrorData(error) });
+      // A run ended by the deletion of its conversation says so, whatever it was doing.
+      const reason = controller.signal.reason;
+      const cause = isConversationDeleted(reason) ? reason : error;
+      await emit({ type: 'run-error', runId, error: toErrorData(cause) });
     } finally {
+      this.#served.delete(served);
+      markEnded();
       sink.close();
     }
   }
@@ -258,21 +362,37 @@ function modelFor(config: AgentConfig): ChatModel {
   return model;
 }
 
+/** True for the reason a run is aborted with when its conversation is deleted. */
+function isConversationDeleted(reason: unknown): reason is AirlockError {
+  return isAirlockError(reason) && reason.code === 'conversation-deleted';
+}
+
 /**
  * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
- * interrupted, keeping the text they had streamed as an interrupted message.
+ * interrupted, keeping the text they had streamed as an interrupted message. Repair never
+ * stops the agent from starting: a row that is not a valid run (another version or any
+ * same-origin script wrote it) or whose conversation is gone is skipped, and so is one
+ * whose repair fails; the others are still repaired.
  */
 async function markInterruptedRuns(store: ConversationStore, database: string): Promise<void> {
   const held = await heldLockNames();
-  for (const run of await store.listRuns({ statuses: ['running'] })) {
+  for (const row of await store.listRuns({ statuses: ['running'] })) {
+    if (rowProblems('runs', row).length > 0) continue;
+    const run = row;
     if (held.has(conversationLockName(database, run.conversationId))) continue;
-    await store.commitStep({
-      conversationId: run.conversationId,
-      runId: run.id,
-      messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
-      status: 'interrupted',
-      run: { ...run, status: 'interrupted', updatedAt: Date.now() },
-    });
+    try {
+      await store.commitStep({
+        conversationId: run.conversationId,
+        runId: run.id,
+        messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
+        status: 'interrupted',
+        run: { ...run, status: 'interrupted', updatedAt: Date.now() },
+      });
+    } catch (error) {
+      // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
+      if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))
+        throw error;
+    }
   }
 }
 

@@ -66,6 +66,7 @@ const agentConfigSchema = z.object({
     summarize: z.boolean(),
     maxMemoryTokens: z.int().min(0),
     tools: z.boolean(),
+    openTimeoutMs: z.number().positive().exactOptional(),
   }),
   budgets: z
     .object({ run: budgetSchema.exactOptional(), conversation: budgetSchema.exactOptional() })

@@ -24,16 +24,23 @@ export class ConversationJournal implements RunJournal {
   #partialText: string;
   #lastProgressAt = 0;
   #reportedFailure = false;
+  readonly #signal: AbortSignal | undefined;
 
+  /**
+   * @param signal the run's signal: once it is aborted because the conversation was deleted
+   * (`conversation-deleted`), nothing more is written, so nothing of the run outlives it.
+   */
   constructor(
     store: ConversationStore,
     run: RunRecord,
     emit: (event: AgentEvent) => Promise<void>,
+    signal?: AbortSignal,
   ) {
     this.#store = store;
     this.#run = run;
     this.#partialText = run.partialText;
     this.#emit = emit;
+    this.#signal = signal;
   }
 
   /** Saves the run's input with its checkpoint, before anything is sent to the model. */
@@ -135,6 +142,11 @@ export class ConversationJournal implements RunJournal {
     );
   }
 
+  #conversationDeleted(): boolean {
+    const reason: unknown = this.#signal?.reason;
+    return isAirlockError(reason) && reason.code === 'conversation-deleted';
+  }
+
   /** The checkpoint as it stands, with the text streamed so far. */
   #record(): RunRecord {
     return { ...this.#run, partialText: this.#partialText };
@@ -145,12 +157,13 @@ export class ConversationJournal implements RunJournal {
   }
 
   async #write(write: () => Promise<unknown>): Promise<void> {
+    if (this.#conversationDeleted()) return;
     try {
       await write();
     } catch (error) {
       // The store fails with typed errors only; anything else is a bug and fails the run.
       if (!isAirlockError(error)) throw error;
-      if (this.#reportedFailure) return;
+      if (this.#reportedFailure || this.#conversationDeleted()) return;
       this.#reportedFailure = true;
       await this.#emit({ type: 'storage-error', error: toErrorData(error) });
     }

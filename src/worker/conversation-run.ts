@@ -1,3 +1,4 @@
+import { isAirlockError } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
@@ -62,7 +63,7 @@ export async function runConversation(
   await withConversationLock(
     conversationLockName(config.memory.database, run.conversationId),
     async () => {
-      const journal = new ConversationJournal(store, run, emit);
+      const journal = new ConversationJournal(store, run, emit, signal);
       if (start.input) await journal.started(start.input);
       await emit({ type: 'run-start', runId: run.id, model: model.name });
       const scopes = memoryScopes(config, run.conversationId);
@@ -135,12 +136,15 @@ export async function runConversation(
             await emit(event);
           },
         });
+        // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
+        if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
         await emit({ type: 'run-finish', ...result });
       } catch (error) {
         // Whatever an abort broke on its way (a summary call, a knowledge search), the run
-        // was aborted: it ends as such, with what it had stored kept.
-        if (!signal.aborted) {
+        // was aborted: it ends as such, with what it had stored kept. An abort with a reason
+        // of Airlock's own (its conversation was deleted) fails it with that reason.
+        if (!signal.aborted || isAirlockError(signal.reason)) {
           await journal.ended('failed');
           throw error;
         }

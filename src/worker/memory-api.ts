@@ -13,9 +13,18 @@ type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
  */
 export class MemoryService implements MemoryApi {
   readonly #store: () => Promise<ConversationStore>;
+  readonly #endRunsOf: (conversationId: string) => Promise<void>;
 
-  constructor(store: () => Promise<ConversationStore>) {
+  /**
+   * @param endRunsOf ends this worker's runs of a conversation and waits for them, so that
+   * deleting a conversation never races its own run's writes.
+   */
+  constructor(
+    store: () => Promise<ConversationStore>,
+    endRunsOf: (conversationId: string) => Promise<void> = async () => {},
+  ) {
     this.#store = store;
+    this.#endRunsOf = endRunsOf;
   }
 
   async listConversations() {
@@ -37,8 +46,12 @@ export class MemoryService implements MemoryApi {
     return (await this.#store()).renameConversation(conversationId, newTitle);
   }
 
+  /** Ends the conversation's running runs (`conversation-deleted`), then deletes it with all it holds. */
   async deleteConversation(id: string) {
-    return (await this.#store()).deleteConversation(parseId(id, 'id'));
+    const checked = parseId(id, 'id');
+    const store = await this.#store();
+    await this.#endRunsOf(checked);
+    return store.deleteConversation(checked);
   }
 
   async exportConversation(id: string) {

@@ -146,10 +146,10 @@ describe('schema versions', () => {
       expect(blocked).toBe(false);
       expect(await newer.table('conversations').count()).toBe(1);
       await expect(store.getConversation('c')).rejects.toMatchObject({
-        code: 'storage-failed',
+        code: 'schema-changed',
         message: expect.stringMatching(/upgraded by a newer tab/),
       });
-      await expect(store.ensureConversation('d')).rejects.toMatchObject({ code: 'storage-failed' });
+      await expect(store.ensureConversation('d')).rejects.toMatchObject({ code: 'schema-changed' });
     } finally {
       newer.close();
       store.close();

@@ -6,7 +6,8 @@ import type { ConversationStore } from '../../../src/memory/store';
 export interface StoreFixture {
   readonly store: ConversationStore;
   readonly name: string;
-  readonly indexedDB: IDBFactory;
+  /** Absent for the in-memory store, which the same suites also run against. */
+  readonly indexedDB: IDBFactory | undefined;
   /** Opens another store on the same database, as a second tab would. */
   reopen(): ConversationStore;
 }

@@ -1,0 +1,151 @@
+import { approxTokens } from '../approx-tokens';
+import { parseConversationExport } from '../conversation-export-schema';
+import { conversationScope } from '../memory-rules';
+import type { ConversationExport, ConversationRecord, ConversationStore } from '../store';
+import type { StoreChange } from '../store-change';
+import { invalidInput, notFound } from '../store-failures';
+import { type DexieConnection, messageRange, scopeRange } from './database';
+
+/** The changes a deleted or replaced conversation posts. */
+const cascadeChanges = (conversationId: string): StoreChange[] =>
+  (['messages', 'runs', 'audit', 'memories', 'conversations'] as const).map((table) => ({
+    table,
+    conversationId,
+  }));
+
+/**
+ * Conversations as wholes: creating, listing, renaming, deleting (with all that belongs to
+ * them), exporting and importing.
+ */
+export function conversationTables(
+  connection: DexieConnection,
+): Pick<
+  ConversationStore,
+  | 'ensureConversation'
+  | 'getConversation'
+  | 'listConversations'
+  | 'renameConversation'
+  | 'deleteConversation'
+  | 'exportConversation'
+  | 'importConversation'
+> {
+  const { db, guard, notify } = connection;
+  const { conversations, messages, memories, runs, audit } = db;
+  const allTables = [conversations, messages, memories, runs, audit];
+
+  /** Deletes a conversation and all that belongs to it; call inside a rw transaction over all tables. */
+  async function deleteCascade(conversationId: string): Promise<void> {
+    await messageRange(db, conversationId).delete();
+    await runs.where('conversationId').equals(conversationId).delete();
+    await audit.where('conversationId').equals(conversationId).delete();
+    await scopeRange(db, conversationScope(conversationId)).delete();
+    await conversations.delete(conversationId);
+  }
+
+  return {
+    ensureConversation: (id, title) =>
+      guard('creating a conversation', async () => {
+        if (typeof id !== 'string' || id === '')
+          throw invalidInput('A conversation id must be a non-empty string.');
+        let created = false;
+        const row = await db.transaction('rw', conversations, async () => {
+          const existing = await conversations.get(id);
+          if (existing) return existing;
+          const now = Date.now();
+          const record: ConversationRecord = {
+            id,
+            title: title ?? '',
+            createdAt: now,
+            updatedAt: now,
+            summary: '',
+            summarizedThroughSeq: 0,
+            lastSeq: 0,
+          };
+          await conversations.add(record);
+          created = true;
+          return record;
+        });
+        if (created) notify({ table: 'conversations', conversationId: id });
+        return row;
+      }),
+
+    getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
+
+    listConversations: () =>
+      guard('listing conversations', () => conversations.orderBy('updatedAt').reverse().toArray()),
+
+    // Renaming and summarising leave `updatedAt` alone: it orders conversations by activity.
+    renameConversation: (id, title) =>
+      guard('renaming a conversation', async () => {
+        const updated = await conversations.update(id, { title });
+        if (updated === 0) throw notFound('conversation', id);
+        notify({ table: 'conversations', conversationId: id });
+      }),
+
+    // Idempotent: deleting what another tab already deleted is not an error.
+    deleteConversation: (id) =>
+      guard('deleting a conversation', async () => {
+        await db.transaction('rw', allTables, () => deleteCascade(id));
+        notify(...cascadeChanges(id));
+      }),
+
+    exportConversation: (id) =>
+      guard('exporting a conversation', () =>
+        db.transaction(
+          'r',
+          [conversations, messages, memories],
+          async (): Promise<ConversationExport> => {
+            const conversation = await conversations.get(id);
+            if (!conversation) throw notFound('conversation', id);
+            return {
+              format: 'airlock.conversation',
+              version: 1,
+              conversation,
+              messages: await messageRange(db, id).toArray(),
+              memories: await scopeRange(db, conversationScope(id)).toArray(),
+            };
+          },
+        ),
+      ),
+
+    importConversation: (data, importOptions = {}) =>
+      guard(
+        'importing a conversation',
+        async () => {
+          // Everything is checked before the transaction, so bad input never starts a write.
+          const value = parseConversationExport(data, importOptions);
+          const { id } = value.conversation;
+          // Token counts are derived data: recomputed, not taken from the file.
+          const records = value.messages.map((record) => ({
+            ...record,
+            approxTokens: approxTokens(record.message),
+          }));
+          await db.transaction('rw', allTables, async () => {
+            const existing = await conversations.get(id);
+            if (existing && importOptions.replace !== true)
+              throw invalidInput(
+                `A conversation with id "${id}" exists; import with \`replace: true\` to replace it.`,
+              );
+            const clashes = await memories.bulkGet(value.memories.map((memory) => memory.id));
+            const foreign = clashes.find(
+              (memory) => memory !== undefined && memory.scope !== conversationScope(id),
+            );
+            if (foreign)
+              throw invalidInput(
+                `Memory id "${foreign.id}" already belongs to scope "${foreign.scope}".`,
+              );
+            // Replacing is deleting and importing in one transaction: a failure keeps the old one.
+            // Without a conversation row, this clears leftovers filed under its id (memories
+            // saved to its scope), which would otherwise clash with the imported keys.
+            await deleteCascade(id);
+            await messages.bulkAdd(records);
+            await memories.bulkAdd([...value.memories]);
+            await conversations.add(value.conversation);
+          });
+          notify(...cascadeChanges(id));
+          return value.conversation;
+        },
+        'once',
+      ),
+  };
+}

@@ -1,0 +1,259 @@
+import Dexie, { type Table, type Transaction } from 'dexie';
+import { AirlockError, isAirlockError } from '../../errors/airlock-error';
+import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
+import { approxTokens } from '../approx-tokens';
+import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
+import { isConnectionLost, toStorageError } from '../storage-errors';
+import type {
+  AuditRecord,
+  ConversationRecord,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  RunRecord,
+} from '../store';
+import { createChangeFeed, type StoreChange } from '../store-change';
+
+// The one module that imports Dexie at run time. The table modules beside it use its
+// connection and import Dexie's types only (erased from the build).
+
+/** Where the store keeps its data. */
+export interface OpenStoreOptions {
+  /** The IndexedDB database name, also naming the change channel (`airlock:<name>`). Default `airlock`. */
+  readonly name?: string;
+  /** The IndexedDB implementation; defaults to the global one (tests pass fake-indexeddb). */
+  readonly indexedDB?: IDBFactory;
+  /** The `IDBKeyRange` matching `indexedDB`. */
+  readonly IDBKeyRange?: typeof IDBKeyRange;
+  /**
+   * How long opening may stay blocked by another tab's connection at an older version
+   * before calls fail with `storage-blocked` (default 5 000 ms). A slow upgrade that is not
+   * blocked is waited for.
+   */
+  readonly openTimeoutMs?: number;
+}
+
+/** Default of `openTimeoutMs`. */
+export const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
+
+/** The database as the store sees it: one typed table per record kind. */
+export type AirlockDatabase = Dexie & {
+  conversations: Table<ConversationRecord, string>;
+  messages: Table<MessageRecord, [string, number]>;
+  memories: Table<MemoryRecord, string>;
+  runs: Table<RunRecord, string>;
+  /** Outbound auto-increment keys: the records stay exactly `AuditRecord`s. */
+  audit: Table<AuditRecord, number>;
+  documents: Table<KnowledgeDocumentRecord, string>;
+  chunks: Table<KnowledgeChunkRecord, [string, number]>;
+};
+
+/** What every table module works through: the database, one way to run a call, and the change feed. */
+export interface DexieConnection {
+  readonly db: AirlockDatabase;
+  /**
+   * Runs one store call, turning every failure into an `AirlockError`. A call marked
+   * `retry` (the default: it can be repeated without doing twice what it did once) is tried
+   * again, once, on a reopened connection when IndexedDB lost its connection (Safari's
+   * "server lost"); one marked `once` is not.
+   */
+  guard<T>(operation: string, body: () => Promise<T>, retry?: 'retry' | 'once'): Promise<T>;
+  /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
+  notify(...changes: StoreChange[]): void;
+  /** Closes the connection; later calls reject with `storage-failed`. */
+  close(): void;
+}
+
+/** A message row as version 1 stored it: no token count yet. */
+type MessageRowV1 = Omit<MessageRecord, 'approxTokens'> & { approxTokens?: number };
+
+/** Fills in `approxTokens` on messages stored by version 1. */
+function backfillTokenCounts(transaction: Transaction): PromiseLike<unknown> {
+  return transaction
+    .table<MessageRowV1, [string, number]>('messages')
+    .toCollection()
+    .modify((row) => {
+      if (row.approxTokens === undefined) row.approxTokens = approxTokens(row.message);
+    });
+}
+
+function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabase {
+  const db = new Dexie(name, {
+    ...(options.indexedDB === undefined ? {} : { indexedDB: options.indexedDB }),
+    ...(options.IDBKeyRange === undefined ? {} : { IDBKeyRange: options.IDBKeyRange }),
+  }) as AirlockDatabase;
+  // Shipped versions are never edited: append a version (with an upgrade) to change the schema.
+  db.version(1).stores(SCHEMA_V1);
+  db.version(2).stores(SCHEMA_V2).upgrade(backfillTokenCounts);
+  db.version(3).stores(SCHEMA_V3);
+  return db;
+}
+
+/** A conversation's messages, by seq. */
+export function messageRange(db: AirlockDatabase, conversationId: string) {
+  return db.messages
+    .where('[conversationId+seq]')
+    .between([conversationId, 0], [conversationId, Infinity]);
+}
+
+/** The memories of one scope, by key. */
+export function scopeRange(db: AirlockDatabase, scope: MemoryScope) {
+  return db.memories.where('[scope+key]').between([scope, Dexie.minKey], [scope, Dexie.maxKey]);
+}
+
+function isNamed(error: unknown, name: string): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    ((error as { name?: unknown }).name === name ||
+      isNamed((error as { inner?: unknown }).inner, name))
+  );
+}
+
+function describeError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { name, message } = error as { name?: unknown; message?: unknown };
+  return `${String(name)}: ${String(message)}`;
+}
+
+const closedReasons = {
+  'newer-version': 'the database was upgraded by a newer tab; reload this page',
+  deleted: 'the database was deleted by another tab',
+  caller: 'the store is closed',
+} as const;
+
+/**
+ * The connection to the store's database. Nothing touches IndexedDB until the first call,
+ * which opens it: an open blocked by another tab for `openTimeoutMs` is given up
+ * (`storage-blocked`); one that cannot start at all (no IndexedDB, private mode) is
+ * `storage-unavailable`; a database already at a newer version is `schema-changed`. When
+ * another tab opens a newer version, this connection closes, so that tab is not blocked,
+ * and later calls reject with `schema-changed` (`storage-failed` when it was deleted).
+ */
+export function openConnection(options: OpenStoreOptions = {}): DexieConnection {
+  const name = options.name ?? 'airlock';
+  const openTimeoutMs = options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
+  const db = defineDatabase(name, options);
+  const feed = createChangeFeed(name);
+  let closedBy: keyof typeof closedReasons | undefined;
+  let opening: Promise<void> | undefined;
+  /** Once opened, a failed reopen (after a lost connection) is a storage failure, not a missing IndexedDB. */
+  let everOpened = false;
+  let blockedSince: number | undefined;
+
+  db.on('versionchange', (event) => {
+    closedBy = event.newVersion ? 'newer-version' : 'deleted';
+    db.close();
+    feed.close();
+    // Prevents Dexie's default handler, which closes but reopens on the next call.
+    return false;
+  });
+  // Fired when this open waits for another connection (an old tab) to close.
+  db.on('blocked', () => {
+    blockedSince ??= Date.now();
+  });
+
+  function closedError(operation: string): AirlockError {
+    const reason = closedBy ?? 'caller';
+    return new AirlockError(
+      reason === 'newer-version' ? 'schema-changed' : 'storage-failed',
+      `Storage failed while ${operation}: ${closedReasons[reason]}.`,
+      { details: { operation, reason } },
+    );
+  }
+
+  /** Opens the database once (again after a lost connection); concurrent calls share it. */
+  function ensureOpen(operation: string): Promise<void> {
+    if (db.isOpen()) return Promise.resolve();
+    opening ??= openOnce(operation).finally(() => {
+      opening = undefined;
+    });
+    return opening;
+  }
+
+  async function openOnce(operation: string): Promise<void> {
+    blockedSince = undefined;
+    let gaveUp = false;
+    // Timed from the `blocked` event, not from the start: a long upgrade nobody blocks is fine.
+    const watch = setInterval(
+      () => {
+        if (blockedSince !== undefined && Date.now() - blockedSince >= openTimeoutMs) {
+          gaveUp = true;
+          db.close();
+        }
+      },
+      Math.max(10, Math.min(250, openTimeoutMs / 4)),
+    );
+    try {
+      await db.open();
+      // Dexie opens a database a newer tab already upgraded at that newer version (native
+      // versions are Dexie's times ten); this code must not write rows it does not know.
+      if (db.backendDB().version > CURRENT_SCHEMA_VERSION * 10) {
+        closedBy = 'newer-version';
+        db.close();
+        feed.close();
+        throw closedError(operation);
+      }
+      everOpened = true;
+    } catch (error) {
+      if (gaveUp) {
+        throw new AirlockError(
+          'storage-blocked',
+          `The database "${name}" is held open by another tab at an older version, which did not close within ${openTimeoutMs} ms (while ${operation}). Close or reload the other tabs of this app.`,
+          { details: { database: name, waitedMs: openTimeoutMs }, cause: error },
+        );
+      }
+      if (isNamed(error, 'VersionError')) {
+        closedBy = 'newer-version';
+        throw closedError(operation);
+      }
+      if (isAirlockError(error) || closedBy !== undefined) throw error;
+      if (everOpened) throw toStorageError(error, `reopening the database while ${operation}`);
+      throw new AirlockError(
+        'storage-unavailable',
+        `IndexedDB cannot be opened here (private mode or disabled storage?) while ${operation}: ${describeError(error)}`,
+        { details: { database: name, operation }, cause: error },
+      );
+    } finally {
+      clearInterval(watch);
+    }
+  }
+
+  function failure(error: unknown, operation: string): AirlockError {
+    // A connection closed under the operation fails with a Dexie error; say why it closed.
+    if (closedBy !== undefined && !isAirlockError(error)) return closedError(operation);
+    return toStorageError(error, operation);
+  }
+
+  return {
+    db,
+    async guard(operation, body, retry = 'retry') {
+      if (closedBy !== undefined) throw closedError(operation);
+      try {
+        await ensureOpen(operation);
+        return await body();
+      } catch (error) {
+        if (closedBy === undefined && !isAirlockError(error) && isConnectionLost(error)) {
+          db.close();
+          if (retry === 'retry') {
+            try {
+              await ensureOpen(operation);
+              return await body();
+            } catch (again) {
+              throw failure(again, operation);
+            }
+          }
+        }
+        throw failure(error, operation);
+      }
+    },
+    notify(...changes) {
+      feed.post(changes);
+    },
+    close() {
+      closedBy ??= 'caller';
+      db.close();
+      feed.close();
+    },
+  };
+}

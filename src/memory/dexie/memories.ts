@@ -1,0 +1,104 @@
+import {
+  checkMemoryPatch,
+  compareMemories,
+  isExpired,
+  memoryChange,
+  newMemoryId,
+  normalizeMemoryInput,
+} from '../memory-rules';
+import type { ConversationStore, MemoryRecord } from '../store';
+import { invalidInput, notFound } from '../store-failures';
+import { type DexieConnection, scopeRange } from './database';
+
+/** Long-term memories, unique per scope and key. */
+export function memoryTables(
+  connection: DexieConnection,
+): Pick<
+  ConversationStore,
+  'saveMemory' | 'listMemories' | 'updateMemory' | 'deleteMemory' | 'pruneExpired'
+> {
+  const { db, guard, notify } = connection;
+  const { memories } = db;
+
+  return {
+    saveMemory: (input, now = Date.now()) =>
+      guard('saving a memory', async () => {
+        const memory = normalizeMemoryInput(input);
+        const saved = await db.transaction('rw', memories, async () => {
+          const existing = await memories
+            .where('[scope+key]')
+            .equals([memory.scope, memory.key])
+            .first();
+          const record: MemoryRecord = {
+            ...memory,
+            id: existing?.id ?? newMemoryId(),
+            createdAt: existing?.createdAt ?? now,
+            updatedAt: now,
+          };
+          await memories.put(record);
+          return record;
+        });
+        notify(memoryChange(saved.scope));
+        return saved;
+      }),
+
+    listMemories: (listOptions = {}) =>
+      guard('listing memories', async () => {
+        const now = listOptions.now ?? Date.now();
+        const scopes =
+          listOptions.scopes === undefined ? undefined : [...new Set(listOptions.scopes)];
+        const found =
+          scopes === undefined
+            ? await memories.toArray()
+            : await db.transaction('r', memories, async () =>
+                (await Promise.all(scopes.map((scope) => scopeRange(db, scope).toArray()))).flat(),
+              );
+        const kept = listOptions.includeExpired
+          ? found
+          : found.filter((memory) => !isExpired(memory, now));
+        return kept.sort(compareMemories);
+      }),
+
+    updateMemory: (id, patch) =>
+      guard('updating a memory', async () => {
+        checkMemoryPatch(patch);
+        const updated = await db.transaction('rw', memories, async () => {
+          const existing = await memories.get(id);
+          if (!existing) throw notFound('memory', id);
+          if (patch.key !== undefined && patch.key !== existing.key) {
+            const clash = await memories
+              .where('[scope+key]')
+              .equals([existing.scope, patch.key])
+              .first();
+            if (clash)
+              throw invalidInput(
+                `A memory with key "${patch.key}" already exists in scope "${existing.scope}".`,
+              );
+          }
+          const record: MemoryRecord = { ...existing, ...patch, updatedAt: Date.now() };
+          await memories.put(record);
+          return record;
+        });
+        notify(memoryChange(updated.scope));
+        return updated;
+      }),
+
+    deleteMemory: (id) =>
+      guard('deleting a memory', async () => {
+        const deleted = await db.transaction('rw', memories, async () => {
+          const existing = await memories.get(id);
+          if (existing) await memories.delete(id);
+          return existing;
+        });
+        if (!deleted) return;
+        notify(memoryChange(deleted.scope));
+      }),
+
+    pruneExpired: (now = Date.now()) =>
+      guard('pruning expired memories', async () => {
+        const count = await memories.where('expiresAt').belowOrEqual(now).delete();
+        if (count > 0) notify({ table: 'memories' });
+        return count;
+      }),
+  };
+}

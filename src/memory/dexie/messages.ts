@@ -1,0 +1,118 @@
+import type { ChatMessage } from '../../protocol/chat';
+import { approxTokens } from '../approx-tokens';
+import type { ConversationStore, MessageRecord } from '../store';
+import type { StoreChange } from '../store-change';
+import { invalidInput, notFound } from '../store-failures';
+import { type DexieConnection, messageRange } from './database';
+
+/** A conversation's messages: committing a step (with its run and audit records), reading them back, the summary. */
+export function messageTables(
+  connection: DexieConnection,
+): Pick<
+  ConversationStore,
+  'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
+> {
+  const { db, guard, notify } = connection;
+  const { conversations, messages, runs, audit } = db;
+
+  return {
+    commitStep: (step) =>
+      guard(
+        'saving a step',
+        async () => {
+          const { conversationId, runId } = step;
+          if (step.run !== undefined && step.run.conversationId !== conversationId)
+            throw invalidInput(`Run "${step.run.id}" belongs to another conversation.`);
+          if (step.audit?.some((record) => record.conversationId !== conversationId))
+            throw invalidInput('An audit record belongs to another conversation.');
+          const now = Date.now();
+          const tables = [conversations, messages, runs, audit];
+          const records = await db.transaction('rw', tables, async () => {
+            // Not created here: a conversation deleted by another tab mid-run stays deleted.
+            const conversation = await conversations.get(conversationId);
+            if (!conversation) throw notFound('conversation', conversationId);
+            const added = step.messages.map(
+              (message: ChatMessage, index): MessageRecord => ({
+                conversationId,
+                seq: conversation.lastSeq + index + 1,
+                runId,
+                message,
+                status: step.status ?? 'complete',
+                approxTokens: approxTokens(message),
+                at: now,
+              }),
+            );
+            if (added.length > 0) {
+              await messages.bulkAdd(added);
+              await conversations.put({
+                ...conversation,
+                lastSeq: conversation.lastSeq + added.length,
+                updatedAt: now,
+              });
+            }
+            if (step.run !== undefined) await runs.put(step.run);
+            if (step.audit !== undefined && step.audit.length > 0)
+              await audit.bulkAdd([...step.audit]);
+            return added;
+          });
+          const changes: StoreChange[] = [];
+          if (records.length > 0)
+            changes.push(
+              { table: 'messages', conversationId },
+              { table: 'conversations', conversationId },
+            );
+          if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
+          if (step.audit !== undefined && step.audit.length > 0)
+            changes.push({ table: 'audit', conversationId });
+          notify(...changes);
+          return records;
+        },
+        'once',
+      ),
+
+    // Reads backwards along [conversationId+status+seq] and stops after `limit` rows:
+    // the cost does not grow with the length of the conversation.
+    recentMessages: (conversationId, limit) =>
+      guard('reading recent messages', async () => {
+        if (!(limit > 0)) return [];
+        const newestFirst = await messages
+          .where('[conversationId+status+seq]')
+          .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
+          .reverse()
+          .limit(limit)
+          .toArray();
+        return newestFirst.reverse();
+      }),
+
+    messagesBetween: (conversationId, fromSeq, toSeq) =>
+      guard('reading messages', async () => {
+        if (!(fromSeq < toSeq)) return [];
+        return messages
+          .where('[conversationId+status+seq]')
+          .between(
+            [conversationId, 'complete', fromSeq],
+            [conversationId, 'complete', toSeq],
+            false,
+            true,
+          )
+          .toArray();
+      }),
+
+    listMessages: (conversationId) =>
+      guard('listing messages', () => messageRange(db, conversationId).toArray()),
+
+    updateSummary: (conversationId, summary, throughSeq) =>
+      guard('saving a summary', async () => {
+        await db.transaction('rw', conversations, async () => {
+          const conversation = await conversations.get(conversationId);
+          if (!conversation) throw notFound('conversation', conversationId);
+          if (!Number.isInteger(throughSeq) || throughSeq < 0 || throughSeq > conversation.lastSeq)
+            throw invalidInput(
+              `A summary must cover messages up to a seq from 0 to ${conversation.lastSeq}, not ${throughSeq}.`,
+            );
+          await conversations.put({ ...conversation, summary, summarizedThroughSeq: throughSeq });
+        });
+        notify({ table: 'conversations', conversationId });
+      }),
+  };
+}

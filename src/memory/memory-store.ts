@@ -1,0 +1,407 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
+import { approxTokens } from './approx-tokens';
+import { parseConversationExport } from './conversation-export-schema';
+import {
+  checkMemoryPatch,
+  compareMemories,
+  conversationScope,
+  isExpired,
+  memoryChange,
+  newMemoryId,
+  normalizeMemoryInput,
+} from './memory-rules';
+import { toStorageError } from './storage-errors';
+import type {
+  AuditRecord,
+  ConversationRecord,
+  ConversationStore,
+  MemoryRecord,
+  MessageRecord,
+  RunRecord,
+} from './store';
+import { createChangeFeed, type StoreChange } from './store-change';
+import { invalidInput, notFound } from './store-failures';
+
+/** Where the in-memory store posts its changes. */
+export interface MemoryStoreOptions {
+  /** Names the change channel (`airlock:<name>`), as the database it stands in for would. Default `airlock`. */
+  readonly name?: string;
+}
+
+/**
+ * A `ConversationStore` in memory, for browsers where IndexedDB cannot be opened (private
+ * modes, disabled storage): it behaves as the Dexie store does (the same unit tests run
+ * against both) and keeps nothing once the agent is gone. Every method is atomic (it
+ * changes its maps without awaiting in between) and copies rows in and out, as IndexedDB
+ * does, so a caller can never edit what is stored by holding on to a row.
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): ConversationStore {
+  const feed = createChangeFeed(options.name ?? 'airlock');
+  const conversations = new Map<string, ConversationRecord>();
+  /** Per conversation, ordered by seq. */
+  const messages = new Map<string, MessageRecord[]>();
+  const memories = new Map<string, MemoryRecord>();
+  const runs = new Map<string, RunRecord>();
+  /** Insertion order, oldest first. */
+  let audit: AuditRecord[] = [];
+  const documents = new Map<string, KnowledgeDocumentRecord>();
+  /** Per document, ordered by index. */
+  const chunks = new Map<string, KnowledgeChunkRecord[]>();
+  let closed = false;
+
+  const copy = <T>(value: T): T => structuredClone(value);
+
+  /** Runs one operation: closed stores refuse, and every result leaves as a copy. */
+  async function guard<T>(operation: string, body: () => T): Promise<T> {
+    if (closed)
+      throw new AirlockError(
+        'storage-failed',
+        `Storage failed while ${operation}: the store is closed.`,
+        {
+          details: { operation, reason: 'caller' },
+        },
+      );
+    try {
+      return copy(body());
+    } catch (error) {
+      // e.g. a DataCloneError for a value IndexedDB could not store either.
+      throw toStorageError(error, operation);
+    }
+  }
+
+  const notify = (...changes: StoreChange[]) => feed.post(changes);
+
+  const completeMessages = (conversationId: string) =>
+    (messages.get(conversationId) ?? []).filter((record) => record.status === 'complete');
+
+  function findMemory(scope: string, key: string): MemoryRecord | undefined {
+    for (const memory of memories.values())
+      if (memory.scope === scope && memory.key === key) return memory;
+    return undefined;
+  }
+
+  function deleteCascade(conversationId: string): void {
+    messages.delete(conversationId);
+    for (const [id, run] of runs) if (run.conversationId === conversationId) runs.delete(id);
+    audit = audit.filter((record) => record.conversationId !== conversationId);
+    const scope = conversationScope(conversationId);
+    for (const [id, memory] of memories) if (memory.scope === scope) memories.delete(id);
+    conversations.delete(conversationId);
+  }
+
+  const cascadeChanges = (conversationId: string): StoreChange[] =>
+    (['messages', 'runs', 'audit', 'memories', 'conversations'] as const).map((table) => ({
+      table,
+      conversationId,
+    }));
+
+  return {
+    ensureConversation: (id, title) =>
+      guard('creating a conversation', () => {
+        if (typeof id !== 'string' || id === '')
+          throw invalidInput('A conversation id must be a non-empty string.');
+        const existing = conversations.get(id);
+        if (existing) return existing;
+        const now = Date.now();
+        const record: ConversationRecord = {
+          id,
+          title: title ?? '',
+          createdAt: now,
+          updatedAt: now,
+          summary: '',
+          summarizedThroughSeq: 0,
+          lastSeq: 0,
+        };
+        conversations.set(id, copy(record));
+        notify({ table: 'conversations', conversationId: id });
+        return record;
+      }),
+
+    getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
+
+    listConversations: () =>
+      guard('listing conversations', () =>
+        [...conversations.values()].sort((a, b) => b.updatedAt - a.updatedAt),
+      ),
+
+    renameConversation: (id, title) =>
+      guard('renaming a conversation', () => {
+        const conversation = conversations.get(id);
+        if (!conversation) throw notFound('conversation', id);
+        conversations.set(id, { ...conversation, title });
+        notify({ table: 'conversations', conversationId: id });
+      }),
+
+    deleteConversation: (id) =>
+      guard('deleting a conversation', () => {
+        deleteCascade(id);
+        notify(...cascadeChanges(id));
+      }),
+
+    commitStep: (step) =>
+      guard('saving a step', () => {
+        const { conversationId, runId } = step;
+        if (step.run !== undefined && step.run.conversationId !== conversationId)
+          throw invalidInput(`Run "${step.run.id}" belongs to another conversation.`);
+        if (step.audit?.some((record) => record.conversationId !== conversationId))
+          throw invalidInput('An audit record belongs to another conversation.');
+        const conversation = conversations.get(conversationId);
+        // Not created here: a conversation deleted mid-run stays deleted.
+        if (!conversation) throw notFound('conversation', conversationId);
+        const now = Date.now();
+        const added = step.messages.map(
+          (message, index): MessageRecord => ({
+            conversationId,
+            seq: conversation.lastSeq + index + 1,
+            runId,
+            message: copy(message),
+            status: step.status ?? 'complete',
+            approxTokens: approxTokens(message),
+            at: now,
+          }),
+        );
+        // Everything is copied before anything changes: a value that cannot be stored writes nothing.
+        const run = step.run === undefined ? undefined : copy(step.run);
+        const records = copy(step.audit ?? []);
+        const changes: StoreChange[] = [];
+        if (added.length > 0) {
+          messages.set(conversationId, [...(messages.get(conversationId) ?? []), ...added]);
+          conversations.set(conversationId, {
+            ...conversation,
+            lastSeq: conversation.lastSeq + added.length,
+            updatedAt: now,
+          });
+          changes.push(
+            { table: 'messages', conversationId },
+            { table: 'conversations', conversationId },
+          );
+        }
+        if (run !== undefined) {
+          runs.set(run.id, run);
+          changes.push({ table: 'runs', conversationId });
+        }
+        if (records.length > 0) {
+          audit.push(...records);
+          changes.push({ table: 'audit', conversationId });
+        }
+        notify(...changes);
+        return added;
+      }),
+
+    recentMessages: (conversationId, limit) =>
+      guard('reading recent messages', () =>
+        limit > 0 ? completeMessages(conversationId).slice(-limit) : [],
+      ),
+
+    messagesBetween: (conversationId, fromSeq, toSeq) =>
+      guard('reading messages', () =>
+        completeMessages(conversationId).filter(
+          (record) => record.seq > fromSeq && record.seq <= toSeq,
+        ),
+      ),
+
+    listMessages: (conversationId) =>
+      guard('listing messages', () => messages.get(conversationId) ?? []),
+
+    updateSummary: (conversationId, summary, throughSeq) =>
+      guard('saving a summary', () => {
+        const conversation = conversations.get(conversationId);
+        if (!conversation) throw notFound('conversation', conversationId);
+        if (!Number.isInteger(throughSeq) || throughSeq < 0 || throughSeq > conversation.lastSeq)
+          throw invalidInput(
+            `A summary must cover messages up to a seq from 0 to ${conversation.lastSeq}, not ${throughSeq}.`,
+          );
+        conversations.set(conversationId, {
+          ...conversation,
+          summary,
+          summarizedThroughSeq: throughSeq,
+        });
+        notify({ table: 'conversations', conversationId });
+      }),
+
+    saveMemory: (input, now = Date.now()) =>
+      guard('saving a memory', () => {
+        const memory = normalizeMemoryInput(input);
+        const existing = findMemory(memory.scope, memory.key);
+        const record: MemoryRecord = {
+          ...memory,
+          id: existing?.id ?? newMemoryId(),
+          createdAt: existing?.createdAt ?? now,
+          updatedAt: now,
+        };
+        memories.set(record.id, record);
+        notify(memoryChange(record.scope));
+        return record;
+      }),
+
+    listMemories: (listOptions = {}) =>
+      guard('listing memories', () => {
+        const now = listOptions.now ?? Date.now();
+        const scopes = listOptions.scopes === undefined ? undefined : new Set(listOptions.scopes);
+        return [...memories.values()]
+          .filter((memory) => scopes === undefined || scopes.has(memory.scope))
+          .filter((memory) => listOptions.includeExpired || !isExpired(memory, now))
+          .sort(compareMemories);
+      }),
+
+    updateMemory: (id, patch) =>
+      guard('updating a memory', () => {
+        checkMemoryPatch(patch);
+        const existing = memories.get(id);
+        if (!existing) throw notFound('memory', id);
+        if (patch.key !== undefined && patch.key !== existing.key) {
+          if (findMemory(existing.scope, patch.key))
+            throw invalidInput(
+              `A memory with key "${patch.key}" already exists in scope "${existing.scope}".`,
+            );
+        }
+        const record: MemoryRecord = { ...existing, ...patch, updatedAt: Date.now() };
+        memories.set(id, record);
+        notify(memoryChange(record.scope));
+        return record;
+      }),
+
+    deleteMemory: (id) =>
+      guard('deleting a memory', () => {
+        const existing = memories.get(id);
+        if (!existing) return;
+        memories.delete(id);
+        notify(memoryChange(existing.scope));
+      }),
+
+    pruneExpired: (now = Date.now()) =>
+      guard('pruning expired memories', () => {
+        let count = 0;
+        for (const [id, memory] of memories) {
+          if (isExpired(memory, now)) {
+            memories.delete(id);
+            count += 1;
+          }
+        }
+        if (count > 0) notify({ table: 'memories' });
+        return count;
+      }),
+
+    // Conditional on the conversation, as in the Dexie store: no write brings back a deleted one's rows.
+    putRun: (run) =>
+      guard('saving a run', () => {
+        if (!conversations.has(run.conversationId))
+          throw notFound('conversation', run.conversationId);
+        runs.set(run.id, copy(run));
+        notify({ table: 'runs', conversationId: run.conversationId });
+      }),
+
+    getRun: (id) => guard('reading a run', () => runs.get(id)),
+
+    listRuns: (listOptions = {}) =>
+      guard('listing runs', () => {
+        const { conversationId, statuses } = listOptions;
+        return [...runs.values()]
+          .filter((run) => conversationId === undefined || run.conversationId === conversationId)
+          .filter((run) => statuses === undefined || statuses.includes(run.status))
+          .sort((a, b) => b.startedAt - a.startedAt || b.updatedAt - a.updatedAt);
+      }),
+
+    listAudit: (listOptions = {}) =>
+      guard('reading the audit log', () => {
+        const { conversationId, runId, limit } = listOptions;
+        const newestFirst = audit
+          .filter(
+            (record) =>
+              (runId === undefined || record.runId === runId) &&
+              (conversationId === undefined || record.conversationId === conversationId),
+          )
+          .reverse();
+        return limit === undefined ? newestFirst : newestFirst.slice(0, Math.max(0, limit));
+      }),
+
+    exportConversation: (id) =>
+      guard('exporting a conversation', () => {
+        const conversation = conversations.get(id);
+        if (!conversation) throw notFound('conversation', id);
+        const scope = conversationScope(id);
+        return {
+          format: 'airlock.conversation' as const,
+          version: 1 as const,
+          conversation,
+          messages: messages.get(id) ?? [],
+          memories: [...memories.values()]
+            .filter((memory) => memory.scope === scope)
+            .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+        };
+      }),
+
+    importConversation: (data, importOptions = {}) =>
+      guard('importing a conversation', () => {
+        const value = parseConversationExport(data, importOptions);
+        const { id } = value.conversation;
+        if (conversations.has(id) && importOptions.replace !== true)
+          throw invalidInput(
+            `A conversation with id "${id}" exists; import with \`replace: true\` to replace it.`,
+          );
+        const foreign = value.memories
+          .map((memory) => memories.get(memory.id))
+          .find((memory) => memory !== undefined && memory.scope !== conversationScope(id));
+        if (foreign)
+          throw invalidInput(
+            `Memory id "${foreign.id}" already belongs to scope "${foreign.scope}".`,
+          );
+        deleteCascade(id);
+        messages.set(
+          id,
+          value.messages
+            .map((record) => ({ ...copy(record), approxTokens: approxTokens(record.message) }))
+            .sort((a, b) => a.seq - b.seq),
+        );
+        for (const memory of value.memories) memories.set(memory.id, copy(memory));
+        conversations.set(id, copy(value.conversation));
+        notify(...cascadeChanges(id));
+        return value.conversation;
+      }),
+
+    putDocument: (document, added) =>
+      guard('storing a document', () => {
+        if (added.some((chunk) => chunk.docId !== document.id))
+          throw invalidInput(`A chunk does not belong to document "${document.id}".`);
+        chunks.set(
+          document.id,
+          [...added].map((chunk) => copy(chunk)).sort((a, b) => a.index - b.index),
+        );
+        documents.set(document.id, copy(document));
+        notify({ table: 'documents' }, { table: 'chunks' });
+      }),
+
+    deleteDocument: (id) =>
+      guard('deleting a document', () => {
+        const existed = documents.delete(id);
+        chunks.delete(id);
+        if (existed) notify({ table: 'documents' }, { table: 'chunks' });
+        return existed;
+      }),
+
+    listDocuments: () =>
+      guard('listing documents', () =>
+        [...documents.values()].sort((a, b) => b.addedAt - a.addedAt),
+      ),
+
+    listChunkVectors: () =>
+      guard('reading chunk vectors', () =>
+        [...documents.keys()]
+          .sort()
+          .flatMap((docId) => chunks.get(docId) ?? [])
+          .filter((chunk) => chunk.vector instanceof Float32Array)
+          .map(({ docId, index, vector }) => ({ docId, index, vector })),
+      ),
+
+    getChunks: (keys) =>
+      guard('reading chunks', () =>
+        keys.map(([docId, index]) => chunks.get(docId)?.find((chunk) => chunk.index === index)),
+      ),
+
+    close: () => {
+      closed = true;
+      feed.close();
+    },
+  };
+}
