@@ -269,7 +269,17 @@ describe('the approval gate and the sandbox protocol, under random interleavings
   it('never run a call that needs approval without its own approval, never crash the agent worker, end every run once and use no decision twice', async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (plan) => {
-        const ledger = await playScenario(plan);
+        // A scenario that hangs is a failure of its own, reported with its plan.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const ledger = await Promise.race([
+          playScenario(plan),
+          new Promise<never>((_resolve, reject) => {
+            timer = setTimeout(
+              () => reject(new Error('the scenario did not end within 30 s')),
+              30_000,
+            );
+          }),
+        ]).finally(() => clearTimeout(timer));
         expect(ledger.workerErrors).toEqual([]);
         expect(ledger.violations).toEqual([]);
       }),
