@@ -102,6 +102,22 @@ describe('workers that cannot start', () => {
     expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
   });
 
+  it('keeps an agent that started in time working long after its startTimeoutMs', async () => {
+    const session = await scriptModel([{ text: 'Still here.' }]);
+    const agent = agentOn(
+      () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+      {
+        model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+        memory: { database: `test-${crypto.randomUUID()}` },
+        startTimeoutMs: 2_000,
+      },
+    );
+    await agent.ready;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    expect((await agent.run('Hello').result).text).toBe('Still here.');
+  });
+
   it('fails ready within the toolset startTimeoutMs when a tool worker never starts', async () => {
     const session = await scriptModel([]);
     const agent = agentOn(
