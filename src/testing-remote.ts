@@ -12,6 +12,7 @@ export type {
   ScriptedHttpError,
   ScriptedReply,
   ScriptedToolCall,
+  ScriptedTransport,
   ScriptedTurn,
   ScriptedUsage,
   SessionOptions,

@@ -47,8 +47,9 @@ export interface ChatModel {
   readonly name: string;
   /**
    * Streams one response. Ends normally only after the server's end of stream; throws an
-   * `AirlockError` for HTTP, connection, malformed-chunk and idle failures. When
-   * `signal` aborts, iteration stops (it may end early or throw).
+   * `AirlockError` for HTTP, connection, malformed-chunk and idle failures. A model may
+   * retry a request only while it has yielded no text or tool-call part, so a caller never
+   * sees a response twice. When `signal` aborts, iteration stops (it may end early or throw).
    */
   stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart>;
   /** One response in full, without streaming (used for summaries). Throws `AirlockError`. */

@@ -1,3 +1,5 @@
+import { realTimers, type Timers } from '../timing/wait';
+
 /**
  * Aborts its `signal` when it is left running for `timeoutMs` without a `stop`. The
  * model stream runs it only while it waits for the server, not while the loop is busy
@@ -6,10 +8,13 @@
 export class IdleWatchdog {
   readonly #controller = new AbortController();
   readonly #timeoutMs: number;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #timers: Timers;
+  #timer: unknown;
+  #running = false;
 
-  constructor(timeoutMs: number) {
+  constructor(timeoutMs: number, timers: Timers = realTimers) {
     this.#timeoutMs = timeoutMs;
+    this.#timers = timers;
   }
 
   /** Aborted when the watchdog fired. */
@@ -25,12 +30,13 @@ export class IdleWatchdog {
   /** Starts (or restarts) the countdown. */
   start(): void {
     this.stop();
-    this.#timer = setTimeout(() => this.#controller.abort(), this.#timeoutMs);
+    this.#running = true;
+    this.#timer = this.#timers.setTimeout(() => this.#controller.abort(), this.#timeoutMs);
   }
 
   /** Stops the countdown; also the cleanup, so it is safe to call in `finally`. */
   stop(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#running) this.#timers.clearTimeout(this.#timer);
+    this.#running = false;
   }
 }

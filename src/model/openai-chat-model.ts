@@ -1,4 +1,9 @@
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, {
+  APIConnectionError,
+  APIConnectionTimeoutError,
+  APIError,
+  APIUserAbortError,
+} from 'openai';
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
@@ -7,64 +12,99 @@ import type {
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatMessage } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
+import { realTimers, type Timers, waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { EmbeddingModel } from './embedding-model';
 import { IdleWatchdog } from './idle-watchdog';
+import { httpError, streamIdleError, unreachableError } from './model-errors';
+import { capRetryAfter } from './retry-after';
 
 /** The bearer token sent when the app sets none: the proxy adds the real key. */
 const PLACEHOLDER_KEY = 'airlock-proxy';
+
+/** Default of `model.maxRetryAfterMs`: the longest Retry-After waited out before a retry. */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 30_000;
+
+/** Requests one streamed call may make when the stream goes silent before any content. */
+const MAX_STALL_ATTEMPTS = 2;
 
 /**
  * A `ChatModel` over the official `openai` client. The only module that imports it.
  * The SDK retries 408/409/429/5xx and honours Retry-After; what it does not do once a
  * stream has started is notice silence, so an `IdleWatchdog` guards the gaps.
  */
-export function createOpenAIChatModel(config: ModelConfig): ChatModel {
+export function createOpenAIChatModel(config: ModelConfig, timers: Timers = realTimers): ChatModel {
   const client = createClient(config);
+  const fail = (error: unknown) => toAirlockError(error, config);
+
+  /** One request and its stream, guarded by a fresh watchdog; says whether content was yielded. */
+  async function* attempt(
+    request: ModelRequest,
+    options: ModelCallOptions,
+    watchdog: IdleWatchdog,
+    progress: { content: boolean },
+  ): AsyncIterable<ModelStreamPart> {
+    const signal = AbortSignal.any([options.signal, watchdog.signal]);
+    const stream = await settledUnlessAborted(
+      client.chat.completions.create(
+        {
+          model: config.model,
+          messages: request.messages.map(toMessageParam),
+          ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
+          ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal },
+      ),
+      options.signal,
+    );
+    watchdog.start();
+    for await (const chunk of stream) {
+      watchdog.stop();
+      for (const part of partsOf(chunk)) {
+        if (part.type === 'text-delta' || part.type === 'tool-call-delta') progress.content = true;
+        yield part;
+      }
+      watchdog.start();
+    }
+  }
 
   return {
     name: config.model,
+    /**
+     * A stream that goes silent is retried once, and only while nothing of it (no text, no
+     * tool call) was yielded: a retry then cannot repeat or contradict what the page was
+     * shown. A stall after content fails `model-stream-idle` at once.
+     */
     async *stream(
       request: ModelRequest,
       options: ModelCallOptions,
     ): AsyncIterable<ModelStreamPart> {
-      const watchdog = new IdleWatchdog(options.idleTimeoutMs);
-      const signal = AbortSignal.any([options.signal, watchdog.signal]);
-      try {
-        const stream = await whileNotAborted(
-          client.chat.completions.create(
-            {
-              model: config.model,
-              messages: request.messages.map(toMessageParam),
-              ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
-              ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
-              stream: true,
-              stream_options: { include_usage: true },
-            },
-            { signal },
-          ),
-          options.signal,
-        );
-        watchdog.start();
-        for await (const chunk of stream) {
+      for (let attempts = 1; ; attempts++) {
+        const watchdog = new IdleWatchdog(options.idleTimeoutMs, timers);
+        const progress = { content: false };
+        try {
+          yield* attempt(request, options, watchdog, progress);
+          // The SDK ends iteration quietly when its request is aborted, so say why it ended.
+          if (!watchdog.fired) return;
+        } catch (error) {
+          if (!watchdog.fired) {
+            if (options.signal.aborted) return;
+            throw fail(error);
+          }
+        } finally {
           watchdog.stop();
-          yield* partsOf(chunk);
-          watchdog.start();
         }
-        // The SDK ends iteration quietly when its request is aborted, so say why it ended.
-        if (watchdog.fired) throw idleTimeout(options.idleTimeoutMs);
-      } catch (error) {
-        if (watchdog.fired) throw idleTimeout(options.idleTimeoutMs);
         if (options.signal.aborted) return;
-        throw toAirlockError(error);
-      } finally {
-        watchdog.stop();
+        if (progress.content || attempts >= MAX_STALL_ATTEMPTS)
+          throw streamIdleError(options.idleTimeoutMs, attempts);
       }
     },
 
     async complete(request: ModelRequest, options: { readonly signal: AbortSignal }) {
       try {
-        const completion = await whileNotAborted(
+        const completion = await settledUnlessAborted(
           client.chat.completions.create(
             {
               model: config.model,
@@ -86,7 +126,7 @@ export function createOpenAIChatModel(config: ModelConfig): ChatModel {
           },
         };
       } catch (error) {
-        throw toAirlockError(error);
+        throw fail(error);
       }
     },
   };
@@ -101,6 +141,11 @@ function createClient(config: ModelConfig): OpenAI {
     dangerouslyAllowBrowser: true,
     maxRetries: config.maxRetries ?? 2,
     timeout: config.requestTimeoutMs ?? 60_000,
+    // Bound on the SDK's Retry-After sleeps, which nothing else can shorten.
+    fetch: capRetryAfter(
+      (input, init) => globalThis.fetch(input, init),
+      config.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
+    ),
     ...(config.headers ? { defaultHeaders: { ...config.headers } } : {}),
     // Failures surface as typed errors on the run; the SDK's console logging would only duplicate them.
     logLevel: 'off',
@@ -121,7 +166,7 @@ export function createOpenAIEmbeddingModel(
     name: embedding.model,
     async embed(texts, options) {
       try {
-        const response = await whileNotAborted(
+        const response = await settledUnlessAborted(
           client.embeddings.create(
             {
               model: embedding.model,
@@ -144,7 +189,7 @@ export function createOpenAIEmbeddingModel(
       } catch (error) {
         if (error instanceof AirlockError) throw error;
         if (options.signal.aborted) throw options.signal.reason ?? error;
-        throw toAirlockError(error);
+        throw toAirlockError(error, config);
       }
     },
   };
@@ -181,20 +226,12 @@ function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
 
 /**
  * The SDK's wait before a retry does not listen to the signal; an abort must not wait
- * out a long Retry-After, so the wait is raced against it.
+ * out a Retry-After, so the wait is raced against it.
  */
-function whileNotAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new APIUserAbortError());
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(new APIUserAbortError());
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  // The losing promise may still reject later; that is expected and must not go unhandled.
-  promise.catch(() => {});
-  return Promise.race([promise, aborted]).finally(() => {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  });
+async function settledUnlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  const waited = await waitFor(promise, { signal });
+  if (waited.outcome !== 'settled') throw new APIUserAbortError();
+  return waited.value;
 }
 
 function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
@@ -227,30 +264,26 @@ function toToolParam(tool: ModelRequest['tools'][number]): ChatCompletionTool {
   };
 }
 
-function idleTimeout(timeoutMs: number): AirlockError {
-  return new AirlockError(
-    'model-stream-idle-timeout',
-    `The model stream was silent for ${timeoutMs} ms; the request was closed.`,
-    { details: { timeoutMs } },
-  );
-}
-
-function toAirlockError(error: unknown): AirlockError {
+function toAirlockError(error: unknown, config: ModelConfig): AirlockError {
+  if (error instanceof AirlockError) return error;
   if (error instanceof APIConnectionError) {
-    return new AirlockError(
-      'model-connection-error',
-      `The model endpoint could not be reached: ${error.message}`,
-      {
-        cause: error,
-      },
-    );
+    return unreachableError({
+      baseURL: config.baseURL,
+      timedOut: error instanceof APIConnectionTimeoutError,
+      cause: error,
+    });
   }
   if (error instanceof APIError && error.status !== undefined) {
-    return new AirlockError(
-      'model-http-error',
-      `The model endpoint answered ${error.status}: ${error.message}`,
+    return httpError(
       {
-        details: { status: error.status },
+        status: error.status,
+        headers: error.headers instanceof Headers ? error.headers : undefined,
+        errorBody: error.error,
+        message: error.message,
+      },
+      {
+        baseURL: config.baseURL,
+        maxRetryAfterMs: config.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS,
         cause: error,
       },
     );
@@ -260,18 +293,14 @@ function toAirlockError(error: unknown): AirlockError {
     return new AirlockError(
       'model-http-error',
       `The model stream reported an error: ${error.message}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   if (error instanceof SyntaxError) {
     return new AirlockError(
       'model-stream-malformed',
       `The model stream sent a chunk that is not JSON: ${error.message}`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
   // Reading the body failed after the headers: the connection was cut mid-stream.

@@ -1,3 +1,4 @@
+import { realTimers, sleep, type Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import { estimateRequestTokens, estimateTokens } from './estimate-tokens';
 import type { RateLimiter } from './rate-limiter';
@@ -7,7 +8,11 @@ import type { RateLimiter } from './rate-limiter';
  * `onRateLimitWait` and ends at once when the call's signal aborts: the stream then ends
  * without a request having been sent, and what the call had reserved is given back.
  */
-export function withRateLimit(model: ChatModel, limiter: RateLimiter): ChatModel {
+export function withRateLimit(
+  model: ChatModel,
+  limiter: RateLimiter,
+  timers: Timers = realTimers,
+): ChatModel {
   return {
     name: model.name,
     async *stream(
@@ -16,7 +21,7 @@ export function withRateLimit(model: ChatModel, limiter: RateLimiter): ChatModel
     ): AsyncIterable<ModelStreamPart> {
       const prompt = estimateRequestTokens(request);
       const reservation = limiter.reserve(prompt);
-      if (!(await waitForTurn(reservation, options))) return;
+      if (!(await waitForTurn(reservation, options, timers))) return;
       let completionChars = 0;
       let reported = false;
       try {
@@ -38,7 +43,7 @@ export function withRateLimit(model: ChatModel, limiter: RateLimiter): ChatModel
     async complete(request, options) {
       const prompt = estimateRequestTokens(request);
       const reservation = limiter.reserve(prompt);
-      if (!(await waitForTurn(reservation, { signal: options.signal }))) {
+      if (!(await waitForTurn(reservation, { signal: options.signal }, timers))) {
         // The model fails the same way for an aborted signal; let it say so.
         return model.complete(request, options);
       }
@@ -54,28 +59,13 @@ export function withRateLimit(model: ChatModel, limiter: RateLimiter): ChatModel
 async function waitForTurn(
   reservation: ReturnType<RateLimiter['reserve']>,
   options: Pick<ModelCallOptions, 'signal' | 'onRateLimitWait'>,
+  timers: Timers,
 ): Promise<boolean> {
   if (reservation.waitMs <= 0) return true;
-  const readyAt = performance.now() + reservation.waitMs;
+  const readyAt = timers.now() + reservation.waitMs;
   await options.onRateLimitWait?.({ waitMs: reservation.waitMs, limit: reservation.limit });
   // Reporting the wait may itself have waited (backpressure); that time counts.
-  const ready = await sleep(readyAt - performance.now(), options.signal);
+  const ready = await sleep(readyAt - timers.now(), { signal: options.signal, timers });
   if (!ready) reservation.cancel();
   return ready;
-}
-
-/** Resolves true after `ms`, or false as soon as `signal` aborts; the timer and listener are always released. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  return new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(true), ms);
-    onAbort = () => resolve(false);
-    signal.addEventListener('abort', onAbort, { once: true });
-  }).finally(() => {
-    clearTimeout(timer);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  });
 }

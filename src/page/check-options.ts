@@ -96,6 +96,7 @@ const AGENT_OPTIONS = shapeCheck(
       }),
     ),
     conversationId: optional(idCheck),
+    startTimeoutMs: optional(positive),
     memory: optional(
       shapeCheck({
         database: optional(nonBlank),

@@ -19,6 +19,7 @@ import type {
   RunLimits,
   StorageStatus,
 } from '../protocol/wire';
+import { waitFor } from '../timing/wait';
 import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
@@ -65,6 +66,13 @@ export interface AgentOptions {
   readonly guardrails?: GuardrailOptions;
   /** How documents added with `agent.knowledge.add` are chunked, embedded and retrieved. */
   readonly knowledge?: KnowledgeOptions;
+  /**
+   * How long the agent worker may take to load and answer (default 10 000 ms). One that
+   * does not (a script that 404s or throws, one blocked by the page's CSP `worker-src`, one
+   * that never calls `serveAgent`) is terminated, and `ready` and every run fail with
+   * `worker-load-failed`. Toolsets have their own `startTimeoutMs`.
+   */
+  readonly startTimeoutMs?: number;
 }
 
 /** How an agent's knowledge base works; every field has a default. */
@@ -172,6 +180,16 @@ export interface Agent {
   readonly disposed: boolean;
 }
 
+/** Default of `startTimeoutMs`. */
+const DEFAULT_START_TIMEOUT_MS = 10_000;
+
+/**
+ * A property the agent worker's Comlink endpoint does not have: reading it is answered
+ * (with `undefined`) as soon as the worker has loaded and called `serveAgent`, before any
+ * slow part of `configure` (toolsets, storage), so it times the worker's own start.
+ */
+const START_PROBE = '__airlockStartProbe';
+
 const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 10,
   streamIdleTimeoutMs: 30_000,
@@ -186,6 +204,7 @@ const DEFAULT_LIMITS: RunLimits = {
  */
 export function createAgent(options: AgentOptions): Agent {
   checkAgentOptions(options);
+  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const tools = options.tools ?? [];
   const toolsets = options.toolsets ?? [];
   const guardrailHost = new PageGuardrailHost(options.guardrails ?? {});
@@ -219,10 +238,13 @@ export function createAgent(options: AgentOptions): Agent {
   installErrorTransfer();
   const toolHost = new LocalToolHost(tools);
   const sandboxHost = new SandboxHost(toolsets);
-  const worker = options.worker();
+  const worker = createWorker(options.worker);
   const remote = Comlink.wrap<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
   let disposed = false;
+  /** True once the worker answered: from then on an error event is a crash, not a failed load. */
+  let started = false;
+  const lifetime = new AbortController();
 
   let failReady: (error: AirlockError) => void = () => {};
   let backend: StorageStatus['backend'] = 'indexeddb';
@@ -263,13 +285,34 @@ export function createAgent(options: AgentOptions): Agent {
     // also releases the conversation locks its runs held, rather than left half alive.
     worker.terminate();
     failAll(
-      new AirlockError(
-        'worker-crashed',
-        `The agent worker failed: ${event.message || 'it could not be loaded'}.`,
-      ),
+      started
+        ? new AirlockError(
+            'worker-crashed',
+            `The agent worker failed: ${event.message || 'an error nobody caught'}.`,
+          )
+        : loadFailed(
+            `The agent worker could not be loaded: ${event.message || 'its script was not found, failed to load, or was blocked (e.g. by the CSP worker-src)'}.`,
+            startTimeoutMs,
+          ),
     );
   };
   worker.addEventListener('error', onWorkerError);
+  // A worker blocked by CSP, or one that never serves, may fire nothing at all: a deadline ends the wait.
+  const probe = Promise.resolve((remote as unknown as Record<string, unknown>)[START_PROBE]);
+  void waitFor(probe, { signal: lifetime.signal, timeoutMs: startTimeoutMs }).then(
+    (waited) => {
+      if (waited.outcome === 'settled') started = true;
+      if (waited.outcome !== 'timed-out' || started) return;
+      worker.terminate();
+      failAll(
+        loadFailed(
+          `The agent worker did not start within startTimeoutMs (${startTimeoutMs} ms): check its URL, the page's CSP worker-src, and that its entry calls serveAgent().`,
+          startTimeoutMs,
+        ),
+      );
+    },
+    () => {},
+  );
 
   /** Creates the page side of a run and asks the worker to start it on a port of its own. */
   const startRun = (
@@ -353,6 +396,7 @@ export function createAgent(options: AgentOptions): Agent {
       failAll(
         new AirlockError('agent-disposed', 'The agent was disposed while the run was going on.'),
       );
+      lifetime.abort();
       worker.removeEventListener('error', onWorkerError);
       remote[Comlink.releaseProxy]();
       worker.terminate();
@@ -376,6 +420,23 @@ async function askPersistence(wanted: boolean | undefined): Promise<boolean | un
   } catch {
     return undefined;
   }
+}
+
+/** The agent worker; a factory that throws (e.g. a CSP refusal raised at once) is a failed load. */
+function createWorker(factory: () => Worker): Worker {
+  try {
+    return factory();
+  } catch (error) {
+    throw new AirlockError(
+      'worker-load-failed',
+      `The agent worker could not be created: ${error instanceof Error ? error.message : String(error)}.`,
+      { cause: error },
+    );
+  }
+}
+
+function loadFailed(message: string, startTimeoutMs: number): AirlockError {
+  return new AirlockError('worker-load-failed', message, { details: { startTimeoutMs } });
 }
 
 function toMemoryConfig(options: MemoryOptions): MemoryConfig {

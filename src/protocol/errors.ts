@@ -11,20 +11,50 @@ export type ErrorCode =
   | 'invalid-usage'
   /** The agent was disposed while the run was going on. */
   | 'agent-disposed'
-  /** The agent worker failed to load or crashed. */
+  /** The agent worker crashed after it had started. */
   | 'worker-crashed'
+  /**
+   * The agent worker could not start: its script was not found, threw while loading, was
+   * blocked (e.g. by the page's CSP `worker-src`), or did not answer within `startTimeoutMs`.
+   * `details`: `{ startTimeoutMs }`.
+   */
+  | 'worker-load-failed'
   /** A toolset's worker did not start or did not describe its tools. */
   | 'toolset-unavailable'
-  /** The model endpoint answered with an HTTP error (after the SDK's retries). */
+  /**
+   * The model endpoint answered with an HTTP error (after the SDK's retries). `details`:
+   * `{ status, bodyExcerpt? }` (a short, tag-stripped excerpt of a body that is not OpenAI's error JSON).
+   */
   | 'model-http-error'
-  /** The model endpoint could not be reached (after the SDK's retries). */
-  | 'model-connection-error'
-  /** The response stream ended before the model said it was finished (cut connection, no finish_reason). */
+  /**
+   * The endpoint refused the credentials (401) or the request (403); not retried. The fix is
+   * on the proxy (it adds the key) or the app's own session headers. `details`: `{ status }`.
+   */
+  | 'model-auth'
+  /**
+   * The endpoint answered 429 after the retries, or asked to wait longer than
+   * `model.maxRetryAfterMs`. `details`: `{ status, retryAfterMs?, maxRetryAfterMs }`.
+   */
+  | 'model-rate-limited'
+  /**
+   * No HTTP answer at all (after the SDK's retries): network down, DNS, a refused connection,
+   * or a response the browser withheld by CORS (it looks the same to the page). `details`:
+   * `{ timedOut }`. (Was `model-connection-error`.)
+   */
+  | 'model-unreachable'
+  /**
+   * The response stream ended before the model said it was finished (cut connection, no
+   * finish_reason). `details`: `{ receivedChars, pendingToolCalls }`.
+   */
   | 'model-stream-truncated'
   /** The response stream carried data that is not a valid chunk. */
   | 'model-stream-malformed'
-  /** No chunk arrived within `streamIdleTimeoutMs`. */
-  | 'model-stream-idle-timeout'
+  /**
+   * No chunk arrived within `streamIdleTimeoutMs` (after one retry when nothing had been
+   * streamed yet). `details`: `{ timeoutMs, attempts, receivedChars, pendingToolCalls }`.
+   * (Was `model-stream-idle-timeout`.)
+   */
+  | 'model-stream-idle'
   /** The model stopped at its output token limit (finish_reason `length`). */
   | 'model-output-truncated'
   /** The model's output was withheld by a content filter. */

@@ -34,6 +34,12 @@ export interface ModelConfig {
   readonly apiKey?: string;
   /** Retries of 408/409/429/5xx and connection errors, honouring Retry-After (default 2). */
   readonly maxRetries?: number;
+  /**
+   * Longest Retry-After the client waits out before a retry (default 30 000 ms). A server
+   * asking for longer fails the call at once: `model-rate-limited` for a 429, with the
+   * server's wait in `details.retryAfterMs`.
+   */
+  readonly maxRetryAfterMs?: number;
   /** Time allowed until response headers arrive, per attempt (default 60 000 ms). */
   readonly requestTimeoutMs?: number;
   /** Sampling temperature, passed through when set. */

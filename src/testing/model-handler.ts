@@ -22,6 +22,7 @@ import {
   type RecordedRequest,
   type ScriptedFault,
   type ScriptedReply,
+  type ScriptedTransport,
   type ScriptedTurn,
   type SessionOptions,
 } from './script.js';
@@ -130,6 +131,14 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
         turn.retryAfterSeconds === undefined
           ? {}
           : { 'retry-after': String(turn.retryAfterSeconds) };
+      if (turn.body !== undefined) {
+        res.writeHead(turn.status, {
+          ...headers,
+          'content-type': turn.contentType ?? 'text/html; charset=utf-8',
+        });
+        res.end(turn.body);
+        return;
+      }
       return sendError(
         res,
         turn.status,
@@ -152,6 +161,8 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       const frames = buildStreamChunks(turn, context, { includeUsage, usage }).map(
         (chunk) => `data: ${JSON.stringify(chunk)}\n\n`,
       );
+      if (turn.transport && !turn.fault && !turn.chunkDelayMs)
+        return streamPieces(entry, frames, turn.transport);
       return streamFrames(entry, frames, turn);
     }
     return answerOnce(entry, JSON.stringify(buildCompletion(turn, context, usage)), turn.fault);
@@ -169,7 +180,7 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     }
     applyCors(res);
     if (req.method === 'OPTIONS') {
-      answerPreflight(req, res);
+      answerPreflight(req, res, options.allowedHeaders);
       return;
     }
     serve(req, res, route).catch((error: unknown) => {
@@ -276,11 +287,44 @@ async function streamFrames(
   const delayMs = reply.chunkDelayMs ?? 0;
   const all = [...frames, 'data: [DONE]\n\n'];
   for (const [index, frame] of all.entries()) {
+    // The delay comes first, so the chunk before a fault has had time to reach the client.
+    if (delayMs > 0 && index > 0 && !(await sleep(entry, delayMs))) return;
     // `[DONE]` is not a chunk: a fault placed past the last chunk still fires before it.
     if (fault && index === Math.max(0, Math.min(fault.afterChunks, frames.length)))
       return applyStreamFault(entry, fault);
-    if (delayMs > 0 && index > 0 && !(await sleep(entry, delayMs))) return;
     if (!(await write(entry, frame))) return;
+  }
+  res.end();
+}
+
+/**
+ * Writes the whole SSE body (events and `[DONE]`) cut at the transport's byte offsets,
+ * with its line ending, each piece flushed and followed by a pause so the client reads
+ * it alone.
+ */
+async function streamPieces(
+  entry: OpenResponse,
+  frames: string[],
+  transport: ScriptedTransport,
+): Promise<void> {
+  const { res } = entry;
+  res.socket?.setNoDelay(true);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+  });
+  res.flushHeaders();
+  let text = [...frames, 'data: [DONE]\n\n'].join('');
+  if (transport.lineEnding === 'crlf') text = text.replaceAll('\n', '\r\n');
+  const body = Buffer.from(text, 'utf8');
+  const cuts = [...new Set(transport.splitAtBytes ?? [])]
+    .filter((offset) => Number.isInteger(offset) && offset > 0 && offset < body.length)
+    .sort((a, b) => a - b);
+  const bounds = [0, ...cuts, body.length];
+  const pauseMs = transport.pieceDelayMs ?? 1;
+  for (let index = 0; index + 1 < bounds.length; index++) {
+    if (index > 0 && pauseMs > 0 && !(await sleep(entry, pauseMs))) return;
+    if (!(await write(entry, body.subarray(bounds[index], bounds[index + 1])))) return;
   }
   res.end();
 }
@@ -343,7 +387,7 @@ function sleep(entry: OpenResponse, ms: number): Promise<boolean> {
 }
 
 /** Resolves once `frame` is flushed to the socket, so a following cut never swallows it. */
-function write(entry: OpenResponse, frame: string): Promise<boolean> {
+function write(entry: OpenResponse, frame: string | Uint8Array): Promise<boolean> {
   return new Promise((resolve) => {
     if (entry.res.destroyed) return resolve(false);
     const cancel = (): void => resolve(false);
@@ -361,9 +405,28 @@ export function applyCors(res: ServerResponse): void {
   res.setHeader('access-control-expose-headers', 'retry-after, x-request-id, x-should-retry');
 }
 
-/** Answers a CORS preflight: 204, allowing whatever headers the client asked for. */
-export function answerPreflight(req: IncomingMessage, res: ServerResponse): void {
+/**
+ * Answers a CORS preflight: 204, allowing whatever headers the client asked for, unless
+ * `allowedHeaders` is given and the client asked for one outside it: then the answer
+ * carries no CORS headers, so the browser refuses the request like a misconfigured proxy.
+ */
+export function answerPreflight(
+  req: IncomingMessage,
+  res: ServerResponse,
+  allowedHeaders?: readonly string[],
+): void {
   const requested = req.headers['access-control-request-headers'];
+  const asked = (requested ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
+  if (allowedHeaders && asked.some((name) => !allowedHeaders.includes(name))) {
+    res.removeHeader('access-control-allow-origin');
+    res.removeHeader('access-control-expose-headers');
+    res.writeHead(204);
+    res.end();
+    return;
+  }
   res.writeHead(204, {
     'access-control-allow-methods': 'GET, POST, PUT, OPTIONS',
     ...(requested === undefined ? {} : { 'access-control-allow-headers': requested }),

@@ -150,8 +150,12 @@ async function answerCreateSession(
   }
   const options = isObject(body) && isObject(body.options) ? body.options : {};
   // Turns arrive as JSON from the test itself; shape checks beyond this would duplicate the types.
+  const allowedHeaders = Array.isArray(options.allowedHeaders)
+    ? options.allowedHeaders.filter((name): name is string => typeof name === 'string')
+    : undefined;
   const session = createSession(turns as ScriptedTurn[], {
     rejectTools: options.rejectTools === true,
+    ...(allowedHeaders ? { allowedHeaders } : {}),
   });
   sendJson(res, 201, { id: session.id, baseURL: session.baseURL });
 }

@@ -43,17 +43,41 @@ export interface ScriptedReply {
   usage?: ScriptedUsage | null;
   /** How many pieces each tool call's arguments are split into across chunks (default 3). */
   argumentChunks?: number;
-  /** Delay between SSE chunks in milliseconds (default 0). */
+  /** Delay between SSE chunks, and before a fault, in milliseconds (default 0). */
   chunkDelayMs?: number;
   fault?: ScriptedFault;
+  /** How a streamed reply's bytes go on the wire; the default is one write per event with LF line ends. */
+  transport?: ScriptedTransport;
 }
 
-/** An HTTP error answer, in OpenAI's error JSON shape. */
+/**
+ * Byte-level shaping of a streamed reply, to prove a client's SSE parser exact: the whole
+ * response body (every event and `[DONE]`) is cut at the given byte offsets, each piece
+ * written and flushed apart, so events, lines and multibyte characters split anywhere.
+ * Ignored when the reply has a `fault` or a `chunkDelayMs`.
+ */
+export interface ScriptedTransport {
+  /** Byte offsets into the body where a write ends and the next begins (sorted, deduplicated, out-of-range ones dropped). */
+  splitAtBytes?: number[];
+  /** `crlf` ends every SSE line with `\r\n`, as some proxies do (default `lf`). */
+  lineEnding?: 'lf' | 'crlf';
+  /** Pause between pieces so each reaches the client as its own read (default 1 ms). */
+  pieceDelayMs?: number;
+}
+
+/** An HTTP error answer, in OpenAI's error JSON shape unless `body` is given. */
 export interface ScriptedHttpError {
   status: number;
   /** Sent as the `Retry-After` header when given. */
   retryAfterSeconds?: number;
   message?: string;
+  /**
+   * A raw body sent instead of OpenAI's error JSON, e.g. the HTML page a proxy or load
+   * balancer answers a 502 with.
+   */
+  body?: string;
+  /** The raw body's content type (default `text/html; charset=utf-8`). */
+  contentType?: string;
 }
 
 /** One scripted answer; discriminate with {@link isScriptedHttpError}. */
@@ -67,6 +91,12 @@ export interface SessionOptions {
    * `tool_calls` is answered 400 (OpenAI's error body) and uses no turn.
    */
   rejectTools?: boolean;
+  /**
+   * Behave like a proxy whose CORS allows only these request headers (lower case): a
+   * preflight asking for any other is answered without CORS headers, so a browser refuses
+   * the request (`TypeError: Failed to fetch`) and the server never sees it. Default: any.
+   */
+  allowedHeaders?: string[];
 }
 
 /** A fixed list of turns, or a function choosing the turn for each chat-completion request. */

@@ -35,6 +35,7 @@ const agentConfigSchema = z.object({
     headers: z.record(z.string(), z.string()).exactOptional(),
     apiKey: z.string().min(1).exactOptional(),
     maxRetries: z.int().min(0).max(10).exactOptional(),
+    maxRetryAfterMs: z.number().min(0).exactOptional(),
     requestTimeoutMs: z.number().positive().exactOptional(),
     temperature: z.number().min(0).max(2).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),

@@ -289,7 +289,12 @@ function assertComplete(response: StepResponse): void {
       throw new AirlockError(
         'model-stream-truncated',
         'The model stream ended without a finish reason; the response is incomplete and its tool calls were not run.',
-        { details: { pendingToolCalls: response.toolCalls.length } },
+        {
+          details: {
+            receivedChars: response.text.length,
+            pendingToolCalls: response.toolCalls.length,
+          },
+        },
       );
     case 'length':
       throw new AirlockError(

@@ -1,4 +1,4 @@
-import { AirlockError } from '../errors/airlock-error';
+import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import type { ChatModel, ModelRequest } from '../model/chat-model';
 import { estimateRequestTokens, estimateTokens } from '../model/estimate-tokens';
 import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
@@ -51,44 +51,48 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
     onRateLimitWait: (wait) => emit({ type: 'rate-limit-wait', step, ...wait }),
   });
   let received = false;
-  for await (const part of parts) {
-    received = true;
-    switch (part.type) {
-      case 'text-delta':
-        text += part.delta;
-        await emit({ type: 'text-delta', step, delta: part.delta });
-        break;
-      case 'tool-call-delta': {
-        let call = calls[part.index];
-        if (!call) {
-          if (!part.name) {
-            throw new AirlockError(
-              'model-stream-malformed',
-              `Tool call ${part.index} began without a name.`,
-            );
+  try {
+    for await (const part of parts) {
+      received = true;
+      switch (part.type) {
+        case 'text-delta':
+          text += part.delta;
+          await emit({ type: 'text-delta', step, delta: part.delta });
+          break;
+        case 'tool-call-delta': {
+          let call = calls[part.index];
+          if (!call) {
+            if (!part.name) {
+              throw new AirlockError(
+                'model-stream-malformed',
+                `Tool call ${part.index} began without a name.`,
+              );
+            }
+            call = { id: assignCallId(part.id, context.callIds), name: part.name, arguments: '' };
+            calls[part.index] = call;
+            await emit({ type: 'tool-call-start', step, callId: call.id, toolName: call.name });
           }
-          call = { id: assignCallId(part.id, context.callIds), name: part.name, arguments: '' };
-          calls[part.index] = call;
-          await emit({ type: 'tool-call-start', step, callId: call.id, toolName: call.name });
+          if (part.argumentsDelta) {
+            call.arguments += part.argumentsDelta;
+            await emit({
+              type: 'tool-call-delta',
+              step,
+              callId: call.id,
+              argumentsDelta: part.argumentsDelta,
+            });
+          }
+          break;
         }
-        if (part.argumentsDelta) {
-          call.arguments += part.argumentsDelta;
-          await emit({
-            type: 'tool-call-delta',
-            step,
-            callId: call.id,
-            argumentsDelta: part.argumentsDelta,
-          });
-        }
-        break;
+        case 'finish':
+          finishReason = part.finishReason;
+          break;
+        case 'usage':
+          usage = part.usage;
+          break;
       }
-      case 'finish':
-        finishReason = part.finishReason;
-        break;
-      case 'usage':
-        usage = part.usage;
-        break;
     }
+  } catch (error) {
+    throw withReceived(error, text, calls.filter(Boolean).length);
   }
   const toolCalls = calls
     .filter((call): call is PendingToolCall => call !== undefined)
@@ -107,6 +111,19 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
         ? NO_USAGE
         : estimateUsage(context.request, text, toolCalls)),
   };
+}
+
+/**
+ * A stream that broke (cut, silent, malformed) says how much of the response had arrived:
+ * the text the page was shown (kept as `interrupted` by the journal) and the tool calls
+ * that had started (never run).
+ */
+function withReceived(error: unknown, text: string, pendingToolCalls: number): unknown {
+  if (!isAirlockError(error) || !error.code.startsWith('model-stream-')) return error;
+  return new AirlockError(error.code, error.message, {
+    details: { ...error.details, receivedChars: text.length, pendingToolCalls },
+    cause: error.cause,
+  });
 }
 
 /**

@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { agentFor, scriptModel } from './support';
 
-/** A long, slowly streamed answer: plenty of time to abort in the middle of it. */
+/** A long, slowly streamed answer (200 words, 20 ms apart: 4 s): plenty of time to abort in the middle of it. */
 const slowAnswer = {
   text: Array.from({ length: 200 }, (_, i) => `word${i}`).join(' '),
   chunkDelayMs: 20,
 };
 
+/**
+ * How soon after an abort the run must have ended. Far below the seconds the answer still
+ * had to stream, so a run that ignored the abort fails; far above a busy machine's delay
+ * in passing the abort to the worker and the result back. Latency figures are `npm run bench`'s.
+ */
+const ENDS_WITHIN_MS = 1_000;
+
 describe('aborting a run', () => {
-  it('ends the run as aborted within 100 ms of breaking out of the event loop, and closes the request', async () => {
+  it('ends the run as aborted soon after breaking out of the event loop, long before the answer would end, and closes the request', async () => {
     const session = await scriptModel([slowAnswer]);
     const agent = agentFor(session);
     const run = agent.run('Tell me a long story');
@@ -22,14 +29,14 @@ describe('aborting a run', () => {
     const elapsed = performance.now() - brokeAt;
 
     expect(result.reason).toBe('aborted');
-    expect(elapsed).toBeLessThan(100);
+    expect(elapsed).toBeLessThan(ENDS_WITHIN_MS);
     expect(result.text.startsWith('word0 word1 word2')).toBe(true);
     expect(result.text.length).toBeLessThan(slowAnswer.text.length);
     const [request] = await session.waitUntil((requests) => requests[0]?.closedByClient === true);
     expect(request?.closedByClient).toBe(true);
   });
 
-  it('ends the run as aborted within 100 ms of its signal firing, and the reader sees run-finish', async () => {
+  it('ends the run as aborted soon after its signal fires, and the reader sees run-finish', async () => {
     const session = await scriptModel([slowAnswer]);
     const agent = agentFor(session);
     const controller = new AbortController();
@@ -46,7 +53,7 @@ describe('aborting a run', () => {
     }
     const result = await run.result;
 
-    expect(performance.now() - abortedAt).toBeLessThan(100);
+    expect(performance.now() - abortedAt).toBeLessThan(ENDS_WITHIN_MS);
     expect(result.reason).toBe('aborted');
     expect(seen.at(-1)).toBe('run-finish');
     await session.waitUntil((requests) => requests[0]?.closedByClient === true);

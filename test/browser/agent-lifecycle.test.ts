@@ -30,7 +30,7 @@ describe('agent lifecycle', () => {
     await expect(agent.run('After').result).rejects.toMatchObject({ code: 'agent-disposed' });
   });
 
-  it('reports a worker that fails to load as worker-crashed', async () => {
+  it('reports a worker that fails to load as worker-load-failed', async () => {
     const agent = createAgent({
       worker: () =>
         new Worker(new URL('./fixtures/broken.worker.ts', import.meta.url), { type: 'module' }),
@@ -41,7 +41,7 @@ describe('agent lifecycle', () => {
       expect(events).toEqual([
         expect.objectContaining({
           type: 'run-error',
-          error: expect.objectContaining({ code: 'worker-crashed' }),
+          error: expect.objectContaining({ code: 'worker-load-failed' }),
         }),
       ]);
     } finally {

@@ -253,7 +253,9 @@ describe('guardrails on the page', () => {
     run.abort();
     const result = await run.result;
 
-    expect(performance.now() - abortedAt).toBeLessThan(100);
+    // The guardrail never settles: a run that waited for it would never end at all; the
+    // bound only has to be below the test's timeout, with room for a busy machine.
+    expect(performance.now() - abortedAt).toBeLessThan(2_000);
     expect(result.reason).toBe('aborted');
     expect((await events).map((event) => event.type)).toEqual(['run-start', 'run-finish']);
     expect(await session.requests()).toHaveLength(0);

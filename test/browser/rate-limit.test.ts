@@ -31,24 +31,19 @@ describe('the rate limit', () => {
     expect(result.reason).toBe('stop');
     const arrived = (await session.requests()).map((request) => request.receivedAt);
     expect(arrived).toHaveLength(6);
-    const first = arrived[0] ?? 0;
-    // Two go at once; from then on one every 500 ms (a little slack for the local round trip).
-    for (let index = 2; index < arrived.length; index++) {
-      expect((arrived[index] ?? 0) - first).toBeGreaterThanOrEqual((index - 1) * 500 - 25);
-      if (index > 2) {
-        expect((arrived[index] ?? 0) - (arrived[index - 1] ?? 0)).toBeGreaterThanOrEqual(475);
-      }
-    }
-    expect((arrived[5] ?? 0) - first).toBeLessThan(2_000 + 400);
+    // The exact spacing (two at once, then one every 500 ms) is unit-tested on a manual clock
+    // (test/unit/model). Here: the limiter held the real calls back. Six calls with a burst
+    // of two cannot all go out in under 4 × 500 ms of refill; a busy machine only adds time,
+    // and the margin is for the first request's own trip to the server.
+    expect((arrived[5] ?? 0) - (arrived[0] ?? 0)).toBeGreaterThanOrEqual(4 * 500 - 150);
     const waits = events.flatMap((event) => (event.type === 'rate-limit-wait' ? [event] : []));
-    expect(waits.map((event) => [event.step, event.limit])).toEqual([
-      [3, 'requests'],
-      [4, 'requests'],
-      [5, 'requests'],
-      [6, 'requests'],
-    ]);
+    // A step slower than the refill (a loaded machine) has nothing to wait for, so not every
+    // step past the burst need report one; those that do are past the burst and within a slot.
+    expect(waits.length).toBeGreaterThan(0);
     for (const wait of waits) {
-      expect(wait.waitMs).toBeGreaterThan(300);
+      expect(wait.step).toBeGreaterThanOrEqual(3);
+      expect(wait.limit).toBe('requests');
+      expect(wait.waitMs).toBeGreaterThan(0);
       expect(wait.waitMs).toBeLessThanOrEqual(500);
     }
   });
@@ -56,7 +51,8 @@ describe('the rate limit', () => {
   it('makes runs of other conversations wait their turn, and an abort ends a waiting run at once without a request', async () => {
     const session = await scriptModel([{ text: 'First.' }, { text: 'Never sent.' }]);
     const agent = agentFor(session, {
-      rateLimit: { requestsPerMinute: 60, requestBurst: 1 },
+      // One call every 3 s: the second run's wait is long beside any delay of a busy machine.
+      rateLimit: { requestsPerMinute: 20, requestBurst: 1 },
       memory: { tools: false },
     });
 
@@ -76,9 +72,10 @@ describe('the rate limit', () => {
     const endedAfter = performance.now() - abortedAt;
     await firstDone;
 
-    expect(waitMs).toBeGreaterThan(800);
+    expect(waitMs).toBeGreaterThan(1_500);
     expect(result.reason).toBe('aborted');
-    expect(endedAfter).toBeLessThan(100);
+    // Well before its turn would have come: the abort ended the wait, not the limiter.
+    expect(endedAfter).toBeLessThan(waitMs / 2);
     expect((await first.result).text).toBe('First.');
     // Past the moment its turn would have come: the aborted run never sent its request.
     await new Promise((resolve) => setTimeout(resolve, waitMs + 100));

@@ -118,7 +118,8 @@ export function scriptFor(plan: SoakPlan): ScriptedTurn[] {
     case 'cut':
       return [{ ...first, fault: { kind: 'cut', afterChunks: 2 } }];
     case 'stall':
-      return [{ ...first, fault: { kind: 'stall', afterChunks: 1 } }];
+      // Nothing was shown before the stall, so the model layer retries once, into `first`.
+      return [{ ...first, fault: { kind: 'stall', afterChunks: 1 } }, first, final];
     case 'garbage':
       return [{ ...first, fault: { kind: 'malformed', afterChunks: 1 } }];
   }
@@ -130,8 +131,8 @@ export function expectedErrors(plan: SoakPlan): readonly string[] {
     none: [],
     'rate-limited': [],
     'server-error': [],
-    cut: ['model-stream-truncated', 'model-connection-error'],
-    stall: ['model-stream-idle-timeout', 'model-stream-idle'],
+    cut: ['model-stream-truncated', 'model-unreachable'],
+    stall: ['model-stream-idle'],
     garbage: ['model-stream-malformed'],
   };
   return [...model[plan.model], ...(plan.reloadAtEvent === null ? [] : ['agent-disposed'])];

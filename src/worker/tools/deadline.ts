@@ -1,3 +1,10 @@
+import { waitFor } from '../../timing/wait';
+
+/**
+ * The tools layer's names for the one wait in `src/timing/wait.ts`; kept so the tool
+ * runners read as before. New code calls `waitFor` directly.
+ */
+
 /** What `withDeadline` resolves to when time ran out first. */
 export const TIMED_OUT: unique symbol = Symbol('timed out');
 
@@ -6,15 +13,8 @@ export async function withDeadline<T>(
   promise: Promise<T>,
   ms: number,
 ): Promise<T | typeof TIMED_OUT> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const waited = await waitFor(promise, { timeoutMs: ms });
+  return waited.outcome === 'settled' ? waited.value : TIMED_OUT;
 }
 
 /** Waits for `promise` unless `signal` aborts first, in which case it resolves to `onAbort()`. */
@@ -23,15 +23,6 @@ export async function unlessAborted<T>(
   signal: AbortSignal,
   onAbort: () => T,
 ): Promise<T> {
-  if (signal.aborted) return onAbort();
-  let listener: (() => void) | undefined;
-  const aborted = new Promise<T>((resolve) => {
-    listener = () => resolve(onAbort());
-    signal.addEventListener('abort', listener, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    if (listener) signal.removeEventListener('abort', listener);
-  }
+  const waited = await waitFor(promise, { signal });
+  return waited.outcome === 'settled' ? waited.value : onAbort();
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatModel, ModelStreamPart, RateLimitWait } from '../../../src/model/chat-model';
 import { withRateLimit } from '../../../src/model/rate-limited-model';
 import { RateLimiter } from '../../../src/model/rate-limiter';
+import { ManualTimers } from '../timing/manual-timers';
 
 /** A model that counts its calls and answers at once. */
 function countingModel() {
@@ -30,11 +31,13 @@ async function drain(parts: AsyncIterable<ModelStreamPart>): Promise<ModelStream
 const request = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
 
 describe('a rate-limited model', () => {
-  it('reports the wait, waits it out, then calls the model', async () => {
+  it('reports the wait, waits it out on the clock, then calls the model', async () => {
+    const timers = new ManualTimers();
     const { model, calls } = countingModel();
     const limited = withRateLimit(
       model,
-      new RateLimiter({ requestsPerMinute: 600, requestBurst: 1 }),
+      new RateLimiter({ requestsPerMinute: 600, requestBurst: 1 }, () => timers.now()),
+      timers,
     );
     const waits: RateLimitWait[] = [];
     const options = {
@@ -46,13 +49,13 @@ describe('a rate-limited model', () => {
     };
 
     await drain(limited.stream(request, options));
-    const before = performance.now();
-    const parts = await drain(limited.stream(request, options));
+    const second = drain(limited.stream(request, options));
+    await timers.advance(99);
+    expect(calls.count).toBe(1);
+    await timers.advance(1);
+    const parts = await second;
 
-    expect(performance.now() - before).toBeGreaterThanOrEqual(90);
-    expect(waits).toHaveLength(1);
-    expect(waits[0]?.limit).toBe('requests');
-    expect(waits[0]?.waitMs).toBeGreaterThan(50);
+    expect(waits).toEqual([{ waitMs: 100, limit: 'requests' }]);
     expect(parts.map((part) => part.type)).toEqual(['text-delta', 'finish']);
     expect(calls.count).toBe(2);
   });

@@ -623,3 +623,29 @@ describe('createModelHandler', () => {
     expect(handler.requests).toHaveLength(1);
   });
 });
+
+describe('byte-level transport of a streamed reply', () => {
+  it('sends the body cut at the given byte offsets, each piece read apart, with CRLF line ends', async () => {
+    const session = server.createSession([
+      { text: 'Grüße 👋', transport: { splitAtBytes: [1, 2, 3, 50, 51], lineEnding: 'crlf' } },
+    ]);
+    const response = await fetch(`${session.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages, stream: true }),
+    });
+    const reader = response.body!.getReader();
+    const reads: Uint8Array[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      reads.push(value);
+    }
+    const text = Buffer.concat(reads).toString('utf8');
+
+    expect(reads.map((read) => read.length).slice(0, 5)).toEqual([1, 1, 1, 47, 1]);
+    expect(text).toContain('"content":" 👋"');
+    expect(text.endsWith('data: [DONE]\r\n\r\n')).toBe(true);
+    expect(text.replaceAll('\r\n', '')).not.toContain('\n');
+  });
+});

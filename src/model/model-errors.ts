@@ -1,0 +1,109 @@
+import { AirlockError } from '../errors/airlock-error';
+import { retryAfterMs } from './retry-after';
+
+/** The request headers the SDK sends, which a proxy's CORS must allow. */
+const SDK_HEADERS = 'authorization, content-type, x-stainless-*';
+
+/** Longest excerpt of a response body quoted in an error message. */
+const EXCERPT_CHARS = 160;
+
+/** What an HTTP error answer carried, as the SDK parsed it. */
+export interface HttpFailure {
+  readonly status: number;
+  readonly headers: Headers | undefined;
+  /** OpenAI's `error` object when the body was its error JSON; `undefined` for any other body. */
+  readonly errorBody: unknown;
+  /** The SDK's message: `"<status> <message>"`, or `"<status> <raw body>"` for a body that is not JSON. */
+  readonly message: string;
+}
+
+/**
+ * The typed error for an HTTP error answer. Auth failures point at the proxy and never
+ * quote the server's text, which may name a (masked) key; bodies that are not OpenAI's
+ * error JSON (a proxy's HTML page) are quoted as a short, tag-stripped excerpt.
+ */
+export function httpError(
+  failure: HttpFailure,
+  options: { readonly baseURL: string; readonly maxRetryAfterMs: number; readonly cause: unknown },
+): AirlockError {
+  const { status } = failure;
+  const cause = options.cause;
+  if (status === 401 || status === 403) {
+    return new AirlockError(
+      'model-auth',
+      `The model endpoint at ${options.baseURL} refused the request (${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}). ` +
+        "The credentials are the proxy's to add: check that the proxy holds a valid one for this model, and that it accepts this page's session headers.",
+      { details: { status }, cause },
+    );
+  }
+  // The SDK's message repeats the status in front; the error says it once.
+  const said = failure.message.startsWith(`${status} `)
+    ? failure.message.slice(`${status} `.length)
+    : failure.message;
+  const text = failure.errorBody === undefined ? excerpt(said) : bounded(said);
+  const bodyExcerpt = failure.errorBody === undefined ? { bodyExcerpt: text } : {};
+  const wait = retryAfterMs(failure.headers);
+  const retryAfter = wait === undefined ? {} : { retryAfterMs: wait };
+  if (status === 429) {
+    const tooLong = wait !== undefined && wait > options.maxRetryAfterMs;
+    return new AirlockError(
+      'model-rate-limited',
+      tooLong
+        ? `The model endpoint is rate limited and asked to wait ${Math.round(wait / 1000)} s, longer than model.maxRetryAfterMs (${options.maxRetryAfterMs} ms): ${text}`
+        : `The model endpoint is still rate limited after the retries: ${text}`,
+      {
+        details: { status, ...retryAfter, maxRetryAfterMs: options.maxRetryAfterMs },
+        cause,
+      },
+    );
+  }
+  return new AirlockError('model-http-error', `The model endpoint answered ${status}: ${text}`, {
+    details: { status, ...retryAfter, ...bodyExcerpt },
+    cause,
+  });
+}
+
+/**
+ * The typed error for a request that got no HTTP answer. In a browser a CORS refusal is
+ * indistinguishable from a network failure (`TypeError: Failed to fetch`), so the message
+ * names both, and what the proxy must allow.
+ */
+export function unreachableError(options: {
+  readonly baseURL: string;
+  readonly timedOut: boolean;
+  readonly cause: unknown;
+}): AirlockError {
+  const message = options.timedOut
+    ? `The model endpoint at ${options.baseURL} sent no response headers within model.requestTimeoutMs (after the retries).`
+    : `The model endpoint at ${options.baseURL} could not be reached (no HTTP answer, after the retries). ` +
+      `Either the network failed or the browser refused the response by CORS: the proxy must answer preflight requests from this page's origin and allow the headers the SDK sends (${SDK_HEADERS}).`;
+  return new AirlockError('model-unreachable', message, {
+    details: { timedOut: options.timedOut },
+    cause: options.cause,
+  });
+}
+
+/** The typed error for a stream that went silent. */
+export function streamIdleError(timeoutMs: number, attempts: number): AirlockError {
+  return new AirlockError(
+    'model-stream-idle',
+    `The model stream was silent for ${timeoutMs} ms${attempts > 1 ? ` (on ${attempts} attempts)` : ''}; the request was closed.`,
+    { details: { timeoutMs, attempts } },
+  );
+}
+
+/** A body that is not JSON (an HTML error page, most often), as a short line of its text. */
+function excerpt(message: string): string {
+  const text = message
+    .replace(/<!--[\s\S]*?-->/g, ' ')
+    .replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&[a-z#0-9]+;/gi, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return bounded(text || '(an empty body)');
+}
+
+function bounded(text: string): string {
+  return text.length <= EXCERPT_CHARS ? text : `${text.slice(0, EXCERPT_CHARS)}…`;
+}

@@ -1,0 +1,147 @@
+import { type AgentOptions, createAgent, isAirlockError } from 'airlock';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { collect, scriptModel, testToolsWorker } from './support';
+
+const model = { baseURL: 'http://127.0.0.1:9/v1', model: 'any' };
+
+/** An agent on `worker`, disposed when the test ends. */
+function agentOn(worker: () => Worker, options: Partial<AgentOptions> = {}) {
+  const agent = createAgent({ worker, model, ...options });
+  onTestFinished(() => agent.dispose());
+  return agent;
+}
+
+/** How `promise` settled within `ms`: its rejection, or `'pending'` if it had not settled. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const pending = new Promise((resolve) => {
+    timer = setTimeout(() => resolve('pending'), ms);
+  });
+  try {
+    return await Promise.race([
+      promise.then(
+        () => 'resolved',
+        (error: unknown) => error,
+      ),
+      pending,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * A same-origin iframe whose page forbids workers by CSP (`worker-src 'none'`), and a factory
+ * creating the agent worker through it, as a page with that policy would.
+ */
+async function cspBlockedWorkerFactory(): Promise<() => Worker> {
+  const frame = document.createElement('iframe');
+  frame.srcdoc = `<!doctype html><meta http-equiv="Content-Security-Policy" content="worker-src 'none'"><p>csp</p>`;
+  const loaded = new Promise((resolve) => frame.addEventListener('load', resolve, { once: true }));
+  document.body.append(frame);
+  onTestFinished(() => frame.remove());
+  await loaded;
+  const FrameWorker = (frame.contentWindow as unknown as { Worker: typeof Worker }).Worker;
+  const url = new URL('./fixtures/agent.worker.ts', import.meta.url).href;
+  return () => new FrameWorker(url, { type: 'module' });
+}
+
+describe('workers that cannot start', () => {
+  it('fails ready and the run with worker-load-failed when the agent worker script is not found', async () => {
+    const agent = agentOn(
+      () =>
+        new Worker(new URL('./fixtures/no-such.worker.ts', import.meta.url), { type: 'module' }),
+    );
+
+    const error = await settledWithin(agent.ready, 5_000);
+    const events = await collect(agent.run('Hello'));
+
+    expect(error).toMatchObject({ code: 'worker-load-failed' });
+    expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'run-error',
+        error: expect.objectContaining({ code: 'worker-load-failed' }),
+      }),
+    ]);
+  });
+
+  it('fails ready with worker-load-failed when the agent worker module throws while loading', async () => {
+    const agent = agentOn(
+      () => new Worker(new URL('./fixtures/broken.worker.ts', import.meta.url), { type: 'module' }),
+    );
+
+    const error = await settledWithin(agent.ready, 5_000);
+
+    expect(error).toMatchObject({ code: 'worker-load-failed' });
+    expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
+  });
+
+  it('fails ready with worker-load-failed within startTimeoutMs when the agent worker never answers', async () => {
+    const agent = agentOn(
+      () =>
+        new Worker(new URL('./fixtures/silent-agent.worker.ts', import.meta.url), {
+          type: 'module',
+        }),
+      { startTimeoutMs: 500 },
+    );
+
+    const error = await settledWithin(agent.ready, 8_000);
+
+    expect(error).toMatchObject({ code: 'worker-load-failed' });
+    expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
+    expect(error).toMatchObject({ code: 'worker-load-failed', details: { startTimeoutMs: 500 } });
+  });
+
+  it("fails ready with worker-load-failed when the page's CSP worker-src blocks the agent worker", async () => {
+    const agent = agentOn(await cspBlockedWorkerFactory(), { startTimeoutMs: 2_000 });
+
+    const error = await settledWithin(agent.ready, 8_000);
+
+    expect(error).toMatchObject({ code: 'worker-load-failed' });
+    expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
+  });
+
+  it('keeps an agent that started in time working long after its startTimeoutMs', async () => {
+    const session = await scriptModel([{ text: 'Still here.' }]);
+    const agent = agentOn(
+      () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+      {
+        model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+        memory: { database: `test-${crypto.randomUUID()}` },
+        startTimeoutMs: 2_000,
+      },
+    );
+    await agent.ready;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    expect((await agent.run('Hello').result).text).toBe('Still here.');
+  });
+
+  it('fails ready within the toolset startTimeoutMs when a tool worker never starts', async () => {
+    const session = await scriptModel([]);
+    const agent = agentOn(
+      () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+      {
+        model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+        toolsets: [
+          { name: 'ok', worker: testToolsWorker },
+          {
+            name: 'missing',
+            worker: () =>
+              new Worker(new URL('./fixtures/no-such-tools.worker.ts', import.meta.url), {
+                type: 'module',
+              }),
+            startTimeoutMs: 500,
+          },
+        ],
+      },
+    );
+
+    const error = await settledWithin(agent.ready, 8_000);
+
+    // The tool side keeps its own code for now (see the README's failure modes).
+    expect(isAirlockError(error, 'toolset-unavailable')).toBe(true);
+    expect((error as Error).message).toContain('missing');
+  });
+});
