@@ -1,7 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { playwright } from '@vitest/browser-playwright';
-import { defineConfig } from 'vitest/config';
-import { chromiumArgs, chromiumPath } from './scripts/chromium.mjs';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import type { BrowserProviderOption } from 'vitest/node';
+import { puppeteerFirefox } from './scripts/browsers/firefox-provider.mjs';
+import { webkitGtk } from './scripts/browsers/webkit-provider.mjs';
+import {
+  chromiumArgs,
+  chromiumPath,
+  firefoxPath,
+  webkitBrowserPath,
+  webkitDriverPath,
+  xvfbPath,
+} from './scripts/browsers.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
@@ -15,6 +25,42 @@ export const airlockAliases = [
   { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
   { find: /^airlock\/proxy$/, replacement: source('proxy.ts') },
 ];
+
+/**
+ * The browser suite in one engine. Every engine gets every file; a test that needs one
+ * engine's tooling (CDP, say) says so itself. The engines run one after the other
+ * (`groupOrder`, and `npm test` runs them apart): two cores cannot host three browsers at
+ * once without upsetting the timing checks.
+ */
+function browserProject(
+  browser: 'chromium' | 'firefox' | 'webkit',
+  options: { provider: BrowserProviderOption; screenshotFailures?: boolean },
+): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
+    // the page under a running test.
+    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    // Iframe-tier tool workers run in an opaque origin: they load their modules with
+    // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
+    server: { cors: { origin: '*' } },
+    test: {
+      name: browser,
+      include: ['test/browser/**/*.test.ts'],
+      testTimeout: 20_000,
+      sequence: { groupOrder: browserOrder[browser] },
+      browser: {
+        enabled: true,
+        headless: true,
+        instances: [{ browser }],
+        commands: { workerThreads },
+        ...options,
+      },
+    },
+  };
+}
+
+const browserOrder = { chromium: 0, firefox: 1, webkit: 2 } as const;
 
 export default defineConfig({
   resolve: { alias: airlockAliases },
@@ -46,27 +92,24 @@ export default defineConfig({
           environment: 'node',
         },
       },
-      {
-        extends: true,
-        optimizeDeps: { include: ['comlink', 'openai', 'zod'] },
-        // Iframe-tier tool workers run in an opaque origin: they load their modules with
-        // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
-        server: { cors: { origin: '*' } },
-        test: {
-          name: 'browser',
-          include: ['test/browser/**/*.test.ts'],
-          testTimeout: 20_000,
-          browser: {
-            enabled: true,
-            headless: true,
-            provider: playwright({
-              launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
-            }),
-            instances: [{ browser: 'chromium' }],
-            commands: { workerThreads },
-          },
-        },
-      },
+      browserProject('chromium', {
+        provider: playwright({
+          launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+        }),
+      }),
+      browserProject('firefox', {
+        provider: puppeteerFirefox({ executablePath: firefoxPath }),
+        // Screenshots need Playwright; the suite takes none.
+        screenshotFailures: false,
+      }),
+      browserProject('webkit', {
+        provider: webkitGtk({
+          driverPath: webkitDriverPath,
+          browserPath: webkitBrowserPath,
+          xvfbPath,
+        }),
+        screenshotFailures: false,
+      }),
       {
         extends: true,
         test: {
@@ -77,7 +120,7 @@ export default defineConfig({
           hookTimeout: 180_000,
           // After the other projects, not beside them: its own Chromium would load the CPU
           // that the browser tests' timing checks (a killed worker's thread going idle) read.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],
