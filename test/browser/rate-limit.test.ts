@@ -1,5 +1,6 @@
 import { tool } from 'airlock';
 import { describe, expect, it } from 'vitest';
+import { server } from 'vitest/browser';
 import { z } from 'zod';
 import { agentFor, collect, scriptModel } from './support';
 
@@ -32,11 +33,17 @@ describe('the rate limit', () => {
     const arrived = (await session.requests()).map((request) => request.receivedAt);
     expect(arrived).toHaveLength(6);
     const first = arrived[0] ?? 0;
-    // Two go at once; from then on one every 500 ms (a little slack for the local round trip).
+    // Two go at once; from then on one every 500 ms, as the server sees them: a little slack
+    // for the local round trip. Firefox's and WebKit's network processes delay a request's
+    // arrival by 30–130 ms at times (Chromium's by a few), so they get more; the limiter's
+    // own clock is checked exactly through the waits it reports, below.
+    const slack = server.browser === 'chromium' ? 25 : 150;
     for (let index = 2; index < arrived.length; index++) {
-      expect((arrived[index] ?? 0) - first).toBeGreaterThanOrEqual((index - 1) * 500 - 25);
+      expect((arrived[index] ?? 0) - first).toBeGreaterThanOrEqual((index - 1) * 500 - slack);
       if (index > 2) {
-        expect((arrived[index] ?? 0) - (arrived[index - 1] ?? 0)).toBeGreaterThanOrEqual(475);
+        expect((arrived[index] ?? 0) - (arrived[index - 1] ?? 0)).toBeGreaterThanOrEqual(
+          500 - slack,
+        );
       }
     }
     expect((arrived[5] ?? 0) - first).toBeLessThan(2_000 + 400);
