@@ -40,7 +40,8 @@ addEventListener('message', function start(event) {
  * document and its worker inherit the host page's CSP, so on a host with a CSP:
  * - `script-src` must allow this hash (or `'unsafe-inline'`) and the tool worker's origin
  *   (`'self'` when it is served with the app);
- * - `worker-src` (or `child-src`, or `script-src`) must allow `blob:`;
+ * - `worker-src` (or `child-src`, or `script-src`) must allow `blob:` and, for Firefox,
+ *   the tool worker's origin (Firefox checks a worker module's static imports against it);
  * - `connect-src` must allow the toolset's `allowedOrigins`, as the iframe's own policy does.
  * `frame-src` and `child-src 'none'` do not stop `srcdoc` iframes.
  */
