@@ -62,6 +62,27 @@ function browserProject(
 
 const browserOrder = { chromium: 0, firefox: 1, webkit: 2 } as const;
 
+/**
+ * The built demo driven end to end (`test/e2e`): `e2e` in Chromium with Playwright,
+ * `e2e-firefox` in Firefox with puppeteer-core (the same flows).
+ */
+function e2eProject(browser: 'chromium' | 'firefox'): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    test: {
+      name: browser === 'chromium' ? 'e2e' : `e2e-${browser}`,
+      include: ['test/e2e/**/*.test.ts'],
+      environment: 'node',
+      env: { AIRLOCK_E2E_BROWSER: browser },
+      testTimeout: 120_000,
+      hookTimeout: 180_000,
+      // After the browser suites, not beside them: its own browser would load the CPU
+      // that the browser tests' timing checks (a killed worker's thread going idle) read.
+      sequence: { groupOrder: 3 },
+    },
+  };
+}
+
 export default defineConfig({
   resolve: { alias: airlockAliases },
   build: {
@@ -110,19 +131,8 @@ export default defineConfig({
         }),
         screenshotFailures: false,
       }),
-      {
-        extends: true,
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
-          environment: 'node',
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-          // After the other projects, not beside them: its own Chromium would load the CPU
-          // that the browser tests' timing checks (a killed worker's thread going idle) read.
-          sequence: { groupOrder: 3 },
-        },
-      },
+      e2eProject('chromium'),
+      e2eProject('firefox'),
     ],
   },
 });

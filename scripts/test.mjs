@@ -27,15 +27,20 @@ if (!ensureBrowsers(browsers)) {
 }
 
 /**
- * The vitest runs, in order. Unit tests go with the first; the e2e demo test drives
- * Chromium, after Chromium's browser suite (its `groupOrder`).
+ * The e2e demo test runs in Chromium and Firefox, after that engine's browser suite.
+ * @type {Partial<Record<string, string[]>>}
+ */
+const e2eProjects = { chromium: ['e2e'], firefox: ['e2e-firefox'] };
+
+/**
+ * The vitest runs, in order, one per engine; unit tests go with the first.
  * @type {Array<{ label: string; projects: string[] }>}
  */
 const runs = [];
 for (const browser of browsers) {
   runs.push({
     label: browser,
-    projects: [browser, ...(browser === 'chromium' ? ['e2e'] : [])],
+    projects: [browser, ...(e2eProjects[browser] ?? [])],
   });
 }
 if (runs[0]) runs[0].projects.unshift('unit');
