@@ -74,7 +74,10 @@ for (const run of runs) {
       `vitest (${run.label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
     );
   }
-  for (const [group, counts] of countResults(report, vitest.status ?? 1)) {
+  const groups = [...countResults(report, vitest.status ?? 1)].sort(
+    ([a], [b]) => suiteRank(a) - suiteRank(b),
+  );
+  for (const [group, counts] of groups) {
     totals.passed += counts.passed;
     totals.failed += counts.failed;
     totals.skipped += counts.skipped;
@@ -86,6 +89,14 @@ for (const run of runs) {
 console.log(`\nPer suite (reports in test-results/vitest-*.json):\n${summary.join('\n')}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 ? 1 : 0);
+
+/**
+ * Unit tests first, then the browser suite, then e2e, as they run.
+ * @param {string} group
+ */
+function suiteRank(group) {
+  return ['unit', 'browser', 'e2e'].findIndex((prefix) => group.startsWith(prefix)) + 1;
+}
 
 /**
  * Counts one run's JSON report per suite: unit, e2e, and the browser suite under the
