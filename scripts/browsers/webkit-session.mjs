@@ -25,6 +25,8 @@ export class WebkitSession {
   /** Process id of the driver, the root of MiniBrowser's process tree. */
   /** @type {number | undefined} */
   driverPid;
+  /** WebKitGTK's version, as the driver reports it. */
+  browserVersion = '';
 
   /**
    * Starts Xvfb (when there is no DISPLAY), the driver and a MiniBrowser session.
@@ -54,17 +56,19 @@ export class WebkitSession {
     this.driverPid = driver.pid;
     this.#endpoint = `http://127.0.0.1:${port}`;
     await this.#waitUntilReady(driver);
-    const { sessionId } = /** @type {{ sessionId: string }} */ (
-      await this.command('POST', '/session', {
-        capabilities: {
-          alwaysMatch: {
-            browserName: 'MiniBrowser',
-            'webkitgtk:browserOptions': { binary: options.browserPath, args: ['--automation'] },
+    const { sessionId, capabilities } =
+      /** @type {{ sessionId: string; capabilities: { browserVersion?: string } }} */ (
+        await this.command('POST', '/session', {
+          capabilities: {
+            alwaysMatch: {
+              browserName: 'MiniBrowser',
+              'webkitgtk:browserOptions': { binary: options.browserPath, args: ['--automation'] },
+            },
           },
-        },
-      })
-    );
+        })
+      );
     this.#session = sessionId;
+    this.browserVersion = capabilities.browserVersion ?? '';
   }
 
   /**
