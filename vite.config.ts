@@ -63,10 +63,10 @@ function browserProject(
 const browserOrder = { chromium: 0, firefox: 1, webkit: 2 } as const;
 
 /**
- * The built demo driven end to end (`test/e2e`): `e2e` in Chromium with Playwright,
- * `e2e-firefox` in Firefox with puppeteer-core (the same flows).
+ * The built demo driven end to end (`test/e2e`), the same flows in each engine: `e2e` in
+ * Chromium with Playwright, `e2e-firefox` with puppeteer-core, `e2e-webkit` over WebDriver.
  */
-function e2eProject(browser: 'chromium' | 'firefox'): TestProjectInlineConfiguration {
+function e2eProject(browser: 'chromium' | 'firefox' | 'webkit'): TestProjectInlineConfiguration {
   return {
     extends: true,
     test: {
@@ -133,6 +133,7 @@ export default defineConfig({
       }),
       e2eProject('chromium'),
       e2eProject('firefox'),
+      e2eProject('webkit'),
     ],
   },
 });

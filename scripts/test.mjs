@@ -27,10 +27,10 @@ if (!ensureBrowsers(browsers)) {
 }
 
 /**
- * The e2e demo test runs in Chromium and Firefox, after that engine's browser suite.
+ * The e2e demo test runs in each engine, after that engine's browser suite.
  * @type {Partial<Record<string, string[]>>}
  */
-const e2eProjects = { chromium: ['e2e'], firefox: ['e2e-firefox'] };
+const e2eProjects = { chromium: ['e2e'], firefox: ['e2e-firefox'], webkit: ['e2e-webkit'] };
 
 /**
  * The vitest runs, in order, one per engine; unit tests go with the first.

@@ -71,6 +71,11 @@ export class WebkitSession {
     this.browserVersion = capabilities.browserVersion ?? '';
   }
 
+  /** The WebDriver session's id. */
+  get id() {
+    return this.#session;
+  }
+
   /**
    * Navigates the window and waits for the page's load event.
    * @param {string} url

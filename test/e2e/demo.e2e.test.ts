@@ -1,6 +1,6 @@
 /**
  * The demo, built for production and served by the demo server with the offline model,
- * driven in real Chromium (project `e2e`) or Firefox (`e2e-firefox`): streamed answers and tool cards, an approval that changes the
+ * driven in real Chromium (project `e2e`), Firefox (`e2e-firefox`) or WebKit (`e2e-webkit`): streamed answers and tool cards, an approval that changes the
  * page, Stop, memory, and what survives a reload. Screenshots go to test-results/e2e/.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -29,14 +29,15 @@ import {
   waitForRunEnd,
 } from './demo-page';
 
-const ENGINE = process.env.AIRLOCK_E2E_BROWSER === 'firefox' ? 'firefox' : 'chromium';
+const ENGINE =
+  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
+  'chromium';
 const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
 
 let outDir: string | undefined;
 let server: DemoServer | undefined;
 let browser: DemoBrowser | undefined;
 let page: DemoPage;
-const pageErrors: string[] = [];
 
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'airlock-demo-'));
@@ -56,10 +57,7 @@ beforeAll(async () => {
   });
   // An empty environment: the offline model even where OPENAI_API_KEY is set.
   server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await openDemoBrowser(ENGINE, {
-    viewport: { width: 1400, height: 900 },
-    onPageError: (message) => pageErrors.push(message),
-  });
+  browser = await openDemoBrowser(ENGINE, { viewport: { width: 1400, height: 900 } });
   page = browser.page;
   await openPage();
 });
@@ -276,7 +274,7 @@ describe('the demo, built and served', () => {
     await screenshot('10-headline');
   });
 
-  it('raised no uncaught error in the page', () => {
-    expect(pageErrors).toEqual([]);
+  it('raised no uncaught error in the page', async () => {
+    expect(await browser?.pageErrors()).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ import type { ElementHandle, Page } from 'puppeteer-core';
 import type { DemoLocator, DemoPage } from './demo-page';
 
 /** One step of a locator chain, resolved in the page. */
-type Step =
+export type Step =
   | { readonly kind: 'css'; readonly selector: string }
   | { readonly kind: 'nth'; readonly index: number }
   | { readonly kind: 'button'; readonly name: string };
@@ -156,7 +156,8 @@ class PuppeteerLocator implements DemoLocator {
   }
 }
 
-interface ResolverGlobal {
+/** What {@link installResolver} defines in the page. */
+export interface ResolverGlobal {
   __airlockResolve(steps: readonly Step[]): Element[];
 }
 
@@ -164,7 +165,7 @@ interface ResolverGlobal {
  * Defines the chain resolver in the page (again after a navigation). Runs in the page,
  * so it is self-contained.
  */
-function installResolver(): void {
+export function installResolver(): void {
   const scope = globalThis as unknown as Partial<ResolverGlobal>;
   if (scope.__airlockResolve) return;
   scope.__airlockResolve = (steps) => {
