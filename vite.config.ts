@@ -111,6 +111,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // After the browser suites, not beside them: two cores busy with unit tests
+          // upset the browser tests' timing checks.
+          sequence: { groupOrder: 3 },
         },
       },
       browserProject('chromium', {
