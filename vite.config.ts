@@ -1,7 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { playwright } from '@vitest/browser-playwright';
-import { defineConfig } from 'vitest/config';
-import { chromiumArgs, chromiumPath } from './scripts/chromium.mjs';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import type { BrowserProviderOption } from 'vitest/node';
+import { puppeteerFirefox } from './scripts/browsers/firefox-provider.mjs';
+import { webkitGtk } from './scripts/browsers/webkit-provider.mjs';
+import {
+  chromiumArgs,
+  chromiumPath,
+  firefoxPath,
+  webkitBrowserPath,
+  webkitDriverPath,
+  xvfbPath,
+} from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
@@ -17,6 +27,63 @@ export const airlockAliases = [
   { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
   { find: /^airlock\/proxy$/, replacement: source('proxy.ts') },
 ];
+
+/**
+ * The browser suite in one engine. Every engine gets every file; a test that needs one
+ * engine's tooling (CDP, say) says so itself. The engines run one after the other
+ * (`groupOrder`, and `npm test` runs them apart): two cores cannot host three browsers at
+ * once without upsetting the timing checks.
+ */
+function browserProject(
+  browser: 'chromium' | 'firefox' | 'webkit',
+  options: { provider: BrowserProviderOption; screenshotFailures?: boolean },
+): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
+    // the page under a running test.
+    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    // Iframe-tier tool workers run in an opaque origin: they load their modules with
+    // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
+    server: { cors: { origin: '*' } },
+    test: {
+      name: browser,
+      include: ['test/browser/**/*.test.ts'],
+      testTimeout: 20_000,
+      sequence: { groupOrder: browserOrder[browser] },
+      browser: {
+        enabled: true,
+        headless: true,
+        instances: [{ browser }],
+        commands: { workerThreads },
+        ...options,
+      },
+    },
+  };
+}
+
+const browserOrder = { chromium: 0, firefox: 1, webkit: 2 } as const;
+
+/**
+ * The built demo driven end to end (`test/e2e`), the same flows in each engine: `e2e` in
+ * Chromium with Playwright, `e2e-firefox` with puppeteer-core, `e2e-webkit` over WebDriver.
+ */
+function e2eProject(browser: 'chromium' | 'firefox' | 'webkit'): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    test: {
+      name: browser === 'chromium' ? 'e2e' : `e2e-${browser}`,
+      include: ['test/e2e/**/*.test.ts'],
+      environment: 'node',
+      env: { AIRLOCK_E2E_BROWSER: browser },
+      testTimeout: 120_000,
+      hookTimeout: 180_000,
+      // After the browser suites, not beside them: its own browser would load the CPU
+      // that the browser tests' timing checks (a killed worker's thread going idle) read.
+      sequence: { groupOrder: 3 },
+    },
+  };
+}
 
 export default defineConfig({
   resolve: { alias: airlockAliases },
@@ -46,29 +113,32 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // After the browser suites, not beside them: two cores busy with unit tests
+          // upset the browser tests' timing checks.
+          sequence: { groupOrder: 3 },
         },
       },
-      {
-        extends: true,
-        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
-        // Iframe-tier tool workers run in an opaque origin: they load their modules with
-        // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
-        server: { cors: { origin: '*' } },
-        test: {
-          name: 'browser',
-          include: ['test/browser/**/*.test.ts'],
-          testTimeout: 20_000,
-          browser: {
-            enabled: true,
-            headless: true,
-            provider: playwright({
-              launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
-            }),
-            instances: [{ browser: 'chromium' }],
-            commands: { workerThreads },
-          },
-        },
-      },
+      browserProject('chromium', {
+        provider: playwright({
+          launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+        }),
+      }),
+      browserProject('firefox', {
+        provider: puppeteerFirefox({ executablePath: firefoxPath }),
+        // Screenshots need Playwright; the suite takes none.
+        screenshotFailures: false,
+      }),
+      browserProject('webkit', {
+        provider: webkitGtk({
+          driverPath: webkitDriverPath,
+          browserPath: webkitBrowserPath,
+          xvfbPath,
+        }),
+        screenshotFailures: false,
+      }),
+      e2eProject('chromium'),
+      e2eProject('firefox'),
+      e2eProject('webkit'),
       {
         extends: true,
         optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
@@ -76,7 +146,7 @@ export default defineConfig({
           name: 'soak',
           include: ['test/soak/**/*.test.ts'],
           testTimeout: 3_600_000,
-          // After the browser tests: a long run of its own, not load beside their checks.
+          // After the browser suite, not beside its checks: a long run of its own.
           sequence: { groupOrder: 1 },
           browser: {
             enabled: true,
@@ -87,19 +157,6 @@ export default defineConfig({
             instances: [{ browser: 'chromium' }],
             commands: { workerTargets, writeSoakReport },
           },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'e2e',
-          include: ['test/e2e/**/*.test.ts'],
-          environment: 'node',
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-          // After the other projects, not beside them: its own Chromium would load the CPU
-          // that the browser tests' timing checks (a killed worker's thread going idle) read.
-          sequence: { groupOrder: 2 },
         },
       },
     ],

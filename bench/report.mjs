@@ -385,6 +385,50 @@ Measured ${stored.date} (Chromium ${stored.chromium}, Node ${stored.node}).
 ${table(['measure', 'p50', 'p95', 'min–max', 'n'], summaryRows(figures))}${extra}`;
 }
 
+/** The sandbox figures compared across engines, in order. */
+const ENGINE_MEASURES = [
+  'warmCallMs',
+  'coldWorkerStartMs',
+  'coldIframeStartMs',
+  'killAfterDeadlineMs',
+];
+const ENGINE_NAMES = /** @type {Record<string, string>} */ ({
+  chromium: 'Chromium',
+  firefox: 'Firefox',
+  webkit: 'WebKit',
+});
+
+/** The sandbox page's figures in each engine, side by side (p50 / p95). */
+function engineSandboxSection() {
+  const stored =
+    /** @type {{ date: string; node: string; loadAverage?: number[]; engines: Record<string, { version: string; figures: Record<string, { p50: number; p95: number } | undefined> }> } | undefined} */ (
+      readResults('sandbox-engines')
+    );
+  const title = '## Sandboxed tools in each engine';
+  if (!stored) return `${title}\n\nNo figures yet: \`npm run bench -- sandbox\`.`;
+  const engines = Object.entries(stored.engines);
+  const rows = ENGINE_MEASURES.map((key) => [
+    SELF_MEASURED_LABELS[key] ?? key,
+    ...engines.map(([, { figures }]) => {
+      const summary = figures[key];
+      return summary ? `${formatNumber(summary.p50)} / ${formatNumber(summary.p95)}` : '–';
+    }),
+  ]);
+  return `${title}
+
+Measured ${stored.date} with the same production build and scripted model, one engine
+after the other (Node ${stored.node}): ${engines
+    .map(([engine, { version }]) => `${ENGINE_NAMES[engine] ?? engine} ${version}`)
+    .join(', ')}. Each cell is p50 / p95 in ms. The kill figure is how long after its 100 ms
+deadline a \`while(true)\` call resolved with its worker terminated (\`graceMs\` 30); the
+thread's CPU stops later in Chromium (1.4–2 s) than in Firefox and WebKit (under 50 ms),
+which no figure here waits for. Firefox and WebKit round \`performance.now()\` to 1 ms in
+a page that is not cross-origin isolated, so their warm-call figures are at that
+resolution.${stored.loadAverage ? ` Load average when it started: ${stored.loadAverage.map((load) => load.toFixed(1)).join(', ')} (2 cores).` : ''}
+
+${table(['measure (p50 / p95, ms)', ...engines.map(([engine]) => ENGINE_NAMES[engine] ?? engine)], rows)}`;
+}
+
 const FAIRNESS = `## How fair each setup is
 
 - **Same everything else.** One production build serves every contestant; each run gets a
@@ -443,6 +487,7 @@ every contestant once and fails if one does not finish (no figures).`,
     parts.push('## Peers\n\nNo figures yet: `npm run bench -- peers`.');
   }
   parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
+  parts.push(engineSandboxSection());
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
   // The soak takes minutes and runs on its own (`npm run soak`): its last section is kept.

@@ -13,8 +13,10 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
+import { ensureBrowsers, selectedBrowsers } from '../scripts/browsers.mjs';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { measureBundles } from './lib/bundle-sizes.mjs';
+import { runPageIn } from './lib/engine-page.mjs';
 import { describeMachine, packageVersions } from './lib/machine.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
@@ -85,6 +87,7 @@ try {
     };
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote bench/results/${name}.json`);
+    if (name === 'sandbox') await benchSandboxEngines(results.date, results.sandbox);
   }
 } finally {
   await browser.close();
@@ -98,6 +101,27 @@ if (!smoke) {
 }
 log(`${smoke ? 'Smoke' : 'Bench'} done in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 process.exit(failed ? 1 : 0);
+
+/**
+ * The sandbox page again in Firefox and WebKit (those `AIRLOCK_BROWSERS` selects), beside
+ * Chromium's figures of this run: `bench/results/sandbox-engines.json`.
+ * @param {string} date
+ * @param {unknown} chromiumFigures
+ */
+async function benchSandboxEngines(date, chromiumFigures) {
+  /** @type {Record<string, { version: string; figures: unknown }>} */
+  const engines = { chromium: { version: browser.version(), figures: chromiumFigures } };
+  const others = selectedBrowsers().filter((engine) => engine !== 'chromium');
+  for (const engine of others) {
+    if (!ensureBrowsers([engine])) continue;
+    log(`Running the sandbox bench in ${engine}…`);
+    const url = `${origin}/sandbox/index.html?model=${encodeURIComponent(modelServer.url)}`;
+    engines[engine] = await runPageIn(/** @type {'firefox' | 'webkit'} */ (engine), url);
+  }
+  const results = { date, node: process.version, loadAverage: loadavg(), engines };
+  writeFileSync('bench/results/sandbox-engines.json', `${JSON.stringify(results, null, 2)}\n`);
+  log('Wrote bench/results/sandbox-engines.json');
+}
 
 /** The peers page; true when every contestant finished every run. */
 async function benchPeers() {

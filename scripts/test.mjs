@@ -1,48 +1,148 @@
-// Runs every test (unit in Node, browser in real headless Chromium) and ends with the
-// plain total `N passed, N failed`. Installs Debian's Chromium first when it is missing
-// and this runs as root; otherwise says exactly what to install.
+// Runs every test: unit in Node, the browser suite in real Chromium, Firefox and WebKit,
+// one engine after the other (two cores do not host three browsers at once), and the e2e
+// demo test. Ends with the plain total `N passed, N failed` over all of them.
+// `AIRLOCK_BROWSERS=chromium,firefox` narrows the engines; arguments go to every vitest
+// run (a file filter, say). Installs Debian's browsers first when they are missing and
+// this runs as root; otherwise says exactly what to install.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
-import { ensureChromium } from './chromium.mjs';
+import { ensureBrowsers, selectedBrowsers } from './browsers.mjs';
 
-const report = 'test-results/vitest.json';
+/** One engine's run must not take the whole CI budget if a browser hangs. */
+const RUN_TIMEOUT_MS = Number(process.env.AIRLOCK_TEST_RUN_TIMEOUT_MS ?? 30 * 60_000);
 
-if (!ensureChromium()) {
+/** @type {ReturnType<typeof selectedBrowsers>} */
+let browsers;
+try {
+  browsers = selectedBrowsers();
+} catch (error) {
+  console.log(error instanceof Error ? error.message : String(error));
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-mkdirSync('test-results', { recursive: true });
-const vitest = spawnSync(
-  'npx',
-  [
-    'vitest',
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${report}`,
-    ...process.argv.slice(2),
-  ],
-  { stdio: 'inherit' },
-);
-const { passed, failed } = countResults(vitest.status ?? 1);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 || vitest.status !== 0 ? 1 : 0);
+if (!ensureBrowsers(browsers)) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 /**
- * Reads the JSON report; an error outside any test (a file that failed to load) counts as a failure.
- * @param {number} exitCode
+ * The e2e demo test runs in each engine, after that engine's browser suite; the fault
+ * soak's smoke (50 runs; it reads workers through CDP) with Chromium's.
+ * @type {Partial<Record<string, string[]>>}
  */
-function countResults(exitCode) {
-  if (!existsSync(report)) return { passed: 0, failed: 1 };
-  const results = JSON.parse(readFileSync(report, 'utf8'));
-  const passed = results.numPassedTests;
-  let failed = results.numFailedTests;
+const e2eProjects = { chromium: ['soak', 'e2e'], firefox: ['e2e-firefox'], webkit: ['e2e-webkit'] };
+
+/**
+ * The vitest runs, in order, one per engine; unit tests go with the first.
+ * @type {Array<{ label: string; projects: string[] }>}
+ */
+const runs = [];
+for (const browser of browsers) {
+  runs.push({
+    label: browser,
+    projects: [browser, ...(e2eProjects[browser] ?? [])],
+  });
+}
+if (runs[0]) runs[0].projects.unshift('unit');
+else runs.push({ label: 'unit', projects: ['unit'] });
+
+mkdirSync('test-results', { recursive: true });
+const totals = { passed: 0, failed: 0, skipped: 0 };
+/** @type {string[]} */
+const summary = [];
+for (const run of runs) {
+  const report = `test-results/vitest-${run.label}.json`;
+  rmSync(report, { force: true });
+  console.log(`\n── ${run.projects.join(' + ')} ──`);
+  const vitest = spawnSync(
+    process.execPath,
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      ...run.projects.flatMap((project) => ['--project', project]),
+      // A file filter may leave one engine's run with nothing to do.
+      '--passWithNoTests',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+      ...process.argv.slice(2),
+    ],
+    { stdio: 'inherit', timeout: RUN_TIMEOUT_MS, killSignal: 'SIGTERM' },
+  );
+  if (vitest.error || vitest.signal) {
+    console.log(
+      `vitest (${run.label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
+    );
+  }
+  const groups = [...countResults(report, vitest.status ?? 1)].sort(
+    ([a], [b]) => suiteRank(a) - suiteRank(b),
+  );
+  for (const [group, counts] of groups) {
+    totals.passed += counts.passed;
+    totals.failed += counts.failed;
+    totals.skipped += counts.skipped;
+    summary.push(
+      `  ${group.padEnd(24)} ${String(counts.passed).padStart(4)} passed ${String(counts.failed).padStart(3)} failed ${String(counts.skipped).padStart(3)} skipped`,
+    );
+  }
+}
+console.log(`\nPer suite (reports in test-results/vitest-*.json):\n${summary.join('\n')}`);
+console.log(`${totals.passed} passed, ${totals.failed} failed`);
+process.exit(totals.failed > 0 ? 1 : 0);
+
+/**
+ * Unit tests first, then the browser suite, then e2e, as they run.
+ * @param {string} group
+ */
+function suiteRank(group) {
+  return ['unit', 'browser', 'e2e'].findIndex((prefix) => group.startsWith(prefix)) + 1;
+}
+
+/**
+ * Counts one run's JSON report per suite: unit, e2e, and the browser suite under the
+ * engine's name. An error outside any test (a file that failed to load, an unhandled
+ * error, a run that never finished) counts as a failure.
+ * @param {string} report
+ * @param {number} exitCode
+ * @returns {Map<string, { passed: number; failed: number; skipped: number }>}
+ */
+function countResults(report, exitCode) {
+  const label = report.replace(/^.*vitest-(.*)\.json$/, '$1');
+  /** @type {Map<string, { passed: number; failed: number; skipped: number }>} */
+  const groups = new Map();
+  if (!existsSync(report)) {
+    groups.set(`${label} (no report)`, { passed: 0, failed: 1, skipped: 0 });
+    return groups;
+  }
+  const results =
+    /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string }> }> }} */ (
+      JSON.parse(readFileSync(report, 'utf8'))
+    );
+  for (const file of results.testResults) {
+    const group = /\/test\/browser\//.test(file.name)
+      ? `browser suite, ${label}`
+      : /\/test\/e2e\//.test(file.name)
+        ? `e2e, ${label}`
+        : 'unit';
+    const counts = groups.get(group) ?? { passed: 0, failed: 0, skipped: 0 };
+    for (const test of file.assertionResults) {
+      if (test.status === 'passed') counts.passed += 1;
+      else if (test.status === 'failed') counts.failed += 1;
+      else counts.skipped += 1;
+    }
+    groups.set(group, counts);
+  }
+  const failed = [...groups.values()].reduce((sum, counts) => sum + counts.failed, 0);
   if (failed === 0 && exitCode !== 0) {
     console.log(
-      'vitest failed outside any single test (a suite did not load, or an unhandled error).',
+      `vitest (${label}) failed outside any single test (a suite did not load, an unhandled error, or a hang).`,
     );
-    failed = Math.max(1, results.numFailedTestSuites);
+    groups.set(`${label} (outside tests)`, {
+      passed: 0,
+      failed: Math.max(1, results.numFailedTestSuites),
+      skipped: 0,
+    });
   }
-  return { passed, failed };
+  return groups;
 }

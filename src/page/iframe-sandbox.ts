@@ -40,7 +40,8 @@ addEventListener('message', function start(event) {
  * document and its worker inherit the host page's CSP, so on a host with a CSP:
  * - `script-src` must allow this hash (or `'unsafe-inline'`) and the tool worker's origin
  *   (`'self'` when it is served with the app);
- * - `worker-src` (or `child-src`, or `script-src`) must allow `blob:`;
+ * - `worker-src` (or `child-src`, or `script-src`) must allow `blob:` and, for Firefox,
+ *   the tool worker's origin (Firefox checks a worker module's static imports against it);
  * - `connect-src` must allow the toolset's `allowedOrigins`, as the iframe's own policy does.
  * `frame-src` and `child-src 'none'` do not stop `srcdoc` iframes.
  */
@@ -83,7 +84,12 @@ export function planIframeSandbox(
     // Eval and WebAssembly give code in here no reach it lacks: storage is cut off by the
     // opaque origin, the network by connect-src. Tools that compile Wasm need them.
     `script-src ${IFRAME_BOOTSTRAP_HASH} 'unsafe-eval' 'wasm-unsafe-eval' ${url.origin}`,
-    'worker-src blob:',
+    // The worker itself comes from a blob: URL. Firefox also checks the static imports of
+    // the module that worker `import()`s against worker-src (not script-src), so the tool
+    // module's origin is listed too. It grants nothing script-src does not already: a
+    // worker's script must be same-origin with its opaque-origin creator, so no worker
+    // can be started from that origin, and the network stays limited by connect-src.
+    `worker-src blob: ${url.origin}`,
     `connect-src ${connect.length > 0 ? connect.join(' ') : "'none'"}`,
     "base-uri 'none'",
     "form-action 'none'",

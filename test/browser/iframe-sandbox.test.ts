@@ -6,8 +6,8 @@ import {
   type ToolsetOptions,
 } from 'airlock';
 import type { ScriptedToolCall } from 'airlock/testing/remote';
-import { describe, expect, expectTypeOf, inject, it } from 'vitest';
-import { commands } from 'vitest/browser';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { commands, server } from 'vitest/browser';
 import type { WorkerThread } from '../setup/worker-threads.mjs';
 import { agentFor, collect, KILL_MARGIN_MS, scriptModel } from './support';
 
@@ -96,26 +96,42 @@ describe('iframe isolation', () => {
   });
 
   it('lets iframe tools fetch the origins in allowedOrigins and blocks every other origin by CSP', async () => {
-    const allowed = new URL('/sessions/x/requests', inject('modelServerUrl'));
+    // A session of its own whose request log shows which fetches reached the server.
+    const target = await scriptModel([]);
+    const allowed = new URL(`${target.baseURL}/models`);
     // The same server under another name: reachable, with the same CORS, but not allowed.
     const elsewhere = new URL(allowed);
     elsewhere.hostname = 'localhost';
-    const calls: ScriptedToolCall[] = [
-      { id: 'call_allowed', name: 'probe_fetch', arguments: { url: allowed.href } },
-      { id: 'call_elsewhere', name: 'probe_fetch', arguments: { url: elsewhere.href } },
-    ];
+    const probe = (id: string, url: URL): ScriptedToolCall => {
+      const tagged = new URL(url);
+      tagged.searchParams.set('from', id);
+      return { id, name: 'probe_fetch', arguments: { url: tagged.href } };
+    };
 
-    const inIframe = await callTools(iframeProbe({ allowedOrigins: [allowed.origin] }), calls);
-    const inWorker = await callTools(workerProbe, calls);
+    const inIframe = await callTools(iframeProbe({ allowedOrigins: [allowed.origin] }), [
+      probe('call_allowed', allowed),
+      probe('call_elsewhere', elsewhere),
+    ]);
+    const inWorker = await callTools(workerProbe, [probe('call_worker_elsewhere', elsewhere)]);
 
-    expect(outputOf(inIframe.call_allowed)).toEqual({ ok: true, status: 404 });
-    expect(outputOf(inIframe.call_elsewhere)).toEqual({
-      ok: false,
-      error: expect.stringContaining('Failed to fetch'),
-      violations: ['connect-src'],
-    });
-    // Without the iframe's policy the very same request goes through.
-    expect(outputOf(inWorker.call_elsewhere)).toEqual({ ok: true, status: 404 });
+    expect(outputOf(inIframe.call_allowed)).toEqual({ ok: true, status: 200 });
+    // Each engine words the failure its own way ("Failed to fetch", "NetworkError when
+    // attempting to fetch resource.", "Load failed"): what matters is that it failed…
+    const blocked = outputOf(inIframe.call_elsewhere);
+    expect(blocked).toMatchObject({ ok: false, error: expect.stringMatching(/^TypeError/) });
+    // …and that the request never left the sandbox, while the very same request from a
+    // worker without the iframe's policy went through.
+    expect(outputOf(inWorker.call_worker_elsewhere)).toEqual({ ok: true, status: 200 });
+    const received = (await target.requests()).map((request) => request.path);
+    expect(received.filter((path) => path.includes('from=call_'))).toEqual([
+      expect.stringContaining('from=call_allowed'),
+      expect.stringContaining('from=call_worker_elsewhere'),
+    ]);
+    // Chromium reports the violation inside the worker; Firefox and WebKit block the
+    // request without reliably firing the event there. Any event reported names connect-src.
+    const { violations } = blocked as { violations: string[] };
+    expect(violations.every((directive) => directive === 'connect-src')).toBe(true);
+    if (server.browser === 'chromium') expect(violations).toEqual(['connect-src']);
   });
 
   it('kills an iframe tool stuck in while(true) at its deadline by removing its iframe, and the run completes', async ({

@@ -1,24 +1,24 @@
 /**
  * The demo, built for production and served by the demo server with the offline model,
- * driven in real Chromium: streamed answers and tool cards, an approval that changes the
+ * driven in real Chromium (project `e2e`), Firefox (`e2e-firefox`) or WebKit (`e2e-webkit`): streamed answers and tool cards, an approval that changes the
  * page, Stop, memory, and what survives a reload. Screenshots go to test-results/e2e/.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeWeather } from '../../demo/fake-weather';
 import { LONG_ANSWER } from '../../demo/long-answer';
 import { THEME_SHADES } from '../../demo/theme-colors';
-import { chromiumArgs, chromiumPath } from '../../scripts/chromium.mjs';
 import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
+import { type DemoBrowser, openDemoBrowser } from './demo-browser';
 import {
   answerLengths,
   ask,
   attribute,
+  type DemoPage,
   eventually,
   finishedRuns,
   lastAnswer,
@@ -29,14 +29,15 @@ import {
   waitForRunEnd,
 } from './demo-page';
 
-const SCREENSHOTS = 'test-results/e2e';
+const ENGINE =
+  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
+  'chromium';
+const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
 
 let outDir: string | undefined;
 let server: DemoServer | undefined;
-let browser: Browser | undefined;
-let context: BrowserContext | undefined;
-let page: Page;
-const pageErrors: string[] = [];
+let browser: DemoBrowser | undefined;
+let page: DemoPage;
 
 beforeAll(async () => {
   outDir = mkdtempSync(join(tmpdir(), 'airlock-demo-'));
@@ -44,19 +45,24 @@ beforeAll(async () => {
   await build({
     configFile: fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url)),
     build: { outDir, emptyOutDir: true },
+    // The workers' dependencies in chunks of their own, as apps that split vendor code
+    // have them: Firefox checks a worker module's static imports against the iframe
+    // sandbox's CSP, so the iframe tier must start from such a bundle too.
+    worker: {
+      rolldownOptions: {
+        output: { codeSplitting: { groups: [{ name: 'vendor', test: /node_modules/ }] } },
+      },
+    },
     logLevel: 'warn',
   });
   // An empty environment: the offline model even where OPENAI_API_KEY is set.
   server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
-  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  browser = await openDemoBrowser(ENGINE, { viewport: { width: 1400, height: 900 } });
+  page = browser.page;
   await openPage();
 });
 
 afterAll(async () => {
-  await context?.close();
   await browser?.close();
   await server?.close();
   if (outDir) rmSync(outDir, { recursive: true, force: true });
@@ -252,7 +258,23 @@ describe('the demo, built and served', () => {
     await screenshot('09-knowledge');
   });
 
-  it('raised no uncaught error in the page', () => {
-    expect(pageErrors).toEqual([]);
+  it('runs the headline tool in the iframe sandbox, where the app and its storage are out of reach', async () => {
+    expect(await ask(page, 'Get a headline about space')).toBe('stop');
+
+    const card = lastCard('fetch_headline');
+    expect(await attribute(card, 'data-state')).toBe('ok');
+    expect(await card.locator('.tool-tier').textContent()).toBe('iframe sandbox');
+    const result = JSON.parse((await card.locator('.tool-result').textContent()) ?? '{}');
+    expect(result.sandbox).toEqual({
+      origin: 'null',
+      indexedDB: expect.stringMatching(/^blocked \(/),
+      appServer: 'unreachable (connect-src blocks it)',
+    });
+    expect(await lastAnswer(page)).toMatch(/^Headline: ".*space.*" \(invented\)\./);
+    await screenshot('10-headline');
+  });
+
+  it('raised no uncaught error in the page', async () => {
+    expect(await browser?.pageErrors()).toEqual([]);
   });
 });

@@ -4,25 +4,41 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * A dedicated worker's OS thread in one of the test browser's renderer processes.
+ * A dedicated worker's OS thread in one of the test browser's processes.
  * @typedef {{ readonly pid: number; readonly tid: number; readonly cpuTicks: number }} WorkerThread
  */
 
 /**
+ * What the Firefox and WebKit providers (`scripts/browsers/`) put in a command's context:
+ * the root of the browser's process tree and the name the engine gives worker threads.
+ * @typedef {{ readonly pid: () => number | undefined; readonly workerThreadName: string }} BrowserProcess
+ */
+
+/** Chromium names these threads "DedicatedWorker thread" (cut to 15 characters by Linux). */
+const CHROMIUM_WORKER_THREAD = 'DedicatedWorker';
+
+/**
  * The browser's dedicated worker threads with the CPU time each used so far (clock ticks,
- * utime + stime); `null` where there is no /proc.
- * @param {import('vitest/node').BrowserCommandContext} context
+ * utime + stime); `null` where there is no /proc or no way to find the browser's processes.
+ * @param {import('vitest/node').BrowserCommandContext & { browserProcess?: BrowserProcess }} context
  * @returns {Promise<WorkerThread[] | null>}
  */
-export async function workerThreads({ context }) {
-  const browser = context.browser();
-  if (!browser) return null;
+export async function workerThreads(context) {
   try {
     readdirSync('/proc/self/task');
   } catch {
     return null;
   }
-  // CDP names this browser's renderers, so other Chromium instances on the machine are left out.
+  // Only this run's browser: other browsers of the same engine may be busy on the machine.
+  if (context.browserProcess) {
+    const root = context.browserProcess.pid();
+    if (root === undefined) return null;
+    const name = context.browserProcess.workerThreadName;
+    return processTree(root).flatMap((pid) => threadsOf(pid, name));
+  }
+  const browser = context.context?.browser();
+  if (!browser) return null;
+  // Playwright gives no process id, but CDP names this browser's renderers.
   const session = await browser.newBrowserCDPSession();
   try {
     const { processInfo } = /** @type {{ processInfo: Array<{ type: string; id: number }> }} */ (
@@ -30,17 +46,42 @@ export async function workerThreads({ context }) {
     );
     return processInfo
       .filter((process) => process.type === 'renderer')
-      .flatMap((process) => threadsOf(process.id));
+      .flatMap((process) => threadsOf(process.id, CHROMIUM_WORKER_THREAD));
   } finally {
     await session.detach();
   }
 }
 
 /**
+ * `root` and every process descended from it, found through each process's parent id.
+ * @param {number} root
+ * @returns {number[]}
+ */
+function processTree(root) {
+  /** @type {Map<number, number[]>} */
+  const children = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const parent = readStat(`/proc/${entry}/stat`)?.fields[1];
+    if (parent === undefined) continue;
+    const siblings = children.get(Number(parent)) ?? [];
+    siblings.push(Number(entry));
+    children.set(Number(parent), siblings);
+  }
+  const tree = [root];
+  for (let index = 0; index < tree.length; index += 1) {
+    tree.push(...(children.get(/** @type {number} */ (tree[index])) ?? []));
+  }
+  return tree;
+}
+
+/**
+ * The threads of process `pid` whose name starts with `name`.
  * @param {number} pid
+ * @param {string} name
  * @returns {WorkerThread[]}
  */
-function threadsOf(pid) {
+function threadsOf(pid, name) {
   /** @type {string[]} */
   let tids;
   try {
@@ -48,16 +89,29 @@ function threadsOf(pid) {
   } catch {
     return []; // The process exited meanwhile.
   }
+  // Linux cuts thread names to 15 characters.
+  const prefix = name.slice(0, 15);
   return tids.flatMap((tid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      // Chromium names these threads "DedicatedWorker thread" (cut to 15 characters by Linux).
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      if (!name.startsWith('DedicatedWorker')) return [];
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ pid, tid: Number(tid), cpuTicks: Number(fields[11]) + Number(fields[12]) }];
-    } catch {
-      return [];
-    }
+    const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
+    if (!stat?.name.startsWith(prefix)) return [];
+    // Fields after the name, from 3 (state) on: utime is field 14, stime 15.
+    return [{ pid, tid: Number(tid), cpuTicks: Number(stat.fields[11]) + Number(stat.fields[12]) }];
   });
+}
+
+/**
+ * A /proc `stat` line split into the (parenthesised, possibly spaced) name and the fields
+ * after it; `undefined` when the process or thread is gone.
+ * @param {string} path
+ */
+function readStat(path) {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    return {
+      name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      fields: stat.slice(stat.lastIndexOf(')') + 2).split(' '),
+    };
+  } catch {
+    return undefined;
+  }
 }

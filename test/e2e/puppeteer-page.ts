@@ -1,0 +1,195 @@
+/**
+ * The part of Playwright's `Page` and `Locator` that the end-to-end test uses, over
+ * puppeteer-core, so the same flows run in stock Firefox (over WebDriver BiDi), which
+ * Playwright cannot drive. Locators are lazy, as Playwright's: a chain of steps resolved
+ * in the page on every use; actions and reads of one element wait for it to exist.
+ */
+import type { ElementHandle, Page } from 'puppeteer-core';
+import type { DemoLocator, DemoPage } from './demo-page';
+
+/** One step of a locator chain, resolved in the page. */
+export type Step =
+  | { readonly kind: 'css'; readonly selector: string }
+  | { readonly kind: 'nth'; readonly index: number }
+  | { readonly kind: 'button'; readonly name: string };
+
+/** Wraps a puppeteer page; `waitMs` bounds every wait for an element. */
+export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
+  return {
+    locator: (selector) => new PuppeteerLocator(page, [{ kind: 'css', selector }], waitMs),
+    evaluate: (read) => page.evaluate(read),
+    waitForFunction: async (predicate, argument, options) => {
+      await page.waitForFunction(
+        predicate as (argument: unknown) => boolean,
+        { timeout: options.timeout, polling: 50 },
+        argument,
+      );
+    },
+    keyboard: {
+      press: (key) => page.keyboard.press(key as Parameters<Page['keyboard']['press']>[0]),
+    },
+    screenshot: (options) => page.screenshot({ path: options.path as `${string}.png` }),
+    goto: (url) => page.goto(url),
+    waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  };
+}
+
+class PuppeteerLocator implements DemoLocator {
+  readonly #page: Page;
+  readonly #steps: readonly Step[];
+  readonly #waitMs: number;
+
+  constructor(page: Page, steps: readonly Step[], waitMs: number) {
+    this.#page = page;
+    this.#steps = steps;
+    this.#waitMs = waitMs;
+  }
+
+  #then(step: Step): PuppeteerLocator {
+    return new PuppeteerLocator(this.#page, [...this.#steps, step], this.#waitMs);
+  }
+
+  first(): DemoLocator {
+    return this.#then({ kind: 'nth', index: 0 });
+  }
+
+  last(): DemoLocator {
+    return this.#then({ kind: 'nth', index: -1 });
+  }
+
+  locator(selector: string): DemoLocator {
+    return this.#then({ kind: 'css', selector });
+  }
+
+  getByRole(_role: 'button', options: { name: string }): DemoLocator {
+    return this.#then({ kind: 'button', name: options.name });
+  }
+
+  count(): Promise<number> {
+    return this.#page.evaluate(
+      (steps) => (globalThis as unknown as ResolverGlobal).__airlockResolve(steps).length,
+      this.#steps,
+    );
+  }
+
+  allTextContents(): Promise<string[]> {
+    return this.#page.evaluate(
+      (steps) =>
+        (globalThis as unknown as ResolverGlobal)
+          .__airlockResolve(steps)
+          .map((element) => element.textContent ?? ''),
+      this.#steps,
+    );
+  }
+
+  async textContent(): Promise<string | null> {
+    return this.#read((element) => element.textContent);
+  }
+
+  async getAttribute(name: string): Promise<string | null> {
+    return this.#read((element, attribute) => element.getAttribute(attribute), name);
+  }
+
+  async inputValue(): Promise<string> {
+    return this.#read((element) => (element as HTMLInputElement).value);
+  }
+
+  evaluate<R>(read: (element: HTMLElement) => R): Promise<R> {
+    // Passed on as it is: puppeteer sends the function's source to the page, not a closure.
+    return this.#read(read as (element: Element) => R);
+  }
+
+  async waitFor(options: { timeout?: number } = {}): Promise<void> {
+    await (await this.#element(options.timeout)).dispose();
+  }
+
+  async fill(value: string): Promise<void> {
+    // As Playwright's fill: focus, replace the value, and tell the page with an input event.
+    await this.#read((element, text) => {
+      const field = element as HTMLInputElement | HTMLTextAreaElement;
+      field.focus();
+      field.value = text;
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+    }, value);
+  }
+
+  async press(key: string): Promise<void> {
+    const element = await this.#element();
+    try {
+      await element.press(key as Parameters<ElementHandle['press']>[0]);
+    } finally {
+      await element.dispose();
+    }
+  }
+
+  async click(): Promise<void> {
+    const element = await this.#element();
+    try {
+      await element.click();
+    } finally {
+      await element.dispose();
+    }
+  }
+
+  /** Runs `read` on the element once it exists. */
+  async #read<R, A = undefined>(read: (element: Element, argument: A) => R, argument?: A) {
+    const element = await this.#element();
+    try {
+      return (await element.evaluate(
+        read as (element: Element, argument: unknown) => R,
+        argument,
+      )) as R;
+    } finally {
+      await element.dispose();
+    }
+  }
+
+  /** The one element the chain finds, waiting for it up to `timeout` ms. */
+  async #element(timeout = this.#waitMs): Promise<ElementHandle<Element>> {
+    await this.#page.evaluate(installResolver);
+    const handle = await this.#page.waitForFunction(
+      (steps) => (globalThis as unknown as ResolverGlobal).__airlockResolve(steps)[0] ?? null,
+      { timeout, polling: 50 },
+      this.#steps,
+    );
+    return handle as ElementHandle<Element>;
+  }
+}
+
+/** What {@link installResolver} defines in the page. */
+export interface ResolverGlobal {
+  __airlockResolve(steps: readonly Step[]): Element[];
+}
+
+/**
+ * Defines the chain resolver in the page (again after a navigation). Runs in the page,
+ * so it is self-contained.
+ */
+export function installResolver(): void {
+  const scope = globalThis as unknown as Partial<ResolverGlobal>;
+  if (scope.__airlockResolve) return;
+  scope.__airlockResolve = (steps) => {
+    let found: Array<Element | Document> = [document];
+    for (const step of steps) {
+      if (step.kind === 'css') {
+        found = found.flatMap((root) => [...root.querySelectorAll(step.selector)]);
+      } else if (step.kind === 'nth') {
+        const one = found.at(step.index);
+        found = one ? [one] : [];
+      } else {
+        // Playwright matches an accessible name case-insensitively, as a substring.
+        const name = step.name.toLowerCase();
+        found = found.flatMap((root) =>
+          [...root.querySelectorAll('button, [role="button"], input[type="submit"]')].filter(
+            (element) =>
+              (element.getAttribute('aria-label') ?? element.textContent ?? '')
+                .trim()
+                .toLowerCase()
+                .includes(name),
+          ),
+        );
+      }
+    }
+    return found.filter((node): node is Element => node instanceof Element);
+  };
+}
