@@ -125,7 +125,8 @@ export interface MemoryOptions {
   /**
    * Ask the browser, once when the agent is created, not to evict the database under
    * storage pressure (`navigator.storage.persist()`); the answer is `agent.storage`'s
-   * `persisted` (default false: not asked).
+   * `persisted` (default false: not asked). Firefox asks the user first: an answer that does
+   * not come within 3 s leaves `persisted` absent.
    */
   readonly persist?: boolean;
 }
@@ -238,7 +239,19 @@ export function createAgent(options: AgentOptions): Agent {
   installErrorTransfer();
   const toolHost = new LocalToolHost(tools);
   const sandboxHost = new SandboxHost(toolsets);
-  const worker = createWorker(options.worker);
+  // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
+  // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
+  let createFailure: AirlockError | undefined;
+  let worker: Worker;
+  try {
+    worker = options.worker();
+  } catch (error) {
+    createFailure = loadFailed(
+      `The agent worker could not be created: ${error instanceof Error ? error.message : String(error)}.`,
+      startTimeoutMs,
+    );
+    worker = unstartedWorker();
+  }
   const remote = Comlink.wrap<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
   let disposed = false;
@@ -297,6 +310,7 @@ export function createAgent(options: AgentOptions): Agent {
     );
   };
   worker.addEventListener('error', onWorkerError);
+  if (createFailure) failAll(createFailure);
   // A worker blocked by CSP, or one that never serves, may fire nothing at all: a deadline ends the wait.
   const probe = Promise.resolve((remote as unknown as Record<string, unknown>)[START_PROBE]);
   void waitFor(probe, { signal: lifetime.signal, timeoutMs: startTimeoutMs }).then(
@@ -409,30 +423,33 @@ export function createAgent(options: AgentOptions): Agent {
 const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
 
 /**
+ * How long `agent.storage` waits for the browser's answer on persistence. Firefox asks the
+ * user first, and a prompt may never be answered (or not in a headless browser at all).
+ */
+const PERSIST_ANSWER_MS = 3_000;
+
+/**
  * Asks for persistent storage when the app wants it. A page-only API (`persist` is not
- * exposed in workers), so it is asked here; a refusal or a missing API is an answer, not an error.
+ * exposed in workers), so it is asked here; a refusal, a missing API or no answer within
+ * `PERSIST_ANSWER_MS` is an answer (`undefined`: none), not an error.
  */
 async function askPersistence(wanted: boolean | undefined): Promise<boolean | undefined> {
   if (!wanted) return undefined;
+  const manager = globalThis.navigator?.storage;
+  if (typeof manager?.persist !== 'function') return undefined;
   try {
-    const manager = globalThis.navigator?.storage;
-    return typeof manager?.persist === 'function' ? await manager.persist() : undefined;
+    const answered = await waitFor(manager.persist(), { timeoutMs: PERSIST_ANSWER_MS });
+    return answered.outcome === 'settled' ? answered.value : undefined;
   } catch {
+    // The browser refused to ask (e.g. in an insecure context): no answer.
     return undefined;
   }
 }
 
-/** The agent worker; a factory that throws (e.g. a CSP refusal raised at once) is a failed load. */
-function createWorker(factory: () => Worker): Worker {
-  try {
-    return factory();
-  } catch (error) {
-    throw new AirlockError(
-      'worker-load-failed',
-      `The agent worker could not be created: ${error instanceof Error ? error.message : String(error)}.`,
-      { cause: error },
-    );
-  }
+/** What stands in for a worker the factory could not create: it never answers, and ends at once. */
+function unstartedWorker(): Worker {
+  const { port1 } = new MessageChannel();
+  return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
 }
 
 function loadFailed(message: string, startTimeoutMs: number): AirlockError {
