@@ -15,6 +15,7 @@ const pendingStepSchema = z.object({
       'a settled message must be a tool message',
     ),
   ),
+  started: z.array(z.string()).exactOptional(),
   awaiting: z.array(
     z.object({ callId: z.string().min(1), toolName: z.string().min(1), arguments: z.unknown() }),
   ),

@@ -155,6 +155,11 @@ export type ToolErrorCode =
   | 'tool-misbehaved'
   /** The run was aborted while the tool was running. */
   | 'tool-cancelled'
+  /**
+   * The page closed while the call was running, before its result was stored. It may have
+   * done its work: it is not run again after a resume, and the model is told so.
+   */
+  | 'tool-interrupted'
   /** A tool-argument guardrail blocked the call; it did not run. The message carries the reason. */
   | 'tool-blocked'
   /** The run's or the conversation's tool-call budget is spent; the call did not run and the run ends. */

@@ -94,6 +94,11 @@ export interface RunRecord {
     readonly assistant: Extract<ChatMessage, { role: 'assistant' }>;
     readonly settled: readonly Extract<ChatMessage, { role: 'tool' }>[];
     readonly awaiting: readonly PendingApproval[];
+    /**
+     * Calls that began executing; one without a settled message was cut short by the
+     * reload and is never run again. Absent in checkpoints stored before it existed.
+     */
+    readonly started?: readonly string[];
   };
   /**
    * The tools the run was narrowed to (`allowedTools` of `run`), kept so a resume can

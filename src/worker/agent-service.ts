@@ -246,6 +246,7 @@ export class AgentService implements AgentWorkerApi {
           step: run.step,
           assistant: pending.assistant,
           settled: pending.settled,
+          started: pending.started ?? [],
         };
         // The record was checked whole (allowlist included) by readRunRow.
         const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);

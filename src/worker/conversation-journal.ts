@@ -110,6 +110,7 @@ export class ConversationJournal implements RunJournal {
       pendingStep: {
         assistant: pending.assistant,
         settled: [...pending.settled],
+        started: [...pending.started],
         awaiting: pending.awaiting.map((call) => ({
           callId: call.id,
           toolName: call.function.name,

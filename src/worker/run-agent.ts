@@ -8,7 +8,7 @@ import type { BudgetMeter } from './budget-meter';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
 import { runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
-import { isErrorOutput } from './tools/tool-message';
+import { formatToolOutput, isErrorOutput } from './tools/tool-message';
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
@@ -19,6 +19,8 @@ export interface ResumedStep {
   readonly assistant: AssistantMessage;
   /** Tool messages of calls already settled; the other calls run again (and ask again). */
   readonly settled: readonly ToolMessage[];
+  /** Calls that began executing before the reload; those not settled are never run again. */
+  readonly started: readonly string[];
 }
 
 /**
@@ -135,7 +137,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       content: lastText || null,
       ...(response.toolCalls.length > 0 ? { tool_calls: response.toolCalls } : {}),
     };
-    const toolMessages = await runStepTools(context, step, assistant, resumed?.settled ?? []);
+    const toolMessages = await runStepTools(context, step, assistant, resumed);
     const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
     // Tool messages go in even after an abort, so the history never holds a call without its result.
     added.push(...stepMessages);
@@ -178,19 +180,40 @@ export function abortedRun(runId: string, conversationId: string): RunResult {
   return { runId, conversationId, reason: 'aborted', text: '', steps: [], usage: NO_USAGE };
 }
 
-/** Runs a step's tool calls (those not settled before a resume), keeping the journal told of approval waits. */
+/**
+ * Runs a step's tool calls (those not settled before a resume), keeping the journal told.
+ * Once a call of the step waits for approval the step has a checkpoint a reload resumes
+ * from; from then on every call that starts executing is written into it before it runs,
+ * and every call that settles after, so a resume never runs a call a second time.
+ */
 async function runStepTools(
   context: RunContext,
   step: number,
   assistant: AssistantMessage,
-  settledBefore: readonly ToolMessage[],
+  resumed: ResumedStep | undefined,
 ): Promise<{ message: ToolMessage; ok: boolean }[]> {
   const calls = assistant.tool_calls ?? [];
   if (calls.length === 0) return [];
-  const already = new Map(settledBefore.map((message) => [message.tool_call_id, message]));
+  const settled = [...(resumed?.settled ?? [])];
+  const started = new Set(resumed?.started ?? []);
+  // A call that started before the reload and left no result may have done its work.
+  for (const call of calls) {
+    if (!started.has(call.id) || settled.some((message) => message.tool_call_id === call.id))
+      continue;
+    settled.push(await interruptedCall(context, step, call));
+  }
+  const already = new Map(settled.map((message) => [message.tool_call_id, message]));
   const toRun = calls.filter((call) => !already.has(call.id));
-  const settled = [...settledBefore];
   const awaiting = new Map<string, ChatToolCall>();
+  let checkpointed = resumed !== undefined;
+  const checkpoint = () =>
+    context.journal.awaitingApproval({
+      step,
+      assistant,
+      settled,
+      started: [...started],
+      awaiting: [...awaiting.values()],
+    });
   const { guardrails, signal } = context;
   const guardContext = { runId: context.runId, conversationId: context.conversationId };
   const results = await runToolCalls(toRun, {
@@ -204,22 +227,23 @@ async function runStepTools(
       ? { guardArguments: (request) => guardrails.toolArguments(request, guardContext, signal) }
       : {}),
     startExecution: () => {
-      const started = context.budget.tryStartToolCall();
-      if (started) context.journal.usageChanged(context.budget.usage);
-      return started;
+      const allowed = context.budget.tryStartToolCall();
+      if (allowed) context.journal.usageChanged(context.budget.usage);
+      return allowed;
     },
-    onSettled: (message) => {
+    beforeExecute: async (request) => {
+      started.add(request.callId);
+      if (checkpointed) await checkpoint();
+    },
+    onSettled: async (message) => {
       settled.push(message);
       awaiting.delete(message.tool_call_id);
+      if (checkpointed && awaiting.size > 0) await checkpoint();
     },
     onAwaitingApproval: async (call) => {
       awaiting.set(call.id, call);
-      await context.journal.awaitingApproval({
-        step,
-        assistant,
-        settled,
-        awaiting: [...awaiting.values()],
-      });
+      checkpointed = true;
+      await checkpoint();
     },
   });
   const fresh = new Map(toRun.map((call, index) => [call.id, results[index]]));
@@ -232,6 +256,41 @@ async function runStepTools(
       throw new AirlockError('internal-error', `Tool call ${call.id} produced no result.`);
     return result;
   });
+}
+
+/** The tool message (and event) of a call a reload cut short while it ran. */
+async function interruptedCall(
+  context: RunContext,
+  step: number,
+  call: ChatToolCall,
+): Promise<ToolMessage> {
+  const error = {
+    code: 'tool-interrupted',
+    message: `The page was closed while "${call.function.name}" ran, before its result was stored. It may have done its work; it was not run again.`,
+  } as const;
+  await context.emit({
+    type: 'tool-result',
+    step,
+    callId: call.id,
+    toolName: call.function.name,
+    durationMs: 0,
+    ok: false,
+    error,
+  });
+  context.tools.audit({
+    runId: context.runId,
+    callId: call.id,
+    toolName: call.function.name,
+    arguments: call.function.arguments,
+    outcome: error.code,
+    durationMs: 0,
+    at: Date.now(),
+  });
+  return {
+    role: 'tool',
+    tool_call_id: call.id,
+    content: formatToolOutput(call.function.name, call.id, { ok: false, error }),
+  };
 }
 
 /**

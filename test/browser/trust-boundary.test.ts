@@ -265,6 +265,61 @@ describe('a resumed run', () => {
   });
 });
 
+describe('a call that ran before the tab closed', () => {
+  it('is never run again by the resumed run: the model is told it was interrupted', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const ran: string[] = [];
+    let started: () => void = () => {};
+    const sending = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const approved = (name: string, execute: () => unknown) =>
+      tool({
+        name,
+        description: `${name}, once approved.`,
+        parameters: z.object({}),
+        needsApproval: true,
+        execute: () => {
+          ran.push(name);
+          return execute();
+        },
+      });
+    // Sends, and is still sending when the tab closes.
+    const sendEmail = approved('send_email', () => {
+      started();
+      return new Promise(() => {});
+    });
+    const archive = approved('archive', () => 'archived');
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_send', name: 'send_email', arguments: {} },
+          { id: 'call_archive', name: 'archive', arguments: {} },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const first = agentFor(session, { tools: [sendEmail, archive], memory: { database } });
+    const run = first.run('Send it, then archive');
+    for await (const event of run) {
+      if (event.type !== 'approval-request' || event.toolName !== 'send_email') continue;
+      await run.approve(event.approvalId);
+      // The email is on its way and archive still waits: the tab closes now.
+      await sending;
+      first.dispose();
+    }
+
+    const second = agentFor(session, { tools: [sendEmail, archive], memory: { database } });
+    const events = await playRun(second.resume(run.runId), () => 'approve');
+
+    expect(ran).toEqual(['send_email', 'archive']);
+    const byCall = Object.fromEntries(results(events).map((result) => [result.callId, result]));
+    expect(outcome(byCall.call_send)).toBe('tool-interrupted');
+    expect(outcome(byCall.call_archive)).toBe('ok');
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', reason: 'stop' });
+  });
+});
+
 describe('whatever a schema or a tool throws goes back to the model', () => {
   const parseJson = tool({
     name: 'parse_json',

@@ -24,8 +24,10 @@ export interface ToolCallsContext {
   readonly audit: (record: ToolCallRecord) => void;
   readonly signal: AbortSignal;
   readonly emit: (event: AgentEvent) => Promise<void>;
-  /** Told of each call's tool message as soon as it is settled. */
-  readonly onSettled?: (message: ToolMessage) => void;
+  /** Told (and awaited) of each call's tool message as soon as it is settled. */
+  readonly onSettled?: (message: ToolMessage) => void | Promise<void>;
+  /** Told (and awaited) just before a call starts executing, so a reload never runs it twice. */
+  readonly beforeExecute?: (request: ToolCallRequest) => Promise<void>;
   /** Told (and awaited) before a call waits for approval, so the wait can survive a reload. */
   readonly onAwaitingApproval?: (call: ChatToolCall) => Promise<void>;
   /** The tool-argument guardrails: asked once the arguments fit the schema, before approval. */
@@ -114,7 +116,7 @@ async function runToolCall(
     tool_call_id: call.id,
     content: formatToolOutput(toolName, call.id, outcome),
   };
-  context.onSettled?.(message);
+  await context.onSettled?.(message);
   return { message, ok: outcome.ok };
 }
 
@@ -209,6 +211,7 @@ async function settle(
       `The tool-call budget is spent, so "${toolName}" did not run; the run ends here.`,
     );
   }
+  await context.beforeExecute?.(request);
   progress.started = performance.now();
   const executed = request;
   return whileRunning(tool, executed, context, async () =>

@@ -20,6 +20,7 @@ const TOOL_ERROR_CODES = Object.keys({
   'tool-crashed': true,
   'tool-misbehaved': true,
   'tool-cancelled': true,
+  'tool-interrupted': true,
   'tool-blocked': true,
   'tool-budget-exceeded': true,
 } satisfies Record<ToolErrorCode, true>) as [ToolErrorCode, ...ToolErrorCode[]];
