@@ -1,6 +1,5 @@
 import { tool } from 'airlock';
 import { describe, expect, it } from 'vitest';
-import { server } from 'vitest/browser';
 import { z } from 'zod';
 import { agentFor, collect, scriptModel } from './support';
 
