@@ -1,5 +1,4 @@
 import * as Comlink from 'comlink';
-import { AirlockError } from '../errors/airlock-error';
 import {
   checkField,
   functionCheck,
@@ -15,6 +14,7 @@ import type {
   KnowledgeProgress,
 } from '../protocol/knowledge';
 import type { KnowledgeApi } from '../protocol/wire';
+import type { WorkerCallGuard } from './worker-call-guard';
 
 /** Options of one import. */
 export interface AddKnowledgeOptions {
@@ -69,13 +69,10 @@ function unsendable(values: Readonly<Record<string, unknown>>): Promise<never> |
  */
 export function createAgentKnowledge(
   remote: Comlink.Remote<KnowledgeApi>,
-  isDisposed: () => boolean,
+  guard: WorkerCallGuard,
 ): AgentKnowledge {
-  const disposed = () =>
-    Promise.reject(new AirlockError('agent-disposed', 'This agent was disposed.'));
   return {
     async add(document, options = {}) {
-      if (isDisposed()) return disposed();
       checkField(document, 'document', sendableCheck, 'invalid-input');
       checkField(options, 'options', ADD_OPTIONS);
       const { signal, onProgress } = options;
@@ -91,10 +88,8 @@ export function createAgentKnowledge(
         rejectAborted(signal?.reason);
       };
       signal?.addEventListener('abort', abortListener, { once: true });
-      const call = remote.add(
-        document,
-        operationId,
-        onProgress ? Comlink.proxy(onProgress) : undefined,
+      const call = guard(() =>
+        remote.add(document, operationId, onProgress ? Comlink.proxy(onProgress) : undefined),
       );
       // The worker's own rejection after an abort is expected; the signal's reason is what the caller sees.
       call.catch(() => undefined);
@@ -104,9 +99,8 @@ export function createAgentKnowledge(
         signal?.removeEventListener('abort', abortListener);
       }
     },
-    remove: (id) => (isDisposed() ? disposed() : (unsendable({ id }) ?? remote.remove(id))),
-    list: () => (isDisposed() ? disposed() : remote.list()),
-    search: (query, k) =>
-      isDisposed() ? disposed() : (unsendable({ query, k }) ?? remote.search(query, k)),
+    remove: (id) => unsendable({ id }) ?? guard(() => remote.remove(id)),
+    list: () => guard(() => remote.list()),
+    search: (query, k) => unsendable({ query, k }) ?? guard(() => remote.search(query, k)),
   };
 }

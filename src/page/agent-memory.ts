@@ -1,8 +1,8 @@
 import type * as Comlink from 'comlink';
-import { AirlockError } from '../errors/airlock-error';
 import { checkField, functionCheck, sendableCheck } from '../errors/field-checks';
 import { type StoreChange, storeChannelName } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
+import type { WorkerCallGuard } from './worker-call-guard';
 
 /** The stored conversations, memories, runs and audit log of an agent, read and edited from the page. */
 export interface AgentMemory extends MemoryApi {
@@ -42,13 +42,11 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
 export function createAgentMemory(
   remote: Comlink.Remote<MemoryApi>,
   database: string,
-  isDisposed: () => boolean,
+  guard: WorkerCallGuard,
 ): AgentMemory {
   const call =
     <K extends keyof MemoryApi>(name: K) =>
     (...args: Parameters<MemoryApi[K]>): Promise<Awaited<ReturnType<MemoryApi[K]>>> => {
-      if (isDisposed())
-        return Promise.reject(new AirlockError('agent-disposed', 'This agent was disposed.'));
       try {
         ARGUMENT_NAMES[name].forEach((argument, index) => {
           const code = argument === 'options' ? 'invalid-options' : 'invalid-input';
@@ -60,7 +58,7 @@ export function createAgentMemory(
       const method = remote[name] as unknown as (
         ...values: Parameters<MemoryApi[K]>
       ) => Promise<Awaited<ReturnType<MemoryApi[K]>>>;
-      return method(...args);
+      return guard(() => method(...args));
     };
   return {
     listConversations: call('listConversations'),

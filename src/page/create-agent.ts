@@ -28,6 +28,7 @@ import { AgentRun } from './agent-run';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
+import { workerCallGuard } from './worker-call-guard';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -280,6 +281,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
   // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
   ready.catch(() => {});
+  // Memory and knowledge calls wait for the start and fail with it (or with dispose).
+  const workerCalls = workerCallGuard(ready, lifetime.signal);
   const storage = ready.then(async (): Promise<StorageStatus> => {
     const answer = await persisted;
     return { backend, ...(answer === undefined ? {} : { persisted: answer }) };
@@ -397,11 +400,11 @@ export function createAgent(options: AgentOptions): Agent {
     memory: createAgentMemory(
       remote.memory as unknown as Comlink.Remote<MemoryApi>,
       config.memory.database,
-      () => disposed,
+      workerCalls,
     ),
     knowledge: createAgentKnowledge(
       remote.knowledge as unknown as Comlink.Remote<KnowledgeApi>,
-      () => disposed,
+      workerCalls,
     ),
     sandboxStats: () => sandboxHost.stats(),
     dispose() {

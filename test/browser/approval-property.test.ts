@@ -112,6 +112,8 @@ class Ledger {
   readonly workerErrors: string[] = [];
   readonly violations: string[] = [];
   readonly pending: Promise<unknown>[] = [];
+  /** Where the scenario is, and the last event it saw: what a hang reports. */
+  stage = 'starting';
 
   /** Sends a decision the page expects to be taken; records it once taken. */
   decide(run: AgentRun, request: ApprovalRequest, approved: boolean): Promise<void> {
@@ -153,8 +155,7 @@ const NEEDS_APPROVAL = (result: ToolResult, argumentsByCall: Map<string, unknown
   (result.toolName === 'write_file' &&
     JSON.stringify(argumentsByCall.get(result.callId)).includes('/etc/'));
 
-async function playScenario(plan: Scenario): Promise<Ledger> {
-  const ledger = new Ledger();
+async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
   const turns: ScriptedTurn[] = [
     ...plan.steps.map((calls) => ({ toolCalls: calls.map(scriptedCall) })),
     { text: 'done' },
@@ -194,6 +195,7 @@ async function playScenario(plan: Scenario): Promise<Ledger> {
     let reloadAfter = false;
     for await (const event of current) {
       events.push(event);
+      ledger.stage = `driving a run; last event ${events.length}: ${event.type}`;
       if (events.length === plan.abortAtEvent) current.abort();
       if (event.type === 'tool-call') argumentsByCall.set(event.callId, event.arguments);
       if (event.type !== 'approval-request') continue;
@@ -250,11 +252,13 @@ async function playScenario(plan: Scenario): Promise<Ledger> {
     }
     run = undefined;
     if (reloadAfter) {
+      ledger.stage = 'reloading: starting a new agent and listing its runs';
       agent = startAgent();
       const [waiting] = await agent.memory.listRuns({ statuses: ['awaiting-approval'] });
       if (waiting) run = agent.resume(waiting.id);
     }
   }
+  ledger.stage = 'waiting for the answers to decisions sent';
   await Promise.all(ledger.pending);
   agent.dispose();
   for (const callId of ledger.guardedRuns)
@@ -271,11 +275,12 @@ describe('the approval gate and the sandbox protocol, under random interleavings
       fc.asyncProperty(scenario, async (plan) => {
         // A scenario that hangs is a failure of its own, reported with its plan.
         let timer: ReturnType<typeof setTimeout> | undefined;
+        const playing = new Ledger();
         const ledger = await Promise.race([
-          playScenario(plan),
+          playScenario(plan, playing),
           new Promise<never>((_resolve, reject) => {
             timer = setTimeout(
-              () => reject(new Error('the scenario did not end within 30 s')),
+              () => reject(new Error(`the scenario did not end within 30 s (${playing.stage})`)),
               30_000,
             );
           }),

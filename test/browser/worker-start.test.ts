@@ -77,6 +77,25 @@ describe('workers that cannot start', () => {
     expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
   });
 
+  it('fails memory and knowledge calls with worker-load-failed, never leaving them waiting, when the agent worker never answers', async () => {
+    const agent = agentOn(
+      () =>
+        new Worker(new URL('./fixtures/silent-agent.worker.ts', import.meta.url), {
+          type: 'module',
+        }),
+      { startTimeoutMs: 500 },
+    );
+
+    const calls = [
+      agent.memory.listRuns(),
+      agent.memory.listConversations(),
+      agent.knowledge.list(),
+    ];
+    const errors = await Promise.all(calls.map((call) => settledWithin(call, 8_000)));
+
+    for (const error of errors) expect(error).toMatchObject({ code: 'worker-load-failed' });
+  });
+
   it('fails ready with worker-load-failed within startTimeoutMs when the agent worker never answers', async () => {
     const agent = agentOn(
       () =>
