@@ -74,6 +74,28 @@ describe('sandboxed tools', () => {
       .toBeGreaterThanOrEqual(1);
   });
 
+  it('never runs a call whose run was aborted while it waited for a worker, and leaves no worker behind', async () => {
+    const session = await scriptModel([{ toolCalls: [{ name: 'spin_long', arguments: {} }] }]);
+    // No warm worker: the call has to wait for one to start, and the abort comes meanwhile.
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 0, graceMs: GRACE_MS }],
+    });
+    const spinning = new BroadcastChannel('airlock-test-spin');
+    let spun = false;
+    spinning.onmessage = () => {
+      spun = true;
+    };
+    onTestFinished(() => spinning.close());
+    const run = agent.run('Spin for a minute');
+    for await (const event of run) if (event.type === 'tool-call') run.abort();
+
+    expect((await run.result).reason).toBe('aborted');
+    // Only the policy worker stays: the aborted call's worker, if it got one, went with its run.
+    await expect.poll(() => agent.sandboxStats().test?.live, { timeout: 5_000 }).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(spun).toBe(false);
+  });
+
   it('refills the pool after a kill without waiting for the next call', async () => {
     const session = await scriptModel([
       { toolCalls: [{ name: 'spin', arguments: {} }] },

@@ -39,13 +39,12 @@ export class SandboxSupervisor implements ToolRunner {
   readonly #warming = new Set<Warming>();
   /** Idle workers bound to a scope key, least recently used key first. */
   readonly #bound = new Map<string, SandboxConnection[]>();
-  /** Workers running a call, by the call's key, with what cancels the call. */
-  readonly #busy = new Map<
-    string,
-    { readonly worker: SandboxConnection; readonly key: string; readonly cancel: AbortController }
-  >();
-  /** Busy workers whose scope ended: killed when their call settles. */
-  readonly #retiring = new Set<SandboxConnection>();
+  /** Calls from the moment they ask for a worker until they settle, by the call's key. */
+  readonly #calls = new Map<string, CallInFlight>();
+  /** How many calls of each scope key are in flight. */
+  readonly #callsOfScope = new Map<string, number>();
+  /** Ended runs that still have calls in flight: their workers go when the last one settles. */
+  readonly #ending = new Set<string>();
   #disposed = false;
 
   constructor(config: ToolsetConfig, spawner: Comlink.Remote<SandboxSpawner>) {
@@ -92,57 +91,62 @@ export class SandboxSupervisor implements ToolRunner {
   }
 
   async execute(request: ToolCallRequest, timeoutMs: number, scope: CallScope): Promise<unknown> {
-    const release = await this.#slots.acquire();
     const key = this.#scopeKey(request, scope);
     const callKey = callKeyOf(request.callId, scope);
+    const call: CallInFlight = { key, cancel: new AbortController(), worker: undefined };
+    this.#calls.set(callKey, call);
+    this.#callsOfScope.set(key, (this.#callsOfScope.get(key) ?? 0) + 1);
+    const release = await this.#slots.acquire();
     try {
+      // A call cancelled while it waited for a slot or a worker never runs.
+      if (call.cancel.signal.aborted) return cancelledCall(request.toolName);
       const worker = await this.#acquire(key);
-      const cancel = new AbortController();
-      this.#busy.set(callKey, { worker, key, cancel });
-      try {
-        const answer = worker.execute(request);
-        const onTime = await unlessAborted(
-          withDeadline(answer, timeoutMs),
-          cancel.signal,
-          () => CANCELLED,
-        );
-        if (onTime !== TIMED_OUT && onTime !== CANCELLED) {
-          this.#release(worker, key);
-          return onTime;
-        }
-        // Past its deadline, or its run was aborted: the tool's signal fires, and if it has
-        // not stopped when the grace is over, its worker goes.
-        worker.cancel(request.callId);
-        const late = await withDeadline(answer, this.#config.graceMs);
-        const ended = onTime === CANCELLED ? cancelledCall(request.toolName) : undefined;
-        if (late === TIMED_OUT) {
-          await this.#kill(worker);
-          return ended ?? timedOut(request.toolName, timeoutMs, 'its worker was killed');
-        }
+      call.worker = worker;
+      if (call.cancel.signal.aborted) {
         this.#release(worker, key);
-        return ended ?? timedOut(request.toolName, timeoutMs, 'it was cancelled');
-      } finally {
-        this.#busy.delete(callKey);
+        return cancelledCall(request.toolName);
       }
+      const answer = worker.execute(request);
+      const onTime = await unlessAborted(
+        withDeadline(answer, timeoutMs),
+        call.cancel.signal,
+        () => CANCELLED,
+      );
+      if (onTime !== TIMED_OUT && onTime !== CANCELLED) {
+        this.#release(worker, key);
+        return onTime;
+      }
+      // Past its deadline, or its run was aborted: the tool's signal fires, and if it has
+      // not stopped when the grace is over, its worker goes.
+      worker.cancel(request.callId);
+      const late = await withDeadline(answer, this.#config.graceMs);
+      const ended = onTime === CANCELLED ? cancelledCall(request.toolName) : undefined;
+      if (late === TIMED_OUT) {
+        await this.#kill(worker);
+        return ended ?? timedOut(request.toolName, timeoutMs, 'its worker was killed');
+      }
+      this.#release(worker, key);
+      return ended ?? timedOut(request.toolName, timeoutMs, 'it was cancelled');
     } catch (error) {
       return this.#startFailure(error);
     } finally {
       release();
+      this.#calls.delete(callKey);
+      this.#callSettled(key);
     }
   }
 
-  /** Cancels a running call as its deadline would: signal now, kill after `graceMs`. */
+  /** Cancels a call as its deadline would: signal now, kill after `graceMs`; one not started yet never runs. */
   cancel(callId: string, scope: CallScope): void {
-    this.#busy.get(callKeyOf(callId, scope))?.cancel.abort();
+    this.#calls.get(callKeyOf(callId, scope))?.cancel.abort();
   }
 
-  /** A run ended: with `reuse: 'run'`, the workers that served it are stopped. */
+  /** A run ended: with `reuse: 'run'`, the workers that served it are stopped, now or when its last call settles. */
   endRun(scope: CallScope): void {
     if (this.#config.reuse !== 'run') return;
     for (const worker of this.#bound.get(scope.runId) ?? []) void this.#kill(worker);
     this.#bound.delete(scope.runId);
-    for (const { worker, key } of this.#busy.values())
-      if (key === scope.runId) this.#retiring.add(worker);
+    if ((this.#callsOfScope.get(scope.runId) ?? 0) > 0) this.#ending.add(scope.runId);
   }
 
   /** Kills every worker of the toolset; resolves once the page has terminated them. */
@@ -151,7 +155,7 @@ export class SandboxSupervisor implements ToolRunner {
     const everyWorker = [
       ...this.#fresh,
       ...[...this.#bound.values()].flat(),
-      ...[...this.#busy.values()].map(({ worker }) => worker),
+      ...[...this.#calls.values()].flatMap(({ worker }) => (worker ? [worker] : [])),
     ];
     const policy = this.#policy;
     this.#policy = undefined;
@@ -204,7 +208,7 @@ export class SandboxSupervisor implements ToolRunner {
     const spent =
       this.#config.reuse === 'call' ||
       worker.violation !== undefined ||
-      this.#retiring.has(worker) ||
+      this.#ending.has(key) ||
       this.#disposed;
     if (spent) {
       void this.#kill(worker);
@@ -215,6 +219,19 @@ export class SandboxSupervisor implements ToolRunner {
     this.#bound.delete(key);
     this.#bound.set(key, [...bound, worker]);
     this.#trimBound();
+  }
+
+  /** One call of scope `key` settled; the last one of an ended run takes the run's workers with it. */
+  #callSettled(key: string): void {
+    const left = (this.#callsOfScope.get(key) ?? 1) - 1;
+    if (left > 0) {
+      this.#callsOfScope.set(key, left);
+      return;
+    }
+    this.#callsOfScope.delete(key);
+    if (!this.#ending.delete(key)) return;
+    for (const worker of this.#bound.get(key) ?? []) void this.#kill(worker);
+    this.#bound.delete(key);
   }
 
   /** Idle bound workers beyond `maxConcurrency` are stopped, least recently used scope first. */
@@ -283,7 +300,7 @@ export class SandboxSupervisor implements ToolRunner {
       this.#replacePolicy(worker);
       return;
     }
-    const busy = [...this.#busy.values()].some((entry) => entry.worker === worker);
+    const busy = [...this.#calls.values()].some((call) => call.worker === worker);
     if (!busy) void this.#kill(worker);
   }
 
@@ -296,7 +313,6 @@ export class SandboxSupervisor implements ToolRunner {
       if (kept.length === 0) this.#bound.delete(key);
       else if (kept.length !== workers.length) this.#bound.set(key, kept);
     }
-    this.#retiring.delete(worker);
     worker.close();
     if (refill) this.#refill();
     // Best effort: when the page is gone its workers went with it.
@@ -334,6 +350,14 @@ export class SandboxSupervisor implements ToolRunner {
       },
     } as const;
   }
+}
+
+/** A call from when it asks for a worker until it settles. */
+interface CallInFlight {
+  readonly key: string;
+  readonly cancel: AbortController;
+  /** The worker serving it, once it has one. */
+  worker: SandboxConnection | undefined;
 }
 
 /** What waiting for a call resolves to when its run cancelled it. */
