@@ -149,6 +149,8 @@ describe('iframe isolation', () => {
     // The policy worker's iframe (it never runs a tool) and one fresh worker's.
     expect(agent.sandboxStats().probe).toEqual({ live: 2, started: 2, killed: 0 });
     const framesBefore = sandboxFrames();
+    // Threads already busy (other work of the browser) are not the spinner.
+    const busyBefore = new Set((await busyWorkerThreads()) ?? []);
 
     const run = agent.run('Spin, then echo');
     const events: AgentEvent[] = [];
@@ -157,11 +159,15 @@ describe('iframe isolation', () => {
     for await (const event of run) {
       events.push(event);
       if (event.type === 'tool-call' && event.toolName === 'spin') {
-        spinners = await busyWorkerThreads();
+        const busy = await busyWorkerThreads();
+        spinners = busy && busy.filter((tid) => !busyBefore.has(tid));
       }
-      if (event.type === 'tool-result' && event.toolName === 'spin' && spinners?.[0]) {
+      if (event.type === 'tool-result' && event.toolName === 'spin' && spinners?.length) {
         // Chromium forcibly stops a terminated worker's JavaScript within 2 s at the latest.
-        stopped = timeUntilIdle(spinners[0], 3_000);
+        const threads = spinners;
+        stopped = Promise.all(threads.map((tid) => timeUntilIdle(tid, 3_000))).then((times) =>
+          Math.max(...times),
+        );
       }
     }
     const [spin, echo] = events.filter(
@@ -182,7 +188,8 @@ describe('iframe isolation', () => {
 
     // Removing the iframe ends the spinning thread itself, not only the page's view of it.
     if (spinners === null) skip('no /proc to read worker threads from');
-    expect(spinners).toHaveLength(1);
+    // The spinner (and anything else that turned busy with it) goes idle once its iframe is gone.
+    expect(spinners?.length).toBeGreaterThanOrEqual(1);
     expect(await stopped).toBeLessThan(2_500);
   });
 
