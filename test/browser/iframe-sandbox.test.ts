@@ -160,7 +160,7 @@ describe('iframe isolation', () => {
       events.push(event);
       if (event.type === 'tool-call' && event.toolName === 'spin') {
         const busy = await busyWorkerThreads();
-        spinners = busy && busy.filter((tid) => !busyBefore.has(tid));
+        spinners = busy ? busy.filter((tid) => !busyBefore.has(tid)) : null;
       }
       if (event.type === 'tool-result' && event.toolName === 'spin' && spinners?.length) {
         // Chromium forcibly stops a terminated worker's JavaScript within 2 s at the latest.
