@@ -112,23 +112,38 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   };
 }
 
+/**
+ * The body of a control request that carries `{ turns, ... }`; answers 400 itself (and
+ * gives `undefined`) when it does not, or nothing at all when the client went away.
+ */
+async function readTurnsBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<{ turns: ScriptedTurn[]; body: Record<string, unknown> } | undefined> {
+  let body: unknown;
+  try {
+    body = parseBody(await readBody(req));
+  } catch {
+    return undefined; // The client went away mid-upload; nobody is left to answer.
+  }
+  const turns = isObject(body) ? body.turns : undefined;
+  if (!isObject(body) || !Array.isArray(turns) || !turns.every(isObject)) {
+    sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
+    return undefined;
+  }
+  // Turns arrive as JSON from the test itself; shape checks beyond this would duplicate the types.
+  return { turns: turns as ScriptedTurn[], body };
+}
+
 /** `PUT /sessions/:id/turns` with `{ turns }`: the session's next request takes the first of them; `204`. */
 async function answerReplaceTurns(
   req: IncomingMessage,
   res: ServerResponse,
   handler: ModelHandler,
 ): Promise<void> {
-  let body: unknown;
-  try {
-    body = parseBody(await readBody(req));
-  } catch {
-    return; // The client went away mid-upload; nobody is left to answer.
-  }
-  const turns = isObject(body) ? body.turns : undefined;
-  if (!Array.isArray(turns) || !turns.every(isObject)) {
-    return sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
-  }
-  handler.replaceScript(turns as ScriptedTurn[]);
+  const read = await readTurnsBody(req, res);
+  if (!read) return;
+  handler.replaceScript(read.turns);
   res.writeHead(204).end();
 }
 
@@ -138,22 +153,14 @@ async function answerCreateSession(
   res: ServerResponse,
   createSession: (script: ModelScript, options: SessionOptions) => ModelSession,
 ): Promise<void> {
-  let body: unknown;
-  try {
-    body = parseBody(await readBody(req));
-  } catch {
-    return; // The client went away mid-upload; nobody is left to answer.
-  }
-  const turns = isObject(body) ? body.turns : undefined;
-  if (!Array.isArray(turns) || !turns.every(isObject)) {
-    return sendError(res, 400, 'Expected a JSON body { "turns": ScriptedTurn[] }.');
-  }
-  const options = isObject(body) && isObject(body.options) ? body.options : {};
-  // Turns arrive as JSON from the test itself; shape checks beyond this would duplicate the types.
+  const read = await readTurnsBody(req, res);
+  if (!read) return;
+  const { turns, body } = read;
+  const options = isObject(body.options) ? body.options : {};
   const allowedHeaders = Array.isArray(options.allowedHeaders)
     ? options.allowedHeaders.filter((name): name is string => typeof name === 'string')
     : undefined;
-  const session = createSession(turns as ScriptedTurn[], {
+  const session = createSession(turns, {
     rejectTools: options.rejectTools === true,
     ...(allowedHeaders ? { allowedHeaders } : {}),
   });
