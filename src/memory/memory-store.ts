@@ -11,6 +11,7 @@ import {
   newMemoryId,
   normalizeMemoryInput,
 } from './memory-rules';
+import { newConversation } from './new-conversation';
 import { toStorageError } from './storage-errors';
 import type {
   AuditRecord,
@@ -103,16 +104,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           throw invalidInput('A conversation id must be a non-empty string.');
         const existing = conversations.get(id);
         if (existing) return existing;
-        const now = Date.now();
-        const record: ConversationRecord = {
-          id,
-          title: title ?? '',
-          createdAt: now,
-          updatedAt: now,
-          summary: '',
-          summarizedThroughSeq: 0,
-          lastSeq: 0,
-        };
+        const record = newConversation(id, title, Date.now());
         conversations.set(id, copy(record));
         notify({ table: 'conversations', conversationId: id });
         return record;

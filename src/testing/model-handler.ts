@@ -269,6 +269,16 @@ function answerEmbeddings(res: ServerResponse, body: unknown): void {
   });
 }
 
+/** Sends an event stream's headers at once, with Nagle off so small chunks are not held back in bursts. */
+function openEventStream(res: ServerResponse): void {
+  res.socket?.setNoDelay(true);
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+  });
+  res.flushHeaders();
+}
+
 /** Writes the SSE frames one by one, honouring delays and injecting the reply's fault. */
 async function streamFrames(
   entry: OpenResponse,
@@ -276,13 +286,7 @@ async function streamFrames(
   reply: ScriptedReply,
 ): Promise<void> {
   const { res } = entry;
-  // Without these, small chunks sit in Nagle's buffer and the client sees them in bursts.
-  res.socket?.setNoDelay(true);
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-  });
-  res.flushHeaders();
+  openEventStream(res);
   const fault = reply.fault;
   const delayMs = reply.chunkDelayMs ?? 0;
   const all = [...frames, 'data: [DONE]\n\n'];
@@ -308,12 +312,7 @@ async function streamPieces(
   transport: ScriptedTransport,
 ): Promise<void> {
   const { res } = entry;
-  res.socket?.setNoDelay(true);
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-  });
-  res.flushHeaders();
+  openEventStream(res);
   let text = [...frames, 'data: [DONE]\n\n'].join('');
   if (transport.lineEnding === 'crlf') text = text.replaceAll('\n', '\r\n');
   const body = Buffer.from(text, 'utf8');

@@ -1,7 +1,8 @@
 import { approxTokens } from '../approx-tokens';
 import { parseConversationExport } from '../conversation-export-schema';
 import { conversationScope } from '../memory-rules';
-import type { ConversationExport, ConversationRecord, ConversationStore } from '../store';
+import { newConversation } from '../new-conversation';
+import type { ConversationExport, ConversationStore } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { type DexieConnection, messageRange, scopeRange } from './database';
@@ -51,16 +52,7 @@ export function conversationTables(
         const row = await db.transaction('rw', conversations, async () => {
           const existing = await conversations.get(id);
           if (existing) return existing;
-          const now = Date.now();
-          const record: ConversationRecord = {
-            id,
-            title: title ?? '',
-            createdAt: now,
-            updatedAt: now,
-            summary: '',
-            summarizedThroughSeq: 0,
-            lastSeq: 0,
-          };
+          const record = newConversation(id, title, Date.now());
           await conversations.add(record);
           created = true;
           return record;
