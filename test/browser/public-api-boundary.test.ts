@@ -849,7 +849,7 @@ describe('odd but valid Unicode is accepted', () => {
 
 describe('the agent worker trusts no request that reaches it', () => {
   /** The agent worker wrapped directly, as a page that bypasses `createAgent` would. */
-  async function forgeryTarget(baseURL: string) {
+  async function forgeryTarget(baseURL: string, guardrailHost?: object) {
     installErrorTransfer();
     const worker = agentWorker();
     const remote = Comlink.wrap<AgentWorkerApi>(worker);
@@ -865,14 +865,14 @@ describe('the agent worker trusts no request that reaches it', () => {
         tools: true,
         maxMemoryTokens: 1_000,
       },
-      guardrails: { input: false, output: false, toolArguments: false },
+      guardrails: { input: guardrailHost !== undefined, output: false, toolArguments: false },
     };
     const unused = Comlink.proxy({});
     const configured = await remote.configure(
       config,
       unused as never,
       unused as never,
-      unused as never,
+      (guardrailHost ? Comlink.proxy(guardrailHost) : unused) as never,
     );
     expect(configured).toMatchObject({ ok: true });
     return { remote, dispose: () => worker.terminate() };
@@ -891,6 +891,33 @@ describe('the agent worker trusts no request that reaches it', () => {
     channel.port1.close();
     return events;
   }
+
+  it('blocks a run whose input guardrail answers with something that is not a verdict', async () => {
+    const session = await scriptModel([{ text: 'never sent' }]);
+    const forgedVerdicts: unknown[] = [
+      { action: 'allow', value: 42 },
+      { action: 'allow', value: 'rewritten' },
+      'yes',
+      null,
+    ];
+    let answered = 0;
+    const { remote, dispose } = await forgeryTarget(session.baseURL, {
+      checkInput: () => forgedVerdicts[answered++],
+    });
+    try {
+      for (const _verdict of forgedVerdicts) {
+        const request = { runId: crypto.randomUUID(), input: 'Hi', conversationId: 'forged' };
+        const last = (await forgedRun(remote, request)).at(-1);
+        expect(last).toMatchObject({
+          type: 'run-error',
+          error: { code: 'guardrail-blocked', message: expect.stringContaining('not a verdict') },
+        });
+      }
+      expect(await session.requests()).toHaveLength(0);
+    } finally {
+      dispose();
+    }
+  });
 
   it('answers forged run requests with a typed run-error and still serves a valid run afterwards', async () => {
     const session = await scriptModel([{ text: 'Still serving.' }]);
