@@ -41,8 +41,6 @@ export class SandboxSupervisor implements ToolRunner {
   readonly #bound = new Map<string, SandboxConnection[]>();
   /** Calls from the moment they ask for a worker until they settle, by the call's key. */
   readonly #calls = new Map<string, CallInFlight>();
-  /** How many calls of each scope key are in flight. */
-  readonly #callsOfScope = new Map<string, number>();
   /** Ended runs that still have calls in flight: their workers go when the last one settles. */
   readonly #ending = new Set<string>();
   #disposed = false;
@@ -95,7 +93,6 @@ export class SandboxSupervisor implements ToolRunner {
     const callKey = callKeyOf(request.callId, scope);
     const call: CallInFlight = { key, cancel: new AbortController(), worker: undefined };
     this.#calls.set(callKey, call);
-    this.#callsOfScope.set(key, (this.#callsOfScope.get(key) ?? 0) + 1);
     const release = await this.#slots.acquire();
     try {
       // A call cancelled while it waited for a slot or a worker never runs.
@@ -146,7 +143,7 @@ export class SandboxSupervisor implements ToolRunner {
     if (this.#config.reuse !== 'run') return;
     for (const worker of this.#bound.get(scope.runId) ?? []) void this.#kill(worker);
     this.#bound.delete(scope.runId);
-    if ((this.#callsOfScope.get(scope.runId) ?? 0) > 0) this.#ending.add(scope.runId);
+    if (this.#hasCallsOf(scope.runId)) this.#ending.add(scope.runId);
   }
 
   /** Kills every worker of the toolset; resolves once the page has terminated them. */
@@ -221,15 +218,14 @@ export class SandboxSupervisor implements ToolRunner {
     this.#trimBound();
   }
 
+  /** Whether calls of scope `key` are in flight. */
+  #hasCallsOf(key: string): boolean {
+    return [...this.#calls.values()].some((call) => call.key === key);
+  }
+
   /** One call of scope `key` settled; the last one of an ended run takes the run's workers with it. */
   #callSettled(key: string): void {
-    const left = (this.#callsOfScope.get(key) ?? 1) - 1;
-    if (left > 0) {
-      this.#callsOfScope.set(key, left);
-      return;
-    }
-    this.#callsOfScope.delete(key);
-    if (!this.#ending.delete(key)) return;
+    if (this.#hasCallsOf(key) || !this.#ending.delete(key)) return;
     for (const worker of this.#bound.get(key) ?? []) void this.#kill(worker);
     this.#bound.delete(key);
   }
