@@ -20,12 +20,12 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
 
 /** The package's own entries, resolved to source so tests and the demo use them unbuilt. */
 export const airlockAliases = [
-  { find: /^airlock$/, replacement: source('index.ts') },
-  { find: /^airlock\/worker$/, replacement: source('worker.ts') },
-  { find: /^airlock\/sandbox$/, replacement: source('sandbox.ts') },
-  { find: /^airlock\/testing$/, replacement: source('testing.ts') },
-  { find: /^airlock\/testing\/remote$/, replacement: source('testing-remote.ts') },
-  { find: /^airlock\/proxy$/, replacement: source('proxy.ts') },
+  { find: /^airlock-agents$/, replacement: source('index.ts') },
+  { find: /^airlock-agents\/worker$/, replacement: source('worker.ts') },
+  { find: /^airlock-agents\/sandbox$/, replacement: source('sandbox.ts') },
+  { find: /^airlock-agents\/testing$/, replacement: source('testing.ts') },
+  { find: /^airlock-agents\/testing\/remote$/, replacement: source('testing-remote.ts') },
+  { find: /^airlock-agents\/proxy$/, replacement: source('proxy.ts') },
 ];
 
 /**

@@ -111,7 +111,7 @@ ${table(
   sections.push(`## The conversation
 
 Every contestant goes through the same scripted conversation with the fake model server
-of \`airlock/testing\` (\`startModelServer()\`) on 127.0.0.1, with no added latency: ${peers.scenario.description}.
+of \`airlock-agents/testing\` (\`startModelServer()\`) on 127.0.0.1, with no added latency: ${peers.scenario.description}.
 The server streams one word per SSE chunk. The tool, \`lookup\`, returns a small JSON
 object and runs on the page for every contestant. Each run is checked: the exact final
 answer, ${peers.scenario.toolCalls} tool calls run, one model request per step, every text delta at the page.
@@ -275,7 +275,7 @@ ${table(
   ['entry', 'gzip', 'minified', 'largest parts (share of the gzip)'],
   [
     [
-      'page (`airlock`)',
+      'page (`airlock-agents`)',
       kb(library.page.gzipBytes),
       kb(library.page.bytes),
       library.page.largest
@@ -284,7 +284,7 @@ ${table(
         .join(', '),
     ],
     [
-      'worker (`airlock/worker`)',
+      'worker (`airlock-agents/worker`)',
       kb(library.worker.gzipBytes),
       kb(library.worker.bytes),
       library.worker.largest

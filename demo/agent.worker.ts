@@ -1,4 +1,4 @@
 /** The demo's agent worker entry: the agent loop and the model SDK run here. */
-import { serveAgent } from 'airlock/worker';
+import { serveAgent } from 'airlock-agents/worker';
 
 serveAgent();

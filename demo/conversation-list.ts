@@ -2,7 +2,7 @@
  * The sidebar's conversation list, read from `agent.memory`: select, start, rename
  * (inline) and delete (with a second click to confirm) conversations.
  */
-import type { AgentMemory, ConversationRecord } from 'airlock';
+import type { AgentMemory, ConversationRecord } from 'airlock-agents';
 import { createElement } from './dom';
 
 /** What the list needs from the page. */

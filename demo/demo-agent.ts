@@ -1,5 +1,5 @@
 /** How the demo page builds its agent from the model settings. */
-import { type Agent, createAgent } from 'airlock';
+import { type Agent, createAgent } from 'airlock-agents';
 import iframeToolsUrl from './iframe-tools.worker.ts?worker&url';
 import {
   DEMO_EMBEDDING_MODEL,

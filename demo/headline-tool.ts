@@ -3,7 +3,7 @@
  * (the sandbox may reach no server: its `allowedOrigins` is empty); the point is the
  * report of what the sandbox could reach.
  */
-import { type Tool, tool } from 'airlock/sandbox';
+import { type Tool, tool } from 'airlock-agents/sandbox';
 import { z } from 'zod';
 import { probeIsolation } from './isolation-probe';
 

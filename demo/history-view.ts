@@ -3,7 +3,7 @@
  * its tool calls with their stored outcomes. A message a reload or Stop cut short is
  * marked as interrupted.
  */
-import type { MessageRecord } from 'airlock';
+import type { MessageRecord } from 'airlock-agents';
 import { createElement } from './dom';
 import { parseJson } from './json-values';
 import { readStoredToolResult } from './stored-tool-result';

@@ -3,7 +3,7 @@
  * (typed, or read from a .txt/.md file) with an import progress line, and a Remove button
  * per document. Runs then show the documents they used as sources.
  */
-import type { AgentKnowledge, KnowledgeDocumentRecord } from 'airlock';
+import type { AgentKnowledge, KnowledgeDocumentRecord } from 'airlock-agents';
 import { createElement } from './dom';
 
 /** What the panel needs from the page. */

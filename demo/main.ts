@@ -2,7 +2,7 @@
  * The demo page's entry: wires the conversation list, the chat, the memory panel, the
  * run timeline and the model settings to an Airlock agent.
  */
-import type { Agent, AgentRun, RunRecord, StoreChange } from 'airlock';
+import type { Agent, AgentRun, RunRecord, StoreChange } from 'airlock-agents';
 import { createApprovalDialog } from './approval-dialog';
 import { createConversationList } from './conversation-list';
 import {

@@ -2,7 +2,7 @@
  * The memory panel: the agent's long-term memories from `agent.memory`, each editable in
  * place (key and content), deletable, and a form to add one by hand.
  */
-import type { AgentMemory, MemoryRecord } from 'airlock';
+import type { AgentMemory, MemoryRecord } from 'airlock-agents';
 import { createElement } from './dom';
 
 /** What the panel needs from the page. */

@@ -4,7 +4,7 @@
  * `question-intent.ts`), calls only the tools the request offers, and words its answers
  * from tool results.
  */
-import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock/testing';
+import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock-agents/testing';
 import { type ChatRequest, type RequestMessage, readChatRequest } from './chat-request.js';
 import { LONG_ANSWER } from './long-answer.js';
 import { type Intent, readIntent } from './question-intent.js';

@@ -2,7 +2,7 @@
  * The demo's page tool. It runs on the page thread because it changes the page; the
  * agent worker only sees its descriptor and result.
  */
-import { type Tool, tool } from 'airlock';
+import { type Tool, tool } from 'airlock-agents';
 import { z } from 'zod';
 import { applyTheme } from './theme';
 import { THEME_COLOR_NAMES } from './theme-colors';

@@ -2,7 +2,7 @@
  * Plays one run's events into the page: the conversation log, the run timeline, and the
  * approval dialog for calls that wait for the user.
  */
-import type { AgentRun } from 'airlock';
+import type { AgentRun } from 'airlock-agents';
 import type { ApprovalDialog } from './approval-dialog';
 import type { TimelineRun } from './run-timeline';
 import type { RunView } from './run-view';

@@ -2,7 +2,7 @@
  * Offers to resume runs that were waiting for the user's approval when the page was
  * closed or reloaded (`agent.memory.listRuns({ statuses: ['awaiting-approval'] })`).
  */
-import type { RunRecord } from 'airlock';
+import type { RunRecord } from 'airlock-agents';
 import { createElement, formatValue } from './dom';
 
 /** Shows one offer per run in `container`; `onResume` is called when the user accepts one. */

@@ -2,7 +2,7 @@
  * The run timeline: per run, each step's duration, tokens, finish reason and tool calls,
  * from the run's `step-start`, `tool-call`, `tool-result` and `step-finish` events.
  */
-import type { AgentEvent, ErrorData, SandboxStats } from 'airlock';
+import type { AgentEvent, ErrorData, SandboxStats } from 'airlock-agents';
 import { createElement, formatDuration } from './dom';
 
 /** Runs kept on the timeline; older ones are dropped. */

@@ -3,7 +3,7 @@
  * bubbles that grow delta by delta, a card per tool call, the knowledge sources it used,
  * and a footer with the outcome.
  */
-import type { AgentEvent, ErrorData } from 'airlock';
+import type { AgentEvent, ErrorData } from 'airlock-agents';
 import { createElement } from './dom';
 import { createToolCard, type ToolCard } from './tool-card';
 import { createAgentTurn } from './turns';

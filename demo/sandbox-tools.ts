@@ -3,7 +3,7 @@
  * run in a worker of their own: a call that misses its deadline ends with that worker,
  * and the run goes on.
  */
-import { type Tool, tool } from 'airlock/sandbox';
+import { type Tool, tool } from 'airlock-agents/sandbox';
 import { z } from 'zod';
 import { evaluateExpression } from './calculator';
 import { fakeLatencyMs, fakeWeather } from './fake-weather';

@@ -1,5 +1,5 @@
 /**
- * `airlock/proxy`: the key-safe model proxy, server side only. The page's agent points its
+ * `airlock-agents/proxy`: the key-safe model proxy, server side only. The page's agent points its
  * `model.baseURL` here; the proxy checks each request and adds the API key from the
  * server environment, so neither the page nor the agent worker ever holds it.
  */

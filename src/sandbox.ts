@@ -1,6 +1,6 @@
 /**
  * What a tool worker entry calls. The entry is the app's own file, so bundlers see it:
- * `import { serveTools, tool } from 'airlock/sandbox'; serveTools([...]);`
+ * `import { serveTools, tool } from 'airlock-agents/sandbox'; serveTools([...]);`
  */
 export { serveTools } from './sandbox/serve-tools';
 export { type Tool, type ToolContext, type ToolDefinition, tool } from './tools/define-tool';

@@ -1,5 +1,5 @@
 /**
- * `airlock/testing/remote`: the browser-safe client for the fake model
+ * `airlock-agents/testing/remote`: the browser-safe client for the fake model
  * server's control API, plus the script types it sends.
  */
 export { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './testing/hashed-embedding.js';

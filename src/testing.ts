@@ -1,6 +1,6 @@
 /**
- * `airlock/testing`: a protocol-exact fake OpenAI Chat Completions server for tests,
- * scripted turn by turn. Node only; everything in `airlock/testing/remote` (the script
+ * `airlock-agents/testing`: a protocol-exact fake OpenAI Chat Completions server for tests,
+ * scripted turn by turn. Node only; everything in `airlock-agents/testing/remote` (the script
  * types and the fetch-only control client) is available here too.
  */
 

@@ -1,6 +1,6 @@
 /**
  * What an agent worker entry calls. The entry is the app's own file, so bundlers see it:
- * `import { serveAgent } from 'airlock/worker'; serveAgent();`
+ * `import { serveAgent } from 'airlock-agents/worker'; serveAgent();`
  */
 export type { ConversationStore } from './memory/store';
 export type { AgentServiceOptions } from './worker/agent-service';

@@ -1,7 +1,7 @@
 // The peers bench page. The Node driver (bench/lib/peers-driver.mjs) calls `bench.setUp`
 // once per contestant, then for each run `bench.run` (between two Chrome DevTools
 // Protocol reads) and `bench.verify`.
-import { createRemoteSession, type RemoteModelSession } from 'airlock/testing/remote';
+import { createRemoteSession, type RemoteModelSession } from 'airlock-agents/testing/remote';
 import type { Contestant, PrepareContestant, RunOutcome } from './contestant';
 import { observeLongTasks, startFrameProbe } from './probes';
 import type { ContestantName } from './roster';

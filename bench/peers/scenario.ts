@@ -1,6 +1,6 @@
 // The scripted conversation every contestant goes through, and the one tool they all
 // offer. Pure data and functions: the page harness, the Node driver and the report share it.
-import type { ScriptedTurn } from 'airlock/testing/remote';
+import type { ScriptedTurn } from 'airlock-agents/testing/remote';
 
 // What every contestant sends: the model name (the fake server echoes it), the system
 // prompt, the user's input, and its one tool.

@@ -1,3 +1,3 @@
-import { serveAgent } from 'airlock/worker';
+import { serveAgent } from 'airlock-agents/worker';
 
 serveAgent();

@@ -1,5 +1,5 @@
-import { type AgentEvent, createAgent } from 'airlock';
-import { createRemoteSession, type ScriptedTurn } from 'airlock/testing/remote';
+import { type AgentEvent, createAgent } from 'airlock-agents';
+import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { SandboxHost } from '../../src/page/sandbox-host';
 import type { SandboxResponse } from '../../src/protocol/sandbox-wire';
 import { reportBench } from '../page-report';

@@ -1,4 +1,4 @@
-import { serveTools, tool } from 'airlock/sandbox';
+import { serveTools, tool } from 'airlock-agents/sandbox';
 import { z } from 'zod';
 
 serveTools([

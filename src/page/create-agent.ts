@@ -35,7 +35,7 @@ export interface AgentOptions {
   /**
    * Starts the agent worker, in the form bundlers understand:
    * `() => new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' })`.
-   * The entry calls `serveAgent()` from `airlock/worker`.
+   * The entry calls `serveAgent()` from `airlock-agents/worker`.
    */
   readonly worker: () => Worker;
   /** The model endpoint. A relative `baseURL` (e.g. `/llm/v1`) is resolved against the page. */

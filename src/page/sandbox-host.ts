@@ -36,7 +36,7 @@ export interface WorkerToolsetOptions extends ToolsetCommonOptions {
   /**
    * Starts a tool worker, in the form bundlers understand:
    * `() => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' })`.
-   * The entry calls `serveTools([...])` from `airlock/sandbox`. Called again for every
+   * The entry calls `serveTools([...])` from `airlock-agents/sandbox`. Called again for every
    * replacement of a killed worker.
    */
   readonly worker: () => Worker;

@@ -4,7 +4,7 @@ import { AgentService, type AgentServiceOptions } from './agent-service';
 
 /**
  * Serves an agent from this worker. Call it once from the agent worker entry:
- * `import { serveAgent } from 'airlock/worker'; serveAgent();`
+ * `import { serveAgent } from 'airlock-agents/worker'; serveAgent();`
  */
 export function serveAgent(options: AgentServiceOptions = {}): void {
   installErrorTransfer();

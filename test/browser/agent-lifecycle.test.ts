@@ -1,4 +1,4 @@
-import { AirlockError, createAgent, isAirlockError } from 'airlock';
+import { AirlockError, createAgent, isAirlockError } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { agentFor, collect, scriptModel } from './support';
 

@@ -1,5 +1,5 @@
-import { type Agent, type AgentEvent, type AgentRun, isAirlockError, tool } from 'airlock';
-import type { ScriptedToolCall, ScriptedTurn } from 'airlock/testing/remote';
+import { type Agent, type AgentEvent, type AgentRun, isAirlockError, tool } from 'airlock-agents';
+import type { ScriptedToolCall, ScriptedTurn } from 'airlock-agents/testing/remote';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { server } from 'vitest/browser';

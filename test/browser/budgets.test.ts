@@ -1,4 +1,4 @@
-import { type AgentEvent, isAirlockError, toolFromFunction } from 'airlock';
+import { type AgentEvent, isAirlockError, toolFromFunction } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';

@@ -4,8 +4,8 @@ import {
   IFRAME_BOOTSTRAP_HASH,
   type IframeToolsetOptions,
   type ToolsetOptions,
-} from 'airlock';
-import type { ScriptedToolCall } from 'airlock/testing/remote';
+} from 'airlock-agents';
+import type { ScriptedToolCall } from 'airlock-agents/testing/remote';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { commands, server } from 'vitest/browser';
 import type { WorkerThread } from '../setup/worker-threads.mjs';

@@ -1,5 +1,5 @@
-import { type AgentEvent, createAgent, isAirlockError } from 'airlock';
-import type { RemoteModelSession } from 'airlock/testing/remote';
+import { type AgentEvent, createAgent, isAirlockError } from 'airlock-agents';
+import type { RemoteModelSession } from 'airlock-agents/testing/remote';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { agentFor, collect, receivedBodies, scriptModel } from './support';
 

@@ -1,4 +1,4 @@
-import { type AgentEvent, tool } from 'airlock';
+import { type AgentEvent, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, receivedBodies, scriptModel } from './support';

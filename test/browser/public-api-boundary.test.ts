@@ -7,8 +7,8 @@ import {
   isAirlockError,
   tool,
   toolFromFunction,
-} from 'airlock';
-import { serveTools } from 'airlock/sandbox';
+} from 'airlock-agents';
+import { serveTools } from 'airlock-agents/sandbox';
 import * as Comlink from 'comlink';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -159,7 +159,7 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['limits.streamIdleTimeoutMs', [0, -1, Number.NaN, '30s']],
   ['limits.maxInputChars', [0, 1.5, 'lots', Number.POSITIVE_INFINITY]],
   ['conversationId', [42, '', '  ', 'c'.repeat(10_000), {}, null]],
-  ['memory', [42, 'airlock', null]],
+  ['memory', [42, 'airlock-agents', null]],
   ['memory.database', ['', 42]],
   ['memory.userId', ['', 42]],
   ['memory.window', [42, 'wide']],

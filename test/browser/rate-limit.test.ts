@@ -1,4 +1,4 @@
-import { tool } from 'airlock';
+import { tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, scriptModel } from './support';

@@ -1,4 +1,4 @@
-import { type AgentEvent, createAgent } from 'airlock';
+import { type AgentEvent, createAgent } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   agentFor,

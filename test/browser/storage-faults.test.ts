@@ -1,4 +1,4 @@
-import { type AgentEvent, isAirlockError } from 'airlock';
+import { type AgentEvent, isAirlockError } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { agentFor, collect, scriptModel } from './support';
 

@@ -1,10 +1,10 @@
-import { type AgentEvent, type AgentOptions, createAgent } from 'airlock';
+import { type AgentEvent, type AgentOptions, createAgent } from 'airlock-agents';
 import {
   createRemoteSession,
   type RemoteModelSession,
   type ScriptedTurn,
   type SessionOptions,
-} from 'airlock/testing/remote';
+} from 'airlock-agents/testing/remote';
 import { inject, onTestFinished } from 'vitest';
 
 /** A scripted model session on the shared test server. */

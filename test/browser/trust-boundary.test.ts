@@ -1,4 +1,10 @@
-import { type AgentEvent, type AgentRun, isAirlockError, type ToolsetOptions, tool } from 'airlock';
+import {
+  type AgentEvent,
+  type AgentRun,
+  isAirlockError,
+  type ToolsetOptions,
+  tool,
+} from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';

@@ -1,4 +1,4 @@
-import { type AgentOptions, createAgent, isAirlockError } from 'airlock';
+import { type AgentOptions, createAgent, isAirlockError } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { collect, scriptModel, testToolsWorker } from './support';
 

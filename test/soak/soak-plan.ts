@@ -1,4 +1,4 @@
-import type { ScriptedToolCall, ScriptedTurn } from 'airlock/testing/remote';
+import type { ScriptedToolCall, ScriptedTurn } from 'airlock-agents/testing/remote';
 
 // One soak run's faults, drawn from a seed so a failing run can be replayed alone.
 

@@ -5,8 +5,8 @@ import {
   createAgent,
   isAirlockError,
   tool,
-} from 'airlock';
-import { createRemoteSession } from 'airlock/testing/remote';
+} from 'airlock-agents';
+import { createRemoteSession } from 'airlock-agents/testing/remote';
 import { expect, inject, it } from 'vitest';
 import { commands } from 'vitest/browser';
 import { z } from 'zod';

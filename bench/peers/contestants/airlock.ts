@@ -1,5 +1,5 @@
 // Airlock: the loop in its worker, a page tool on the page thread, events to the page.
-import { createAgent, tool } from 'airlock';
+import { createAgent, tool } from 'airlock-agents';
 import { z } from 'zod';
 import type { PrepareContestant } from '../contestant';
 import {

@@ -1,4 +1,4 @@
-import { serveAgent } from 'airlock/worker';
+import { serveAgent } from 'airlock-agents/worker';
 import { installBufferedFetch } from './buffered-fetch';
 
 installBufferedFetch();
