@@ -1,13 +1,13 @@
 /** How the demo page builds its agent from the model settings. */
 import { type Agent, createAgent } from 'airlock-agents';
-import iframeToolsUrl from './iframe-tools.worker.ts?worker&url';
 import {
   DEMO_EMBEDDING_MODEL,
   OFFLINE_MODEL_NAME,
   OFFLINE_MODEL_PATH,
   SERVED_MODEL_META,
-} from './offline-model-path';
-import { createPageTools } from './page-tools';
+} from './shared/offline-model-path';
+import iframeToolsUrl from './tools/iframe-tools.worker.ts?worker&url';
+import { createPageTools } from './tools/page-tools';
 
 /** The model endpoint the page talks to; changed from the settings form. */
 export interface ModelSettings {
@@ -59,7 +59,8 @@ export function createDemoAgent(settings: ModelSettings): Agent {
     toolsets: [
       {
         name: 'demo',
-        worker: () => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' }),
+        worker: () =>
+          new Worker(new URL('./tools/tools.worker.ts', import.meta.url), { type: 'module' }),
       },
       // No origins allowed: the sandbox can reach no server at all, not even this one.
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },

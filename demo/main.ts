@@ -3,25 +3,25 @@
  * run timeline and the model settings to an Airlock agent.
  */
 import type { Agent, AgentRun, RunRecord, StoreChange } from 'airlock-agents';
-import { createApprovalDialog } from './approval-dialog';
-import { createConversationList } from './conversation-list';
 import {
   createDemoAgent,
   defaultSettings,
   type ModelSettings,
   usesOfflineModel,
 } from './demo-agent';
-import { createElement, requireElement } from './dom';
-import { renderHistory } from './history-view';
-import { createKnowledgePanel } from './knowledge-panel';
-import { createMemoryPanel } from './memory-panel';
-import { playRun } from './play-run';
-import { showResumeOffers } from './resume-offers';
-import { createRunTimeline } from './run-timeline';
-import { createRunView } from './run-view';
-import { readSelectedConversation, saveSelectedConversation } from './selected-conversation';
-import { restoreTheme } from './theme';
-import { createUserTurn } from './turns';
+import { createApprovalDialog } from './views/approval-dialog';
+import { createConversationList } from './views/conversation-list';
+import { createElement, requireElement } from './views/dom';
+import { renderHistory } from './views/history-view';
+import { createKnowledgePanel } from './views/knowledge-panel';
+import { createMemoryPanel } from './views/memory-panel';
+import { playRun } from './views/play-run';
+import { showResumeOffers } from './views/resume-offers';
+import { createRunTimeline } from './views/run-timeline';
+import { createRunView } from './views/run-view';
+import { readSelectedConversation, saveSelectedConversation } from './views/selected-conversation';
+import { restoreTheme } from './views/theme';
+import { createUserTurn } from './views/turns';
 
 restoreTheme();
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { airlockAliases } from '../vite.config.js';
-import { modelEndpointPlugin } from './model-endpoint-plugin.js';
+import { modelEndpointPlugin } from './server/model-endpoint-plugin.js';
 
 /**
  * The demo app: `npm run demo` (dev server), `npm run demo:build` (to `demo/dist`).

@@ -64,8 +64,10 @@ export async function startDemoServer({
       cause: error,
     });
   });
-  const endpointModule = fileURLToPath(new URL('../demo/model-endpoint.ts', import.meta.url));
-  /** @type {{ module: typeof import('../demo/model-endpoint.js') }} */
+  const endpointModule = fileURLToPath(
+    new URL('../demo/server/model-endpoint.ts', import.meta.url),
+  );
+  /** @type {{ module: typeof import('../demo/server/model-endpoint.js') }} */
   const { module } = await runnerImport(endpointModule, { configFile: false, logLevel: 'warn' });
   const endpoint = module.createModelEndpoint(env);
   // The model is written into the page here, so one build serves either endpoint.

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fakeWeather } from '../../demo/fake-weather';
-import { LONG_ANSWER } from '../../demo/long-answer';
-import { THEME_SHADES } from '../../demo/theme-colors';
+import { LONG_ANSWER } from '../../demo/model/long-answer';
+import { THEME_SHADES } from '../../demo/shared/theme-colors';
+import { fakeWeather } from '../../demo/tools/fake-weather';
 import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
 import { type DemoBrowser, openDemoBrowser } from './demo-browser';
 import {

@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { evaluateExpression } from '../../../demo/calculator';
+import { evaluateExpression } from '../../../demo/tools/calculator';
 
 describe('the demo calculator', () => {
   it('multiplies and divides before adding and subtracting', () => {

@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { LONG_ANSWER } from '../../../demo/long-answer';
-import { offlineModel } from '../../../demo/offline-model';
+import { LONG_ANSWER } from '../../../demo/model/long-answer';
+import { offlineModel } from '../../../demo/model/offline-model';
 import {
   answerAfter,
   ask,

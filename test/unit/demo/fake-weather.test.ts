@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { fakeWeather } from '../../../demo/fake-weather';
+import { fakeWeather } from '../../../demo/tools/fake-weather';
 
 describe('the demo fake weather', () => {
   it('gives the same city the same weather every time, whatever its case', () => {

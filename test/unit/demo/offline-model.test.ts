@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { offlineModel } from '../../../demo/offline-model';
+import { offlineModel } from '../../../demo/model/offline-model';
 import { knowledgeMessage } from '../../../src/knowledge/knowledge-message';
 import { formatToolOutput } from '../../../src/worker/tools/tool-message';
 import { ask, asReply, okToolMessage, requestWith } from './offline-requests';

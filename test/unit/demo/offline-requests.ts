@@ -1,7 +1,7 @@
 /** Requests as Airlock's agent worker sends them to the offline model, for its tests. */
 import type { ToolErrorCode } from 'airlock-agents';
 import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock-agents/testing';
-import { offlineModel } from '../../../demo/offline-model';
+import { offlineModel } from '../../../demo/model/offline-model';
 import { formatToolOutput } from '../../../src/worker/tools/tool-message';
 
 /** Every tool the demo agent offers. */

@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { injectServedModel } from '../../../demo/model-endpoint';
-import { readStoredToolResult } from '../../../demo/stored-tool-result';
+import { injectServedModel } from '../../../demo/server/model-endpoint';
+import { readStoredToolResult } from '../../../demo/views/stored-tool-result';
 import { formatToolOutput } from '../../../src/worker/tools/tool-message';
 
 describe('reading a stored tool message back for its card', () => {

@@ -2,7 +2,7 @@
  * How the offline model reads a request to change the page's accent colour:
  * "make the page green", "set the theme to purple", "change the accent colour to teal".
  */
-import { THEME_COLOR_NAMES } from './theme-colors.js';
+import { THEME_COLOR_NAMES } from '../shared/theme-colors.js';
 
 const VERB = /\b(make|set|change|turn|switch|paint)\b/i;
 const NOUN = /\b(theme|page|accent|colou?rs?|background)\b/i;

@@ -4,8 +4,8 @@
  * marked as interrupted.
  */
 import type { MessageRecord } from 'airlock-agents';
+import { parseJson } from '../shared/json-values';
 import { createElement } from './dom';
-import { parseJson } from './json-values';
 import { readStoredToolResult } from './stored-tool-result';
 import { createToolCard, type ToolCard } from './tool-card';
 import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';

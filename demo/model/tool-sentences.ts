@@ -2,7 +2,7 @@
  * The sentence the offline model writes for each tool result, tool by tool. Each reads
  * only the fields it checks, and falls back to quoting the output.
  */
-import { asRecord } from './json-values.js';
+import { asRecord } from '../shared/json-values.js';
 
 /** A result read back: the tool's output, its error, or nothing at all. */
 export type ReadResult =

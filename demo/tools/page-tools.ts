@@ -4,8 +4,8 @@
  */
 import { type Tool, tool } from 'airlock-agents';
 import { z } from 'zod';
-import { applyTheme } from './theme';
-import { THEME_COLOR_NAMES } from './theme-colors';
+import { THEME_COLOR_NAMES } from '../shared/theme-colors';
+import { applyTheme } from '../views/theme';
 
 /** `set_theme`: changes the page's accent colour, once the user approves. */
 export function createPageTools(): readonly Tool[] {

@@ -3,9 +3,9 @@
  * the model saw: `<tool_output tool="…" call_id="…" status="ok|error">…</tool_output>`,
  * with `{"error":{"code","message"}}` inside for a failure.
  */
-import { asRecord, parseJson } from './json-values';
+import { asRecord, parseJson } from '../shared/json-values';
+import { unwrapToolOutput } from '../shared/tool-output';
 import type { ToolFailure } from './tool-card';
-import { unwrapToolOutput } from './tool-output';
 
 /** A stored call's outcome: its output, or its error. */
 export type StoredToolResult =

@@ -4,15 +4,15 @@
  * set, else the offline model. Node only; imports carry `.js` for Vite's config loader.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createProxyHandler, toNodeListener } from '../src/proxy.js';
-import { createModelHandler } from '../src/testing.js';
-import { offlineModel } from './offline-model.js';
+import { offlineModel } from '../model/offline-model.js';
 import {
   DEMO_EMBEDDING_MODEL,
   OFFLINE_MODEL_NAME,
   OFFLINE_MODEL_PATH,
   SERVED_MODEL_META,
-} from './offline-model-path.js';
+} from '../shared/offline-model-path.js';
+import { createProxyHandler, toNodeListener } from '../../src/proxy.js';
+import { createModelHandler } from '../../src/testing.js';
 
 /** The model endpoint, ready to mount at {@link OFFLINE_MODEL_PATH}. */
 export interface ModelEndpoint {

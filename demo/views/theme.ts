@@ -1,5 +1,5 @@
 /** The page's accent colour: what `set_theme` changes, kept across reloads. */
-import { isThemeColor, THEME_SHADES, type ThemeColor } from './theme-colors';
+import { isThemeColor, THEME_SHADES, type ThemeColor } from '../shared/theme-colors';
 
 const STORAGE_KEY = 'airlock-demo.theme';
 

@@ -4,13 +4,13 @@
  * rewrites it for the environment it serves in.
  */
 import type { Plugin } from 'vite';
+import { OFFLINE_MODEL_PATH } from '../shared/offline-model-path.js';
 import {
   createModelEndpoint,
   injectServedModel,
   type ModelEndpoint,
   servedModelName,
 } from './model-endpoint.js';
-import { OFFLINE_MODEL_PATH } from './offline-model-path.js';
 
 /** The dev server's `/llm/v1`: the offline model, or the proxy when `OPENAI_API_KEY` is set. */
 export function modelEndpointPlugin(): Plugin {

@@ -2,9 +2,10 @@
  * How the offline model words the results of its tool calls. It only reads what the
  * tools returned, so the answer never claims more than the tools said.
  */
+
+import { asRecord, parseJson } from '../shared/json-values.js';
+import { unwrapToolOutput } from '../shared/tool-output.js';
 import type { RequestToolCall } from './chat-request.js';
-import { asRecord, parseJson } from './json-values.js';
-import { unwrapToolOutput } from './tool-output.js';
 import { describeFailure, describeOutput, type ReadResult } from './tool-sentences.js';
 
 /** One call of the latest batch and the content of its tool message (undefined if missing). */

@@ -5,13 +5,13 @@
  * from tool results.
  */
 import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock-agents/testing';
+import { THEME_COLOR_NAMES } from '../shared/theme-colors.js';
+import { decodeXmlText } from '../shared/tool-output.js';
 import { type ChatRequest, type RequestMessage, readChatRequest } from './chat-request.js';
 import { LONG_ANSWER } from './long-answer.js';
 import { type Intent, readIntent } from './question-intent.js';
 import { type CallAndResult, summariseResults } from './result-summary.js';
 import { isSummaryRequest, summariseConversation } from './summary-request.js';
-import { THEME_COLOR_NAMES } from './theme-colors.js';
-import { decodeXmlText } from './tool-output.js';
 
 /** Slow enough that the answer visibly streams word by word. */
 const TEXT_CHUNK_DELAY_MS = 25;
