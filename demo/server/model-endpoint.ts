@@ -4,6 +4,8 @@
  * set, else the offline model. Node only; imports carry `.js` for Vite's config loader.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createProxyHandler, toNodeListener } from '../../src/proxy.js';
+import { createModelHandler } from '../../src/testing.js';
 import { offlineModel } from '../model/offline-model.js';
 import {
   DEMO_EMBEDDING_MODEL,
@@ -11,8 +13,6 @@ import {
   OFFLINE_MODEL_PATH,
   SERVED_MODEL_META,
 } from '../shared/offline-model-path.js';
-import { createProxyHandler, toNodeListener } from '../../src/proxy.js';
-import { createModelHandler } from '../../src/testing.js';
 
 /** The model endpoint, ready to mount at {@link OFFLINE_MODEL_PATH}. */
 export interface ModelEndpoint {

@@ -12,9 +12,28 @@ export function knowledgeMessage(hits: readonly KnowledgeHit[]): ChatMessage {
   return dataMessage('knowledge', formatSources(hits));
 }
 
-/** Chunks as one `<knowledge>` element: what `search_knowledge` returns. */
-export function formatKnowledge(hits: readonly KnowledgeHit[]): string {
-  return dataElement('knowledge', {}, formatSources(hits));
+/** A chunk as `search_knowledge` returns it to the model. */
+export interface KnowledgePassage {
+  readonly title: string;
+  readonly doc: string;
+  readonly chunk: number;
+  readonly score: number;
+  readonly text: string;
+}
+
+/**
+ * Chunks as `search_knowledge` returns them: plain JSON, best first. The tool output
+ * element that carries it encodes it once, like any tool's result; an element of its own
+ * here would be encoded a second time and reach the model as `&lt;source…`.
+ */
+export function knowledgePassages(hits: readonly KnowledgeHit[]): KnowledgePassage[] {
+  return hits.map((hit) => ({
+    title: hit.title,
+    doc: hit.docId,
+    chunk: hit.chunkIndex,
+    score: Number(hit.score.toFixed(3)),
+    text: hit.text,
+  }));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
-import { formatKnowledge, toSource } from '../../knowledge/knowledge-message';
+import { knowledgePassages, toSource } from '../../knowledge/knowledge-message';
 import type { KnowledgeSource } from '../../protocol/knowledge';
 import { type Tool, tool } from '../../tools/define-tool';
 
@@ -19,7 +19,7 @@ export function knowledgeTools(
     tool({
       name: SEARCH_KNOWLEDGE,
       description:
-        "Search the app's documents for passages relevant to a query. Returns the best passages with their titles.",
+        "Search the app's documents for passages relevant to a query. Returns the best passages, best first, with their titles; none when nothing matched.",
       parameters: z.object({
         query: z
           .string()
@@ -30,7 +30,7 @@ export function knowledgeTools(
       execute: async ({ query }, context) => {
         const hits = await knowledge.search(query, { signal: context.signal });
         await used(query, hits.map(toSource));
-        return hits.length > 0 ? formatKnowledge(hits) : 'No passage matched.';
+        return { passages: knowledgePassages(hits) };
       },
     }),
   ];
