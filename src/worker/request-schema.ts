@@ -60,10 +60,20 @@ export function claimedRunId(value: unknown): string {
 /** The most chunks one page search returns. */
 export const MAX_SEARCH_K = 100;
 
+/**
+ * The longest document `knowledge.add` takes, in characters (about a 5 MB text file): it
+ * is held whole in the worker while it is chunked and embedded, so it is bounded.
+ */
+export const MAX_DOCUMENT_CHARS = 5_000_000;
+
+/** The longest title (a conversation's or a document's) and search query, in characters. */
+export const MAX_TITLE_CHARS = 200;
+export const MAX_QUERY_CHARS = 10_000;
+
 /** Schemas of the memory and knowledge API's arguments, by what an error calls them. */
 export const apiSchemas = {
   id,
-  title: nonBlank.pipe(z.string().max(200)),
+  title: nonBlank.pipe(z.string().max(MAX_TITLE_CHARS)),
   json: z.string(),
   importOptions: z
     .object({
@@ -105,11 +115,11 @@ export const apiSchemas = {
     .optional(),
   document: z.object({
     id,
-    title: z.string(),
-    text: z.string(),
+    title: z.string().max(MAX_TITLE_CHARS),
+    text: z.string().max(MAX_DOCUMENT_CHARS),
     metadata: z.record(z.string(), z.unknown()).exactOptional(),
   }),
-  query: nonBlank,
+  query: nonBlank.pipe(z.string().max(MAX_QUERY_CHARS)),
   k: z.int().min(1).max(MAX_SEARCH_K).optional(),
   onProgress: z
     .custom<(progress: KnowledgeProgress) => void>((value) => typeof value === 'function')

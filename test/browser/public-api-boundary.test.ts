@@ -548,7 +548,7 @@ describe('agent.memory and agent.knowledge reject bad arguments with typed error
     },
     {
       method: 'knowledge.add',
-      values: NOT_STRINGS,
+      values: [...NOT_STRINGS, 't'.repeat(201)],
       call: (a, v) => a.knowledge.add({ id: 'd', title: any(v), text: 'Some text.' }),
       code: 'invalid-input',
       unsendableField: 'document',
@@ -556,7 +556,8 @@ describe('agent.memory and agent.knowledge reject bad arguments with typed error
     },
     {
       method: 'knowledge.add',
-      values: NOT_STRINGS,
+      // One character over the 5 000 000 a document may hold.
+      values: [...NOT_STRINGS, 'x'.repeat(5_000_001)],
       call: (a, v) => a.knowledge.add({ id: 'd', title: 'T', text: any(v) }),
       code: 'invalid-input',
       unsendableField: 'document',
@@ -601,7 +602,7 @@ describe('agent.memory and agent.knowledge reject bad arguments with typed error
     idCases('knowledge.remove', (a, v) => a.knowledge.remove(any(v))),
     {
       method: 'knowledge.search',
-      values: [...NOT_STRINGS, '', '  '],
+      values: [...NOT_STRINGS, '', '  ', 'q'.repeat(10_001)],
       call: (a, v) => a.knowledge.search(any(v)),
       code: 'invalid-input',
       field: 'query',
