@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_MEMORY_KEY_CHARS } from '../../memory/memory-rules';
 import type { ConversationStore, MemoryScope } from '../../memory/store';
 import { type Tool, tool } from '../../tools/define-tool';
 
@@ -26,7 +27,12 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
       description:
         "Remember a fact for later (e.g. the user's name or preferences). Saving under an existing key replaces it.",
       parameters: z.object({
-        key: z.string().min(1).max(100).describe('A short label, e.g. "user.name"'),
+        key: z
+          .string()
+          .min(1)
+          .max(MAX_MEMORY_KEY_CHARS)
+          .describe('A short label, e.g. "user.name"'),
+        // Tighter than the API's 10 000: what the model saves is replayed into every run.
         content: z.string().min(1).max(2_000).describe('What to remember'),
         importance: z
           .number()
@@ -64,8 +70,8 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
       name: 'recall_memories',
       description: 'Look up saved memories by exact key, or by words they contain.',
       parameters: z.object({
-        key: z.string().optional().describe('An exact key'),
-        query: z.string().optional().describe('Words to look for in keys and contents'),
+        key: z.string().max(MAX_MEMORY_KEY_CHARS).optional().describe('An exact key'),
+        query: z.string().max(1_000).optional().describe('Words to look for in keys and contents'),
       }),
       execute: async ({ key, query }) => {
         const memories = await store.listMemories({
@@ -85,7 +91,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
     tool({
       name: 'forget_memory',
       description: 'Forget the memory saved under a key.',
-      parameters: z.object({ key: z.string().min(1) }),
+      parameters: z.object({ key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS) }),
       execute: async ({ key }) => {
         const memories = await store.listMemories({
           scopes: [scopes.conversation, scopes.lasting],
