@@ -2,8 +2,10 @@
 import { bundleEntry, ENTRIES } from './bundle-entries.mjs';
 
 for (const name of /** @type {(keyof typeof ENTRIES)[]} */ (Object.keys(ENTRIES))) {
-  const { bytes, gzipBytes } = await bundleEntry(name);
+  const { bytes, gzipBytes, lazyGzipBytes } = await bundleEntry(name);
+  const lazy =
+    lazyGzipBytes > 0 ? `  (+ ${(lazyGzipBytes / 1024).toFixed(1)} KB gzip loaded on use)` : '';
   console.log(
-    `${name.padEnd(7)} ${(bytes / 1024).toFixed(1).padStart(7)} KB min  ${(gzipBytes / 1024).toFixed(1).padStart(6)} KB gzip`,
+    `${name.padEnd(7)} ${(bytes / 1024).toFixed(1).padStart(7)} KB min  ${(gzipBytes / 1024).toFixed(1).padStart(6)} KB gzip${lazy}`,
   );
 }

@@ -1,10 +1,13 @@
 import type { ChatMessage, FinishReason, Usage } from '../protocol/chat';
 import type { ToolDescriptor } from '../protocol/tools';
+import type { ResponseFormat } from './structured-output';
 
 /** What one model call is asked. */
 export interface ModelRequest {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolDescriptor[];
+  /** The final answer must be JSON fitting this schema (sent as `response_format`). */
+  readonly responseFormat?: ResponseFormat;
 }
 
 /**

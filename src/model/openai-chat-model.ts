@@ -52,6 +52,18 @@ export function createOpenAIChatModel(config: ModelConfig, timers: Timers = real
           messages: request.messages.map(toMessageParam),
           ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
           ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+          ...(request.responseFormat
+            ? {
+                response_format: {
+                  type: 'json_schema' as const,
+                  json_schema: {
+                    name: request.responseFormat.name,
+                    schema: { ...request.responseFormat.schema },
+                    strict: request.responseFormat.strict,
+                  },
+                },
+              }
+            : {}),
           stream: true,
           stream_options: { include_usage: true },
         },

@@ -70,14 +70,15 @@ export function promptedRequest(request: ModelRequest): ModelRequest {
       messages.push(message);
     }
   }
-  if (request.tools.length === 0) return { messages, tools: [] };
+  const format = request.responseFormat ? { responseFormat: request.responseFormat } : {};
+  if (request.tools.length === 0) return { messages, tools: [], ...format };
   const prompt = renderToolPrompt(request.tools);
   const [first, ...rest] = messages;
   const withPrompt: ChatMessage[] =
     first?.role === 'system'
       ? [{ role: 'system', content: `${first.content}\n\n${prompt}` }, ...rest]
       : [{ role: 'system', content: prompt }, ...messages];
-  return { messages: withPrompt, tools: [] };
+  return { messages: withPrompt, tools: [], ...format };
 }
 
 /** A call as the block the model would have written for it. */

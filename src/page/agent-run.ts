@@ -1,6 +1,17 @@
 import { AirlockError } from '../errors/airlock-error';
-import type { AgentEvent, RunResult } from '../protocol/events';
+import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
+import { formatIssues, type ToolSchema } from '../tools/standard-schema';
+
+/**
+ * The result of a run asked for structured output: `output` is the answer validated by the
+ * run's schema (its output type), present exactly when the run finished with `stop`.
+ */
+export type StructuredRunResult<Output> = Omit<RunResult, 'reason' | 'output'> &
+  (
+    | { readonly reason: 'stop'; readonly output: Output }
+    | { readonly reason: Exclude<RunFinishReason, 'stop'>; readonly output?: undefined }
+  );
 
 /** Credit is returned in batches smaller than the window, so the worker never stalls on a reader that keeps up. */
 const ACK_BATCH = EVENT_WINDOW / 4;
@@ -11,14 +22,18 @@ const ACK_BATCH = EVENT_WINDOW / 4;
  * `EVENT_WINDOW` events ahead of what the reader has taken, so a slow reader slows
  * the run instead of growing this queue.
  */
-export class AgentRun implements AsyncIterable<AgentEvent> {
+export class AgentRun<Result extends RunResult = RunResult> implements AsyncIterable<AgentEvent> {
   /** Identifies the run in its events and result. */
   readonly runId: string;
   readonly #port: MessagePort;
   readonly #queue: AgentEvent[] = [];
-  readonly #result: Promise<RunResult>;
+  readonly #result: Promise<Result>;
   readonly #onEnd: () => void;
-  #resolveResult!: (result: RunResult) => void;
+  /** The run's structured output schema, which checks the worker's answers here. */
+  readonly #output: ToolSchema | undefined;
+  /** The last answer the schema accepted, as the schema outputs it (transforms applied). */
+  #validated: { readonly value: unknown } | undefined;
+  #resolveResult!: (result: Result) => void;
   #rejectResult!: (error: AirlockError) => void;
   #wakeReader: (() => void) | undefined;
   #ended = false;
@@ -34,11 +49,12 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
   readonly #sentDecisions = new Map<string, (error: AirlockError | undefined) => void>();
 
   /** @internal Created by `Agent.run`. */
-  constructor(runId: string, port: MessagePort, onEnd: () => void) {
+  constructor(runId: string, port: MessagePort, onEnd: () => void, output?: ToolSchema) {
     this.runId = runId;
     this.#port = port;
     this.#onEnd = onEnd;
-    this.#result = new Promise<RunResult>((resolve, reject) => {
+    this.#output = output;
+    this.#result = new Promise<Result>((resolve, reject) => {
       this.#resolveResult = resolve;
       this.#rejectResult = reject;
     });
@@ -50,6 +66,8 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
         const settle = this.#sentDecisions.get(data.approvalId);
         this.#sentDecisions.delete(data.approvalId);
         settle?.(data.error ? AirlockError.fromData(data.error) : undefined);
+      } else if (data.kind === 'output-check') {
+        void this.#checkOutput(data.checkId, data.value);
       } else {
         for (const event of data.events) this.#receive(event);
       }
@@ -60,7 +78,7 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
    * Resolves with the run's result when it ends, or rejects with an `AirlockError`. If
    * nothing iterates the run by the next task, reading `result` consumes the events.
    */
-  get result(): Promise<RunResult> {
+  get result(): Promise<Result> {
     setTimeout(() => {
       if (!this.#iterated) this.#drain();
     }, 0);
@@ -132,6 +150,23 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     this.#rejectResult(error);
   }
 
+  /** Validates a structured answer with the run's schema and tells the worker what is wrong, if anything. */
+  async #checkOutput(checkId: string, value: unknown): Promise<void> {
+    let issues: string | undefined;
+    if (!this.#output) {
+      issues = 'This run has no output schema.';
+    } else {
+      try {
+        const validation = await this.#output['~standard'].validate(value);
+        if (validation.issues) issues = formatIssues(validation.issues);
+        else this.#validated = { value: validation.value };
+      } catch (error) {
+        issues = `The output schema failed: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    this.#post({ kind: 'output-verdict', checkId, ...(issues === undefined ? {} : { issues }) });
+  }
+
   #decide(decision: Extract<PageToWorker, { kind: 'approval' }>): Promise<void> {
     const { approvalId } = decision;
     const refused = this.#refusal(approvalId);
@@ -192,9 +227,11 @@ export class AgentRun implements AsyncIterable<AgentEvent> {
     if (this.#draining) this.#acknowledge(1);
     else this.#enqueue(event);
     if (event.type === 'run-finish') {
-      const { type: _type, ...result } = event;
+      const { type: _type, output: _parsed, ...result } = event;
       this.#end();
-      this.#resolveResult(result);
+      // The worker's `output` is the JSON it read; the app gets what its schema made of it.
+      const output = this.#validated && event.output !== undefined ? this.#validated : undefined;
+      this.#resolveResult({ ...result, ...(output ? { output: output.value } : {}) } as Result);
     } else if (event.type === 'run-error') {
       this.#end();
       this.#rejectResult(AirlockError.fromData(event.error));

@@ -17,6 +17,7 @@ import {
   toolNameCheck,
 } from '../errors/field-checks';
 import { toolCheck } from '../tools/define-tool';
+import { schemaCheck } from '../tools/standard-schema';
 
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
 // reaches the agent worker (which parses it again: it trusts no page). A bad argument is a
@@ -70,6 +71,7 @@ const AGENT_OPTIONS = shapeCheck(
       requestTimeoutMs: optional(positive),
       temperature: optional(numberCheck({ min: 0, max: 2 })),
       toolCalling: optional(oneOfCheck(['native', 'prompted'])),
+      structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
     }),
     instructions: optional(stringCheck()),
     tools: optional(arrayCheck(toolCheck)),
@@ -152,11 +154,13 @@ const RUN_OPTIONS = shapeCheck({
   signal: optional(signalCheck),
   allowedTools: optional(arrayCheck(toolNameCheck)),
   conversationId: optional(idCheck),
+  output: optional(schemaCheck),
 });
 
 const RESUME_OPTIONS = shapeCheck({
   signal: optional(signalCheck),
   allowedTools: optional(arrayCheck(toolNameCheck)),
+  output: optional(schemaCheck),
 });
 
 /**

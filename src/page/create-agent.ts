@@ -22,9 +22,14 @@ import type {
 import { waitFor } from '../timing/wait';
 import type { Tool } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
+import {
+  type InferSchemaOutput,
+  objectJsonSchema,
+  type ToolSchema,
+} from '../tools/standard-schema';
 import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
 import { type AgentMemory, createAgentMemory } from './agent-memory';
-import { AgentRun } from './agent-run';
+import { AgentRun, type StructuredRunResult } from './agent-run';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
@@ -140,7 +145,18 @@ export interface RunOptions {
   readonly allowedTools?: readonly string[];
   /** The conversation to continue (default: the agent's); at most 256 characters. */
   readonly conversationId?: string;
+  /**
+   * Structured output: the final answer must be JSON fitting this object schema (any
+   * Standard Schema with JSON Schema support, e.g. zod 4). It is asked for as
+   * `response_format` (or in the system message, see `model.structuredOutput`), mended,
+   * validated here, and sent back once with what is wrong; `result.output` is typed from
+   * the schema. A second answer that does not fit fails the run with `output-invalid`.
+   */
+  readonly output?: ToolSchema;
 }
+
+/** Run options that ask for structured output. */
+export type StructuredRunOptions<S extends ToolSchema> = RunOptions & { readonly output: S };
 
 /** An agent bound to its worker. */
 export interface Agent {
@@ -150,6 +166,10 @@ export interface Agent {
    * `invalid-input` for an input that is not a non-empty string, `input-too-large` for one
    * over `limits.maxInputChars`, `invalid-options` for bad options.
    */
+  run<S extends ToolSchema>(
+    input: string,
+    options: StructuredRunOptions<S>,
+  ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
   run(input: string, options?: RunOptions): AgentRun;
   /**
    * Resolves with the names of all tools once toolsets have started; rejects with
@@ -167,6 +187,10 @@ export interface Agent {
    * `invalid-input` at once for a run id that is not a non-empty string, `invalid-options`
    * for bad options.
    */
+  resume<S extends ToolSchema>(
+    runId: string,
+    options: Omit<StructuredRunOptions<S>, 'conversationId'>,
+  ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
   resume(runId: string, options?: Omit<RunOptions, 'conversationId'>): AgentRun;
   /** The conversation runs continue by default. */
   readonly conversationId: string;
@@ -336,14 +360,20 @@ export function createAgent(options: AgentOptions): Agent {
     runId: string,
     conversationId: string,
     signal: AbortSignal | undefined,
+    output: ToolSchema | undefined,
     start: (port: MessagePort) => Promise<void>,
   ): AgentRun => {
     const channel = new MessageChannel();
     const onAbort = () => run.abort();
-    const run = new AgentRun(runId, channel.port1, () => {
-      runs.delete(run);
-      signal?.removeEventListener('abort', onAbort);
-    });
+    const run = new AgentRun(
+      runId,
+      channel.port1,
+      () => {
+        runs.delete(run);
+        signal?.removeEventListener('abort', onAbort);
+      },
+      output,
+    );
     if (disposed) {
       run.fail(new AirlockError('agent-disposed', 'This agent was disposed; create a new one.'));
       return run;
@@ -374,7 +404,8 @@ export function createAgent(options: AgentOptions): Agent {
     get disposed() {
       return disposed;
     },
-    run(input, runOptions = {}) {
+    // One implementation for both overloads: the schema types only what `result` resolves with.
+    run: ((input: string, runOptions: RunOptions = {}) => {
       checkRunArguments(input, runOptions, config.limits.maxInputChars);
       const conversationId = runOptions.conversationId ?? defaultConversation;
       const request = {
@@ -382,19 +413,23 @@ export function createAgent(options: AgentOptions): Agent {
         input,
         conversationId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
+        ...outputRequest(runOptions.output),
       };
-      return startRun(request.runId, conversationId, runOptions.signal, (port) =>
+      return startRun(request.runId, conversationId, runOptions.signal, runOptions.output, (port) =>
         remote.run(request, port),
       );
-    },
-    resume(runId, runOptions = {}) {
+    }) as Agent['run'],
+    resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
       checkResumeArguments(runId, runOptions);
       const request = {
         runId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
+        ...outputRequest(runOptions.output),
       };
-      return startRun(runId, '', runOptions.signal, (port) => remote.resume(request, port));
-    },
+      return startRun(runId, '', runOptions.signal, runOptions.output, (port) =>
+        remote.resume(request, port),
+      );
+    }) as Agent['resume'],
     conversationId: defaultConversation,
     // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
     memory: createAgentMemory(
@@ -527,4 +562,11 @@ function assertUnique(names: readonly string[], what: string): void {
  */
 function resolveBaseURL(baseURL: string): string {
   return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
+}
+
+/** A run's `output` schema as the agent worker takes it: its JSON Schema. */
+function outputRequest(output: ToolSchema | undefined) {
+  return output === undefined
+    ? {}
+    : { output: { jsonSchema: objectJsonSchema(output, 'options.output', '`options.output`') } };
 }

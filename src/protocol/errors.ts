@@ -108,6 +108,12 @@ export type ErrorCode =
   | 'budget-exceeded'
   /** An input or output guardrail blocked the run. `details`: `{ guardrail, name, reason }`. */
   | 'guardrail-blocked'
+  /**
+   * The final answer of a run asked for structured `output` did not fit the schema, even
+   * after it was sent back once with what was wrong. `details`: `{ text, issues }`: the
+   * model's last answer as it wrote it, and why it does not fit.
+   */
+  | 'output-invalid'
   /** A bug in Airlock: an exception nobody expected. */
   | 'internal-error';
 

@@ -42,6 +42,11 @@ export interface RunResult {
   readonly usage: Usage;
   /** What the run's model calls cost, when the agent's model has a price. */
   readonly cost?: number;
+  /**
+   * The final answer parsed and validated against the run's `output` schema: present when
+   * the run asked for structured output and finished with reason `stop`.
+   */
+  readonly output?: unknown;
 }
 
 /**
@@ -60,6 +65,16 @@ export type AgentEvent =
       readonly limit: 'requests' | 'tokens';
     }
   | { readonly type: 'text-delta'; readonly step: number; readonly delta: string }
+  | {
+      /**
+       * A run asked for structured `output`: the JSON streamed so far in this step, parsed
+       * as far as it goes (unclosed strings, arrays and objects closed). Not yet validated:
+       * `run.result`'s `output` is the validated answer.
+       */
+      readonly type: 'output-delta';
+      readonly step: number;
+      readonly partial: unknown;
+    }
   | {
       /**
        * An output guardrail rewrote the final answer: show `text` instead of the deltas

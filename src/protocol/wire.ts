@@ -50,6 +50,12 @@ export interface ModelConfig {
    * fenced JSON blocks in the answer.
    */
   readonly toolCalling?: 'native' | 'prompted';
+  /**
+   * How a run's structured `output` is asked for: `native` sends the schema as
+   * `response_format` (`json_schema`), `prompted` puts it in the system message for endpoints
+   * without it. Default: `prompted` when `toolCalling` is, else `native`.
+   */
+  readonly structuredOutput?: 'native' | 'prompted';
 }
 
 /** Bounds on one run. */
@@ -131,6 +137,14 @@ export interface RunRequest {
   readonly conversationId: string;
   /** Narrows the agent's tools for this run. */
   readonly allowedTools?: readonly string[];
+  /** The final answer must be JSON fitting this schema (validated on the page). */
+  readonly output?: OutputRequest;
+}
+
+/** A run's structured output, as the agent worker learns of it. */
+export interface OutputRequest {
+  /** The JSON Schema (draft-07) of the answer, made on the page from the app's schema. */
+  readonly jsonSchema: Readonly<Record<string, unknown>>;
 }
 
 /** What configuring the agent worker came to: the tools it can offer, or why it cannot run. */
@@ -188,6 +202,7 @@ export interface ResumeRequest {
   /** The id of the run to resume (from `memory.listRuns`). */
   readonly runId: string;
   readonly allowedTools?: readonly string[];
+  readonly output?: OutputRequest;
 }
 
 /** A conversation with its messages, interrupted ones included. */
@@ -236,12 +251,15 @@ export interface MemoryApi {
  */
 export type WorkerToPage =
   | { readonly kind: 'events'; readonly events: readonly AgentEvent[] }
-  | { readonly kind: 'approval-answer'; readonly approvalId: string; readonly error?: ErrorData };
+  | { readonly kind: 'approval-answer'; readonly approvalId: string; readonly error?: ErrorData }
+  /** A final answer, parsed as JSON, for the page to validate against the run's `output` schema. */
+  | { readonly kind: 'output-check'; readonly checkId: string; readonly value: unknown };
 
 /**
  * Page → agent worker, on a run's event port. `ack` returns credit for consumed events
  * (backpressure); `cancel` aborts the run; `approval` answers the `approval-request` with
- * that `approvalId`, once.
+ * that `approvalId`, once; `output-verdict` answers an `output-check` (`issues` when the
+ * value does not fit the schema).
  */
 export type PageToWorker =
   | { readonly kind: 'ack'; readonly count: number }
@@ -251,7 +269,8 @@ export type PageToWorker =
       readonly approvalId: string;
       readonly approved: boolean;
       readonly reason?: string;
-    };
+    }
+  | { readonly kind: 'output-verdict'; readonly checkId: string; readonly issues?: string };
 
 /** Events the worker may send before the page has acknowledged any. */
 export const EVENT_WINDOW = 256;

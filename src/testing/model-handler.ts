@@ -113,6 +113,12 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       const model = typeof body.model === 'string' ? body.model : TEST_MODEL_ID;
       return sendError(res, 400, `The model "${model}" does not support tools.`);
     }
+    if ('response_format' in body) {
+      if (options.rejectResponseFormat)
+        return sendError(res, 400, 'This model does not support response_format.');
+      const refusal = responseFormatRefusal(body.response_format);
+      if (refusal) return sendError(res, 400, refusal);
+    }
 
     let turn: ReturnType<typeof pickTurn>;
     try {
@@ -208,6 +214,42 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
 }
 
 /** Whether a chat request relies on function calling: tool definitions, tool choice or tool messages. */
+/**
+ * Why OpenAI would refuse this `response_format`, if it would: a `json_schema` without a
+ * name or schema, or marked `strict` with an object that does not list every property as
+ * required or does not set `additionalProperties: false`.
+ */
+function responseFormatRefusal(format: unknown): string | undefined {
+  if (!isObject(format) || (format.type !== 'json_schema' && format.type !== 'json_object'))
+    return "Invalid 'response_format': expected type 'json_schema' or 'json_object'.";
+  if (format.type === 'json_object') return undefined;
+  const spec = format.json_schema;
+  if (!isObject(spec) || typeof spec.name !== 'string' || !isObject(spec.schema))
+    return "Invalid 'response_format.json_schema': a name and a schema are required.";
+  if (spec.strict !== true) return undefined;
+  const problems: string[] = [];
+  const visit = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, index) => visit(item, `${path}/${index}`));
+      return;
+    }
+    if (!isObject(node)) return;
+    if (isObject(node.properties)) {
+      const required = Array.isArray(node.required) ? node.required : [];
+      const missing = Object.keys(node.properties).filter((name) => !required.includes(name));
+      if (missing.length > 0)
+        problems.push(`${path || '/'}: 'required' must list ${missing.join(', ')}`);
+      if (node.additionalProperties !== false)
+        problems.push(`${path || '/'}: 'additionalProperties' must be false`);
+    }
+    for (const [key, value] of Object.entries(node)) visit(value, `${path}/${key}`);
+  };
+  visit(spec.schema, '');
+  return problems.length === 0
+    ? undefined
+    : `Invalid schema for response_format '${spec.name}': ${problems.join('; ')}.`;
+}
+
 function usesTools(body: Record<string, unknown>): boolean {
   if ('tools' in body || 'tool_choice' in body) return true;
   const messages = Array.isArray(body.messages) ? body.messages : [];

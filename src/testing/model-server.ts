@@ -162,6 +162,7 @@ async function answerCreateSession(
     : undefined;
   const session = createSession(turns, {
     rejectTools: options.rejectTools === true,
+    rejectResponseFormat: options.rejectResponseFormat === true,
     ...(allowedHeaders ? { allowedHeaders } : {}),
   });
   sendJson(res, 201, { id: session.id, baseURL: session.baseURL });

@@ -92,6 +92,11 @@ export interface SessionOptions {
    */
   rejectTools?: boolean;
   /**
+   * Behave like an OpenAI-compatible server without structured outputs: a chat request that
+   * carries `response_format` is answered 400 and uses no turn.
+   */
+  rejectResponseFormat?: boolean;
+  /**
    * Behave like a proxy whose CORS allows only these request headers (lower case): a
    * preflight asking for any other is answered without CORS headers, so a browser refuses
    * the request (`TypeError: Failed to fetch`) and the server never sees it. Default: any.

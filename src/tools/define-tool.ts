@@ -1,4 +1,3 @@
-import { AirlockError } from '../errors/airlock-error';
 import {
   checkField,
   type FieldCheck,
@@ -11,8 +10,13 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
-import type { JsonSchema, ToolSpec } from '../protocol/tools';
-import type { InferSchemaOutput, ToolSchema } from './standard-schema';
+import type { ToolSpec } from '../protocol/tools';
+import {
+  type InferSchemaOutput,
+  objectJsonSchema,
+  schemaCheck,
+  type ToolSchema,
+} from './standard-schema';
 
 /** What a tool's `execute` receives besides its arguments. */
 export interface ToolContext {
@@ -74,20 +78,7 @@ const DEFINITION = shapeCheck(
   {
     name: toolNameCheck,
     description: stringCheck(),
-    parameters: (value, field, code) => {
-      const standard = isRecord(value) ? value['~standard'] : undefined;
-      const usable =
-        isRecord(standard) &&
-        typeof standard.validate === 'function' &&
-        isRecord(standard.jsonSchema) &&
-        typeof standard.jsonSchema.input === 'function';
-      if (!usable)
-        throw invalidField(
-          field,
-          'a Standard Schema with JSON Schema support (`~standard.validate` and `~standard.jsonSchema`), e.g. a zod 4 object',
-          code,
-        );
-    },
+    parameters: schemaCheck,
     execute: functionCheck,
     timeoutMs: optional(numberCheck({ positive: true })),
     maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
@@ -110,7 +101,7 @@ export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<
   const spec: ToolSpec = {
     name,
     description,
-    parameters: toJsonSchema(name, parameters),
+    parameters: objectJsonSchema(parameters, 'parameters', `\`parameters\` of tool "${name}"`),
     policy: {
       ...(definition.timeoutMs === undefined ? {} : { timeoutMs: definition.timeoutMs }),
       ...(definition.maxOutputChars === undefined
@@ -125,28 +116,4 @@ export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<
     },
   };
   return { ...definition, spec };
-}
-
-function toJsonSchema(name: string, schema: ToolSchema): JsonSchema {
-  let parameters: JsonSchema;
-  try {
-    const { $schema: _dialect, ...converted } = schema['~standard'].jsonSchema.input({
-      target: 'draft-07',
-    });
-    parameters = converted;
-  } catch (error) {
-    throw new AirlockError(
-      'invalid-options',
-      `\`parameters\` of tool "${name}" cannot be converted to JSON Schema.`,
-      { cause: error, details: { field: 'parameters' } },
-    );
-  }
-  if (parameters.type !== 'object') {
-    throw new AirlockError(
-      'invalid-options',
-      `\`parameters\` of tool "${name}" must be an object schema (got type ${JSON.stringify(parameters.type)}).`,
-      { details: { field: 'parameters' } },
-    );
-  }
-  return parameters;
 }

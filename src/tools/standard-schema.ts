@@ -1,3 +1,7 @@
+import { AirlockError } from '../errors/airlock-error';
+import { type FieldCheck, invalidField, isRecord } from '../errors/field-checks';
+import type { JsonSchema } from '../protocol/tools';
+
 /**
  * The parts of Standard Schema (validation) and Standard JSON Schema (conversion) that a
  * tool's parameters must implement. zod 4 schemas do both, as do other libraries that
@@ -43,4 +47,47 @@ export function formatIssues(issues: readonly ValidationIssue[]): string {
       return path ? `${path}: ${issue.message}` : issue.message;
     })
     .join('; ');
+}
+
+/** A `ToolSchema`: a Standard Schema that also converts itself to JSON Schema. */
+export const schemaCheck: FieldCheck = (value, field, code) => {
+  const standard = isRecord(value) ? value['~standard'] : undefined;
+  const usable =
+    isRecord(standard) &&
+    typeof standard.validate === 'function' &&
+    isRecord(standard.jsonSchema) &&
+    typeof standard.jsonSchema.input === 'function';
+  if (!usable)
+    throw invalidField(
+      field,
+      'a Standard Schema with JSON Schema support (`~standard.validate` and `~standard.jsonSchema`), e.g. a zod 4 object',
+      code,
+    );
+};
+
+/**
+ * The JSON Schema of an object schema, made once by the schema library's own converter.
+ * `invalid-options` naming `field` when it cannot be converted or is not an object.
+ */
+export function objectJsonSchema(schema: ToolSchema, field: string, label: string): JsonSchema {
+  let converted: JsonSchema;
+  try {
+    const { $schema: _dialect, ...rest } = schema['~standard'].jsonSchema.input({
+      target: 'draft-07',
+    });
+    converted = rest;
+  } catch (error) {
+    throw new AirlockError('invalid-options', `${label} cannot be converted to JSON Schema.`, {
+      cause: error,
+      details: { field },
+    });
+  }
+  if (converted.type !== 'object') {
+    throw new AirlockError(
+      'invalid-options',
+      `${label} must be an object schema (got type ${JSON.stringify(converted.type)}).`,
+      { details: { field } },
+    );
+  }
+  return converted;
 }

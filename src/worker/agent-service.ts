@@ -26,7 +26,7 @@ import type {
 } from '../protocol/wire';
 import { parseAgentConfig } from './config-schema';
 import { conversationLockName, heldLockNames } from './conversation-lock';
-import { type AgentSetup, runConversation } from './conversation-run';
+import { type AgentSetup, type RunChannel, runConversation } from './conversation-run';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
@@ -188,88 +188,75 @@ export class AgentService implements AgentWorkerApi {
   }
 
   run(untrusted: RunRequest, port: MessagePort): Promise<void> {
-    return this.#serve(
-      port,
-      claimedRunId(untrusted),
-      async (setup, emit, signal, approvals, served) => {
-        const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
-        served.conversationId = request.conversationId;
-        // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
-        const guarded = await setup.guardrails.input(
-          request.input,
-          { runId: request.runId, conversationId: request.conversationId },
-          signal,
-        );
-        if (guarded === GUARDRAIL_ABORTED) {
-          await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
-          await emit({
-            type: 'run-finish',
-            ...abortedRun(request.runId, request.conversationId),
-          });
-          return;
-        }
-        if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
-        const input = { role: 'user', content: guarded.value } as const;
-        // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
-        assertInputFits(input, setup.config.memory.window);
-        const now = Date.now();
-        const run: RunRecord = {
-          id: request.runId,
-          conversationId: request.conversationId,
-          status: 'running',
-          input: guarded.value,
-          step: 1,
-          partialText: '',
-          ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
-          startedAt: now,
-          updatedAt: now,
-        };
-        await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-        await runConversation(setup, run, { input }, { emit, signal, approvals });
-      },
-    );
+    return this.#serve(port, claimedRunId(untrusted), async (setup, channel, served) => {
+      const { emit, signal } = channel;
+      const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
+      served.conversationId = request.conversationId;
+      // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
+      const guarded = await setup.guardrails.input(
+        request.input,
+        { runId: request.runId, conversationId: request.conversationId },
+        signal,
+      );
+      if (guarded === GUARDRAIL_ABORTED) {
+        await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
+        await emit({
+          type: 'run-finish',
+          ...abortedRun(request.runId, request.conversationId),
+        });
+        return;
+      }
+      if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
+      const input = { role: 'user', content: guarded.value } as const;
+      // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
+      assertInputFits(input, setup.config.memory.window);
+      const now = Date.now();
+      const run: RunRecord = {
+        id: request.runId,
+        conversationId: request.conversationId,
+        status: 'running',
+        input: guarded.value,
+        step: 1,
+        partialText: '',
+        ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
+        startedAt: now,
+        updatedAt: now,
+      };
+      await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
+      await runConversation(setup, run, { input }, channel, request.output);
+    });
   }
 
   resume(untrusted: ResumeRequest, port: MessagePort): Promise<void> {
-    return this.#serve(
-      port,
-      claimedRunId(untrusted),
-      async (setup, emit, signal, approvals, served) => {
-        const request = parseResumeRequest(untrusted);
-        const run = readRunRow(await setup.store.getRun(request.runId));
-        if (!run?.pendingStep || run.status !== 'awaiting-approval') {
-          throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
-        }
-        served.conversationId = run.conversationId;
-        const pending = readPendingStep(run);
-        const resume: ResumedStep = {
-          step: run.step,
-          assistant: pending.assistant,
-          settled: pending.settled,
-          started: pending.started ?? [],
-        };
-        // The record was checked whole (allowlist included) by readRunRow.
-        const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
-        const resumed: RunRecord = {
-          ...run,
-          ...(allowedTools === undefined ? {} : { allowedTools }),
-        };
-        await runConversation(setup, resumed, { resume }, { emit, signal, approvals });
-      },
-    );
+    return this.#serve(port, claimedRunId(untrusted), async (setup, channel, served) => {
+      const request = parseResumeRequest(untrusted);
+      const run = readRunRow(await setup.store.getRun(request.runId));
+      if (!run?.pendingStep || run.status !== 'awaiting-approval') {
+        throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
+      }
+      served.conversationId = run.conversationId;
+      const pending = readPendingStep(run);
+      const resume: ResumedStep = {
+        step: run.step,
+        assistant: pending.assistant,
+        settled: pending.settled,
+        started: pending.started ?? [],
+      };
+      // The record was checked whole (allowlist included) by readRunRow.
+      const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
+      const resumed: RunRecord = {
+        ...run,
+        ...(allowedTools === undefined ? {} : { allowedTools }),
+      };
+      await runConversation(setup, resumed, { resume }, channel, request.output);
+    });
   }
 
   /** Sets up the run's port and reports any failure on it as `run-error`. */
   async #serve(
     port: MessagePort,
     runId: string,
-    body: (
-      setup: AgentSetup,
-      emit: (event: AgentEvent) => Promise<void>,
-      signal: AbortSignal,
-      approvals: ApprovalGate,
-      served: ServedRun,
-    ) => Promise<void>,
+    body: (setup: AgentSetup, channel: RunChannel, served: ServedRun) => Promise<void>,
   ): Promise<void> {
     const controller = new AbortController();
     const approvals = new ApprovalGate();
@@ -293,7 +280,13 @@ export class AgentService implements AgentWorkerApi {
         await sink.emit({ type: 'warning', code: 'storage-unavailable', message: warning });
     };
     try {
-      await body(await this.#setup, emit, controller.signal, approvals, served);
+      const channel: RunChannel = {
+        emit,
+        signal: controller.signal,
+        approvals,
+        checkOutput: (value) => sink.checkOutput(value),
+      };
+      await body(await this.#setup, channel, served);
     } catch (error) {
       // A run ended by the deletion of its conversation says so, whatever it was doing.
       const reason = controller.signal.reason;

@@ -39,6 +39,7 @@ const agentConfigSchema = z.object({
     requestTimeoutMs: z.number().positive().exactOptional(),
     temperature: z.number().min(0).max(2).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),
+    structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
   pageTools: z.array(toolSpecSchema),

@@ -6,12 +6,13 @@ import type { ChatModel } from '../model/chat-model';
 import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
-import type { AgentConfig } from '../protocol/wire';
+import type { AgentConfig, OutputRequest } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter } from './budget-meter';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
+import type { OutputVerdict } from './event-sink';
 import type { GuardrailGate } from './guardrail-gate';
 import { abortedRun, type ResumedStep, runAgent } from './run-agent';
 import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
@@ -35,11 +36,13 @@ export interface AgentSetup {
   readonly knowledge: KnowledgeBase;
 }
 
-/** How a run talks to its page: events out, cancel and approvals in. */
+/** How a run talks to its page: events out, cancel and approvals in, output checked there. */
 export interface RunChannel {
   readonly emit: (event: AgentEvent) => Promise<void>;
   readonly signal: AbortSignal;
   readonly approvals: ApprovalGate;
+  /** Asks the page whether a structured answer fits the run's schema (undefined: the run ended). */
+  readonly checkOutput: (value: unknown) => Promise<OutputVerdict | undefined>;
 }
 
 /** A new run's input, or a run to resume at a step that waited for approval. */
@@ -57,6 +60,7 @@ export async function runConversation(
   run: RunRecord,
   start: RunStart,
   channel: RunChannel,
+  output?: OutputRequest,
 ): Promise<void> {
   const { config, model, store } = setup;
   const { emit, signal } = channel;
@@ -130,6 +134,9 @@ export async function runConversation(
           history: [...context.data, ...context.history],
           journal,
           ...(start.resume ? { resume: start.resume } : {}),
+          ...(output
+            ? { output: { jsonSchema: output.jsonSchema, check: channel.checkOutput } }
+            : {}),
           signal,
           emit: async (event) => {
             journal.observe(event);

@@ -14,6 +14,14 @@ export interface EventSinkHandlers {
 /** The most characters of a rejection reason passed on to the model. */
 const MAX_REASON_CHARS = 2_000;
 
+/** The most characters of an output verdict's issues passed on to the model. */
+const MAX_ISSUES_CHARS = 2_000;
+
+/** The page's verdict on a structured answer: `issues` when it does not fit the schema. */
+export interface OutputVerdict {
+  readonly issues?: string;
+}
+
 /** What the page may post on a run's port; anything else is ignored, never thrown on. */
 const pageMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('ack'), count: z.int().min(1).max(EVENT_WINDOW) }),
@@ -24,7 +32,16 @@ const pageMessageSchema = z.discriminatedUnion('kind', [
     approved: z.boolean(),
     reason: z.string().max(MAX_REASON_CHARS).exactOptional(),
   }),
-]) satisfies z.ZodType<PageToWorker>;
+  z.object({
+    kind: z.literal('output-verdict'),
+    checkId: z.string().min(1).max(200),
+    // Cut rather than refused: a verdict that is ignored would leave the run waiting.
+    issues: z
+      .string()
+      .transform((issues) => issues.slice(0, MAX_ISSUES_CHARS))
+      .exactOptional(),
+  }),
+]) satisfies z.ZodType<PageToWorker, unknown>;
 
 /**
  * The agent worker's end of a run's event port. `emit` resolves at once while fewer than
@@ -44,6 +61,9 @@ export class EventSink {
   #flushScheduled = false;
   #inFlight = 0;
   #waitingForCredit: (() => void) | undefined;
+  /** Output checks sent to the page, waiting for its verdict. */
+  readonly #checks = new Map<string, (verdict: OutputVerdict | undefined) => void>();
+  #checkCount = 0;
   #closed = false;
 
   constructor(port: MessagePort, handlers: EventSinkHandlers) {
@@ -73,6 +93,22 @@ export class EventSink {
     }
   }
 
+  /**
+   * Asks the page whether `value` fits the run's output schema. Resolves with the verdict,
+   * or undefined if the port closed first. A verdict for no check it sent is ignored.
+   */
+  checkOutput(value: unknown): Promise<OutputVerdict | undefined> {
+    if (this.#closed) return Promise.resolve(undefined);
+    this.#checkCount += 1;
+    const checkId = String(this.#checkCount);
+    return new Promise((resolve) => {
+      this.#checks.set(checkId, resolve);
+      // After the events of this step, so the page has seen the answer it is asked about.
+      this.#flush();
+      this.#port.postMessage({ kind: 'output-check', checkId, value } satisfies WorkerToPage);
+    });
+  }
+
   /** Sends what is batched, stops listening and closes the ports; a pending `emit` returns. */
   close(): void {
     if (this.#closed) return;
@@ -84,6 +120,8 @@ export class EventSink {
     this.#flushChannel.port1.close();
     this.#flushChannel.port2.close();
     this.#release();
+    for (const settle of this.#checks.values()) settle(undefined);
+    this.#checks.clear();
   }
 
   #flush(): void {
@@ -109,6 +147,10 @@ export class EventSink {
         answer = { kind: 'approval-answer', approvalId, error: toErrorData(error) };
       }
       if (!this.#closed) this.#port.postMessage(answer);
+    } else if (message.kind === 'output-verdict') {
+      const settle = this.#checks.get(message.checkId);
+      this.#checks.delete(message.checkId);
+      settle?.(message.issues === undefined ? {} : { issues: message.issues });
     } else {
       this.#inFlight = Math.max(0, this.#inFlight - message.count);
       this.#release();

@@ -18,17 +18,42 @@ const nonBlank = z.string().refine((value) => value.trim() !== '', 'must not be 
 const id = nonBlank.pipe(z.string().max(MAX_ID_CHARS));
 const toolNames = z.array(z.string().regex(TOOL_NAME));
 
+/** The longest output JSON Schema a run may carry, in characters of its JSON. */
+export const MAX_OUTPUT_SCHEMA_CHARS = 100_000;
+
+/** A run's structured output: a JSON Schema of an object, small enough to send with each call. */
+const outputRequest = z.object({
+  jsonSchema: z
+    .record(z.string(), z.unknown())
+    .refine((schema) => schema.type === 'object', 'must be the JSON Schema of an object')
+    .refine(
+      (schema) => (jsonLength(schema) ?? Number.POSITIVE_INFINITY) <= MAX_OUTPUT_SCHEMA_CHARS,
+      `must be JSON of at most ${MAX_OUTPUT_SCHEMA_CHARS} characters`,
+    ),
+});
+
 const runRequestSchema = z.object({
   runId: id,
   input: nonBlank,
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
+  output: outputRequest.exactOptional(),
 });
 
 const resumeRequestSchema = z.object({
   runId: id,
   allowedTools: toolNames.exactOptional(),
+  output: outputRequest.exactOptional(),
 });
+
+/** The length of `value` as JSON, or undefined when it has none (a cycle, a BigInt). */
+function jsonLength(value: unknown): number | undefined {
+  try {
+    return JSON.stringify(value)?.length;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Parses a run request. A bad input is `invalid-input`, an input over `maxInputChars` is

@@ -1,12 +1,15 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel } from '../model/chat-model';
+import type { ResponseFormat } from '../model/structured-output';
 import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent, RunResult, StepSummary } from '../protocol/events';
-import type { AgentConfig } from '../protocol/wire';
+import type { AgentConfig, OutputRequest } from '../protocol/wire';
 import type { BudgetMeter } from './budget-meter';
+import type { OutputVerdict } from './event-sink';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
+import { unlessAborted } from './tools/deadline';
 import { runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
 import { formatToolOutput, isErrorOutput } from './tools/tool-message';
 
@@ -60,8 +63,16 @@ export interface RunContext {
   readonly guardrails: GuardrailGate;
   /** Finish this step before streaming a new one. */
   readonly resume?: ResumedStep;
+  /** The final answer must be JSON fitting this schema, as the page's `check` decides. */
+  readonly output?: RunOutput;
   readonly signal: AbortSignal;
   readonly emit: (event: AgentEvent) => Promise<void>;
+}
+
+/** A run's structured output: the schema the model is given, and the page's check. */
+export interface RunOutput extends OutputRequest {
+  /** The page's verdict on a parsed answer; undefined when the run ended first. */
+  readonly check: (value: unknown) => Promise<OutputVerdict | undefined>;
 }
 
 /**
@@ -78,6 +89,14 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   let usage: Usage = NO_USAGE;
   let cost: number | undefined;
   let lastText = '';
+  /** The validated structured answer, once there is one. */
+  let output: { readonly value: unknown } | undefined;
+  /** A structured answer that did not fit was sent back; the next one that does not fails the run. */
+  let outputRetried = false;
+  const structured = context.output ? await structuredRequest(config, context.output) : undefined;
+  const system = structured?.notice
+    ? withNotice(context.system, structured.notice)
+    : context.system;
   // Ids the model sees in this request's history: a new call never takes one of them.
   const callIds = new Set(
     [...context.history, ...(context.resume ? [context.resume.assistant] : [])].flatMap(
@@ -93,6 +112,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     steps,
     usage,
     ...(cost === undefined ? {} : { cost }),
+    ...(output && reason === 'stop' ? { output: output.value } : {}),
   });
 
   for (let step = context.resume?.step ?? 1; step <= config.limits.maxSteps; step++) {
@@ -107,11 +127,16 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       : await streamStep({
           step,
           model: context.model,
-          request: { messages: [...context.system, ...context.history, ...added], tools },
+          request: {
+            messages: [...system, ...context.history, ...added],
+            tools,
+            ...(structured?.responseFormat ? { responseFormat: structured.responseFormat } : {}),
+          },
           signal,
           idleTimeoutMs: config.limits.streamIdleTimeoutMs,
           emit,
           callIds,
+          ...(structured ? { partialOutput: structured.partialJson } : {}),
         });
     lastText = response.text;
     usage = addUsage(usage, response.usage);
@@ -121,6 +146,8 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     if (signal.aborted) return finish('aborted');
     assertComplete(response);
 
+    /** What was wrong with a structured answer that is sent back once. */
+    let refusal: string | undefined;
     if (!resumed && response.toolCalls.length === 0) {
       const answer = await guardAnswer(context, step, response.text);
       if (answer.action !== 'allow') {
@@ -131,6 +158,23 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
         throw guardrailBlocked('output', answer);
       }
       lastText = answer.text;
+      if (context.output) {
+        const verdict = await checkAnswer(context.output, structured, lastText, signal);
+        if (verdict === undefined) {
+          await context.journal.stepCompleted(step, []);
+          return finish('aborted');
+        }
+        if ('issues' in verdict) {
+          if (outputRetried || step >= config.limits.maxSteps) {
+            // The answer is kept in the history as the model wrote it; the run fails.
+            await context.journal.stepCompleted(step, [{ role: 'assistant', content: lastText }]);
+            throw outputInvalid(lastText, verdict.issues);
+          }
+          refusal = verdict.issues;
+        } else {
+          output = verdict;
+        }
+      }
     }
     const assistant: AssistantMessage = resumed?.assistant ?? {
       role: 'assistant',
@@ -139,9 +183,16 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     };
     const toolMessages = await runStepTools(context, step, assistant, resumed);
     const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
-    // Tool messages go in even after an abort, so the history never holds a call without its result.
-    added.push(...stepMessages);
-    await context.journal.stepCompleted(step, stepMessages);
+    if (refusal === undefined) {
+      // Tool messages go in even after an abort, so the history never holds a call without its result.
+      added.push(...stepMessages);
+      await context.journal.stepCompleted(step, stepMessages);
+    } else {
+      // The model sees its answer and what was wrong with it; the history keeps neither.
+      added.push(assistant, { role: 'user', content: retryRequest(refusal) });
+      await context.journal.stepCompleted(step, []);
+      outputRetried = true;
+    }
 
     const durationMs = performance.now() - started;
     const toolCalls = response.toolCalls.map((call, index) => ({
@@ -170,9 +221,84 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     // A call refused for the tool-call budget ends the run, now that its step is saved.
     budget.assertNoToolRefused();
     if (signal.aborted) return finish('aborted');
-    if (response.toolCalls.length === 0) return finish('stop');
+    if (response.toolCalls.length === 0 && refusal === undefined) return finish('stop');
   }
   return finish('max-steps');
+}
+
+/** How a run asks for its structured output, and reads it. */
+interface StructuredRequest {
+  readonly responseFormat?: ResponseFormat;
+  readonly notice?: string;
+  readonly readJsonAnswer: (text: string) => ReturnType<JsonReader['readJsonAnswer']>;
+  readonly partialJson: (text: string) => unknown;
+}
+
+type JsonReader = typeof import('../model/structured-output');
+
+/**
+ * How the run asks for its structured output: as `response_format`, or (`prompted`, the
+ * default with prompted tool calling) as a notice in the system message. The JSON repair
+ * it needs is loaded here, so agents that never ask for structured output never load it.
+ */
+async function structuredRequest(
+  config: AgentConfig,
+  output: OutputRequest,
+): Promise<StructuredRequest> {
+  const reader = await import('../model/structured-output');
+  const mode =
+    config.model.structuredOutput ??
+    (config.model.toolCalling === 'prompted' ? 'prompted' : 'native');
+  return {
+    ...(mode === 'native'
+      ? { responseFormat: reader.responseFormat(output.jsonSchema) }
+      : { notice: reader.outputNotice(output.jsonSchema) }),
+    readJsonAnswer: reader.readJsonAnswer,
+    partialJson: reader.partialJson,
+  };
+}
+
+/** The system message with `notice` added (or a system message of it alone). */
+function withNotice(system: readonly ChatMessage[], notice: string): ChatMessage[] {
+  const [first] = system;
+  return first?.role === 'system'
+    ? [{ role: 'system', content: `${first.content}\n\n${notice}` }]
+    : [{ role: 'system', content: notice }];
+}
+
+/**
+ * A final answer read as JSON and checked by the page: the value, what is wrong with it, or
+ * undefined when the run was aborted (or ended) while the page decided.
+ */
+async function checkAnswer(
+  output: RunOutput,
+  structured: StructuredRequest | undefined,
+  text: string,
+  signal: AbortSignal,
+): Promise<{ readonly value: unknown } | { readonly issues: string } | undefined> {
+  if (!structured) throw new AirlockError('internal-error', 'Structured output was not set up.');
+  const read = structured.readJsonAnswer(text);
+  if (!read.ok) return { issues: read.reason };
+  const verdict = await unlessAborted(output.check(read.value), signal, () => undefined);
+  if (verdict === undefined) return undefined;
+  return verdict.issues === undefined ? { value: read.value } : { issues: verdict.issues };
+}
+
+/** What the model is told when its structured answer does not fit. */
+function retryRequest(issues: string): string {
+  return (
+    `Your answer does not fit the required JSON Schema: ${issues}\n` +
+    'Answer again with the corrected JSON value only.'
+  );
+}
+
+/** The error of a run whose structured answer still did not fit after one retry. */
+function outputInvalid(text: string, issues: string): AirlockError {
+  return new AirlockError(
+    'output-invalid',
+    `The final answer does not fit the output schema: ${issues}`,
+    { details: { text, issues } },
+  );
 }
 
 /** The result of a run aborted before its loop produced anything. */

@@ -23,6 +23,11 @@ export interface StepStreamContext {
   readonly emit: (event: AgentEvent) => Promise<void>;
   /** Call ids already in the run's history; the step's calls get ids not among them (and are added). */
   readonly callIds: Set<string>;
+  /**
+   * The run asked for structured output: each text delta is followed by an `output-delta`
+   * with what this reads from the text so far (when it reads anything).
+   */
+  readonly partialOutput?: (text: string) => unknown;
 }
 
 interface PendingToolCall {
@@ -58,6 +63,10 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
         case 'text-delta':
           text += part.delta;
           await emit({ type: 'text-delta', step, delta: part.delta });
+          if (context.partialOutput) {
+            const partial = context.partialOutput(text);
+            if (partial !== undefined) await emit({ type: 'output-delta', step, partial });
+          }
           break;
         case 'tool-call-delta': {
           let call = calls[part.index];

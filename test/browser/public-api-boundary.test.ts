@@ -935,6 +935,32 @@ describe('the agent worker trusts no request that reaches it', () => {
           'invalid-options',
           'allowedTools',
         ],
+        // A structured output schema must be an object's, and small.
+        [
+          { runId: 'r6', input: 'Hi', conversationId: 'c', output: { jsonSchema: 'object' } },
+          'invalid-options',
+          'output.jsonSchema',
+        ],
+        [
+          {
+            runId: 'r7',
+            input: 'Hi',
+            conversationId: 'c',
+            output: { jsonSchema: { type: 'string' } },
+          },
+          'invalid-options',
+          'output.jsonSchema',
+        ],
+        [
+          {
+            runId: 'r8',
+            input: 'Hi',
+            conversationId: 'c',
+            output: { jsonSchema: { type: 'object', description: 'd'.repeat(100_001) } },
+          },
+          'invalid-options',
+          'output.jsonSchema',
+        ],
       ];
       for (const [request, code, field] of forgeries) {
         const events = await forgedRun(remote, request);
