@@ -230,7 +230,7 @@ function responseFormatRefusal(format: unknown): string | undefined {
   const problems: string[] = [];
   const visit = (node: unknown, path: string): void => {
     if (Array.isArray(node)) {
-      node.forEach((item, index) => visit(item, `${path}/${index}`));
+      for (const [index, item] of node.entries()) visit(item, `${path}/${index}`);
       return;
     }
     if (!isObject(node)) return;
