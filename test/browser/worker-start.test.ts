@@ -159,7 +159,7 @@ describe('workers that cannot start', () => {
 
     const error = await settledWithin(agent.ready, 8_000);
 
-    // The tool side keeps its own code for now (see the README's failure modes).
+    // The tool side keeps its own code for now (see docs/errors.md, Failure modes).
     expect(isAirlockError(error, 'toolset-unavailable')).toBe(true);
     expect((error as Error).message).toContain('missing');
   });
