@@ -136,6 +136,21 @@ describe('the Quick start as a fresh Vite app, installed from the packed tarball
     expect(session.requests[1]?.headers.authorization).toBe('Bearer sk-example-test');
   });
 
+  it('loads every entry of the export map in plain Node, each with the named exports of its source', async () => {
+    const script = `const names = {};
+      for (const entry of ${JSON.stringify(Object.keys(SOURCES))}) names[entry] = Object.keys(await import(entry)).sort();
+      console.log(JSON.stringify(names));`;
+    const packed = JSON.parse(
+      await run(process.execPath, ['--input-type=module', '-e', script], appDir),
+    );
+
+    const sources = Object.entries(SOURCES).map(async ([entry, load]) => [
+      entry,
+      Object.keys(await load()).sort(),
+    ]);
+    expect(packed).toEqual(Object.fromEntries(await Promise.all(sources)));
+  });
+
   it("type-checks with the app's own tsc, every entry of the export map included", async () => {
     await run('npx', ['tsc', '--noEmit'], appDir);
   });
@@ -150,6 +165,16 @@ describe('the Quick start as a fresh Vite app, installed from the packed tarball
     );
   });
 });
+
+/** Every entry of the package's export map, and its source in this repository. */
+const SOURCES: Record<string, () => Promise<object>> = {
+  'airlock-agents': () => import('../../src/index'),
+  'airlock-agents/worker': () => import('../../src/worker'),
+  'airlock-agents/sandbox': () => import('../../src/sandbox'),
+  'airlock-agents/testing': () => import('../../src/testing'),
+  'airlock-agents/testing/remote': () => import('../../src/testing-remote'),
+  'airlock-agents/proxy': () => import('../../src/proxy'),
+};
 
 /** Uses a value or type of every entry, so tsc fails when one does not resolve. */
 const ENTRIES_CHECK = `import { createAgent } from 'airlock-agents';
