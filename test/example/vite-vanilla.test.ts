@@ -309,22 +309,27 @@ async function startDevServer(cwd: string, extra: Record<string, string>): Promi
     url: `http://127.0.0.1:${port}/`,
     output: () => output,
     close: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       await exited;
     },
   };
-  await until(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`Vite exited ${child.exitCode}:\n${output}`);
-      return fetch(server.url).then(
-        (response) => response.ok,
-        () => false,
-      );
-    },
-    () => `Vite to serve ${server.url}:\n${output}`,
-  );
+  try {
+    await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`Vite exited ${child.exitCode}:\n${output}`);
+        return fetch(server.url).then(
+          (response) => response.ok,
+          () => false,
+        );
+      },
+      () => `Vite to serve ${server.url}:\n${output}`,
+    );
+  } catch (error) {
+    await server.close(); // Nobody else holds the process to end it.
+    throw error;
+  }
   return server;
 }
 
