@@ -132,7 +132,7 @@ describe('the Quick start as a fresh Vite app, installed from the packed tarball
         /status="ok">\n\d\d\/\d\d\/\d{4}, \d\d:\d\d:\d\d GMT\+09:00\n/,
       ),
     });
-    // The key was added by the proxy in the dev server; the page sent only a placeholder.
+    // The key came from the dev server's environment, added by the proxy on the way.
     expect(session.requests[1]?.headers.authorization).toBe('Bearer sk-example-test');
   });
 
@@ -156,6 +156,7 @@ describe('the Quick start as a fresh Vite app, installed from the packed tarball
   });
 
   it('builds for production with vite build, the agent worker as an asset of its own', async () => {
+    // The config is loaded for a build too, and airlockProxy refuses an empty key.
     await run('npx', ['vite', 'build'], appDir, { OPENAI_API_KEY: 'sk-example-test' });
 
     const assets = readdirSync(join(appDir, 'dist/assets'));
