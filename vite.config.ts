@@ -140,6 +140,21 @@ export default defineConfig({
       e2eProject('firefox'),
       e2eProject('webkit'),
       {
+        // Not `extends: true`: the app must resolve airlock-agents from the packed tarball,
+        // never through the aliases to src/.
+        test: {
+          name: 'example',
+          include: ['test/example/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          // npm pack (a build), npm create and npm install come first.
+          hookTimeout: 300_000,
+          // Last and alone: its build, install and browser load both cores, which the browser
+          // suites' timing checks and the e2e test would feel.
+          sequence: { groupOrder: 4 },
+        },
+      },
+      {
         extends: true,
         optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
         test: {

@@ -1,6 +1,7 @@
 // Runs every test: unit in Node, the browser suite in real Chromium, Firefox and WebKit,
-// one engine after the other (two cores do not host three browsers at once), and the e2e
-// demo test. Ends with the plain total `N passed, N failed` over all of them.
+// one engine after the other (two cores do not host three browsers at once), the e2e
+// demo test, and the Quick start as a fresh app from the packed tarball (`example`, with
+// Chromium's run). Ends with the plain total `N passed, N failed` over all of them.
 // `AIRLOCK_BROWSERS=chromium,firefox` narrows the engines; arguments go to every vitest
 // run (a file filter, say). Installs Debian's browsers first when they are missing and
 // this runs as root; otherwise says exactly what to install.
@@ -28,10 +29,15 @@ if (!ensureBrowsers(browsers)) {
 
 /**
  * The e2e demo test runs in each engine, after that engine's browser suite; the fault
- * soak's smoke (50 runs; it reads workers through CDP) with Chromium's.
+ * soak's smoke (50 runs; it reads workers through CDP) and the example app's acceptance
+ * test (npm pack, create, install, then its dev server in Chromium) with Chromium's.
  * @type {Partial<Record<string, string[]>>}
  */
-const e2eProjects = { chromium: ['soak', 'e2e'], firefox: ['e2e-firefox'], webkit: ['e2e-webkit'] };
+const e2eProjects = {
+  chromium: ['soak', 'e2e', 'example'],
+  firefox: ['e2e-firefox'],
+  webkit: ['e2e-webkit'],
+};
 
 /**
  * The vitest runs, in order, one per engine; unit tests go with the first.
@@ -92,17 +98,17 @@ console.log(`${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 ? 1 : 0);
 
 /**
- * Unit tests first, then the browser suite, then e2e, as they run.
+ * Unit tests first, then the browser suite, then e2e and the example app, as they run.
  * @param {string} group
  */
 function suiteRank(group) {
-  return ['unit', 'browser', 'e2e'].findIndex((prefix) => group.startsWith(prefix)) + 1;
+  return ['unit', 'browser', 'e2e', 'example'].findIndex((prefix) => group.startsWith(prefix)) + 1;
 }
 
 /**
- * Counts one run's JSON report per suite: unit, e2e, and the browser suite under the
- * engine's name. An error outside any test (a file that failed to load, an unhandled
- * error, a run that never finished) counts as a failure.
+ * Counts one run's JSON report per suite: unit, e2e, the example app, and the browser
+ * suite under the engine's name. An error outside any test (a file that failed to load,
+ * an unhandled error, a run that never finished) counts as a failure.
  * @param {string} report
  * @param {number} exitCode
  * @returns {Map<string, { passed: number; failed: number; skipped: number }>}
@@ -124,7 +130,9 @@ function countResults(report, exitCode) {
       ? `browser suite, ${label}`
       : /\/test\/e2e\//.test(file.name)
         ? `e2e, ${label}`
-        : 'unit';
+        : /\/test\/example\//.test(file.name)
+          ? `example, ${label}`
+          : 'unit';
     const counts = groups.get(group) ?? { passed: 0, failed: 0, skipped: 0 };
     for (const test of file.assertionResults) {
       if (test.status === 'passed') counts.passed += 1;

@@ -21,6 +21,11 @@ export function airlockProxy(options: ProxyOptions): Plugin {
   const notice = `\n  Airlock proxy: ${mountPath || '/'} → ${upstream}${models} (the API key stays on this server).\n`;
   return {
     name: 'airlock-proxy',
+    // Only the app's workers import these, so Vite would find them on first use, re-bundle and
+    // reload the page, losing a run started on it. Pre-bundled at start, they cause no reload.
+    config: () => ({
+      optimizeDeps: { include: ['airlock-agents/worker', 'airlock-agents/sandbox'] },
+    }),
     configureServer(server) {
       server.middlewares.use(mountPath || '/', listener);
       server.httpServer?.once('listening', () => server.config.logger.info(notice));

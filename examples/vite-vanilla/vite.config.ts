@@ -1,0 +1,13 @@
+import { airlockProxy } from 'airlock-agents/proxy';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  plugins: [
+    // Serves /llm/v1 from this dev server and adds the key there: the page never sees it.
+    airlockProxy({
+      upstream: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+      apiKey: process.env.OPENAI_API_KEY ?? '',
+      allowedModels: ['gpt-4o-mini'],
+    }),
+  ],
+});
