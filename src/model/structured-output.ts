@@ -91,6 +91,21 @@ export function partialJson(text: string): unknown {
 }
 
 /**
+ * Tool-call arguments that are not valid JSON, mended (an unclosed brace, unquoted keys,
+ * single quotes, a trailing comma): the object they meant, or undefined when the mended text
+ * is no object (prose, a bare string) and the call is better refused.
+ */
+export function repairArguments(text: string): Record<string, unknown> | undefined {
+  try {
+    const value = JSON.parse(jsonrepair(text)) as unknown;
+    return isRecord(value) ? value : undefined;
+  } catch (error) {
+    if (error instanceof JSONRepairError || error instanceof SyntaxError) return undefined;
+    throw error;
+  }
+}
+
+/**
  * Where the JSON may be, likeliest first: the inside of its first code fence, the span from
  * its first `{` or `[` to its last `}` or `]` (prose around the value), the answer as
  * written. (The repair is lenient enough to make a list of prose, so prose goes last.)

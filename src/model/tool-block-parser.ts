@@ -13,6 +13,8 @@ interface OpenCall {
 const NAME_AT_HEAD = /^\s*\{\s*"tool"\s*:\s*"([^"\\]*)"/;
 /** The name anywhere in a block that is not valid JSON. */
 const NAME_ANYWHERE = /"tool"\s*:\s*"([^"\\]*)"/;
+/** Where a block that is not JSON starts its arguments. */
+const ARGUMENTS_ANYWHERE = /"arguments"\s*:\s*/;
 /** A closing fence: three backticks at the start of a line. */
 const CLOSING_FENCE = /(?:^|\n)[ \t]*```/;
 
@@ -22,8 +24,9 @@ const CLOSING_FENCE = /(?:^|\n)[ \t]*```/;
  * is passed on as text deltas, as it streams; a block is held until it closes, then
  * becomes a tool call (its start reported as soon as its name has streamed). A block
  * without a `"tool"` key is ordinary answer text (an answer may show JSON); one that has
- * the key but is not valid JSON becomes a call whose arguments are the block as written,
- * so the tool pipeline answers it with `tool-invalid-json`.
+ * the key but is not valid JSON becomes a call whose arguments are the text after its
+ * `"arguments":` (or the block as written), for the tool pipeline to mend if it can and
+ * answer with `tool-invalid-json` if not.
  */
 export class ToolBlockParser {
   readonly #newId: () => string;
@@ -205,7 +208,8 @@ export class ToolBlockParser {
 /**
  * The call a block's content makes: its name and its arguments as JSON text. A block that
  * is valid JSON without a `"tool"` string is no call; one that is not JSON but names a
- * tool is a call whose arguments are the block as written (`argumentsText` undefined).
+ * tool is a call whose arguments are what follows `"arguments":` (an unclosed brace there
+ * is mended later), else the block as written (`argumentsText` undefined).
  */
 function readCall(content: string): { name: string; argumentsText?: string } | undefined {
   let parsed: unknown;
@@ -213,7 +217,9 @@ function readCall(content: string): { name: string; argumentsText?: string } | u
     parsed = JSON.parse(content);
   } catch {
     const name = NAME_ANYWHERE.exec(content)?.[1];
-    return name === undefined ? undefined : { name };
+    if (name === undefined) return undefined;
+    const args = ARGUMENTS_ANYWHERE.exec(content);
+    return args ? { name, argumentsText: content.slice(args.index + args[0].length) } : { name };
   }
   if (typeof parsed !== 'object' || parsed === null || !('tool' in parsed)) return undefined;
   const { tool, arguments: args } = parsed as { tool: unknown; arguments?: unknown };

@@ -97,6 +97,12 @@ export type AgentEvent =
       readonly step: number;
       readonly callId: string;
       readonly argumentsDelta: string;
+      /**
+       * The arguments streamed so far, parsed as far as they go (unclosed strings, arrays and
+       * objects closed), for a tool card to show fields as they arrive. Present on the first
+       * delta and then whenever the text has grown enough to read it again; unvalidated.
+       */
+      readonly partialArguments?: unknown;
     }
   | {
       /** The complete call, once the model finished the response that made it. */
@@ -106,8 +112,10 @@ export type AgentEvent =
       readonly toolName: string;
       /** The arguments as the model wrote them. */
       readonly argumentsText: string;
-      /** The parsed arguments; absent when `argumentsText` is not JSON. */
+      /** The parsed arguments; absent when `argumentsText` is not JSON and could not be mended. */
       readonly arguments?: unknown;
+      /** `argumentsText` was not valid JSON and `arguments` is what mending it gave. */
+      readonly argumentsRepaired?: true;
     }
   | {
       /** The call waits for `run.approve(approvalId)` or `run.reject(approvalId, reason)`. */

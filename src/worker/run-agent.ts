@@ -136,7 +136,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
           idleTimeoutMs: config.limits.streamIdleTimeoutMs,
           emit,
           callIds,
-          ...(structured ? { partialOutput: structured.partialJson } : {}),
+          partialOutput: structured !== undefined,
         });
     lastText = response.text;
     usage = addUsage(usage, response.usage);
@@ -231,7 +231,6 @@ interface StructuredRequest {
   readonly responseFormat?: ResponseFormat;
   readonly notice?: string;
   readonly readJsonAnswer: (text: string) => ReturnType<JsonReader['readJsonAnswer']>;
-  readonly partialJson: (text: string) => unknown;
 }
 
 type JsonReader = typeof import('../model/structured-output');
@@ -254,7 +253,6 @@ async function structuredRequest(
       ? { responseFormat: reader.responseFormat(output.jsonSchema) }
       : { notice: reader.outputNotice(output.jsonSchema) }),
     readJsonAnswer: reader.readJsonAnswer,
-    partialJson: reader.partialJson,
   };
 }
 

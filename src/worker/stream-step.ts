@@ -23,18 +23,29 @@ export interface StepStreamContext {
   readonly emit: (event: AgentEvent) => Promise<void>;
   /** Call ids already in the run's history; the step's calls get ids not among them (and are added). */
   readonly callIds: Set<string>;
-  /**
-   * The run asked for structured output: each text delta is followed by an `output-delta`
-   * with what this reads from the text so far (when it reads anything).
-   */
-  readonly partialOutput?: (text: string) => unknown;
+  /** The run asked for structured output: its text streams `output-delta` events too. */
+  readonly partialOutput?: boolean;
 }
 
 interface PendingToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** How long `arguments` was when its partial value was last read. */
+  readLength: number;
 }
+
+/**
+ * Whether a growing text is worth parsing again: at its start, then once it has grown by a
+ * sixteenth (and at least 32 characters) since the last read, so a long value streamed in
+ * small deltas costs a bounded number of parses instead of one per delta.
+ */
+function worthReading(readLength: number, length: number): boolean {
+  return readLength === 0 || length - readLength >= Math.max(32, length / 16);
+}
+
+/** The JSON reader, loaded the first time a response streams tool arguments or structured output. */
+const jsonReader = () => import('../model/structured-output');
 
 export const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 
@@ -49,6 +60,13 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
   let finishReason: FinishReason = null;
   let usage: Usage | undefined;
   const calls: PendingToolCall[] = [];
+  /** How long the text was when its partial output was last read. */
+  let outputReadLength = 0;
+  const emitPartialOutput = async () => {
+    outputReadLength = text.length;
+    const partial = (await jsonReader()).partialJson(text);
+    if (partial !== undefined) await emit({ type: 'output-delta', step, partial });
+  };
 
   const parts = context.model.stream(context.request, {
     signal: context.signal,
@@ -63,10 +81,8 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
         case 'text-delta':
           text += part.delta;
           await emit({ type: 'text-delta', step, delta: part.delta });
-          if (context.partialOutput) {
-            const partial = context.partialOutput(text);
-            if (partial !== undefined) await emit({ type: 'output-delta', step, partial });
-          }
+          if (context.partialOutput && worthReading(outputReadLength, text.length))
+            await emitPartialOutput();
           break;
         case 'tool-call-delta': {
           let call = calls[part.index];
@@ -77,17 +93,28 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
                 `Tool call ${part.index} began without a name.`,
               );
             }
-            call = { id: assignCallId(part.id, context.callIds), name: part.name, arguments: '' };
+            call = {
+              id: assignCallId(part.id, context.callIds),
+              name: part.name,
+              arguments: '',
+              readLength: 0,
+            };
             calls[part.index] = call;
             await emit({ type: 'tool-call-start', step, callId: call.id, toolName: call.name });
           }
           if (part.argumentsDelta) {
             call.arguments += part.argumentsDelta;
+            let partial: unknown;
+            if (worthReading(call.readLength, call.arguments.length)) {
+              call.readLength = call.arguments.length;
+              partial = (await jsonReader()).partialJson(call.arguments);
+            }
             await emit({
               type: 'tool-call-delta',
               step,
               callId: call.id,
               argumentsDelta: part.argumentsDelta,
+              ...(partial === undefined ? {} : { partialArguments: partial }),
             });
           }
           break;
@@ -100,6 +127,8 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
           break;
       }
     }
+    // The last partial output is the whole text, read or not by the throttle.
+    if (context.partialOutput && text.length > outputReadLength) await emitPartialOutput();
   } catch (error) {
     throw withReceived(error, text, calls.filter(Boolean).length);
   }

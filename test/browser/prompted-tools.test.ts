@@ -123,10 +123,35 @@ describe('prompted tool calling, for endpoints without function calling', () => 
     ]);
   });
 
-  it('answers a malformed block with tool-invalid-json, and the model can correct itself', async () => {
+  it('mends a block whose braces were left open, and runs its call', async () => {
     const session = await scriptModel(
       [
         { text: '```json\n{"tool": "get_weather", "arguments": {"city": "Paris"\n```' },
+        { text: 'Paris is 18 °C.' },
+      ],
+      { rejectTools: true },
+    );
+    const cities: string[] = [];
+    const agent = agentFor(session, {
+      tools: [weatherTool(cities)],
+      memory: { tools: false },
+      model: { toolCalling: 'prompted' },
+    });
+
+    const events = await collect(agent.run('Weather in Paris?'));
+
+    expect(cities).toEqual(['Paris']);
+    expect(events.find((event) => event.type === 'tool-call')).toMatchObject({
+      toolName: 'get_weather',
+      arguments: { city: 'Paris' },
+      argumentsRepaired: true,
+    });
+  });
+
+  it('answers a block that cannot be mended with tool-invalid-json, and the model can correct itself', async () => {
+    const session = await scriptModel(
+      [
+        { text: '```json\n{"tool": "get_weather", "arguments": <city>Paris</city>\n```' },
         { text: block('get_weather', { city: 'Paris' }) },
         { text: 'Paris is 18 °C.' },
       ],

@@ -28,7 +28,7 @@ describe('tool failures are data for the model', () => {
       {
         toolCalls: [
           { id: 'call_unknown', name: 'launch_rockets', arguments: { count: 3 } },
-          { id: 'call_json', name: 'get_weather', arguments: '{"city": "Paris"' },
+          { id: 'call_json', name: 'get_weather', arguments: '<city>Paris</city>' },
           { id: 'call_schema', name: 'get_weather', arguments: { city: 42 } },
           { id: 'call_throw', name: 'explode', arguments: {} },
         ],
@@ -57,7 +57,7 @@ describe('tool failures are data for the model', () => {
     const badJsonCall = events.find(
       (event) => event.type === 'tool-call' && event.callId === 'call_json',
     );
-    expect(badJsonCall).toMatchObject({ argumentsText: '{"city": "Paris"' });
+    expect(badJsonCall).toMatchObject({ argumentsText: '<city>Paris</city>' });
     expect(badJsonCall && 'arguments' in badJsonCall).toBe(false);
 
     const toolMessages = (await receivedBodies(session))[1]?.messages.filter(
@@ -78,6 +78,67 @@ describe('tool failures are data for the model', () => {
       code: 'tool-failed',
       message: 'Tool "explode" failed: the fuse was wet',
     });
+  });
+
+  it('mends arguments a model left unclosed or unquoted, says so, and streams them parsed as they grow', async () => {
+    const cities: string[] = [];
+    const weather = tool({
+      name: 'get_weather',
+      description: 'Current weather for a city.',
+      parameters: z.object({ city: z.string(), days: z.array(z.int()) }),
+      execute: ({ city, days }) => {
+        cities.push(`${city}:${days.join(',')}`);
+        return `sunny in ${city}`;
+      },
+    });
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_open', name: 'get_weather', arguments: '{"city": "Paris", "days": [1, 2' },
+          { id: 'call_bare', name: 'get_weather', arguments: "{city: 'Oslo', days: [3,],}" },
+          {
+            id: 'call_long',
+            name: 'get_weather',
+            arguments: { city: 'Reykjavík'.repeat(20), days: [1, 2, 3, 4, 5, 6, 7] },
+          },
+        ],
+        argumentChunks: 12,
+      },
+      { text: 'Sunny everywhere.' },
+    ]);
+    const agent = agentFor(session, { tools: [weather], memory: { tools: false } });
+
+    const events = await collect(agent.run('Weather?'));
+
+    expect(cities.sort()).toEqual([
+      'Oslo:3',
+      'Paris:1,2',
+      `${'Reykjavík'.repeat(20)}:1,2,3,4,5,6,7`,
+    ]);
+    const calls = Object.fromEntries(
+      events.flatMap((event) => (event.type === 'tool-call' ? [[event.callId, event]] : [])),
+    );
+    expect(calls.call_open).toMatchObject({
+      arguments: { city: 'Paris', days: [1, 2] },
+      argumentsRepaired: true,
+    });
+    expect(calls.call_bare).toMatchObject({ arguments: { city: 'Oslo', days: [3] } });
+    expect(calls.call_bare?.argumentsRepaired).toBe(true);
+    expect(calls.call_long && 'argumentsRepaired' in calls.call_long).toBe(false);
+
+    // The long call's arguments arrive in twelve pieces; the partial value grows with them.
+    const partials = events.flatMap((event) =>
+      event.type === 'tool-call-delta' &&
+      event.callId === 'call_long' &&
+      'partialArguments' in event
+        ? [event.partialArguments as { city?: string; days?: number[] }]
+        : [],
+    );
+    expect(partials.length).toBeGreaterThan(1);
+    expect(partials.length).toBeLessThan(12);
+    const cityLengths = partials.map((partial) => partial.city?.length ?? 0);
+    expect(cityLengths).toEqual([...cityLengths].sort((a, b) => a - b));
+    expect(cityLengths.at(-1)).toBeGreaterThan(cityLengths[0] ?? 0);
   });
 
   it('reports a tool output that JSON cannot represent, and a thrown string, without failing the run', async () => {

@@ -58,7 +58,7 @@ export async function runToolCalls(
   calls: readonly ChatToolCall[],
   context: ToolCallsContext,
 ): Promise<ToolCallResult[]> {
-  const parsed = calls.map((call) => parseArguments(call.function.arguments));
+  const parsed = await Promise.all(calls.map((call) => parseArguments(call.function.arguments)));
   // Every call is announced, complete and parsed, before any of them runs.
   for (const [index, call] of calls.entries()) {
     await context.emit(toolCallEvent(context.step, call, parsed[index]!));
@@ -75,7 +75,10 @@ function toolCallEvent(step: number, call: ChatToolCall, parsed: ParsedArguments
     toolName: call.function.name,
     argumentsText: call.function.arguments,
   } as const;
-  return parsed.ok ? { ...base, arguments: parsed.value } : base;
+  if (!parsed.ok) return base;
+  return parsed.repaired
+    ? { ...base, arguments: parsed.value, argumentsRepaired: true }
+    : { ...base, arguments: parsed.value };
 }
 
 async function runToolCall(
@@ -235,14 +238,22 @@ function whileRunning<T extends ToolCheck | ToolOutcome>(
   });
 }
 
-type ParsedArguments = { ok: true; value: unknown } | { ok: false; reason: string };
+type ParsedArguments =
+  | { ok: true; value: unknown; repaired?: true }
+  | { ok: false; reason: string };
 
-/** Parses a call's argument text; an empty string means no arguments, as some servers send it. */
-function parseArguments(text: string): ParsedArguments {
+/**
+ * Parses a call's argument text; an empty string means no arguments, as some servers send
+ * it. Text that is not JSON is mended (small and local models often leave a brace open or a
+ * key unquoted) when that gives an object; the JSON repair is loaded only then.
+ */
+async function parseArguments(text: string): Promise<ParsedArguments> {
   if (text.trim() === '') return { ok: true, value: {} };
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
+    const repaired = (await import('../../model/structured-output')).repairArguments(text);
+    if (repaired !== undefined) return { ok: true, value: repaired, repaired: true };
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }
 }

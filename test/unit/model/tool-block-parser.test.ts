@@ -92,8 +92,16 @@ describe('reading prompted tool calls from streamed text', () => {
     expect(settle(parse([answer]))).toEqual({ text: answer, calls: [] });
   });
 
-  it('makes a block that names a tool but is not JSON a call with the block as its arguments', () => {
+  it('makes a block that names a tool but is not JSON a call with what follows "arguments" as its arguments', () => {
     const broken = '{"tool": "get_weather", "arguments": {"city": "Paris"}';
+    const { calls } = settle(parse([`\`\`\`json\n${broken}\n\`\`\``]));
+
+    // Left for the tool pipeline to mend (here it is whole) or refuse as tool-invalid-json.
+    expect(calls).toEqual([{ id: 'call_0', name: 'get_weather', arguments: '{"city": "Paris"}' }]);
+  });
+
+  it('makes a block that names a tool but has no arguments key a call with the block as its arguments', () => {
+    const broken = '{"tool": "get_weather", "city": "Paris"';
     const { calls } = settle(parse([`\`\`\`json\n${broken}\n\`\`\``]));
 
     expect(calls).toEqual([{ id: 'call_0', name: 'get_weather', arguments: broken }]);
