@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, ErrorData, SandboxStats } from 'airlock-agents';
 import { createElement, formatDuration } from './dom';
+import { finishedText } from './run-status';
 
 /** Runs kept on the timeline; older ones are dropped. */
 const MAX_RUNS = 20;
@@ -59,6 +60,8 @@ function createTimelineRun(
   const rows = new Map<number, StepRow>();
   const chips = new Map<string, HTMLElement>();
   const started = performance.now();
+  /** The last step started: a stopped run's `steps` count only the completed ones. */
+  let startedStep = 0;
 
   const rowFor = (step: number) => {
     let row = rows.get(step);
@@ -106,6 +109,7 @@ function createTimelineRun(
     handle(event) {
       switch (event.type) {
         case 'step-start':
+          startedStep = event.step;
           rowFor(event.step);
           break;
         case 'tool-call': {
@@ -135,7 +139,7 @@ function createTimelineRun(
         case 'run-finish':
           end(
             event.reason,
-            `${event.reason} · ${event.steps.length} ${event.steps.length === 1 ? 'step' : 'steps'} · ${event.usage.totalTokens} tokens · ${formatDuration(performance.now() - started)}`,
+            `${finishedText(event, startedStep)} · ${formatDuration(performance.now() - started)}`,
           );
           break;
         case 'run-error':

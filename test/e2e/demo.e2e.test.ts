@@ -151,13 +151,18 @@ describe('the demo, built and served', () => {
     await eventually(async () =>
       (await bubble.count()) > 0 ? await bubble.textContent() : '',
     ).toMatch(/^.{80}/s);
+    // The footer under streaming text says so, not that it still waits for the model.
+    expect(await page.locator('#log .run-footer').last().textContent()).toBe(
+      'Step 1: the model is writing…',
+    );
 
     await page.locator('#stop').click();
     await waitForRunEnd(page, before);
 
     const footer = page.locator('#log .run-footer[data-reason]').last();
     expect(await attribute(footer, 'data-reason')).toBe('aborted');
-    expect(await footer.textContent()).toContain('finished: aborted');
+    // Stopped mid-stream: the step it was in did not complete.
+    expect(await footer.textContent()).toMatch(/^Stopped during step 1 · 0 steps completed · /);
     expect(await attribute(page.locator('#timeline .timeline-run').first(), 'data-reason')).toBe(
       'aborted',
     );
