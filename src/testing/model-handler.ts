@@ -106,6 +106,11 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
 
     if (route === 'models' && record.method === 'GET')
       return sendJson(res, 200, buildModelList(nowSeconds()));
+    if (route === 'embeddings' && options.rejectEmbeddings) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     if (route === 'embeddings' && record.method === 'POST')
       return answerEmbeddings(res, record.body, options.embed ?? hashedEmbedding);
     if (route !== 'chat' || record.method !== 'POST') {
