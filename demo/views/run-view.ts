@@ -5,6 +5,7 @@
  */
 import type { AgentEvent, ErrorData } from 'airlock-agents';
 import { createElement } from './dom';
+import { modelErrorHint } from './error-hints';
 import { type CallApproved, nextRunStatus, type RunStatus, STARTING_STATUS } from './run-status';
 import { createToolCard, type ToolCard } from './tool-card';
 import { createAgentTurn } from './turns';
@@ -68,6 +69,10 @@ export function createRunView(log: HTMLElement): RunView {
         document.createTextNode(` ${error.message}`),
       ),
     );
+    // What to do about it, where the demo knows (a refused key, a missing path).
+    const hint = modelErrorHint(error, 'run');
+    if (hint !== undefined)
+      body.append(createElement('p', { className: 'error-hint', text: hint }));
     footer.textContent = 'The run failed.';
     footer.dataset.reason = 'error';
   };
