@@ -405,6 +405,10 @@ describe('the demo in front of a model that refuses the key and has no /embeddin
 
     // The same hint when the page talks to the model without the proxy.
     await page.locator('.settings summary').click();
+    // The settings say so too, where a key field would be looked for.
+    expect(await page.locator('.settings').textContent()).toMatch(
+      /API key goes to the server, never into this page: start it with\s+OPENAI_API_KEY=sk-… npm run demo/,
+    );
     await page.locator('#base-url').fill(upstreamURL);
     await page.locator('#settings-form button[type="submit"]').click();
     expect(await ask(page, 'Hello again')).toBe('error');
