@@ -299,7 +299,9 @@ describe('the demo, built and served', () => {
     );
     expect(firstRuns.length).toBeGreaterThan(0);
     await page.locator('#new-conversation').click();
-    await eventually(() => page.locator('#timeline .timeline-run:not([hidden])').count()).toBe(0);
+    // The new conversation is open once its log is empty (it is cleared after a store read).
+    await eventually(() => page.locator('#log .turn').count()).toBe(0);
+    expect(await page.locator('#timeline .timeline-run:not([hidden])').count()).toBe(0);
 
     // 50,000 characters, ending in one that the composer's trim keeps.
     const long = `${'All work and no play makes a dull message. '.repeat(1200).slice(0, 49_992)}The end.`;
