@@ -2,6 +2,7 @@
 import { type Agent, createAgent } from 'airlock-agents';
 import {
   DEMO_EMBEDDING_MODEL,
+  OFFLINE_KNOWLEDGE_MIN_SCORE,
   OFFLINE_MODEL_NAME,
   OFFLINE_MODEL_PATH,
   SERVED_MODEL_META,
@@ -67,7 +68,13 @@ export function createDemoAgent(settings: ModelSettings): Agent {
     ],
     memory: { database: DEMO_DATABASE },
     // Documents from the knowledge panel: the best passages go into each run's context.
-    knowledge: { retrieval: 'inject', embeddingModel: DEMO_EMBEDDING_MODEL, k: 3, minScore: 0.15 },
+    // A real embedding model gets Airlock's default cut-off; the offline one its own.
+    knowledge: {
+      retrieval: 'inject',
+      embeddingModel: DEMO_EMBEDDING_MODEL,
+      k: 3,
+      ...(usesOfflineModel(settings) ? { minScore: OFFLINE_KNOWLEDGE_MIN_SCORE } : {}),
+    },
   });
 }
 

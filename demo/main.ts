@@ -47,8 +47,12 @@ let renderedSeq = 0;
 let activeRun: AbortController | undefined;
 
 const approvals = createApprovalDialog();
-const timeline = createRunTimeline(requireElement('timeline', HTMLOListElement), () =>
-  agent && !agent.disposed ? agent.sandboxStats() : {},
+const timeline = createRunTimeline(
+  {
+    list: requireElement('timeline', HTMLOListElement),
+    stats: requireElement('sandbox-stats', HTMLParagraphElement),
+  },
+  () => (agent && !agent.disposed ? agent.sandboxStats() : {}),
 );
 const conversations = createConversationList({
   list: requireElement('conversation-list', HTMLUListElement),
@@ -133,6 +137,7 @@ async function openConversation(id: string): Promise<void> {
   selectedId = id;
   saveSelectedConversation(id);
   conversations.setSelected(id);
+  timeline.show(id);
   const detail = await agent?.memory.getConversation(id).catch((error: unknown) => {
     showFailure(error);
     return undefined;
@@ -168,7 +173,7 @@ async function play(
   start: (signal: AbortSignal) => AgentRun | undefined,
 ): Promise<void> {
   const view = createRunView(log);
-  const entry = timeline.begin(title);
+  const entry = timeline.begin(title, selectedId);
   scrollToEnd();
   const controller = new AbortController();
   const run = start(controller.signal);

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createProxyHandler, toNodeListener } from '../../src/proxy.js';
 import { createModelHandler } from '../../src/testing.js';
+import { contentEmbedding } from '../model/content-embedding.js';
 import { offlineModel } from '../model/offline-model.js';
 import {
   DEMO_EMBEDDING_MODEL,
@@ -51,7 +52,7 @@ const DEFAULT_PROXIED_MODEL = 'gpt-4o-mini';
 export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
   const apiKey = env.OPENAI_API_KEY;
   if (!apiKey) {
-    const handler = createModelHandler({ script: offlineModel });
+    const handler = createModelHandler({ script: offlineModel, embed: contentEmbedding });
     return {
       listener: handler,
       model: OFFLINE_MODEL_NAME,

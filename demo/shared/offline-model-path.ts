@@ -12,3 +12,11 @@ export const SERVED_MODEL_META = 'airlock-demo-model';
  * name with hashed bag-of-words vectors; the proxy allows this one).
  */
 export const DEMO_EMBEDDING_MODEL = 'text-embedding-3-small';
+
+/**
+ * The lowest knowledge score the page keeps with the offline model's embeddings (content
+ * words only, `demo/model/content-embedding.ts`). Texts sharing no content word score
+ * about 0, but two words hashed to one of the 256 buckets add up to ±0.3 between short
+ * texts; a question sharing two of its three content words with a passage scores above 0.3.
+ */
+export const OFFLINE_KNOWLEDGE_MIN_SCORE = 0.3;

@@ -6,6 +6,7 @@
 import type { MessageRecord } from 'airlock-agents';
 import { parseJson } from '../shared/json-values';
 import { createElement } from './dom';
+import { collapsedIfLong } from './long-text';
 import { readStoredToolResult } from './stored-tool-result';
 import { createToolCard, type ToolCard } from './tool-card';
 import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';
@@ -39,7 +40,7 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
       else card?.fail(result.error);
       continue;
     }
-    if (message.content) turn.body.append(textBubble(message.content, record.status));
+    if (message.content) turn.body.append(...textBubble(message.content, record.status));
     for (const call of message.tool_calls ?? []) {
       const card = createToolCard(call.function.name);
       const parsed = parseJson(call.function.arguments);
@@ -51,15 +52,25 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
   endTurn();
 }
 
-function textBubble(text: string, status: MessageRecord['status']): HTMLElement {
-  if (status !== 'interrupted') return createElement('p', { className: 'bubble', text });
-  return createElement(
-    'div',
-    { className: 'interrupted-message' },
-    createElement('p', { className: 'bubble', text, attributes: { 'data-status': 'interrupted' } }),
-    createElement('p', {
-      className: 'interrupted-note',
-      text: 'Interrupted: the run was stopped or the page closed before this answer was finished.',
-    }),
-  );
+/** A stored answer's bubble (collapsed when long), marked when a run was cut short in it. */
+function textBubble(text: string, status: MessageRecord['status']): HTMLElement[] {
+  if (status !== 'interrupted')
+    return collapsedIfLong(createElement('p', { className: 'bubble', text }));
+  return [
+    createElement(
+      'div',
+      { className: 'interrupted-message' },
+      ...collapsedIfLong(
+        createElement('p', {
+          className: 'bubble',
+          text,
+          attributes: { 'data-status': 'interrupted' },
+        }),
+      ),
+      createElement('p', {
+        className: 'interrupted-note',
+        text: 'Interrupted: the run was stopped or the page closed before this answer was finished.',
+      }),
+    ),
+  ];
 }

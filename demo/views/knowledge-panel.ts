@@ -3,8 +3,9 @@
  * (typed, or read from a .txt/.md file) with an import progress line, and a Remove button
  * per document. Runs then show the documents they used as sources.
  */
-import type { AgentKnowledge, KnowledgeDocumentRecord } from 'airlock-agents';
+import { type AgentKnowledge, isAirlockError, type KnowledgeDocumentRecord } from 'airlock-agents';
 import { createElement } from './dom';
+import { modelErrorHint } from './error-hints';
 
 /** What the panel needs from the page. */
 export interface KnowledgePanelOptions {
@@ -71,6 +72,7 @@ export function createKnowledgePanel(options: KnowledgePanelOptions): KnowledgeP
     const title = titleInput.value.trim();
     const text = textInput.value.trim();
     if (!knowledge || title === '' || text === '') return;
+    delete status.dataset.error;
     status.textContent = 'Embedding…';
     knowledge
       .add(
@@ -87,7 +89,8 @@ export function createKnowledgePanel(options: KnowledgePanelOptions): KnowledgeP
         return refresh();
       })
       .catch((error: unknown) => {
-        status.textContent = messageOf(error);
+        // Not added, and the form keeps the text: say so, and what to do about it.
+        showAddFailure(status, title, error);
       });
   });
 
@@ -123,6 +126,21 @@ function item(
       text: `${document.chunkCount} ${document.chunkCount === 1 ? 'chunk' : 'chunks'}`,
     }),
     remove,
+  );
+}
+
+/** “Title” was not added, why, and (for a refused key or a missing /embeddings) what to do. */
+function showAddFailure(status: HTMLElement, title: string, error: unknown): void {
+  const hint = isAirlockError(error)
+    ? modelErrorHint(
+        { code: error.code, message: error.message, details: error.details },
+        'embeddings',
+      )
+    : undefined;
+  status.dataset.error = 'true';
+  status.replaceChildren(
+    createElement('span', { text: `“${title}” was not added: ${messageOf(error)}` }),
+    ...(hint === undefined ? [] : [createElement('span', { className: 'error-hint', text: hint })]),
   );
 }
 

@@ -1,11 +1,14 @@
 /**
  * The run timeline: per run, each step's duration, tokens, finish reason and tool calls,
- * from the run's `step-start`, `tool-call`, `tool-result` and `step-finish` events.
+ * from the run's `step-start`, `tool-call`, `tool-result` and `step-finish` events. It
+ * shows the runs of the open conversation only, and the sandbox workers' counts once,
+ * as of the last run's end.
  */
 import type { AgentEvent, ErrorData, SandboxStats } from 'airlock-agents';
 import { createElement, formatDuration } from './dom';
+import { finishedText } from './run-status';
 
-/** Runs kept on the timeline; older ones are dropped. */
+/** Runs kept on the timeline, over all conversations; older ones are dropped. */
 const MAX_RUNS = 20;
 
 /** One run's entry; feed it the run's events. */
@@ -17,29 +20,67 @@ export interface TimelineRun {
 
 /** The timeline panel. */
 export interface RunTimeline {
-  /** Adds a run at the top, titled with what the user asked. */
-  begin(title: string): TimelineRun;
+  /** Adds a run of `conversationId` at the top, titled with what the user asked. */
+  begin(title: string, conversationId: string): TimelineRun;
+  /** Shows only the runs of `conversationId`. */
+  show(conversationId: string): void;
 }
 
-/** Fills `list`; `sandboxStats` reads the agent's worker counts when a run ends. */
+/** Where the timeline draws. */
+export interface RunTimelineElements {
+  /** The runs, newest first. */
+  readonly list: HTMLOListElement;
+  /** One line of sandbox worker counts, for all runs. */
+  readonly stats: HTMLElement;
+}
+
+/** Fills the panel; `sandboxStats` reads the agent's worker counts when a run ends. */
 export function createRunTimeline(
-  list: HTMLOListElement,
+  { list, stats }: RunTimelineElements,
   sandboxStats: () => Record<string, SandboxStats>,
 ): RunTimeline {
+  let shown = '';
+  const entries = () => [...list.children].filter((child) => child instanceof HTMLElement);
+  /** Hides other conversations' runs; the list says so when none is left. */
+  const filter = () => {
+    let visible = 0;
+    for (const entry of entries()) {
+      entry.hidden = entry.dataset.conversation !== shown;
+      if (!entry.hidden) visible++;
+    }
+    list.dataset.empty = String(visible === 0);
+  };
+  const showStats = () => {
+    const text = Object.entries(sandboxStats())
+      .map(
+        ([name, { live, started: count, killed }]) =>
+          `${name}: ${live} live, ${count} started, ${killed} killed`,
+      )
+      .join(' · ');
+    stats.textContent = text === '' ? '' : `Sandbox workers — ${text}`;
+  };
   return {
-    begin(title) {
+    begin(title, conversationId) {
       const steps = createElement('ol', { className: 'timeline-steps' });
       const outcome = createElement('p', { className: 'timeline-outcome', text: 'running…' });
       const entry = createElement(
         'li',
-        { className: 'timeline-run', attributes: { 'data-reason': 'running' } },
+        {
+          className: 'timeline-run',
+          attributes: { 'data-reason': 'running', 'data-conversation': conversationId },
+        },
         createElement('p', { className: 'timeline-title', text: title }),
         steps,
         outcome,
       );
       list.prepend(entry);
       while (list.children.length > MAX_RUNS) list.lastElementChild?.remove();
-      return createTimelineRun(entry, steps, outcome, sandboxStats);
+      filter();
+      return createTimelineRun(entry, steps, outcome, showStats);
+    },
+    show(conversationId) {
+      shown = conversationId;
+      filter();
     },
   };
 }
@@ -54,11 +95,13 @@ function createTimelineRun(
   entry: HTMLElement,
   steps: HTMLElement,
   outcome: HTMLElement,
-  sandboxStats: () => Record<string, SandboxStats>,
+  ended: () => void,
 ): TimelineRun {
   const rows = new Map<number, StepRow>();
   const chips = new Map<string, HTMLElement>();
   const started = performance.now();
+  /** The last step started: a stopped run's `steps` count only the completed ones. */
+  let startedStep = 0;
 
   const rowFor = (step: number) => {
     let row = rows.get(step);
@@ -86,17 +129,7 @@ function createTimelineRun(
     for (const row of rows.values()) {
       if (!row.finished) row.summary.textContent = 'cut short';
     }
-    const stats = Object.entries(sandboxStats())
-      .map(
-        ([name, { live, started: count, killed }]) =>
-          `${name}: ${live} live, ${count} started, ${killed} killed`,
-      )
-      .join(' · ');
-    if (stats !== '') {
-      entry.append(
-        createElement('p', { className: 'timeline-stats', text: `Sandbox workers — ${stats}` }),
-      );
-    }
+    ended();
   };
 
   return {
@@ -106,6 +139,7 @@ function createTimelineRun(
     handle(event) {
       switch (event.type) {
         case 'step-start':
+          startedStep = event.step;
           rowFor(event.step);
           break;
         case 'tool-call': {
@@ -135,7 +169,7 @@ function createTimelineRun(
         case 'run-finish':
           end(
             event.reason,
-            `${event.reason} · ${event.steps.length} ${event.steps.length === 1 ? 'step' : 'steps'} · ${event.usage.totalTokens} tokens · ${formatDuration(performance.now() - started)}`,
+            `${finishedText(event, startedStep)} · ${formatDuration(performance.now() - started)}`,
           );
           break;
         case 'run-error':

@@ -5,6 +5,8 @@
  */
 import type { AgentEvent, ErrorData } from 'airlock-agents';
 import { createElement } from './dom';
+import { modelErrorHint } from './error-hints';
+import { type CallApproved, nextRunStatus, type RunStatus, STARTING_STATUS } from './run-status';
 import { createToolCard, type ToolCard } from './tool-card';
 import { createAgentTurn } from './turns';
 
@@ -19,10 +21,16 @@ export interface RunView {
 
 /** Appends an assistant turn to `log` and returns the view that fills it. */
 export function createRunView(log: HTMLElement): RunView {
-  const { element, body, footer } = createAgentTurn('Waiting for the model…');
+  const { element, body, footer } = createAgentTurn(STARTING_STATUS.text);
   log.append(element);
   const bubbles = new Map<number, HTMLElement>();
   const cards = new Map<string, ToolCard>();
+  let status: RunStatus = STARTING_STATUS;
+  /** The footer follows the run: waiting, writing, running a tool, or how it ended. */
+  const follow = (event: AgentEvent | CallApproved) => {
+    status = nextRunStatus(status, event);
+    footer.textContent = status.text;
+  };
 
   /** A step's text bubble, created where its first delta lands so the log keeps event order. */
   const bubbleFor = (step: number) => {
@@ -61,6 +69,10 @@ export function createRunView(log: HTMLElement): RunView {
         document.createTextNode(` ${error.message}`),
       ),
     );
+    // What to do about it, where the demo knows (a refused key, a missing path).
+    const hint = modelErrorHint(error, 'run');
+    if (hint !== undefined)
+      body.append(createElement('p', { className: 'error-hint', text: hint }));
     footer.textContent = 'The run failed.';
     footer.dataset.reason = 'error';
   };
@@ -69,15 +81,11 @@ export function createRunView(log: HTMLElement): RunView {
     showError,
     approved(callId) {
       cards.get(callId)?.approved();
+      follow({ type: 'call-approved', callId });
     },
     handle(event) {
+      follow(event);
       switch (event.type) {
-        case 'run-start':
-          footer.textContent = `Running with ${event.model}…`;
-          break;
-        case 'step-start':
-          footer.textContent = `Step ${event.step}: waiting for the model…`;
-          break;
         case 'text-delta':
           bubbleFor(event.step).textContent += event.delta;
           break;
@@ -89,11 +97,9 @@ export function createRunView(log: HTMLElement): RunView {
           break;
         case 'tool-call':
           cardFor(event.callId, event.toolName).complete(event.argumentsText, event.arguments);
-          footer.textContent = `Step ${event.step}: running tools…`;
           break;
         case 'approval-request':
           cardFor(event.callId, event.toolName).awaitApproval(event.arguments);
-          footer.textContent = `Step ${event.step}: waiting for your approval…`;
           break;
         case 'tool-result':
           if (event.ok)
@@ -106,13 +112,10 @@ export function createRunView(log: HTMLElement): RunView {
         case 'step-finish':
           bubbles.get(event.step)?.classList.remove('streaming');
           break;
-        case 'run-finish': {
+        case 'run-finish':
           finish();
-          const steps = `${event.steps.length} ${event.steps.length === 1 ? 'step' : 'steps'}`;
-          footer.textContent = `${steps} · ${event.usage.totalTokens} tokens · finished: ${event.reason}`;
           footer.dataset.reason = event.reason;
           break;
-        }
         case 'run-error':
           showError(event.error);
           break;

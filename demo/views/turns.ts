@@ -1,13 +1,14 @@
 /** The two kinds of entry in the conversation log: what the user said, and the agent's turn. */
 import { createElement } from './dom';
+import { collapsedIfLong } from './long-text';
 
-/** The user's message, as a log entry. */
+/** The user's message, as a log entry; a long one collapsed. */
 export function createUserTurn(text: string): HTMLLIElement {
   return createElement(
     'li',
     { className: 'turn user' },
     createElement('span', { className: 'speaker', text: 'You' }),
-    createElement('p', { className: 'bubble', text }),
+    ...collapsedIfLong(createElement('p', { className: 'bubble', text })),
   );
 }
 

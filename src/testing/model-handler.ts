@@ -30,6 +30,11 @@ import {
 /** Options for {@link createModelHandler}. */
 export interface ModelHandlerOptions extends SessionOptions {
   script: ModelScript;
+  /**
+   * The vector `…/embeddings` answers for one input, `dimension` numbers long. Default
+   * {@link hashedEmbedding}; the offline demo passes one that skips stop words.
+   */
+  embed?: (input: string, dimension: number) => number[];
 }
 
 /**
@@ -101,8 +106,13 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
 
     if (route === 'models' && record.method === 'GET')
       return sendJson(res, 200, buildModelList(nowSeconds()));
+    if (route === 'embeddings' && options.rejectEmbeddings) {
+      res.writeHead(404);
+      res.end();
+      return;
+    }
     if (route === 'embeddings' && record.method === 'POST')
-      return answerEmbeddings(res, record.body);
+      return answerEmbeddings(res, record.body, options.embed ?? hashedEmbedding);
     if (route !== 'chat' || record.method !== 'POST') {
       return sendError(res, 404, `Invalid URL (${record.method} ${record.path})`);
     }
@@ -269,12 +279,16 @@ function routeOf(req: IncomingMessage): Route | null {
 }
 
 /**
- * Answers an embeddings request like the real API: one hashed bag-of-words vector per
- * input (`dimensions` long if asked, else 256), as floats or as base64 little-endian
- * float32 (what the `openai` SDK asks for unless told otherwise). Not scripted: it takes
- * no turn of the chat script.
+ * Answers an embeddings request like the real API: one vector per input from `embed`
+ * (`dimensions` long if asked, else 256), as floats or as base64 little-endian float32
+ * (what the `openai` SDK asks for unless told otherwise). Not scripted: it takes no turn
+ * of the chat script.
  */
-function answerEmbeddings(res: ServerResponse, body: unknown): void {
+function answerEmbeddings(
+  res: ServerResponse,
+  body: unknown,
+  embed: (input: string, dimension: number) => number[],
+): void {
   if (!isObject(body)) {
     sendError(res, 400, 'We could not parse the JSON body of your request.');
     return;
@@ -297,7 +311,7 @@ function answerEmbeddings(res: ServerResponse, body: unknown): void {
   sendJson(res, 200, {
     object: 'list',
     data: inputs.map((input, index) => {
-      const vector = hashedEmbedding(input, dimension);
+      const vector = embed(input, dimension);
       return {
         object: 'embedding',
         index,

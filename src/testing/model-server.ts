@@ -163,6 +163,7 @@ async function answerCreateSession(
   const session = createSession(turns, {
     rejectTools: options.rejectTools === true,
     rejectResponseFormat: options.rejectResponseFormat === true,
+    rejectEmbeddings: options.rejectEmbeddings === true,
     ...(allowedHeaders ? { allowedHeaders } : {}),
   });
   sendJson(res, 201, { id: session.id, baseURL: session.baseURL });

@@ -97,6 +97,11 @@ export interface SessionOptions {
    */
   rejectResponseFormat?: boolean;
   /**
+   * Behave like an OpenAI-compatible server without embeddings (many local servers): a
+   * request to `…/embeddings` is answered 404 with no body, as such servers answer it.
+   */
+  rejectEmbeddings?: boolean;
+  /**
    * Behave like a proxy whose CORS allows only these request headers (lower case): a
    * preflight asking for any other is answered without CORS headers, so a browser refuses
    * the request (`TypeError: Failed to fetch`) and the server never sees it. Default: any.

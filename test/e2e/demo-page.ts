@@ -35,6 +35,8 @@ export interface DemoPage {
   screenshot(options: { path: string }): Promise<unknown>;
   goto(url: string): Promise<unknown>;
   waitForTimeout(ms: number): Promise<void>;
+  /** Resizes the page's viewport (WebDriver: its window). */
+  setViewportSize(size: { width: number; height: number }): Promise<void>;
 }
 
 /** Generous: CI machines are slow, and every wait ends as soon as its condition holds. */

@@ -13,6 +13,7 @@ import { LONG_ANSWER } from '../../demo/model/long-answer';
 import { THEME_SHADES } from '../../demo/shared/theme-colors';
 import { fakeWeather } from '../../demo/tools/fake-weather';
 import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
+import { type ModelServer, startModelServer } from '../../src/testing';
 import { type DemoBrowser, openDemoBrowser } from './demo-browser';
 import {
   answerLengths,
@@ -33,6 +34,9 @@ const ENGINE =
   (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
   'chromium';
 const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
+
+/** The window the tests run in; one test checks the layout on a 1280×800 screen. */
+const VIEWPORT = { width: 1400, height: 900 };
 
 let outDir: string | undefined;
 let server: DemoServer | undefined;
@@ -57,7 +61,7 @@ beforeAll(async () => {
   });
   // An empty environment: the offline model even where OPENAI_API_KEY is set.
   server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await openDemoBrowser(ENGINE, { viewport: { width: 1400, height: 900 } });
+  browser = await openDemoBrowser(ENGINE, { viewport: VIEWPORT });
   page = browser.page;
   await openPage();
 });
@@ -68,9 +72,9 @@ afterAll(async () => {
   if (outDir) rmSync(outDir, { recursive: true, force: true });
 });
 
-async function openPage(): Promise<void> {
-  if (!server) throw new Error('The demo server did not start.');
-  await page.goto(server.url);
+async function openPage(at: DemoServer | undefined = server): Promise<void> {
+  if (!at) throw new Error('The demo server did not start.');
+  await page.goto(at.url);
   await page.locator('body[data-ready="true"]').waitFor({ timeout: WAIT_MS });
 }
 
@@ -151,13 +155,18 @@ describe('the demo, built and served', () => {
     await eventually(async () =>
       (await bubble.count()) > 0 ? await bubble.textContent() : '',
     ).toMatch(/^.{80}/s);
+    // The footer under streaming text says so, not that it still waits for the model.
+    expect(await page.locator('#log .run-footer').last().textContent()).toBe(
+      'Step 1: the model is writing…',
+    );
 
     await page.locator('#stop').click();
     await waitForRunEnd(page, before);
 
     const footer = page.locator('#log .run-footer[data-reason]').last();
     expect(await attribute(footer, 'data-reason')).toBe('aborted');
-    expect(await footer.textContent()).toContain('finished: aborted');
+    // Stopped mid-stream: the step it was in did not complete.
+    expect(await footer.textContent()).toMatch(/^Stopped during step 1 · 0 steps completed · /);
     expect(await attribute(page.locator('#timeline .timeline-run').first(), 'data-reason')).toBe(
       'aborted',
     );
@@ -256,6 +265,12 @@ describe('the demo, built and served', () => {
       /^Sources: Lighthouse notes \(passage 1, /,
     );
     await screenshot('09-knowledge');
+
+    // A question the document does not answer is not answered from it: stop words no
+    // longer make "What is the capital of France?" score above the cut-off.
+    expect(await ask(page, 'What is the capital of France?')).toBe('stop');
+    expect(await page.locator('#log .turn.assistant').last().locator('.sources').count()).toBe(0);
+    expect(await lastAnswer(page)).not.toContain('Orla Vance');
   });
 
   it('runs the headline tool in the iframe sandbox, where the app and its storage are out of reach', async () => {
@@ -274,7 +289,154 @@ describe('the demo, built and served', () => {
     await screenshot('10-headline');
   });
 
+  it('collapses a 50,000-character message, shows the timeline of the open conversation only, and Show all opens the message', async () => {
+    const first = await attribute(
+      page.locator('#conversation-list .conversation[aria-current="true"]'),
+      'data-id',
+    );
+    const firstRuns = await texts(
+      page.locator('#timeline .timeline-run:not([hidden]) .timeline-title'),
+    );
+    expect(firstRuns.length).toBeGreaterThan(0);
+    await page.locator('#new-conversation').click();
+    // The new conversation is open once its log is empty (it is cleared after a store read).
+    await eventually(() => page.locator('#log .turn').count()).toBe(0);
+    expect(await page.locator('#timeline .timeline-run:not([hidden])').count()).toBe(0);
+
+    // 50,000 characters, ending in one that the composer's trim keeps.
+    const long = `${'All work and no play makes a dull message. '.repeat(1200).slice(0, 49_992)}The end.`;
+    const before = await finishedRuns(page);
+    await send(page, long);
+    await waitForRunEnd(page, before);
+
+    const bubble = page.locator('#log .turn.user').last().locator('.bubble');
+    expect(await attribute(bubble, 'data-collapsed')).toBe('true');
+    expect((await bubble.textContent())?.length).toBe(50_000);
+    const collapsedHeight = await bubble.evaluate((element) => element.offsetHeight);
+    expect(collapsedHeight).toBeLessThan(300);
+    const showAll = page.locator('#log .turn.user').last().locator('.show-all');
+    expect(await showAll.textContent()).toBe('Show all (50,000 characters)');
+    // This conversation's one run, and none of the other's.
+    const shown = page.locator('#timeline .timeline-run:not([hidden]) .timeline-title');
+    expect(await texts(shown)).toEqual([`“${long}”`]);
+    await screenshot('11-long-message-collapsed');
+
+    await showAll.click();
+    expect(await attribute(bubble, 'data-collapsed')).toBe('false');
+    expect(await bubble.evaluate((element) => element.offsetHeight)).toBeGreaterThan(
+      collapsedHeight * 5,
+    );
+
+    // Back in the first conversation: its runs again, without the long message's.
+    await page
+      .locator(`#conversation-list .conversation[data-id="${first}"] .conversation-select`)
+      .click();
+    await eventually(() => texts(shown)).toEqual(firstRuns);
+    // The sandbox workers' counts: one line for the panel, none per run.
+    expect(await page.locator('#sandbox-stats').textContent()).toMatch(/^Sandbox workers — demo: /);
+    expect(await page.locator('#timeline .timeline-stats').count()).toBe(0);
+  });
+
+  it('shows the run timeline without scrolling on a 1280×800 screen', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    try {
+      await page.waitForTimeout(200);
+      const place = await page
+        .locator('#timeline .timeline-run:not([hidden]) .timeline-title')
+        .first()
+        .evaluate((title) => {
+          const box = title.getBoundingClientRect();
+          const x = box.left + Math.min(box.width / 2, 40);
+          const y = box.top + box.height / 2;
+          // What is drawn there: the title itself only if it is in view, not clipped or covered.
+          const drawn = document.elementFromPoint(x, y);
+          return {
+            bottom: box.bottom,
+            drawn: drawn === title || title.contains(drawn),
+            scrolled: document.scrollingElement?.scrollTop ?? 0,
+          };
+        });
+      expect(place.drawn).toBe(true);
+      expect(place.bottom).toBeLessThanOrEqual(800);
+      expect(place.scrolled).toBe(0);
+      await screenshot('12-timeline-1280x800');
+    } finally {
+      await page.setViewportSize(VIEWPORT);
+    }
+  });
+
   it('raised no uncaught error in the page', async () => {
     expect(await browser?.pageErrors()).toEqual([]);
+  });
+});
+
+describe('the demo in front of a model that refuses the key and has no /embeddings', () => {
+  let upstream: ModelServer | undefined;
+  let proxied: DemoServer | undefined;
+  let upstreamURL = '';
+
+  beforeAll(async () => {
+    if (!outDir) throw new Error('The demo was not built.');
+    upstream = await startModelServer();
+    // What OpenAI answers a wrong key, and a server without embeddings answers /embeddings.
+    const session = upstream.createSession(
+      () => ({ status: 401, message: 'Incorrect API key provided: sk-plac*******lder' }),
+      { rejectEmbeddings: true },
+    );
+    upstreamURL = session.baseURL;
+    proxied = await startDemoServer({
+      root: outDir,
+      port: 0,
+      env: { OPENAI_API_KEY: 'sk-placeholder', OPENAI_BASE_URL: session.baseURL },
+    });
+    await openPage(proxied);
+  });
+
+  afterAll(async () => {
+    await proxied?.close();
+    await upstream?.close();
+  });
+
+  it('says under a refused key that it belongs on the server, through the proxy and directly', async () => {
+    expect(await page.locator('#model-badge').textContent()).toBe('Model: gpt-4o-mini at /llm/v1');
+    expect(await ask(page, 'Hello')).toBe('error');
+    const hint = page.locator('#log .turn.assistant').last().locator('.error-hint');
+    expect(await hint.textContent()).toContain('OPENAI_API_KEY=sk-… npm run demo');
+    expect(await hint.textContent()).toContain('never in this page');
+    await screenshot('13-key-refused-by-upstream');
+
+    // The same hint when the page talks to the model without the proxy.
+    await page.locator('.settings summary').click();
+    // The settings say so too, where a key field would be looked for.
+    expect(await page.locator('.settings').textContent()).toMatch(
+      /API key goes to the server, never into this page: start it with\s+OPENAI_API_KEY=sk-… npm run demo/,
+    );
+    await page.locator('#base-url').fill(upstreamURL);
+    await page.locator('#settings-form button[type="submit"]').click();
+    expect(await ask(page, 'Hello again')).toBe('error');
+    expect(
+      await page.locator('#log .turn.assistant').last().locator('.run-error code').textContent(),
+    ).toBe('model-auth');
+    expect(
+      await page.locator('#log .turn.assistant').last().locator('.error-hint').textContent(),
+    ).toContain('OPENAI_API_KEY=sk-… npm run demo');
+    // Neither the server's key nor the upstream's masked quote of it reaches the page.
+    expect(await page.locator('body').textContent()).not.toMatch(/sk-plac/);
+  });
+
+  it('says why a document was not added to an endpoint without /embeddings, and keeps it in the form', async () => {
+    await page.locator('#knowledge-title').fill('Holiday policy');
+    await page
+      .locator('#knowledge-text')
+      .fill('Every employee gets 25 days of paid holiday a year.');
+    await page.locator('#knowledge-form button[type="submit"]').click();
+
+    const status = page.locator('#knowledge-status');
+    await eventually(() => attribute(status, 'data-error')).toBe('true');
+    expect(await status.textContent()).toMatch(/^“Holiday policy” was not added: .*404/);
+    expect(await status.locator('.error-hint').textContent()).toMatch(/has none\. Use \/llm\/v1 /);
+    expect(await page.locator('#knowledge-list .document').count()).toBe(0);
+    expect(await page.locator('#knowledge-title').inputValue()).toBe('Holiday policy');
+    await screenshot('14-no-embeddings');
   });
 });

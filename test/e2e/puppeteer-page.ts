@@ -31,6 +31,7 @@ export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
     screenshot: (options) => page.screenshot({ path: options.path as `${string}.png` }),
     goto: (url) => page.goto(url),
     waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    setViewportSize: (size) => page.setViewport(size),
   };
 }
 

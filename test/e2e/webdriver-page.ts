@@ -50,6 +50,9 @@ export function webdriverDemoPage(session: WebkitSession, waitMs: number): DemoP
     },
     goto: (url) => session.navigate(url),
     waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    setViewportSize: async (size) => {
+      await session.command('POST', `/session/${session.id}/window/rect`, { ...size });
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentEmbedding } from '../../../demo/model/content-embedding';
 import { type DemoServer, startDemoServer } from '../../../scripts/demo-server.mjs';
 
 let root: string;
@@ -87,5 +88,22 @@ describe('the demo server', () => {
 
     expect(response.status).toBe(200);
     expect(body.choices[0]?.message.content).toMatch(/offline demo model/);
+  });
+
+  it('answers /llm/v1/embeddings with content-word vectors, so stop words match nothing', async () => {
+    const response = await fetch(new URL('llm/v1/embeddings', server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'text-embedding-3-small',
+        input: ['What is the capital of France?', 'what is it'],
+        encoding_format: 'float',
+      }),
+    });
+    const body = (await response.json()) as { data: { embedding: number[] }[] };
+
+    expect(response.status).toBe(200);
+    expect(body.data[0]?.embedding).toEqual(contentEmbedding('capital France'));
+    expect(body.data[1]?.embedding.every((value) => value === 0)).toBe(true);
   });
 });

@@ -309,6 +309,42 @@ describe('the raw wire format', () => {
     expect(completion.choices[0]?.message.content).toBe('still the first turn');
   });
 
+  it('answers embeddings 404 with no body when the session rejects them, and with its own vectors when given an embed', async () => {
+    const session = server.createSession([{ text: 'chat still works' }], {
+      rejectEmbeddings: true,
+    });
+    const refused = await fetch(`${session.baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"m","input":"red apples"}',
+    });
+    expect(refused.status).toBe(404);
+    expect(await refused.text()).toBe('');
+    const completion = await clientFor(session.baseURL).chat.completions.create({
+      model: 'gpt-test',
+      messages,
+    });
+    expect(completion.choices[0]?.message.content).toBe('chat still works');
+
+    const handler = createModelHandler({
+      script: [],
+      embed: (input, dimension) => [input.length, dimension],
+    });
+    const own = createServer(handler);
+    await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = own.address() as AddressInfo;
+      const vectors = await clientFor(`http://127.0.0.1:${port}/v1`).embeddings.create({
+        model: 'm',
+        input: 'red apples',
+        encoding_format: 'float',
+      });
+      expect(vectors.data[0]?.embedding).toEqual([10, 256]);
+    } finally {
+      await new Promise((resolve) => own.close(resolve));
+    }
+  });
+
   it('answers a scripted 429 with the Retry-After header and a rate-limit error body', async () => {
     const session = server.createSession([
       { status: 429, retryAfterSeconds: 7, message: 'Slow down' },

@@ -1,0 +1,58 @@
+/**
+ * What to do about a model endpoint's error, in a sentence for the page. Airlock's error
+ * says what happened; the demo knows where its key goes and which paths its endpoint
+ * needs. Pure, so each case is tested without a page.
+ */
+import type { ErrorData } from 'airlock-agents';
+import { OFFLINE_MODEL_PATH } from '../shared/offline-model-path';
+
+/** Where the error happened: a run, or embedding a document for the knowledge panel. */
+export type ErrorContext = 'run' | 'embeddings';
+
+/** The hint for a refused key: where the key goes, and where it never goes. */
+export const KEY_HINT =
+  'The API key belongs on the demo server, never in this page: stop the server and start it ' +
+  `again with OPENAI_API_KEY=sk-… npm run demo (a valid key), and keep ${OFFLINE_MODEL_PATH} as ` +
+  "the base URL in the model settings. The server's proxy adds the key to each request; the " +
+  'page never sees it.';
+
+/** A sentence saying what to do about `error`, or undefined when the error says enough. */
+export function modelErrorHint(error: ErrorData, context: ErrorContext): string | undefined {
+  if (isKeyRefused(error)) return KEY_HINT;
+  const status = statusOf(error);
+  if (context === 'embeddings' && (status === 404 || status === 405)) {
+    return (
+      'Documents are embedded through the /embeddings path of the model endpoint, and this ' +
+      `endpoint has none. Use ${OFFLINE_MODEL_PATH} (the offline model, or the server's proxy, ` +
+      'which forwards /embeddings) or an OpenAI-compatible endpoint that serves embeddings.'
+    );
+  }
+  if (context === 'run' && status === 404) {
+    return (
+      'Nothing answered at this path of the model endpoint: check the base URL in the model ' +
+      'settings (an OpenAI-compatible one ends in /v1). Runs search your documents first, ' +
+      'through /embeddings: if only that path is missing, remove the documents from the ' +
+      'Knowledge panel.'
+    );
+  }
+  return undefined;
+}
+
+/**
+ * A key refused, by the endpoint itself (`model-auth`, a 401 or 403 to the page) or by the
+ * upstream behind the demo's proxy, which answers the page 502 `upstream_auth_failed`
+ * saying so (Airlock keeps the proxy's message; its error code is not passed on).
+ */
+function isKeyRefused(error: ErrorData): boolean {
+  if (error.code === 'model-auth') return true;
+  return (
+    error.code === 'model-http-error' &&
+    statusOf(error) === 502 &&
+    error.message.includes('could not authenticate with its upstream')
+  );
+}
+
+function statusOf(error: ErrorData): number | undefined {
+  const status = error.details?.status;
+  return typeof status === 'number' ? status : undefined;
+}
