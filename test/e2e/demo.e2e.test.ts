@@ -1,7 +1,8 @@
 /**
  * The demo, built for production and served by the demo server with the offline model,
  * driven in real Chromium (project `e2e`), Firefox (`e2e-firefox`) or WebKit (`e2e-webkit`): streamed answers and tool cards, an approval that changes the
- * page, Stop, memory, and what survives a reload. Screenshots go to test-results/e2e/.
+ * page, Stop, memory, a message sent during start-up, and what survives a reload.
+ * Screenshots go to test-results/e2e/.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ const ENGINE =
   (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
   'chromium';
 const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
+const VIEWPORT = { width: 1400, height: 900 };
 
 let outDir: string | undefined;
 let server: DemoServer | undefined;
@@ -57,7 +59,7 @@ beforeAll(async () => {
   });
   // An empty environment: the offline model even where OPENAI_API_KEY is set.
   server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await openDemoBrowser(ENGINE, { viewport: { width: 1400, height: 900 } });
+  browser = await openDemoBrowser(ENGINE, { viewport: VIEWPORT });
   page = browser.page;
   await openPage();
 });
@@ -89,9 +91,47 @@ function rgb(hex: string): string {
   return `rgb(${r}, ${g}, ${b})`;
 }
 
+/** A finished run's footer in the log. */
+const FOOTER = '#log .run-footer[data-reason]';
+
 const lastCard = (tool: string) => page.locator(`#log .tool-card[data-tool="${tool}"]`).last();
 
 describe('the demo, built and served', () => {
+  it('answers a suggestion clicked the moment the page loads, while the agent is still starting', async () => {
+    if (!server) throw new Error('The demo server did not start.');
+    // No conversation is stored yet: the case in which the first message used to vanish.
+    await page.goto(server.url);
+    const atLoad = await page.evaluate(() => ({
+      status: document.getElementById('agent-status')?.dataset.state,
+      text: document.getElementById('agent-status')?.textContent?.trim(),
+      chip: document.querySelector<HTMLButtonElement>('.suggestion')?.disabled,
+      send: document.querySelector<HTMLButtonElement>('#send')?.disabled,
+    }));
+    // Clicked at once; the click waits, as a visitor's second click would, for the chip to
+    // be enabled, which it is once start-up has opened a conversation.
+    const chip = page.locator('.suggestion').first();
+    const question = (await chip.textContent()) ?? '';
+    await chip.click();
+    await waitForRunEnd(page, 0);
+
+    expect(atLoad).toEqual({
+      status: 'starting',
+      text: 'Starting the agent…',
+      chip: true,
+      send: true,
+    });
+    expect(question).toBe('What is the weather in Paris and Oslo?');
+    expect(await texts(page.locator('#log .turn.user .bubble'))).toEqual([question]);
+    expect(await page.locator(FOOTER).last().getAttribute('data-reason')).toBe('stop');
+    expect(await page.locator('#timeline .timeline-run').count()).toBe(1);
+    expect(await attribute(page.locator('#timeline .timeline-run'), 'data-reason')).toBe('stop');
+    const cards = page.locator('#log .tool-card[data-tool="get_weather"]');
+    expect(await cards.count()).toBe(2);
+    for (const city of ['Paris', 'Oslo']) expect(await lastAnswer(page)).toContain(city);
+    expect(await attribute(page.locator('#agent-status'), 'data-state')).toBe('ready');
+    await screenshot('00-first-message');
+  });
+
   it('says on the page that the offline model answers', async () => {
     expect(await page.locator('#model-badge').textContent()).toMatch(/Offline demo model/);
     expect(await attribute(page.locator('#model-badge'), 'data-offline')).toBe('true');
@@ -188,6 +228,7 @@ describe('the demo, built and served', () => {
 
     const log = page.locator('#log');
     expect(await texts(log.locator('.turn.user .bubble'))).toEqual([
+      'What is the weather in Paris and Oslo?',
       'What is the weather in Paris?',
       'Make the page green',
       'Tell me a long story',
@@ -200,7 +241,7 @@ describe('the demo, built and served', () => {
     // The stopped answer is kept, and marked as interrupted.
     expect(await log.locator('.bubble[data-status="interrupted"]').count()).toBe(1);
     expect(await texts(page.locator('#conversation-list .conversation-title'))).toEqual([
-      'What is the weather in Paris?',
+      'What is the weather in Paris and Oslo?',
     ]);
     const memory = page.locator(
       '#memory-list .memory[data-key="favourite-colour"] .memory-content',

@@ -104,7 +104,9 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async fill(value: string): Promise<void> {
-    // As Playwright's fill: focus, replace the value, and tell the page with an input event.
+    // As Playwright's fill: wait until editable, focus, replace the value, and tell the
+    // page with an input event.
+    await (await this.#element(this.#waitMs, true)).dispose();
     await this.#read((element, text) => {
       const field = element as HTMLInputElement | HTMLTextAreaElement;
       field.focus();
@@ -114,7 +116,7 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async press(key: string): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     try {
       await element.press(key as Parameters<ElementHandle['press']>[0]);
     } finally {
@@ -123,7 +125,7 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async click(): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     try {
       await element.click();
     } finally {
@@ -144,13 +146,21 @@ class PuppeteerLocator implements DemoLocator {
     }
   }
 
-  /** The one element the chain finds, waiting for it up to `timeout` ms. */
-  async #element(timeout = this.#waitMs): Promise<ElementHandle<Element>> {
+  /**
+   * The one element the chain finds, waiting for it up to `timeout` ms; with `enabled`,
+   * also until it is not disabled, as Playwright waits before it acts on an element.
+   */
+  async #element(timeout = this.#waitMs, enabled = false): Promise<ElementHandle<Element>> {
     await this.#page.evaluate(installResolver);
     const handle = await this.#page.waitForFunction(
-      (steps) => (globalThis as unknown as ResolverGlobal).__airlockResolve(steps)[0] ?? null,
+      (steps, mustBeEnabled) => {
+        const found = (globalThis as unknown as ResolverGlobal).__airlockResolve(steps)[0];
+        if (!found) return null;
+        return mustBeEnabled && found.matches(':disabled') ? null : found;
+      },
       { timeout, polling: 50 },
       this.#steps,
+      enabled,
     );
     return handle as ElementHandle<Element>;
   }

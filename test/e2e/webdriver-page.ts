@@ -123,7 +123,9 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async fill(value: string): Promise<void> {
-    // As Playwright's fill: focus, replace the value, and tell the page with an input event.
+    // As Playwright's fill: wait until editable, focus, replace the value, and tell the
+    // page with an input event.
+    await this.#element(this.#waitMs, true);
     await this.#read(
       `const field = arguments[0]; field.focus(); field.value = arguments[1];
        field.dispatchEvent(new Event('input', { bubbles: true }));`,
@@ -132,7 +134,7 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async press(key: string): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     await this.#session.command(
       'POST',
       `/session/${this.#session.id}/element/${elementId(element)}/value`,
@@ -141,7 +143,7 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async click(): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     await this.#session.command(
       'POST',
       `/session/${this.#session.id}/element/${elementId(element)}/click`,
@@ -155,12 +157,17 @@ class WebdriverLocator implements DemoLocator {
     return (await this.#run(script, element, argument)) as R;
   }
 
-  /** The one element the chain finds, waiting for it up to `timeout` ms. */
-  #element(timeout = this.#waitMs): Promise<ElementReference> {
-    return poll(
-      async () => (await this.#run(`${RESOLVE}[0] ?? null;`, this.#steps)) as ElementReference,
-      timeout,
-    );
+  /**
+   * The one element the chain finds, waiting for it up to `timeout` ms; with `enabled`,
+   * also until it is not disabled, as Playwright waits before it acts on an element.
+   */
+  #element(timeout = this.#waitMs, enabled = false): Promise<ElementReference> {
+    const find = enabled
+      ? `(${installResolver.toString()})();
+         const found = globalThis.__airlockResolve(arguments[0])[0];
+         return found && !found.matches(':disabled') ? found : null;`
+      : `${RESOLVE}[0] ?? null;`;
+    return poll(async () => (await this.#run(find, this.#steps)) as ElementReference, timeout);
   }
 }
 
