@@ -9,6 +9,7 @@ import {
   type ModelSettings,
   usesOfflineModel,
 } from './demo-agent';
+import { OFFLINE_MODEL_PATH } from './shared/offline-model-path';
 import { createApprovalDialog } from './views/approval-dialog';
 import { createConversationList } from './views/conversation-list';
 import { createElement, requireElement } from './views/dom';
@@ -16,6 +17,7 @@ import { renderHistory } from './views/history-view';
 import { createKnowledgePanel } from './views/knowledge-panel';
 import { createMemoryPanel } from './views/memory-panel';
 import { playRun } from './views/play-run';
+import { createResponsivenessPanel } from './views/responsiveness-panel';
 import { showResumeOffers } from './views/resume-offers';
 import { createRunTimeline } from './views/run-timeline';
 import { createRunView } from './views/run-view';
@@ -106,6 +108,9 @@ for (const suggestion of suggestions) {
 baseURLInput.value = settings.baseURL;
 modelInput.value = settings.model;
 applySettings(settings);
+createResponsivenessPanel({
+  baseURL: usesOfflineModel(settings) ? new URL(OFFLINE_MODEL_PATH, location.href).href : undefined,
+});
 /**
  * Settles once start-up has opened a conversation. Until then the composer is disabled
  * (index.html starts it so): a run needs the open conversation's id, and opening one

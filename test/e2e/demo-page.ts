@@ -33,6 +33,7 @@ export interface DemoPage {
   ): Promise<unknown>;
   keyboard: { press(key: string): Promise<void> };
   screenshot(options: { path: string }): Promise<unknown>;
+  setViewportSize(size: { width: number; height: number }): Promise<void>;
   goto(url: string): Promise<unknown>;
   waitForTimeout(ms: number): Promise<void>;
 }

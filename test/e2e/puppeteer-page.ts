@@ -29,6 +29,7 @@ export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
       press: (key) => page.keyboard.press(key as Parameters<Page['keyboard']['press']>[0]),
     },
     screenshot: (options) => page.screenshot({ path: options.path as `${string}.png` }),
+    setViewportSize: (size) => page.setViewport(size),
     goto: (url) => page.goto(url),
     waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   };

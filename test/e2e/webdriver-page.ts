@@ -48,6 +48,9 @@ export function webdriverDemoPage(session: WebkitSession, waitMs: number): DemoP
       const png = (await session.command('GET', `/session/${session.id}/screenshot`)) as string;
       writeFileSync(options.path, Buffer.from(png, 'base64'));
     },
+    setViewportSize: async (size) => {
+      await session.command('POST', `/session/${session.id}/window/rect`, { ...size });
+    },
     goto: (url) => session.navigate(url),
     waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   };
