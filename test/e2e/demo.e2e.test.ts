@@ -338,52 +338,63 @@ describe('the demo, built and served', () => {
     await screenshot('10-headline');
   });
 
-  it('keeps the page drawing frames while Airlock runs the test conversation, which stutters it when run on the page thread', async () => {
-    const panel = page.locator('#responsiveness');
-    const output = page.locator('#comparison-output');
-    /** Runs the test conversation with the loop in `place`; the meter's long frames during it. */
-    const runIn = async (place: 'worker' | 'page') => {
-      await page.locator(`#responsiveness input[value="${place}"]`).click();
-      await page.locator('#comparison-run').click();
-      await page.waitForFunction(
-        (wanted) => {
-          const meter = document.getElementById('responsiveness');
-          return meter?.dataset.mode === wanted && /^(done|error)$/.test(meter.dataset.state ?? '');
-        },
-        place,
-        { timeout: WAIT_MS },
-      );
-      expect(await attribute(panel, 'data-state')).toBe('done');
-      expect(await output.textContent()).toContain(RESPONSIVENESS_SCENARIO.finalText);
-      const figure = async (name: string) => Number(await attribute(panel, name));
-      return {
-        longFrames: await figure('data-long-frames'),
-        stalledMs: await figure('data-stalled-ms'),
-        longestMs: await figure('data-longest-frame'),
+  // Not in WebKit: WebKitGTK's MiniBrowser under Xvfb drops frames whatever the page does.
+  // Idle, the demo page got 107 frames in 4 s there, 15 gaps over 50 ms; during Airlock's
+  // run 96 long frames, 13 s frozen of ~14 s. Its frame times cannot tell the page's own
+  // work apart. Chromium and Firefox draw at 60 Hz when idle.
+  it.skipIf(ENGINE === 'webkit')(
+    'keeps the page drawing frames while Airlock runs the test conversation, which stutters it when run on the page thread',
+    async () => {
+      const panel = page.locator('#responsiveness');
+      const output = page.locator('#comparison-output');
+      /** Runs the test conversation with the loop in `place`; the meter's long frames during it. */
+      const runIn = async (place: 'worker' | 'page') => {
+        await page.locator(`#responsiveness input[value="${place}"]`).click();
+        await page.locator('#comparison-run').click();
+        await page.waitForFunction(
+          (wanted) => {
+            const meter = document.getElementById('responsiveness');
+            return (
+              meter?.dataset.mode === wanted && /^(done|error)$/.test(meter.dataset.state ?? '')
+            );
+          },
+          place,
+          { timeout: WAIT_MS },
+        );
+        expect(await attribute(panel, 'data-state')).toBe('done');
+        expect(await output.textContent()).toContain(RESPONSIVENESS_SCENARIO.finalText);
+        const figure = async (name: string) => Number(await attribute(panel, name));
+        return {
+          longFrames: await figure('data-long-frames'),
+          stalledMs: await figure('data-stalled-ms'),
+          longestMs: await figure('data-longest-frame'),
+        };
       };
-    };
 
-    const inWorker = await runIn('worker');
-    const onPage = await runIn('page');
+      const inWorker = await runIn('worker');
+      const onPage = await runIn('page');
 
-    console.info(`[${ENGINE}] worker ${JSON.stringify(inWorker)}, page ${JSON.stringify(onPage)}`);
-    // The page loop counts the context on the page before each of its 5 model calls, each
-    // count a long task (~200-1000 ms on a loaded 2-core machine): long frames, seconds
-    // frozen in all. With Airlock the page only draws the text. How many frames a page
-    // drops besides depends on the machine: with its load average at 7-13 on 2 cores,
-    // Airlock's runs dropped 1 to 13 short ones (the worker's count takes a core too),
-    // frozen 33-350 ms in all, against 2.1-3.3 s for the page loop. So the check is the
-    // time frozen, with a wide margin, and the longest frame, not a count of frames.
-    expect(onPage.longFrames).toBeGreaterThanOrEqual(1);
-    expect(inWorker.stalledMs).toBeLessThan(onPage.stalledMs / 2);
-    expect(inWorker.longestMs).toBeLessThan(onPage.longestMs);
-    expect(await texts(page.locator('#comparison-result [data-place]'))).toEqual([
-      expect.stringMatching(/^In a worker \(Airlock\): \d+ long frames? \(> 50 ms\), frozen /),
-      expect.stringMatching(/^On the page thread: \d+ long frames? \(> 50 ms\), frozen /),
-    ]);
-    await screenshot('11-responsiveness');
-    await docsImage('responsiveness');
-  });
+      console.info(
+        `[${ENGINE}] worker ${JSON.stringify(inWorker)}, page ${JSON.stringify(onPage)}`,
+      );
+      // The page loop counts the context on the page before each of its 5 model calls, each
+      // count a long task (~200-1000 ms on a loaded 2-core machine): long frames, seconds
+      // frozen in all. With Airlock the page only draws the text. How many frames a page
+      // drops besides depends on the machine: with its load average at 7-13 on 2 cores,
+      // Airlock's runs dropped 1 to 13 short ones (the worker's count takes a core too),
+      // frozen 33-350 ms in all, against 2.1-3.3 s for the page loop. So the check is the
+      // time frozen, with a wide margin, and the longest frame, not a count of frames.
+      expect(onPage.longFrames).toBeGreaterThanOrEqual(1);
+      expect(inWorker.stalledMs).toBeLessThan(onPage.stalledMs / 2);
+      expect(inWorker.longestMs).toBeLessThan(onPage.longestMs);
+      expect(await texts(page.locator('#comparison-result [data-place]'))).toEqual([
+        expect.stringMatching(/^In a worker \(Airlock\): \d+ long frames? \(> 50 ms\), frozen /),
+        expect.stringMatching(/^On the page thread: \d+ long frames? \(> 50 ms\), frozen /),
+      ]);
+      await screenshot('11-responsiveness');
+      await docsImage('responsiveness');
+    },
+  );
 
   it('raised no uncaught error in the page', async () => {
     expect(await browser?.pageErrors()).toEqual([]);
