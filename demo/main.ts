@@ -9,6 +9,7 @@ import {
   type ModelSettings,
   usesOfflineModel,
 } from './demo-agent';
+import { OFFLINE_MODEL_PATH } from './shared/offline-model-path';
 import { createApprovalDialog } from './views/approval-dialog';
 import { createConversationList } from './views/conversation-list';
 import { createElement, requireElement } from './views/dom';
@@ -16,6 +17,7 @@ import { renderHistory } from './views/history-view';
 import { createKnowledgePanel } from './views/knowledge-panel';
 import { createMemoryPanel } from './views/memory-panel';
 import { playRun } from './views/play-run';
+import { createResponsivenessPanel } from './views/responsiveness-panel';
 import { showResumeOffers } from './views/resume-offers';
 import { createRunTimeline } from './views/run-timeline';
 import { createRunView } from './views/run-view';
@@ -35,6 +37,9 @@ const baseURLInput = requireElement('base-url', HTMLInputElement);
 const modelInput = requireElement('model-name', HTMLInputElement);
 const modelBadge = requireElement('model-badge', HTMLParagraphElement);
 const resumeOffers = requireElement('resume-offers', HTMLDivElement);
+const agentStatus = requireElement('agent-status', HTMLParagraphElement);
+const agentStatusText = requireElement('agent-status-text', HTMLSpanElement);
+const suggestions = [...document.querySelectorAll<HTMLButtonElement>('.suggestion')];
 
 let settings: ModelSettings = defaultSettings();
 let agent: Agent | undefined;
@@ -97,7 +102,7 @@ settingsForm.addEventListener('submit', (event) => {
   void refreshAll();
 });
 
-for (const suggestion of document.querySelectorAll<HTMLButtonElement>('.suggestion')) {
+for (const suggestion of suggestions) {
   suggestion.addEventListener('click', () => {
     prompt.value = suggestion.textContent ?? '';
     composer.requestSubmit();
@@ -107,20 +112,40 @@ for (const suggestion of document.querySelectorAll<HTMLButtonElement>('.suggesti
 baseURLInput.value = settings.baseURL;
 modelInput.value = settings.model;
 applySettings(settings);
-void start();
+createResponsivenessPanel({
+  baseURL: usesOfflineModel(settings) ? new URL(OFFLINE_MODEL_PATH, location.href).href : undefined,
+});
+/**
+ * Settles once start-up has opened a conversation. Until then the composer is disabled
+ * (index.html starts it so): a run needs the open conversation's id, and opening one
+ * clears the log, so a message sent earlier would be lost.
+ */
+const started = start();
 
-/** Opens the conversation of the last visit (or the newest), then the panels. */
+/** Opens the conversation of the last visit (or the newest), then the panels; then enables sending. */
 async function start(): Promise<void> {
-  await conversations.refresh();
-  const known = new Set(conversations.conversations.map((conversation) => conversation.id));
-  const remembered = readSelectedConversation();
-  const initial =
-    remembered !== undefined && known.has(remembered)
-      ? remembered
-      : (conversations.conversations[0]?.id ?? crypto.randomUUID());
-  await openConversation(initial);
-  await refreshAll();
-  document.body.dataset.ready = 'true';
+  try {
+    await conversations.refresh();
+    const known = new Set(conversations.conversations.map((conversation) => conversation.id));
+    const remembered = readSelectedConversation();
+    const initial =
+      remembered !== undefined && known.has(remembered)
+        ? remembered
+        : (conversations.conversations[0]?.id ?? crypto.randomUUID());
+    await openConversation(initial);
+    await refreshAll();
+    agentStatus.dataset.state = 'ready';
+    agentStatusText.textContent = 'The agent is ready.';
+  } catch (error) {
+    // Sending stays possible: each run then reports what is wrong, as after bad settings.
+    agentStatus.dataset.state = 'failed';
+    agentStatusText.textContent = `The agent did not start: ${error instanceof Error ? error.message : String(error)}`;
+  } finally {
+    for (const control of [prompt, sendButton, ...suggestions]) control.disabled = false;
+    document.body.dataset.ready = 'true';
+    // Where the visitor was headed, unless they have gone on to another control meanwhile.
+    if (document.activeElement === document.body) prompt.focus();
+  }
 }
 
 async function refreshAll(): Promise<void> {
@@ -154,6 +179,8 @@ async function openConversation(id: string): Promise<void> {
 }
 
 async function runTurn(input: string): Promise<void> {
+  // The composer is disabled until start-up ends; a send that comes earlier anyway waits.
+  await started;
   log.append(createUserTurn(input));
   await play(`“${input}”`, (signal) => agent?.run(input, { conversationId: selectedId, signal }));
 }

@@ -10,6 +10,7 @@ import { decodeXmlText } from '../shared/tool-output.js';
 import { type ChatRequest, type RequestMessage, readChatRequest } from './chat-request.js';
 import { LONG_ANSWER } from './long-answer.js';
 import { type Intent, readIntent } from './question-intent.js';
+import { responsivenessTurn } from './responsiveness-script.js';
 import { type CallAndResult, summariseResults } from './result-summary.js';
 import { isSummaryRequest, summariseConversation } from './summary-request.js';
 
@@ -39,6 +40,9 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
     };
   }
   const { messages } = read.request;
+  const batch = `${request.receivedAt.toString(36)}_${turnIndex}`;
+  const scripted = responsivenessTurn(read.request, batch);
+  if (scripted) return scripted;
   if (isSummaryRequest(read.request)) return speak(summariseConversation(read.request));
   if (messages.at(-1)?.role === 'tool') {
     const results = latestResults(messages);
@@ -54,7 +58,7 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
   if (!Array.isArray(answer)) return answer;
   const missing = answer.find((call) => !read.request.toolNames.has(call.name));
   if (missing) return speak(missingTool(missing.name, read.request));
-  return callTools(`${request.receivedAt.toString(36)}_${turnIndex}`, answer);
+  return callTools(batch, answer);
 }
 
 /** What to do about an intent: tools to call, a text answer, or a scripted reply. */

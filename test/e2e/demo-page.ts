@@ -79,8 +79,8 @@ export async function lastAnswer(page: DemoPage): Promise<string> {
 }
 
 /**
- * Starts recording the length of the newest agent bubble at every change of the log, so a
- * test can tell text that streamed in from text that arrived at once.
+ * Starts recording the length of the newest agent bubble added from now on, at every
+ * change of the log, so a test can tell text that streamed in from text that arrived at once.
  */
 export async function recordAnswerLengths(page: DemoPage): Promise<void> {
   await page.evaluate(() => {
@@ -88,8 +88,11 @@ export async function recordAnswerLengths(page: DemoPage): Promise<void> {
     Object.assign(globalThis, { answerLengths: lengths });
     const log = document.getElementById('log');
     if (!log) throw new Error('The page has no #log.');
+    // Only bubbles added from now on: the answers already in the log are not the one watched.
+    const before = log.querySelectorAll('.turn.assistant .bubble').length;
     new MutationObserver(() => {
       const bubbles = log.querySelectorAll('.turn.assistant .bubble');
+      if (bubbles.length <= before) return;
       const length = bubbles[bubbles.length - 1]?.textContent?.length ?? 0;
       if (length !== lengths.at(-1)) lengths.push(length);
     }).observe(log, { subtree: true, childList: true, characterData: true });

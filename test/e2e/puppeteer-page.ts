@@ -29,9 +29,9 @@ export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
       press: (key) => page.keyboard.press(key as Parameters<Page['keyboard']['press']>[0]),
     },
     screenshot: (options) => page.screenshot({ path: options.path as `${string}.png` }),
+    setViewportSize: (size) => page.setViewport(size),
     goto: (url) => page.goto(url),
     waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    setViewportSize: (size) => page.setViewport(size),
   };
 }
 
@@ -105,7 +105,9 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async fill(value: string): Promise<void> {
-    // As Playwright's fill: focus, replace the value, and tell the page with an input event.
+    // As Playwright's fill: wait until editable, focus, replace the value, and tell the
+    // page with an input event.
+    await (await this.#element(this.#waitMs, true)).dispose();
     await this.#read((element, text) => {
       const field = element as HTMLInputElement | HTMLTextAreaElement;
       field.focus();
@@ -115,7 +117,7 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async press(key: string): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     try {
       await element.press(key as Parameters<ElementHandle['press']>[0]);
     } finally {
@@ -124,7 +126,7 @@ class PuppeteerLocator implements DemoLocator {
   }
 
   async click(): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     try {
       await element.click();
     } finally {
@@ -145,13 +147,21 @@ class PuppeteerLocator implements DemoLocator {
     }
   }
 
-  /** The one element the chain finds, waiting for it up to `timeout` ms. */
-  async #element(timeout = this.#waitMs): Promise<ElementHandle<Element>> {
+  /**
+   * The one element the chain finds, waiting for it up to `timeout` ms; with `enabled`,
+   * also until it is not disabled, as Playwright waits before it acts on an element.
+   */
+  async #element(timeout = this.#waitMs, enabled = false): Promise<ElementHandle<Element>> {
     await this.#page.evaluate(installResolver);
     const handle = await this.#page.waitForFunction(
-      (steps) => (globalThis as unknown as ResolverGlobal).__airlockResolve(steps)[0] ?? null,
+      (steps, mustBeEnabled) => {
+        const found = (globalThis as unknown as ResolverGlobal).__airlockResolve(steps)[0];
+        if (!found) return null;
+        return mustBeEnabled && found.matches(':disabled') ? null : found;
+      },
       { timeout, polling: 50 },
       this.#steps,
+      enabled,
     );
     return handle as ElementHandle<Element>;
   }

@@ -48,11 +48,11 @@ export function webdriverDemoPage(session: WebkitSession, waitMs: number): DemoP
       const png = (await session.command('GET', `/session/${session.id}/screenshot`)) as string;
       writeFileSync(options.path, Buffer.from(png, 'base64'));
     },
-    goto: (url) => session.navigate(url),
-    waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     setViewportSize: async (size) => {
       await session.command('POST', `/session/${session.id}/window/rect`, { ...size });
     },
+    goto: (url) => session.navigate(url),
+    waitForTimeout: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   };
 }
 
@@ -126,7 +126,9 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async fill(value: string): Promise<void> {
-    // As Playwright's fill: focus, replace the value, and tell the page with an input event.
+    // As Playwright's fill: wait until editable, focus, replace the value, and tell the
+    // page with an input event.
+    await this.#element(this.#waitMs, true);
     await this.#read(
       `const field = arguments[0]; field.focus(); field.value = arguments[1];
        field.dispatchEvent(new Event('input', { bubbles: true }));`,
@@ -135,7 +137,7 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async press(key: string): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     await this.#session.command(
       'POST',
       `/session/${this.#session.id}/element/${elementId(element)}/value`,
@@ -144,7 +146,7 @@ class WebdriverLocator implements DemoLocator {
   }
 
   async click(): Promise<void> {
-    const element = await this.#element();
+    const element = await this.#element(this.#waitMs, true);
     await this.#session.command(
       'POST',
       `/session/${this.#session.id}/element/${elementId(element)}/click`,
@@ -158,12 +160,17 @@ class WebdriverLocator implements DemoLocator {
     return (await this.#run(script, element, argument)) as R;
   }
 
-  /** The one element the chain finds, waiting for it up to `timeout` ms. */
-  #element(timeout = this.#waitMs): Promise<ElementReference> {
-    return poll(
-      async () => (await this.#run(`${RESOLVE}[0] ?? null;`, this.#steps)) as ElementReference,
-      timeout,
-    );
+  /**
+   * The one element the chain finds, waiting for it up to `timeout` ms; with `enabled`,
+   * also until it is not disabled, as Playwright waits before it acts on an element.
+   */
+  #element(timeout = this.#waitMs, enabled = false): Promise<ElementReference> {
+    const find = enabled
+      ? `(${installResolver.toString()})();
+         const found = globalThis.__airlockResolve(arguments[0])[0];
+         return found && !found.matches(':disabled') ? found : null;`
+      : `${RESOLVE}[0] ?? null;`;
+    return poll(async () => (await this.#run(find, this.#steps)) as ElementReference, timeout);
   }
 }
 
