@@ -14,7 +14,9 @@ export interface ProxyCaller {
 }
 
 /** Decides who `request` comes from: a caller to let through, or the `Response` to answer with. Must not read the body. */
-export type Authorize = (request: Request) => ProxyCaller | Response | Promise<ProxyCaller | Response>;
+export type Authorize = (
+  request: Request,
+) => ProxyCaller | Response | Promise<ProxyCaller | Response>;
 
 /** The one user every caller is when the proxy runs with `allowAnonymous: true`. */
 export const ANONYMOUS_USER = 'anonymous';
@@ -31,7 +33,10 @@ export type AuthorizeOutcome =
  * Runs the hook and parses its answer. Anything but a valid caller or a `Response` (a
  * throw, a rejection, `undefined`, a blank `userId`) is a failure, never a pass.
  */
-export async function runAuthorize(authorize: Authorize, request: Request): Promise<AuthorizeOutcome> {
+export async function runAuthorize(
+  authorize: Authorize,
+  request: Request,
+): Promise<AuthorizeOutcome> {
   let answer: unknown;
   try {
     answer = await authorize(request);

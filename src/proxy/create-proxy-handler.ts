@@ -9,7 +9,11 @@ import { runAuthorize } from './authorize.js';
 import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
-import { type ProxyOptions, type ResolvedProxyOptions, resolveProxyOptions } from './proxy-options.js';
+import {
+  type ProxyOptions,
+  type ResolvedProxyOptions,
+  resolveProxyOptions,
+} from './proxy-options.js';
 import { createRedactor, type Redactor } from './redact-key.js';
 import { readBodyWithin } from './request-body.js';
 import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
@@ -70,7 +74,9 @@ async function answer(request: Request, gateway: Gateway): Promise<Response> {
   const { userId } = authorized.caller;
   const limits = mergeLimits(config.limits, authorized.caller.limits);
   if (limits.costPerDay !== undefined && config.prices === undefined) {
-    config.logger('Airlock proxy: authorize gave a `costPerDay` limit but the proxy has no `prices`.');
+    config.logger(
+      'Airlock proxy: authorize gave a `costPerDay` limit but the proxy has no `prices`.',
+    );
     return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
   }
 
@@ -99,7 +105,11 @@ function findRoute(
   const prefix = `${config.mountPath}/`;
   const path = pathname.startsWith(prefix) ? pathname.slice(prefix.length) : undefined;
   if (path === undefined || !Object.hasOwn(ROUTES, path) || !config.paths.has(path as ProxyPath)) {
-    return errorResponse(404, 'not_found', `${request.method} ${pathname} is not served by this proxy.`);
+    return errorResponse(
+      404,
+      'not_found',
+      `${request.method} ${pathname} is not served by this proxy.`,
+    );
   }
   const route = ROUTES[path as ProxyPath];
   if (route.method !== request.method) {
@@ -186,7 +196,12 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
   try {
     upstream = await config.fetch(`${config.upstream}/${call.path}`, {
       method: call.route.method,
-      headers: upstreamRequestHeaders(request, config.upstreamHeaders, config.apiKey, body !== undefined),
+      headers: upstreamRequestHeaders(
+        request,
+        config.upstreamHeaders,
+        config.apiKey,
+        body !== undefined,
+      ),
       ...(body === undefined ? {} : { body }),
       // A client that goes away cancels the upstream request and its stream.
       signal: request.signal,
@@ -205,7 +220,11 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
   if (upstream.status >= 400) {
     // Refused requests are not charged: the upstream does not bill them either.
     settle({ inputTokens: 0, outputTokens: 0 });
-    return upstreamErrorResponse(upstream, { redact, logger: config.logger, logContent: config.logContent });
+    return upstreamErrorResponse(upstream, {
+      redact,
+      logger: config.logger,
+      logContent: config.logContent,
+    });
   }
   return relaySuccess(upstream, clientResponseHeaders(upstream.headers, redact), {
     route: call.route,
@@ -245,4 +264,3 @@ function describeFailure(error: unknown): string {
     typeof cause === 'object' && cause !== null && 'code' in cause ? cause.code : undefined;
   return typeof code === 'string' ? code : 'network error';
 }
-

@@ -68,6 +68,7 @@ export function errorResponse(
   const headers = new Headers(options.headers);
   headers.set('content-type', 'application/json');
   // A refusal would only repeat: telling the SDK so spares the page its retries.
-  if (!(options.retryable ?? code === 'upstream_unreachable')) headers.set('x-should-retry', 'false');
+  if (!(options.retryable ?? code === 'upstream_unreachable'))
+    headers.set('x-should-retry', 'false');
   return new Response(JSON.stringify(body), { status, headers });
 }

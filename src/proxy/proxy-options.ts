@@ -4,9 +4,9 @@
  * with no answer to "who may call it" fails at server start rather than on a request.
  */
 import { AirlockError } from '../errors/airlock-error.js';
-import { type Authorize, ANONYMOUS_USER } from './authorize.js';
+import { ANONYMOUS_USER, type Authorize } from './authorize.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
-import { ROUTES, type ProxyPath } from './routes.js';
+import { type ProxyPath, ROUTES } from './routes.js';
 import { checkSpendLimits, type ModelPrice, type SpendLimits } from './spend-limits.js';
 
 export type { ProxyPath } from './routes.js';
@@ -173,7 +173,11 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
       );
     }
   }
-  const maxBodyBytes = positiveInteger(options.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY_BYTES);
+  const maxBodyBytes = positiveInteger(
+    options.maxBodyBytes,
+    'maxBodyBytes',
+    DEFAULT_MAX_BODY_BYTES,
+  );
   const fetchUpstream = options.fetch ?? globalThis.fetch;
   if (typeof fetchUpstream !== 'function') {
     throw invalid('No `fetch` is available: pass one in the options.');
@@ -247,7 +251,8 @@ function resolvePolicy(options: ProxyOptions): ResolvedRequestPolicy {
     ]),
   ) as Record<ProxyPath, Set<string>>;
   for (const path of Object.keys(policy.extraFields ?? {})) {
-    if (!Object.hasOwn(ROUTES, path)) throw invalid(`\`policy.extraFields\` names "${path}", not a route.`);
+    if (!Object.hasOwn(ROUTES, path))
+      throw invalid(`\`policy.extraFields\` names "${path}", not a route.`);
   }
   const allowedModels = options.allowedModels ?? DEFAULT_ALLOWED_MODELS;
   if (!Array.isArray(allowedModels) || allowedModels.some((model) => typeof model !== 'string')) {
@@ -299,7 +304,8 @@ function isPrice(value: unknown): boolean {
 
 function positiveInteger(value: number | undefined, field: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!(Number.isInteger(value) && value > 0)) throw invalid(`\`${field}\` must be a positive integer.`);
+  if (!(Number.isInteger(value) && value > 0))
+    throw invalid(`\`${field}\` must be a positive integer.`);
   return value;
 }
 

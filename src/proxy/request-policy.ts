@@ -48,10 +48,19 @@ export function applyRequestPolicy(
   for (const [name, value] of Object.entries(body)) {
     if (!allowed(name)) {
       if (policy.unknownFields === 'drop') continue;
-      return refuse(400, 'field_not_allowed', `The field "${name}" is not allowed through this proxy.`, name);
+      return refuse(
+        400,
+        'field_not_allowed',
+        `The field "${name}" is not allowed through this proxy.`,
+        name,
+      );
     }
     const check =
-      name === 'input' ? (path === 'embeddings' ? stringOrStrings : stringOrObjects) : FIELD_TYPES[name];
+      name === 'input'
+        ? path === 'embeddings'
+          ? stringOrStrings
+          : stringOrObjects
+        : FIELD_TYPES[name];
     const problem = check?.(value);
     if (problem !== undefined) {
       return refuse(400, 'invalid_field', `The field "${name}" must be ${problem}.`, name);
@@ -72,7 +81,12 @@ export function applyRequestPolicy(
     return refuse(400, 'limit_exceeded', `\`n\` may be at most ${policy.maxN} here.`, 'n');
   }
   if (out.store === true && !policy.allowStore) {
-    return refuse(400, 'field_not_allowed', '`store: true` is not allowed through this proxy.', 'store');
+    return refuse(
+      400,
+      'field_not_allowed',
+      '`store: true` is not allowed through this proxy.',
+      'store',
+    );
   }
   // Responses stores by default: left out, it would be `true`.
   if (route.storesByDefault && out.store === undefined && !policy.allowStore) out.store = false;
@@ -124,12 +138,22 @@ function checkTools(
   if (tools === undefined || tools === null || route.toolShape === 'none') return undefined;
   const list = tools as unknown[];
   if (list.length > policy.maxTools) {
-    return refuse(400, 'limit_exceeded', `At most ${policy.maxTools} tools may be sent here.`, 'tools');
+    return refuse(
+      400,
+      'limit_exceeded',
+      `At most ${policy.maxTools} tools may be sent here.`,
+      'tools',
+    );
   }
   for (const [index, tool] of list.entries()) {
     const param = `tools[${index}]`;
     if (!isRecord(tool) || typeof tool.type !== 'string') {
-      return refuse(400, 'invalid_field', `\`${param}\` must be an object with a string \`type\`.`, param);
+      return refuse(
+        400,
+        'invalid_field',
+        `\`${param}\` must be an object with a string \`type\`.`,
+        param,
+      );
     }
     if (tool.type !== 'function') {
       if (policy.allowBuiltInTools) continue;
@@ -140,7 +164,8 @@ function checkTools(
         param,
       );
     }
-    const name = route.toolShape === 'nested' && isRecord(tool.function) ? tool.function.name : tool.name;
+    const name =
+      route.toolShape === 'nested' && isRecord(tool.function) ? tool.function.name : tool.name;
     if (typeof name !== 'string') {
       return refuse(400, 'invalid_field', `\`${param}\` must name its function.`, param);
     }

@@ -91,13 +91,21 @@ export class SpendMeter {
     if (limits.requestsPerMinute !== undefined) {
       const requests = await this.store.add(key('requests', minute.start, userId), 1, MINUTE_MS);
       if (requests > limits.requestsPerMinute) {
-        return { limit: 'requestsPerMinute', value: limits.requestsPerMinute, retryAfterMs: minute.end - at };
+        return {
+          limit: 'requestsPerMinute',
+          value: limits.requestsPerMinute,
+          retryAfterMs: minute.end - at,
+        };
       }
     }
     if (limits.tokensPerMinute !== undefined) {
       const tokens = await this.store.get(key('tokens', minute.start, userId));
       if (tokens >= limits.tokensPerMinute) {
-        return { limit: 'tokensPerMinute', value: limits.tokensPerMinute, retryAfterMs: minute.end - at };
+        return {
+          limit: 'tokensPerMinute',
+          value: limits.tokensPerMinute,
+          retryAfterMs: minute.end - at,
+        };
       }
     }
     if (limits.costPerDay !== undefined) {

@@ -21,7 +21,11 @@ const RETRY_HEADERS = ['retry-after', 'retry-after-ms'];
 /** What the page learns of an upstream error, and what the operator's log gets. */
 export async function upstreamErrorResponse(
   upstream: Response,
-  context: { readonly redact: Redactor; readonly logger: ProxyLogger; readonly logContent: boolean },
+  context: {
+    readonly redact: Redactor;
+    readonly logger: ProxyLogger;
+    readonly logContent: boolean;
+  },
 ): Promise<Response> {
   const { status } = upstream;
   let text: string;
@@ -31,7 +35,9 @@ export async function upstreamErrorResponse(
   } catch (error) {
     // The body broke off; the status alone still says what happened.
     text = '';
-    context.logger(`Airlock proxy: reading an upstream HTTP ${status} error body failed (${errorName(error)}).`);
+    context.logger(
+      `Airlock proxy: reading an upstream HTTP ${status} error body failed (${errorName(error)}).`,
+    );
   }
   const { code, param } = identifiersOf(text);
   context.logger(
@@ -63,12 +69,10 @@ export async function upstreamErrorResponse(
     );
   }
   if (status >= 500) {
-    return errorResponse(
-      502,
-      'upstream_error',
-      `The upstream failed (HTTP ${status})${said}.`,
-      { ...options, retryable: true },
-    );
+    return errorResponse(502, 'upstream_error', `The upstream failed (HTTP ${status})${said}.`, {
+      ...options,
+      retryable: true,
+    });
   }
   return errorResponse(
     status >= 400 && status < 500 ? status : 502,
@@ -88,7 +92,9 @@ function identifiersOf(text: string): { code: string | undefined; param: string 
     return { code: undefined, param: undefined };
   }
   const error =
-    typeof parsed === 'object' && parsed !== null ? (parsed as { error?: unknown }).error : undefined;
+    typeof parsed === 'object' && parsed !== null
+      ? (parsed as { error?: unknown }).error
+      : undefined;
   if (typeof error !== 'object' || error === null) return { code: undefined, param: undefined };
   const { code, type, param } = error as { code?: unknown; type?: unknown; param?: unknown };
   const identifier = (value: unknown): string | undefined =>

@@ -64,7 +64,11 @@ function postChat(
 describe('the proxy handler', () => {
   it('refuses to be created without an API key, before serving anything', () => {
     expect(() =>
-      createProxyHandler({ upstream: 'https://api.openai.com/v1', apiKey: ' ', allowAnonymous: true }),
+      createProxyHandler({
+        upstream: 'https://api.openai.com/v1',
+        apiKey: ' ',
+        allowAnonymous: true,
+      }),
     ).toThrow(/apiKey.*empty/);
   });
 

@@ -23,7 +23,9 @@ export const TEST_MODEL = 'gpt-allowed';
  * The options tests start from: anonymous (tests about `authorize` pass their own), silent,
  * and allowing {@link TEST_MODEL}, which the default model list does not hold.
  */
-export function testProxyOptions(options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream' | 'apiKey'>): ProxyOptions {
+export function testProxyOptions(
+  options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream' | 'apiKey'>,
+): ProxyOptions {
   return {
     ...(options.authorize ? {} : { allowAnonymous: true }),
     logger: () => {},
