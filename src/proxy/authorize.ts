@@ -45,7 +45,15 @@ export async function runAuthorize(
     const name = error instanceof Error ? error.name : typeof error;
     return { kind: 'failed', reason: `authorize threw (${name})` };
   }
-  if (isResponse(answer)) return { kind: 'response', response: answer };
+  if (isResponse(answer)) {
+    // Copied: a fetched or `Response.redirect` response has immutable headers, and CORS is added to them.
+    const response = new Response(answer.body, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: new Headers(answer.headers),
+    });
+    return { kind: 'response', response };
+  }
   if (typeof answer !== 'object' || answer === null) {
     return { kind: 'failed', reason: 'authorize returned neither a caller nor a Response' };
   }

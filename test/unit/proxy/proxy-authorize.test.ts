@@ -158,3 +158,23 @@ describe('who may call the proxy', () => {
     });
   });
 });
+
+describe('authorize answers with headers of their own', () => {
+  it('passes on a redirect authorize returns (immutable headers) with CORS added for an allowed origin', async () => {
+    const handler = createProxyHandler({
+      upstream: 'https://upstream.test/v1',
+      apiKey: KEY,
+      allowedOrigins: ['https://app.example'],
+      authorize: () => Response.redirect('https://app.example/login', 302),
+      fetch: () => Promise.reject(new Error('must not be called')),
+    });
+    const response = await handler(
+      new Request('http://proxy.test/llm/v1/models', {
+        headers: { origin: 'https://app.example' },
+      }),
+    );
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toBe('https://app.example/login');
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
+});
