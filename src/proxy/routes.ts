@@ -28,7 +28,12 @@ export interface Route {
   usageOf(body: unknown): TokenUsage | undefined;
   /** The tokens one streamed event's data reports, if it does. */
   streamUsageOf(event: unknown): TokenUsage | undefined;
+  /** A cheap look at an event's data text: false when it cannot carry usage, so it need not be parsed. */
+  mayCarryUsage(data: string): boolean;
 }
+
+/** A `"usage"` key with an object value (OpenAI sends `"usage":null` on every other chunk). */
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
 const CHAT_FIELDS = [
   'model',
@@ -85,6 +90,7 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
     storesByDefault: false,
     usageOf: (body) => chatUsage(field(body, 'usage')),
     streamUsageOf: (event) => chatUsage(field(event, 'usage')),
+    mayCarryUsage: (data) => USAGE_OBJECT.test(data),
   },
   responses: {
     method: 'POST',
@@ -103,6 +109,7 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
       }
       return responsesUsage(field(field(event, 'response'), 'usage'));
     },
+    mayCarryUsage: (data) => data.includes('"response.') && USAGE_OBJECT.test(data),
   },
   embeddings: {
     method: 'POST',
@@ -118,6 +125,7 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
       return input === undefined ? undefined : { inputTokens: input, outputTokens: 0 };
     },
     streamUsageOf: () => undefined,
+    mayCarryUsage: () => false,
   },
   models: {
     method: 'GET',
@@ -129,6 +137,7 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
     storesByDefault: false,
     usageOf: () => ({ inputTokens: 0, outputTokens: 0 }),
     streamUsageOf: () => undefined,
+    mayCarryUsage: () => false,
   },
 };
 

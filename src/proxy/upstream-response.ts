@@ -77,7 +77,7 @@ function handleEvent(
   context: RelayContext,
 ): { text: string | undefined; usage?: TokenUsage } {
   const data = dataOf(event);
-  if (data === undefined || data === '[DONE]') return { text: event };
+  if (data === undefined || !context.route.mayCarryUsage(data)) return { text: event };
   const parsed = parseJson(data);
   const usage = context.route.streamUsageOf(parsed);
   if (usage === undefined || !context.stripStreamUsage) {
