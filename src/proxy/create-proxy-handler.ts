@@ -91,7 +91,23 @@ async function answer(request: Request, gateway: Gateway): Promise<Response> {
     checked = result;
   }
 
-  const refusal = await gateway.meter.admit(userId, limits);
+  let refusal: SpendRefusal | undefined;
+  try {
+    refusal = await gateway.meter.admit(userId, limits);
+  } catch (error) {
+    // Fail closed: with the counts unknown, letting the request through would lift every limit.
+    config.logger(
+      `Airlock proxy: the counter store failed (${error instanceof Error ? error.name : typeof error}); the request was refused.`,
+    );
+    return errorResponse(
+      503,
+      'limits_unavailable',
+      'The proxy could not check its limits; try again.',
+      {
+        retryable: true,
+      },
+    );
+  }
   if (refusal) return spendRefusal(refusal);
   return forward(request, { path, route, checked, userId }, gateway);
 }

@@ -28,6 +28,8 @@ export type ProxyErrorCode =
   | 'rate_limited'
   /** The user's cost budget for the day is used up; `Retry-After` says until when. */
   | 'budget_exceeded'
+  /** The counter store failed, so the limits could not be checked; nothing was forwarded. */
+  | 'limits_unavailable'
   | 'upstream_unreachable'
   | 'upstream_auth_failed'
   | 'upstream_rate_limited'

@@ -243,3 +243,22 @@ describe('per-user spend limits', () => {
     expect(session.requests).toHaveLength(1);
   });
 });
+
+describe('a counter store that fails', () => {
+  it('refuses the request with 503 limits_unavailable and logs it, rather than lifting the limits', async () => {
+    const session = models.createSession(() => ({ text: 'Hi.' }));
+    const logs: string[] = [];
+    const server = await proxyTo(session, {
+      logger: (message) => logs.push(message),
+      counterStore: {
+        add: () => Promise.reject(new Error('ECONNRESET to redis')),
+        get: () => Promise.reject(new Error('ECONNRESET to redis')),
+      },
+    });
+    const response = await post(server, 'ada');
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ error: { code: 'limits_unavailable' } });
+    expect(session.requests).toHaveLength(0);
+    expect(logs.join('\n')).toMatch(/counter store failed \(Error\)/);
+  });
+});
