@@ -10,7 +10,7 @@ const reportPath = new URL('../BENCHMARKS.md', import.meta.url);
 
 /**
  * @typedef {{
- *   at: string; requests: number; concurrency: number; replyChunks: number;
+ *   at: string; requests: number; concurrency: number; rounds: number; replyChunks: number;
  *   machine: { cores: number; cpu: string; node: string };
  *   loadAverage: { start: number[]; end: number[] };
  *   direct: { p50: number; p95: number; errors: number; perSecond: number };
@@ -33,7 +33,8 @@ export function proxySection(figures) {
 load average ${load(figures.loadAverage.start)} at the start, ${load(figures.loadAverage.end)} at the end): **${figures.requests}
 streamed chat completions, ${figures.concurrency} at once**, sent to the testing model server directly and then through the
 proxy's Node adapter (\`toNodeListener\`, its own process, on 127.0.0.1), each a reply of ${figures.replyChunks} content chunks
-plus role, finish and usage chunks. The proxy ran the whole gateway: an \`authorize\` hook, the request policy, per-user
+plus role, finish and usage chunks, in ${figures.rounds} alternating rounds (direct, then proxied) so a change in the
+machine's load falls on both. The proxy ran the whole gateway: an \`authorize\` hook, the request policy, per-user
 counters (50 users) with a cost budget, key redaction and the event-by-event relay. Latency is send to last byte, per
 request; the client, the model server and the proxy share the machine's cores.
 
@@ -43,7 +44,7 @@ request; the client, the model server and the proxy share the machine's cores.
 | through the proxy | ${figures.proxied.p50} ms | ${figures.proxied.p95} ms | ${figures.proxied.perSecond} | ${figures.proxied.errors} |
 | **added by the proxy** | **${figures.added.p50} ms** | **${figures.added.p95} ms** | | |
 
-The proxy process's memory after a full GC, at the start and every ${Math.floor(figures.requests / (figures.memory.length - 1 || 1))} requests:
+The proxy process's memory after a full GC, after the warm-up and after each round (every ${Math.floor(figures.requests / (figures.memory.length - 1 || 1))} proxied requests):
 heapUsed ${heap} MB; RSS ${rss} MB.`;
 }
 

@@ -30,8 +30,8 @@ const option = (/** @type {string} */ name, /** @type {number} */ fallback) =>
 const requests = option('requests', smoke ? 100 : 2000);
 const concurrency = option('concurrency', smoke ? 10 : 50);
 const warmup = Math.min(200, requests);
-/** Memory samples taken over the proxied phase. */
-const SAMPLES = 8;
+/** Rounds of direct-then-proxied requests. */
+const ROUNDS = 4;
 const USERS = 50;
 /** A reply of 24 words: a role chunk, 24 content chunks, a finish and a usage chunk, [DONE]. */
 const REPLY = Array.from({ length: 24 }, (_, index) => `word${index}`).join(' ');
@@ -122,16 +122,14 @@ function streamOnce(agent, base, index) {
 
 /**
  * `count` requests to `base`, `concurrency` at a time, over keep-alive connections.
- * @param {string} base @param {number} count @param {(done: number) => Promise<void>} [every]
+ * @param {string} base @param {number} count
  */
-async function phase(base, count, every) {
+async function phase(base, count) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   /** @type {number[]} */
   const times = [];
   let errors = 0;
   let next = 0;
-  let done = 0;
-  const sampleEvery = Math.max(1, Math.floor(count / SAMPLES));
   const started = performance.now();
   const lane = async () => {
     while (next < count) {
@@ -139,14 +137,23 @@ async function phase(base, count, every) {
       const result = await streamOnce(agent, base, index);
       times.push(result.ms);
       if (!result.ok) errors++;
-      done++;
-      if (every && done % sampleEvery === 0) await every(done);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
   const wallMs = performance.now() - started;
   agent.destroy();
   return { times, errors, wallMs };
+}
+
+/**
+ * Adds a round's figures to the running totals.
+ * @param {{ times: number[]; errors: number; wallMs: number }} total
+ * @param {{ times: number[]; errors: number; wallMs: number }} part
+ */
+function absorb(total, part) {
+  total.times.push(...part.times);
+  total.errors += part.errors;
+  total.wallMs += part.wallMs;
 }
 
 /** @param {number[]} values @param {number} q */
@@ -164,17 +171,24 @@ try {
   );
   await phase(session.baseURL, warmup);
   await phase(proxyURL, warmup);
+  // Alternating rounds, so a change in the machine's load (it is shared) falls on both sides.
   const memoryStart = await memory();
-  const direct = await phase(session.baseURL, requests);
   /** @type {{ after: number; heapUsed: number; rss: number }[]} */
   const samples = [{ after: 0, ...memoryStart }];
-  const proxied = await phase(proxyURL, requests, async (done) => {
-    samples.push({ after: done, ...(await memory()) });
-  });
+  const direct = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
+  const proxied = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
+  for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex++) {
+    const count = Math.ceil(requests / ROUNDS);
+    absorb(direct, await phase(session.baseURL, count));
+    absorb(proxied, await phase(proxyURL, count));
+    // Between rounds, with nothing in flight: a full GC then would stall requests and skew the latencies.
+    samples.push({ after: (roundIndex + 1) * count, ...(await memory()) });
+  }
   const figures = {
     at: new Date().toISOString(),
-    requests,
+    requests: direct.times.length,
     concurrency,
+    rounds: ROUNDS,
     replyChunks: 24,
     machine: {
       cores: cpus().length,
@@ -186,13 +200,13 @@ try {
       p50: round(quantile(direct.times, 0.5)),
       p95: round(quantile(direct.times, 0.95)),
       errors: direct.errors,
-      perSecond: round((requests / direct.wallMs) * 1000),
+      perSecond: round((direct.times.length / direct.wallMs) * 1000),
     },
     proxied: {
       p50: round(quantile(proxied.times, 0.5)),
       p95: round(quantile(proxied.times, 0.95)),
       errors: proxied.errors,
-      perSecond: round((requests / proxied.wallMs) * 1000),
+      perSecond: round((proxied.times.length / proxied.wallMs) * 1000),
     },
     added: {
       p50: round(quantile(proxied.times, 0.5) - quantile(direct.times, 0.5)),
