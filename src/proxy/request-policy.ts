@@ -60,12 +60,18 @@ export function applyRequestPolicy(
         ? path === 'embeddings'
           ? stringOrStrings
           : stringOrObjects
-        : FIELD_TYPES[name];
+        : FIELD_TYPES.get(name);
     const problem = check?.(value);
     if (problem !== undefined) {
       return refuse(400, 'invalid_field', `The field "${name}" must be ${problem}.`, name);
     }
-    out[name] = value;
+    // Defined, not assigned: a field a deployment allowed named `__proto__` stays a field.
+    Object.defineProperty(out, name, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
 
   const model = out.model;
@@ -301,30 +307,32 @@ const encodingFormat: TypeCheck = (value) =>
  * The type of every field a route knows (`input` is checked per route, above). Fields a
  * deployment adds through `extraFields` and that are not listed here pass as any JSON value.
  */
-const FIELD_TYPES: Readonly<Record<string, TypeCheck>> = {
-  model: string,
-  messages,
-  instructions: isNullable(string),
-  stream: isNullable(boolean),
-  stream_options: isNullable(streamOptions),
-  tools: isNullable(objectList),
-  tool_choice: isNullable(stringOrObject),
-  parallel_tool_calls: isNullable(boolean),
-  temperature: isNullable(finite),
-  top_p: isNullable(finite),
-  presence_penalty: isNullable(finite),
-  frequency_penalty: isNullable(finite),
-  max_tokens: isNullable(positiveInteger),
-  max_completion_tokens: isNullable(positiveInteger),
-  max_output_tokens: isNullable(positiveInteger),
-  n: isNullable(positiveInteger),
-  seed: isNullable(integer),
-  stop: isNullable(stringOrStrings),
-  response_format: isNullable(object),
-  text: isNullable(object),
-  user: string,
-  store: isNullable(boolean),
-  service_tier: isNullable(string),
-  encoding_format: encodingFormat,
-  dimensions: positiveInteger,
-};
+const FIELD_TYPES: ReadonlyMap<string, TypeCheck> = new Map(
+  Object.entries({
+    model: string,
+    messages,
+    instructions: isNullable(string),
+    stream: isNullable(boolean),
+    stream_options: isNullable(streamOptions),
+    tools: isNullable(objectList),
+    tool_choice: isNullable(stringOrObject),
+    parallel_tool_calls: isNullable(boolean),
+    temperature: isNullable(finite),
+    top_p: isNullable(finite),
+    presence_penalty: isNullable(finite),
+    frequency_penalty: isNullable(finite),
+    max_tokens: isNullable(positiveInteger),
+    max_completion_tokens: isNullable(positiveInteger),
+    max_output_tokens: isNullable(positiveInteger),
+    n: isNullable(positiveInteger),
+    seed: isNullable(integer),
+    stop: isNullable(stringOrStrings),
+    response_format: isNullable(object),
+    text: isNullable(object),
+    user: string,
+    store: isNullable(boolean),
+    service_tier: isNullable(string),
+    encoding_format: encodingFormat,
+    dimensions: positiveInteger,
+  }),
+);

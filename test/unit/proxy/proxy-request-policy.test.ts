@@ -98,6 +98,8 @@ describe('the request policy', () => {
         chatBody({ reasoning_effort: 'high' }),
         chatBody({ web_search_options: {} }),
         chatBody({ model: 'o1-pro' }),
+        // JSON.parse makes `__proto__` an own field; it must not become the body's prototype.
+        '{"__proto__":{"n":128},"model":"gpt-allowed","messages":[{"role":"user","content":"Hi"}]}',
       ]),
     ).toEqual([
       [400, 'limit_exceeded', 'n'],
@@ -107,6 +109,7 @@ describe('the request policy', () => {
       [400, 'field_not_allowed', 'reasoning_effort'],
       [400, 'field_not_allowed', 'web_search_options'],
       [403, 'model_not_allowed', 'model'],
+      [400, 'field_not_allowed', '__proto__'],
     ]);
     expect(session.requests).toHaveLength(0);
   });
