@@ -29,7 +29,7 @@ export interface RequestPolicyOptions {
   maxTools?: number;
   /** Most messages (Chat Completions), input items (Responses) or inputs (embeddings). Default 256. */
   maxMessages?: number;
-  /** Longest single message, input item or embedding input, in characters of its JSON. Default 200 000. */
+  /** Longest single message, input item or embedding input, in characters of its JSON. Default 400 000: room for an agent input at `limits.maxInputChars` (100 000 by default) even when JSON escaping multiplies it. */
   maxMessageChars?: number;
   /** Let `store: true` through (stored completions cost storage and outlive the request). Default false. */
   allowStore?: boolean;
@@ -265,7 +265,7 @@ function resolvePolicy(options: ProxyOptions): ResolvedRequestPolicy {
     maxN: positiveInteger(policy.maxN, 'policy.maxN', 1),
     maxTools: positiveInteger(policy.maxTools, 'policy.maxTools', 64),
     maxMessages: positiveInteger(policy.maxMessages, 'policy.maxMessages', 256),
-    maxMessageChars: positiveInteger(policy.maxMessageChars, 'policy.maxMessageChars', 200_000),
+    maxMessageChars: positiveInteger(policy.maxMessageChars, 'policy.maxMessageChars', 400_000),
     allowStore: policy.allowStore === true,
     allowedServiceTiers: new Set(policy.allowedServiceTiers ?? []),
     allowBuiltInTools: policy.allowBuiltInTools === true,
