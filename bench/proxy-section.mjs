@@ -16,6 +16,8 @@ const reportPath = new URL('../BENCHMARKS.md', import.meta.url);
  *   direct: { p50: number; p95: number; errors: number; perSecond: number };
  *   proxied: { p50: number; p95: number; errors: number; perSecond: number };
  *   added: { p50: number; p95: number };
+ *   sequential: { requests: number; directP50: number; proxiedP50: number; addedP50: number; addedP95: number; errors: number };
+ *   proxyCpuMsPerRequest: number;
  *   memory: { after: number; heapUsed: number; rss: number }[];
  * }} ProxyFigures
  */
@@ -43,6 +45,11 @@ request; the client, the model server and the proxy share the machine's cores.
 | direct to the model server | ${figures.direct.p50} ms | ${figures.direct.p95} ms | ${figures.direct.perSecond} | ${figures.direct.errors} |
 | through the proxy | ${figures.proxied.p50} ms | ${figures.proxied.p95} ms | ${figures.proxied.perSecond} | ${figures.proxied.errors} |
 | **added by the proxy** | **${figures.added.p50} ms** | **${figures.added.p95} ms** | | |
+| added, one request at a time (${figures.sequential.requests} each way) | ${figures.sequential.addedP50} ms | ${figures.sequential.addedP95} ms | | ${figures.sequential.errors} |
+
+The proxy process used **${figures.proxyCpuMsPerRequest} ms of CPU per proxied request** (user + system, over the rounds).
+At ${figures.concurrency} at once the added latency is mostly queueing for that CPU on a shared machine: requests per second
+times CPU per request is the share of a core the proxy got. One at a time shows what a request pays when nothing queues.
 
 The proxy process's memory after a full GC, after the warm-up and after each round (every ${Math.floor(figures.requests / (figures.memory.length - 1 || 1))} proxied requests):
 heapUsed ${heap} MB; RSS ${rss} MB.`;

@@ -32,6 +32,8 @@ const concurrency = option('concurrency', smoke ? 10 : 50);
 const warmup = Math.min(200, requests);
 /** Rounds of direct-then-proxied requests. */
 const ROUNDS = 4;
+/** Requests sent one at a time each way, after the rounds. */
+const SEQUENTIAL = smoke ? 20 : 200;
 const USERS = 50;
 /** A reply of 24 words: a role chunk, 24 content chunks, a finish and a usage chunk, [DONE]. */
 const REPLY = Array.from({ length: 24 }, (_, index) => `word${index}`).join(' ');
@@ -66,8 +68,9 @@ const proxyURL = `http://127.0.0.1:${port}/llm/v1`;
 const memory = async () => {
   const reply = nextMessage('memory');
   child.send({ type: 'memory' });
-  const { heapUsed, rss } = /** @type {{ heapUsed: number; rss: number }} */ (await reply);
-  return { heapUsed, rss };
+  const { heapUsed, rss, cpuMicros } =
+    /** @type {{ heapUsed: number; rss: number; cpuMicros: number }} */ (await reply);
+  return { heapUsed, rss, cpuMicros };
 };
 
 const body = JSON.stringify({
@@ -121,11 +124,11 @@ function streamOnce(agent, base, index) {
 }
 
 /**
- * `count` requests to `base`, `concurrency` at a time, over keep-alive connections.
- * @param {string} base @param {number} count
+ * `count` requests to `base`, `lanes` at a time, over keep-alive connections.
+ * @param {string} base @param {number} count @param {number} [lanes]
  */
-async function phase(base, count) {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+async function phase(base, count, lanes = concurrency) {
+  const agent = new Agent({ keepAlive: true, maxSockets: lanes });
   /** @type {number[]} */
   const times = [];
   let errors = 0;
@@ -139,7 +142,7 @@ async function phase(base, count) {
       if (!result.ok) errors++;
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, lane));
+  await Promise.all(Array.from({ length: lanes }, lane));
   const wallMs = performance.now() - started;
   agent.destroy();
   return { times, errors, wallMs };
@@ -173,17 +176,24 @@ try {
   await phase(proxyURL, warmup);
   // Alternating rounds, so a change in the machine's load (it is shared) falls on both sides.
   const memoryStart = await memory();
-  /** @type {{ after: number; heapUsed: number; rss: number }[]} */
+  /** @type {{ after: number; heapUsed: number; rss: number; cpuMicros: number }[]} */
   const samples = [{ after: 0, ...memoryStart }];
+  let proxyCpuMicros = 0;
   const direct = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
   const proxied = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
   for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex++) {
     const count = Math.ceil(requests / ROUNDS);
     absorb(direct, await phase(session.baseURL, count));
+    const before = await memory();
     absorb(proxied, await phase(proxyURL, count));
     // Between rounds, with nothing in flight: a full GC then would stall requests and skew the latencies.
-    samples.push({ after: (roundIndex + 1) * count, ...(await memory()) });
+    const after = await memory();
+    proxyCpuMicros += after.cpuMicros - before.cpuMicros;
+    samples.push({ after: (roundIndex + 1) * count, ...after });
   }
+  // One at a time: what the proxy adds to a request when nothing queues behind another.
+  const sequentialDirect = await phase(session.baseURL, SEQUENTIAL, 1);
+  const sequentialProxied = await phase(proxyURL, SEQUENTIAL, 1);
   const figures = {
     at: new Date().toISOString(),
     requests: direct.times.length,
@@ -212,6 +222,19 @@ try {
       p50: round(quantile(proxied.times, 0.5) - quantile(direct.times, 0.5)),
       p95: round(quantile(proxied.times, 0.95) - quantile(direct.times, 0.95)),
     },
+    sequential: {
+      requests: SEQUENTIAL,
+      directP50: round(quantile(sequentialDirect.times, 0.5)),
+      proxiedP50: round(quantile(sequentialProxied.times, 0.5)),
+      addedP50: round(
+        quantile(sequentialProxied.times, 0.5) - quantile(sequentialDirect.times, 0.5),
+      ),
+      addedP95: round(
+        quantile(sequentialProxied.times, 0.95) - quantile(sequentialDirect.times, 0.95),
+      ),
+      errors: sequentialDirect.errors + sequentialProxied.errors,
+    },
+    proxyCpuMsPerRequest: round(proxyCpuMicros / 1000 / proxied.times.length),
     memory: samples,
   };
   const mb = (/** @type {number} */ bytes) => (bytes / 2 ** 20).toFixed(1);
@@ -222,6 +245,9 @@ try {
     `  proxied: p50 ${figures.proxied.p50} ms, p95 ${figures.proxied.p95} ms, ${figures.proxied.errors} errors, ${figures.proxied.perSecond}/s`,
   );
   log(`  added:   p50 ${figures.added.p50} ms, p95 ${figures.added.p95} ms`);
+  log(
+    `  one at a time: added p50 ${figures.sequential.addedP50} ms, p95 ${figures.sequential.addedP95} ms; proxy CPU ${figures.proxyCpuMsPerRequest} ms per request`,
+  );
   log(`  proxy heapUsed (MB): ${samples.map((sample) => mb(sample.heapUsed)).join(', ')}`);
   log(`  proxy RSS (MB):      ${samples.map((sample) => mb(sample.rss)).join(', ')}`);
   if (direct.errors + proxied.errors > 0) {

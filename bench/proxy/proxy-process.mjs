@@ -1,7 +1,7 @@
 // The proxy under load, in a process of its own so its memory is measured alone: started
 // by bench/proxy.mjs with the upstream's base URL, it serves `createProxyHandler` through
-// `toNodeListener` on 127.0.0.1 and answers `memory` messages with its heap and RSS
-// (after a full GC when Node runs with --expose-gc).
+// `toNodeListener` on 127.0.0.1 and answers `memory` messages with the CPU time it has used,
+// and its heap and RSS after a full GC (Node runs it with --expose-gc).
 import { createServer } from 'node:http';
 import { loadSourceModule } from './load-module.mjs';
 
@@ -29,9 +29,11 @@ const port = typeof address === 'object' && address ? address.port : 0;
 
 process.on('message', (/** @type {{ type: string }} */ message) => {
   if (message.type === 'memory') {
+    // CPU first, so the GC below is not charged to the requests.
+    const { user, system } = process.cpuUsage();
     globalThis.gc?.();
     const { heapUsed, rss } = process.memoryUsage();
-    process.send?.({ type: 'memory', heapUsed, rss });
+    process.send?.({ type: 'memory', heapUsed, rss, cpuMicros: user + system });
   } else if (message.type === 'stop') {
     server.closeAllConnections();
     server.close(() => process.exit(0));
