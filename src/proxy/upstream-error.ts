@@ -49,7 +49,8 @@ export async function upstreamErrorResponse(
     const value = upstream.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
-  const said = code ? ` (${code})` : '';
+  // `HTTP 400, context_length_exceeded`: the status, and the provider's code when it is a plain identifier.
+  const said = code ? `HTTP ${status}, ${code}` : `HTTP ${status}`;
   const options = param === undefined ? { headers } : { headers, param };
   if (status === 401 || status === 403) {
     // The server's key was refused, not the page's request: a 401 would send the page looking for its own credentials.
@@ -64,12 +65,12 @@ export async function upstreamErrorResponse(
     return errorResponse(
       429,
       'upstream_rate_limited',
-      `The upstream is rate limiting this proxy${said}; try again later.`,
+      `The upstream is rate limiting this proxy (${said}); try again later.`,
       { ...options, retryable: true },
     );
   }
   if (status >= 500) {
-    return errorResponse(502, 'upstream_error', `The upstream failed (HTTP ${status})${said}.`, {
+    return errorResponse(502, 'upstream_error', `The upstream failed (${said}).`, {
       ...options,
       retryable: true,
     });
@@ -77,7 +78,7 @@ export async function upstreamErrorResponse(
   return errorResponse(
     status >= 400 && status < 500 ? status : 502,
     'upstream_error',
-    `The upstream refused the request (HTTP ${status})${said}.`,
+    `The upstream refused the request (${said}).`,
     // 408 and 409 are the upstream's to retry; the rest would only repeat.
     { ...options, retryable: status === 408 || status === 409 },
   );

@@ -173,3 +173,35 @@ describe('the key redactor', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 });
+
+describe('what the page learns of an upstream error', () => {
+  it("keeps the provider's error code and param when they are plain identifiers, and none of its message", async () => {
+    proxy = await serveProxy({
+      upstream: 'https://upstream.test/v1',
+      apiKey: KEY,
+      // The testing model server sends no error code; this stands in for an upstream that does.
+      fetch: async () =>
+        Response.json(
+          {
+            error: {
+              message: 'This model maximum context length is 128000 tokens, org-Secret123.',
+              type: 'invalid_request_error',
+              param: 'messages',
+              code: 'context_length_exceeded',
+            },
+          },
+          { status: 400 },
+        ),
+    });
+    const response = await postChat(proxy);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        message: 'The upstream refused the request (HTTP 400, context_length_exceeded).',
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'upstream_error',
+      },
+    });
+  });
+});
