@@ -1,5 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Authorize, createProxyHandler, type ProxyOptions } from '../../../src/proxy';
+import {
+  type Authorize,
+  airlockProxy,
+  createProxyHandler,
+  type ProxyOptions,
+} from '../../../src/proxy';
 import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
 import { chatBody, type ProxyServer, sentinelKey, serveProxy } from './support';
 
@@ -46,6 +51,22 @@ describe('who may call the proxy', () => {
       createProxyHandler({ upstream: 'https://api.openai.com/v1', apiKey: KEY, logger: () => {} });
     expect(attempt).toThrow(expect.objectContaining({ code: 'invalid-options' }));
     expect(attempt).toThrow(/`authorize`.*`allowAnonymous: true`/);
+  });
+
+  it('holds the Vite plugin to the same rule: it throws at config time without either, and warns when anonymous', () => {
+    const warnings: string[] = [];
+    const logger = (message: string) => warnings.push(message);
+    expect(() =>
+      airlockProxy({ upstream: 'https://api.openai.com/v1', apiKey: KEY, logger }),
+    ).toThrow(expect.objectContaining({ code: 'invalid-options' }));
+    expect(warnings).toEqual([]);
+    airlockProxy({
+      upstream: 'https://api.openai.com/v1',
+      apiKey: KEY,
+      logger,
+      allowAnonymous: true,
+    });
+    expect(warnings).toEqual([expect.stringContaining('allowAnonymous')]);
   });
 
   it('logs a warning when it is created anonymous, and none when it has authorize', () => {
