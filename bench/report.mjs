@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
+import { existingProxySection, proxySection } from './proxy-section.mjs';
 import { existingSoakSection, soakSection } from './soak-section.mjs';
 
 /** @typedef {import('./lib/targets.mjs').Summary} Summary */
@@ -499,6 +500,14 @@ every contestant once and fails if one does not finish (no figures).`,
     ? soakSection(/** @type {import('./soak-section.mjs').SoakFigures} */ (soak))
     : keptSoak;
   if (soakPart) parts.push(soakPart);
+  // The proxy load test runs on its own too (`npm run bench:proxy`): its last section is kept.
+  const proxy = readResults('proxy');
+  const proxyPart = proxy
+    ? proxySection(/** @type {import('./proxy-section.mjs').ProxyFigures} */ (proxy))
+    : existsSync(reportPath)
+      ? existingProxySection(readFileSync(reportPath, 'utf8'))
+      : undefined;
+  if (proxyPart) parts.push(proxyPart);
   writeFileSync(reportPath, `${parts.join('\n\n')}\n`);
 }
 

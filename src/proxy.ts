@@ -1,12 +1,23 @@
 /**
- * `airlock-agents/proxy`: the key-safe model proxy, server side only. The page's agent points its
- * `model.baseURL` here; the proxy checks each request and adds the API key from the
- * server environment, so neither the page nor the agent worker ever holds it.
+ * `airlock-agents/proxy`: the key-safe model gateway, server side only. The page's agent
+ * points its `model.baseURL` here; the proxy checks who calls (`authorize`), what they ask
+ * for (a per-route request policy) and how much they may spend (per-user limits), adds the
+ * API key from the server environment, and redacts it from everything it returns.
  */
+export type { Authorize, ProxyCaller } from './proxy/authorize.js';
+export type { CounterStore, MemoryCounterStoreOptions } from './proxy/counter-store.js';
+export { createMemoryCounterStore } from './proxy/counter-store.js';
 export type { ProxyHandler } from './proxy/create-proxy-handler.js';
 export { createProxyHandler } from './proxy/create-proxy-handler.js';
 export type { ProxyErrorBody, ProxyErrorCode } from './proxy/error-response.js';
 export type { NodeListener } from './proxy/node-adapter.js';
 export { toNodeListener } from './proxy/node-adapter.js';
-export type { ProxyOptions, ProxyPath } from './proxy/proxy-options.js';
+export type {
+  ProxyLogger,
+  ProxyOptions,
+  ProxyPath,
+  RequestPolicyOptions,
+} from './proxy/proxy-options.js';
+export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
+export type { ModelPrice, SpendLimits } from './proxy/spend-limits.js';
 export { airlockProxy } from './proxy/vite-plugin.js';

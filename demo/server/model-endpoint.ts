@@ -71,6 +71,9 @@ export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
     allowedModels: [model, DEMO_EMBEDDING_MODEL],
     // A public demo should not let one visitor run up the bill with a single request.
     maxTokens: 2048,
+    // The demo has no user sessions: every visitor is the one anonymous user, sharing its
+    // limits. An app with sign-in passes `authorize` instead (docs/deployment.md).
+    allowAnonymous: true,
   });
   return {
     listener: toNodeListener(handler),

@@ -1,48 +1,59 @@
 /**
- * The key-safe model proxy as a Fetch-API handler, `(Request) => Promise<Response>`, so the
- * same code serves Node (through `toNodeListener`), edge runtimes and the Vite dev server.
- * The page's requests are checked here, at the trust boundary: path, method, origin, body
- * size, model and output cap; then forwarded with the server's key and streamed back.
+ * The model proxy as a gateway, a Fetch-API handler `(Request) => Promise<Response>`, so
+ * the same code serves Node (through `toNodeListener`), edge runtimes and the Vite dev
+ * server. One request is told as one function, `answer`: origin, route, who is calling,
+ * what they ask for, whether they may spend more; then forwarded with the server's key,
+ * the answer relayed with the key redacted, and what it used counted against the caller.
  */
+import { runAuthorize } from './authorize.js';
 import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
 import {
-  PATH_METHODS,
   type ProxyOptions,
-  type ProxyPath,
   type ResolvedProxyOptions,
   resolveProxyOptions,
 } from './proxy-options.js';
+import { createRedactor, type Redactor } from './redact-key.js';
 import { readBodyWithin } from './request-body.js';
-import { capOutputTokens } from './token-cap.js';
-import { relayUpstreamError } from './upstream-error.js';
+import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
+import { type ProxyPath, ROUTES, type Route } from './routes.js';
+import { mergeLimits, SpendMeter, type SpendRefusal, type TokenUsage } from './spend-limits.js';
+import { upstreamErrorResponse } from './upstream-error.js';
+import { relaySuccess } from './upstream-response.js';
 
 /** A standard Fetch-API request handler. */
 export type ProxyHandler = (request: Request) => Promise<Response>;
 
 /**
  * Creates the proxy handler. Throws an `invalid-options` `AirlockError` right away when
- * `apiKey` is empty or another option is wrong, so a misconfigured server fails at start.
+ * `apiKey` is empty, when neither `authorize` nor `allowAnonymous: true` is given, or when
+ * another option is wrong, so a misconfigured server fails at start.
  */
 export function createProxyHandler(options: ProxyOptions): ProxyHandler {
   const config = resolveProxyOptions(options);
+  const gateway: Gateway = {
+    config,
+    redact: createRedactor(config.apiKey),
+    meter: new SpendMeter(config.counterStore, config.now),
+  };
   return async (request) => {
     if (request.method === 'OPTIONS') return preflightResponse(request, config.allowedOrigins);
-    const response = await answer(request, config);
+    const response = await answer(request, gateway);
     applyCorsHeaders(response.headers, request, config.allowedOrigins);
     return response;
   };
 }
 
-/** A forwarded request, once it has passed every check. */
-interface UpstreamCall {
-  readonly path: ProxyPath;
-  readonly method: 'GET' | 'POST';
-  readonly body: string | undefined;
+/** What every request is answered with: the options and the state built from them once. */
+interface Gateway {
+  readonly config: ResolvedProxyOptions;
+  readonly redact: Redactor;
+  readonly meter: SpendMeter;
 }
 
-async function answer(request: Request, config: ResolvedProxyOptions): Promise<Response> {
+async function answer(request: Request, gateway: Gateway): Promise<Response> {
+  const { config } = gateway;
   if (isForeignOrigin(request, config.allowedOrigins)) {
     return errorResponse(
       403,
@@ -50,36 +61,92 @@ async function answer(request: Request, config: ResolvedProxyOptions): Promise<R
       `Origin ${request.headers.get('origin') ?? ''} may not use this proxy.`,
     );
   }
-  const checked = await checkRequest(request, config);
-  if (checked instanceof Response) return checked;
-  return forward(request, checked, config);
+  const found = findRoute(request, config);
+  if (found instanceof Response) return found;
+  const { path, route } = found;
+
+  const authorized = await runAuthorize(config.authorize, request);
+  if (authorized.kind === 'response') return authorized.response;
+  if (authorized.kind === 'failed') {
+    config.logger(`Airlock proxy: ${authorized.reason}; the request was refused.`);
+    return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
+  }
+  const { userId } = authorized.caller;
+  const limits = mergeLimits(config.limits, authorized.caller.limits);
+  if (limits.costPerDay !== undefined && config.prices === undefined) {
+    config.logger(
+      'Airlock proxy: authorize gave a `costPerDay` limit but the proxy has no `prices`.',
+    );
+    return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
+  }
+
+  let checked: CheckedRequest | undefined;
+  if (route.method === 'POST') {
+    const body = await readJsonBody(request, config.maxBodyBytes);
+    if (body instanceof Response) return body;
+    const result = applyRequestPolicy(path, route, body, config.policy);
+    if (result.kind === 'refused') {
+      return errorResponse(result.status, result.code, result.message, { param: result.param });
+    }
+    checked = result;
+  }
+
+  let refusal: SpendRefusal | undefined;
+  try {
+    refusal = await gateway.meter.admit(userId, limits);
+  } catch (error) {
+    // Fail closed: with the counts unknown, letting the request through would lift every limit.
+    config.logger(
+      `Airlock proxy: the counter store failed (${error instanceof Error ? error.name : typeof error}); the request was refused.`,
+    );
+    return errorResponse(
+      503,
+      'limits_unavailable',
+      'The proxy could not check its limits; try again.',
+      {
+        retryable: true,
+      },
+    );
+  }
+  if (refusal) return spendRefusal(refusal);
+  return forward(request, { path, route, checked, userId }, gateway);
 }
 
-async function checkRequest(
+/** The route a request's path and method name, or the 404 / 405 for it. */
+function findRoute(
   request: Request,
   config: ResolvedProxyOptions,
-): Promise<UpstreamCall | Response> {
+): { path: ProxyPath; route: Route } | Response {
   const { pathname } = new URL(request.url);
   const prefix = `${config.mountPath}/`;
   const path = pathname.startsWith(prefix) ? pathname.slice(prefix.length) : undefined;
-  if (
-    path === undefined ||
-    !isProxyPath(path) ||
-    !config.paths.has(path) ||
-    PATH_METHODS[path] !== request.method
-  ) {
+  if (path === undefined || !Object.hasOwn(ROUTES, path) || !config.paths.has(path as ProxyPath)) {
     return errorResponse(
-      403,
-      'forbidden_path',
-      `${request.method} ${pathname} is not allowed through this proxy.`,
+      404,
+      'not_found',
+      `${request.method} ${pathname} is not served by this proxy.`,
     );
   }
-  const method = PATH_METHODS[path];
-  if (method === 'GET') return { path, method, body: undefined };
+  const route = ROUTES[path as ProxyPath];
+  if (route.method !== request.method) {
+    return errorResponse(
+      405,
+      'method_not_allowed',
+      `${pathname} takes ${route.method}, not ${request.method}.`,
+      { headers: new Headers({ allow: route.method }) },
+    );
+  }
+  return { path: path as ProxyPath, route };
+}
 
+/** The body as a JSON object, or the 400 / 413 refusing it. */
+async function readJsonBody(
+  request: Request,
+  maxBodyBytes: number,
+): Promise<Record<string, unknown> | Response> {
   let text: string | 'too-large';
   try {
-    text = await readBodyWithin(request, config.maxBodyBytes);
+    text = await readBodyWithin(request, maxBodyBytes);
   } catch {
     return errorResponse(400, 'body_unreadable', 'The request body could not be read.');
   }
@@ -87,51 +154,78 @@ async function checkRequest(
     return errorResponse(
       413,
       'body_too_large',
-      `The request body is larger than this proxy accepts (${config.maxBodyBytes} bytes).`,
+      `The request body is larger than this proxy accepts (${maxBodyBytes} bytes).`,
     );
   }
-  const body = parseJsonObject(text);
-  if (body === undefined) {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
     return errorResponse(400, 'invalid_json', 'The request body is not a JSON object.');
   }
-  if (config.allowedModels && !isAllowedModel(body.model, config.allowedModels)) {
-    return errorResponse(
-      403,
-      'model_not_allowed',
-      `The model ${JSON.stringify(body.model ?? null)} is not allowed through this proxy.`,
-      { param: 'model' },
-    );
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return errorResponse(400, 'invalid_json', 'The request body is not a JSON object.');
   }
-  const capped =
-    path === 'chat/completions' &&
-    config.maxTokens !== undefined &&
-    capOutputTokens(body, config.maxTokens);
-  // Unchanged bodies go out byte for byte; re-serialising could round large integers.
-  return { path, method, body: capped ? JSON.stringify(body) : text };
+  return value as Record<string, unknown>;
 }
 
-async function forward(
-  request: Request,
-  call: UpstreamCall,
-  config: ResolvedProxyOptions,
-): Promise<Response> {
+/** A 429 the page's `openai` client understands: `retry-after` (seconds) and `retry-after-ms`. */
+function spendRefusal(refusal: SpendRefusal): Response {
+  const waitMs = Math.max(0, Math.ceil(refusal.retryAfterMs));
+  const headers = new Headers({
+    'retry-after': String(Math.ceil(waitMs / 1000)),
+    'retry-after-ms': String(waitMs),
+  });
+  if (refusal.limit === 'costPerDay') {
+    return errorResponse(
+      429,
+      'budget_exceeded',
+      `This user's budget for the day (${refusal.value}) is spent; it renews in ${Math.ceil(waitMs / 60_000)} min.`,
+      // Waiting out a day inside one request helps nobody; the page's client fails at once.
+      { headers, param: 'costPerDay' },
+    );
+  }
+  const unit = refusal.limit === 'requestsPerMinute' ? 'requests' : 'tokens';
+  return errorResponse(
+    429,
+    'rate_limited',
+    `This user's limit of ${refusal.value} ${unit} per minute is reached; retry in ${Math.ceil(waitMs / 1000)} s.`,
+    { headers, param: refusal.limit, retryable: true },
+  );
+}
+
+/** A request that passed every check. */
+interface UpstreamCall {
+  readonly path: ProxyPath;
+  readonly route: Route;
+  /** The checked body (POST routes). */
+  readonly checked: CheckedRequest | undefined;
+  readonly userId: string;
+}
+
+async function forward(request: Request, call: UpstreamCall, gateway: Gateway): Promise<Response> {
+  const { config, redact } = gateway;
+  // The proxy's own serialisation of the checked object: the page's text never goes upstream.
+  const body = call.checked === undefined ? undefined : JSON.stringify(call.checked.body);
+  const settle = settleOnce(call, gateway);
   let upstream: Response;
   try {
     upstream = await config.fetch(`${config.upstream}/${call.path}`, {
-      method: call.method,
+      method: call.route.method,
       headers: upstreamRequestHeaders(
         request,
         config.upstreamHeaders,
         config.apiKey,
-        call.body !== undefined,
+        body !== undefined,
       ),
-      ...(call.body === undefined ? {} : { body: call.body }),
+      ...(body === undefined ? {} : { body }),
       // A client that goes away cancels the upstream request and its stream.
       signal: request.signal,
       // Following a redirect would resend the key to wherever it points.
       redirect: 'error',
     });
   } catch (error) {
+    settle(undefined);
     const reason = request.signal.aborted ? 'the client disconnected' : describeFailure(error);
     return errorResponse(
       502,
@@ -139,34 +233,44 @@ async function forward(
       `The model proxy could not reach its upstream (${reason}).`,
     );
   }
-  const headers = clientResponseHeaders(upstream.headers);
-  if (upstream.status >= 400) return relayUpstreamError(upstream, headers, config.apiKey);
-  // Streamed straight through: each SSE chunk reaches the page as the upstream sends it.
-  return new Response(hasNullBody(upstream.status) ? null : upstream.body, {
-    status: upstream.status,
-    statusText: upstream.statusText,
-    headers,
+  if (upstream.status >= 400) {
+    // Refused requests are not charged: the upstream does not bill them either.
+    settle({ inputTokens: 0, outputTokens: 0 });
+    return upstreamErrorResponse(upstream, {
+      redact,
+      logger: config.logger,
+      logContent: config.logContent,
+    });
+  }
+  return relaySuccess(upstream, clientResponseHeaders(upstream.headers, redact), {
+    route: call.route,
+    redact,
+    stripStreamUsage: call.checked?.stripStreamUsage ?? false,
+    settle,
   });
 }
 
-function isProxyPath(path: string): path is ProxyPath {
-  return Object.hasOwn(PATH_METHODS, path);
-}
-
-function isAllowedModel(model: unknown, allowed: ReadonlySet<string>): boolean {
-  return typeof model === 'string' && allowed.has(model);
-}
-
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
+/**
+ * The one place a call's spending is recorded: the usage the upstream reported, else the
+ * request's fallback (its estimated input and its capped output), so a stream cut short
+ * or a server that reports nothing is still counted. Store failures are logged, not thrown:
+ * the answer has already gone to the page.
+ */
+function settleOnce(call: UpstreamCall, gateway: Gateway): (usage: TokenUsage | undefined) => void {
+  let settled = false;
+  return (usage) => {
+    if (settled) return;
+    settled = true;
+    const used = usage ?? call.checked?.fallbackUsage ?? { inputTokens: 0, outputTokens: 0 };
+    if (used.inputTokens === 0 && used.outputTokens === 0) return;
+    const model = call.checked?.model;
+    const price = model === undefined ? undefined : gateway.config.prices?.[model];
+    gateway.meter.record(call.userId, used, price).catch((error: unknown) => {
+      gateway.config.logger(
+        `Airlock proxy: recording usage in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
+      );
+    });
+  };
 }
 
 /** A network error's code (`ECONNREFUSED`), never its message, which may quote the request. */
@@ -175,8 +279,4 @@ function describeFailure(error: unknown): string {
   const code =
     typeof cause === 'object' && cause !== null && 'code' in cause ? cause.code : undefined;
   return typeof code === 'string' ? code : 'network error';
-}
-
-function hasNullBody(status: number): boolean {
-  return status === 204 || status === 205 || status === 304;
 }

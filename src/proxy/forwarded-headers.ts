@@ -4,21 +4,25 @@
  * behind, and only what the SDK needs comes back.
  */
 
+import type { Redactor } from './redact-key.js';
+
 /** Page request headers forwarded upstream, besides every `x-stainless-*` (SDK telemetry and retry count). */
 const FORWARDED_REQUEST_HEADERS = ['accept'] as const;
 
-/** Upstream response headers returned to the page, besides every `x-ratelimit-*` and `openai-*`. */
+/**
+ * Upstream response headers returned to the page. Not `x-ratelimit-*` (the account's limits
+ * and remaining quota, which are the operator's business) nor `openai-organization` /
+ * `openai-project` (they name the key's account).
+ */
 const RETURNED_RESPONSE_HEADERS = new Set([
   'content-type',
   'cache-control',
   'retry-after',
   'retry-after-ms',
   'x-request-id',
-  'x-should-retry',
+  'openai-processing-ms',
+  'openai-version',
 ]);
-
-/** `openai-*` response headers that name the key's account; the page has no use for them. */
-const ACCOUNT_RESPONSE_HEADERS = new Set(['openai-organization', 'openai-project']);
 
 /**
  * The headers of the upstream request: the page's safe ones, then the configured extras,
@@ -46,19 +50,18 @@ export function upstreamRequestHeaders(
 }
 
 /**
- * The upstream response headers the page may see. Transport headers (`content-length`,
- * `content-encoding`, `transfer-encoding`) stay behind: fetch has already decoded the body.
+ * The upstream response headers the page may see, with the key redacted from their values.
+ * Transport headers (`content-length`, `content-encoding`, `transfer-encoding`) stay
+ * behind: fetch has already decoded the body, and the proxy may change its length.
  */
-export function clientResponseHeaders(upstream: Headers): Headers {
+export function clientResponseHeaders(upstream: Headers, redact: Redactor): Headers {
   const headers = new Headers();
   for (const [name, value] of upstream) {
-    if (isReturnedResponseHeader(name)) headers.set(name, value);
+    if (isReturnedResponseHeader(name)) headers.set(name, redact(value));
   }
   return headers;
 }
 
 function isReturnedResponseHeader(name: string): boolean {
-  if (RETURNED_RESPONSE_HEADERS.has(name)) return true;
-  if (name.startsWith('x-ratelimit-')) return true;
-  return name.startsWith('openai-') && !ACCOUNT_RESPONSE_HEADERS.has(name);
+  return RETURNED_RESPONSE_HEADERS.has(name);
 }

@@ -1,54 +1,108 @@
 /**
- * Upstream error responses, made safe to hand to the page. Success bodies stream through
- * untouched; error bodies are small, so they can be read and checked first.
+ * Upstream error answers, mapped to the proxy's own. The upstream's body is never relayed:
+ * a provider's error names the organisation, the project and part of the key. The page
+ * gets the status, the provider's error `code` when it is a plain identifier
+ * (`context_length_exceeded`), and a sentence of ours.
  */
 import { errorResponse } from './error-response.js';
+import type { ProxyLogger } from './proxy-options.js';
+import type { Redactor } from './redact-key.js';
 import { readBodyWithin } from './request-body.js';
 
-/** Past this, an error body is not relayed; real API errors are a few hundred bytes. */
+/** Error bodies are read this far, for the log and the code; real ones are a few hundred bytes. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/**
- * The page's view of an upstream error. A 401 means the server's key is wrong, not the
- * page's, and OpenAI's message quotes part of the key, so it becomes a 502 of our own;
- * any other body has the key blanked out in case the upstream echoes request headers.
- */
-export async function relayUpstreamError(
+/** An upstream `code` or `param` worth passing on: short, lower-case identifier characters only. */
+const IDENTIFIER = /^[a-z][a-z0-9_.[\]]{0,63}$/;
+
+/** The response headers of an upstream error the page may still see: how long to wait. */
+const RETRY_HEADERS = ['retry-after', 'retry-after-ms'];
+
+/** What the page learns of an upstream error, and what the operator's log gets. */
+export async function upstreamErrorResponse(
   upstream: Response,
-  headers: Headers,
-  apiKey: string,
+  context: {
+    readonly redact: Redactor;
+    readonly logger: ProxyLogger;
+    readonly logContent: boolean;
+  },
 ): Promise<Response> {
-  if (upstream.status === 401) {
-    await upstream.body?.cancel().catch(() => undefined);
+  const { status } = upstream;
+  let text: string;
+  try {
+    const read = await readBodyWithin(upstream, MAX_ERROR_BODY_BYTES);
+    text = read === 'too-large' ? '' : read;
+  } catch (error) {
+    // The body broke off; the status alone still says what happened.
+    text = '';
+    context.logger(
+      `Airlock proxy: reading an upstream HTTP ${status} error body failed (${errorName(error)}).`,
+    );
+  }
+  const { code, param } = identifiersOf(text);
+  context.logger(
+    `Airlock proxy: the upstream answered HTTP ${status}${code ? ` (${code})` : ''}` +
+      (context.logContent && text !== '' ? `: ${context.redact(text)}` : '.'),
+  );
+  const headers = new Headers();
+  for (const name of RETRY_HEADERS) {
+    const value = upstream.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  // `HTTP 400, context_length_exceeded`: the status, and the provider's code when it is a plain identifier.
+  const said = code ? `HTTP ${status}, ${code}` : `HTTP ${status}`;
+  const options = param === undefined ? { headers } : { headers, param };
+  if (status === 401 || status === 403) {
+    // The server's key was refused, not the page's request: a 401 would send the page looking for its own credentials.
     return errorResponse(
       502,
       'upstream_auth_failed',
-      'The model proxy could not authenticate with its upstream (HTTP 401): check the API key configured on the server.',
-      { headers },
+      `The model proxy could not authenticate with its upstream (HTTP ${status}): check the API key configured on the server.`,
+      options,
     );
   }
-  let text: string | 'too-large';
-  try {
-    text = await readBodyWithin(upstream, MAX_ERROR_BODY_BYTES);
-  } catch {
-    text = '';
+  if (status === 429) {
+    return errorResponse(
+      429,
+      'upstream_rate_limited',
+      `The upstream is rate limiting this proxy (${said}); try again later.`,
+      { ...options, retryable: true },
+    );
   }
-  const body =
-    text === 'too-large'
-      ? JSON.stringify({
-          error: {
-            message: `The upstream answered HTTP ${upstream.status} with an oversized error body.`,
-            type: 'server_error',
-            param: null,
-            code: null,
-          },
-        })
-      : redact(text, apiKey);
-  if (text === 'too-large') headers.set('content-type', 'application/json');
-  return new Response(body, { status: upstream.status, statusText: upstream.statusText, headers });
+  if (status >= 500) {
+    return errorResponse(502, 'upstream_error', `The upstream failed (${said}).`, {
+      ...options,
+      retryable: true,
+    });
+  }
+  return errorResponse(
+    status >= 400 && status < 500 ? status : 502,
+    'upstream_error',
+    `The upstream refused the request (${said}).`,
+    // 408 and 409 are the upstream's to retry; the rest would only repeat.
+    { ...options, retryable: status === 408 || status === 409 },
+  );
 }
 
-/** Real keys are long; blanking a toy key of a letter or two would mangle the whole body. */
-function redact(text: string, apiKey: string): string {
-  return apiKey.length >= 8 ? text.replaceAll(apiKey, '[redacted]') : text;
+/** The provider's `error.code` (or `type`) and `error.param`, when they are plain identifiers. */
+function identifiersOf(text: string): { code: string | undefined; param: string | undefined } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { code: undefined, param: undefined };
+  }
+  const error =
+    typeof parsed === 'object' && parsed !== null
+      ? (parsed as { error?: unknown }).error
+      : undefined;
+  if (typeof error !== 'object' || error === null) return { code: undefined, param: undefined };
+  const { code, type, param } = error as { code?: unknown; type?: unknown; param?: unknown };
+  const identifier = (value: unknown): string | undefined =>
+    typeof value === 'string' && IDENTIFIER.test(value) ? value : undefined;
+  return { code: identifier(code) ?? identifier(type), param: identifier(param) };
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
 }

@@ -9,7 +9,8 @@ import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './pro
 
 /**
  * Mounts the proxy at `options.mountPath` (default `/llm/v1`) on the dev and preview
- * servers. Throws at config time when the options are invalid (an empty `apiKey`, say).
+ * servers. Throws at config time when the options are invalid (an empty `apiKey`, or neither
+ * `authorize` nor `allowAnonymous: true`), and warns then when running anonymous.
  * Vite's own `server.cors` middleware runs first and answers cross-origin preflights itself.
  */
 export function airlockProxy(options: ProxyOptions): Plugin {

@@ -2,7 +2,15 @@ import { Agent, request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createProxyHandler, type ProxyOptions } from '../../../src/proxy';
 import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
-import { bodyOf, chatBody, type ProxyServer, sentinelKey, serveProxy, unusedPort } from './support';
+import {
+  bodyOf,
+  chatBody,
+  type ProxyServer,
+  sentinelKey,
+  serveProxy,
+  testProxyOptions,
+  unusedPort,
+} from './support';
 
 const KEY = sentinelKey();
 const APP_ORIGIN = 'https://app.example';
@@ -56,39 +64,45 @@ function postChat(
 describe('the proxy handler', () => {
   it('refuses to be created without an API key, before serving anything', () => {
     expect(() =>
-      createProxyHandler({ upstream: 'https://api.openai.com/v1', apiKey: ' ' }),
+      createProxyHandler({
+        upstream: 'https://api.openai.com/v1',
+        apiKey: ' ',
+        allowAnonymous: true,
+      }),
     ).toThrow(/apiKey.*empty/);
   });
 
-  it('answers a forbidden path or method with a 403 in OpenAI error shape, and the upstream receives nothing', async () => {
+  it('answers a path it does not serve with 404 and a known path with the wrong method with 405, in OpenAI error shape, and the upstream receives nothing', async () => {
     const session = models.createSession([{ text: 'unused' }]);
     const server = await proxyTo(session);
 
-    const attempts: [string, string][] = [
-      ['GET', '/llm/v1/files'],
-      ['POST', '/llm/v1/embeddings'], // allowed by OpenAI, but not in the default `paths`
-      ['GET', '/llm/v1/chat/completions'], // right path, wrong method
-      ['POST', '/llm/v1/models'],
-      ['GET', '/llm/v1/models/gpt-4o'],
-      ['GET', '/llm/v1/models/'],
-      ['GET', '/elsewhere/models'],
-      ['GET', '/llm/v1//models'],
+    const attempts: [string, string, number][] = [
+      ['GET', '/llm/v1/files', 404],
+      ['POST', '/llm/v1/embeddings', 404], // a route, but not in the default `paths`
+      ['POST', '/llm/v1/responses', 404],
+      ['GET', '/llm/v1/chat/completions', 405], // right path, wrong method
+      ['POST', '/llm/v1/models', 405],
+      ['GET', '/llm/v1/models/gpt-4o', 404],
+      ['GET', '/llm/v1/models/', 404],
+      ['GET', '/elsewhere/models', 404],
+      ['GET', '/llm/v1//models', 404],
     ];
-    for (const [method, path] of attempts) {
+    for (const [method, path, status] of attempts) {
       const response = await fetch(`${server.url}${path}`, {
         method,
         ...(method === 'POST' ? { body: '{}' } : {}),
       });
-      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(response.status, `${method} ${path}`).toBe(status);
       expect(response.headers.get('content-type')).toBe('application/json');
       expect(await response.json()).toEqual({
         error: {
-          message: expect.stringContaining(path),
+          message: expect.stringContaining(status === 404 ? path : method),
           type: 'invalid_request_error',
           param: null,
-          code: 'forbidden_path',
+          code: status === 404 ? 'not_found' : 'method_not_allowed',
         },
       });
+      if (status === 405) expect(response.headers.get('allow')).not.toBeNull();
     }
     expect(session.requests).toHaveLength(0);
   });
@@ -107,7 +121,7 @@ describe('the proxy handler', () => {
         code: 'model_not_allowed',
       },
     });
-    const missing = await postChat(server, { messages: [] });
+    const missing = await postChat(server, { messages: [{ role: 'user', content: 'Hi' }] });
     expect(missing.status).toBe(403);
     expect(session.requests).toHaveLength(0);
 
@@ -284,11 +298,9 @@ describe('the proxy handler', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'body_too_large' } });
 
     // A chunked upload declares no length; the limit still holds while reading.
-    const handler = createProxyHandler({
-      upstream: session.baseURL,
-      apiKey: KEY,
-      maxBodyBytes: 1024,
-    });
+    const handler = createProxyHandler(
+      testProxyOptions({ upstream: session.baseURL, apiKey: KEY, maxBodyBytes: 1024 }),
+    );
     const chunk = new TextEncoder().encode('x'.repeat(600));
     const streamed = await handler(
       new Request('http://proxy.test/llm/v1/chat/completions', {
@@ -312,7 +324,7 @@ describe('the proxy handler', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const large = JSON.stringify(chatBody({ padding: 'x'.repeat(1_000_000) }));
-      expect(await send(agent, `${server.url}/llm/v1/files`, 'POST', large)).toBe(403);
+      expect(await send(agent, `${server.url}/llm/v1/files`, 'POST', large)).toBe(404);
       expect(await send(agent, `${server.url}/llm/v1/chat/completions`, 'POST', large)).toBe(413);
       expect(await send(agent, `${server.url}/llm/v1/models`, 'GET')).toBe(200);
     } finally {
@@ -321,7 +333,7 @@ describe('the proxy handler', () => {
     expect(session.requests.map((recorded) => recorded.method)).toEqual(['GET']);
   });
 
-  it("turns the upstream's 401 into a 502 of its own, and blanks the key out of other upstream errors", async () => {
+  it("turns the upstream's 401 into a 502 of its own, and relays no upstream error body, key or not", async () => {
     const session = models.createSession([
       {
         status: 401,
@@ -340,7 +352,8 @@ describe('the proxy handler', () => {
     const badRequest = await postChat(server, chatBody());
     expect(badRequest.status).toBe(400);
     const badRequestText = await badRequest.text();
-    expect(badRequestText).toContain('Bearer [redacted]');
+    expect(JSON.parse(badRequestText)).toMatchObject({ error: { code: 'upstream_error' } });
+    expect(badRequestText).not.toContain('Echoing');
     expect(badRequestText).not.toContain(KEY);
   });
 });

@@ -5,7 +5,15 @@ import { createServer as createViteServer } from 'vite';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { airlockProxy } from '../../../src/proxy';
 import { type ModelServer, startModelServer } from '../../../src/testing';
-import { chatBody, type ProxyServer, sentinelKey, serveProxy, waitFor } from './support';
+import {
+  chatBody,
+  type ProxyServer,
+  sentinelKey,
+  serveProxy,
+  TEST_MODEL,
+  testProxyOptions,
+  waitFor,
+} from './support';
 
 const KEY = sentinelKey();
 const FORTY_WORDS = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
@@ -116,7 +124,7 @@ describe('streaming through the proxy', () => {
       configFile: false,
       logLevel: 'silent',
       root: new URL('.', import.meta.url).pathname,
-      plugins: [airlockProxy({ upstream: session.baseURL, apiKey: KEY })],
+      plugins: [airlockProxy(testProxyOptions({ upstream: session.baseURL, apiKey: KEY }))],
       server: { host: '127.0.0.1', port: 0, hmr: false, ws: false },
       optimizeDeps: { noDiscovery: true, include: [] },
     });
@@ -127,14 +135,14 @@ describe('streaming through the proxy', () => {
       const client = new OpenAI({ baseURL: `${url}/llm/v1`, apiKey: 'page-placeholder' });
 
       const completion = await client.chat.completions.create({
-        model: 'any',
+        model: TEST_MODEL,
         messages: [{ role: 'user', content: 'Hi' }],
       });
       expect(completion.choices[0]?.message.content).toBe('Hello from behind Vite.');
       expect(session.requests[0]?.headers.authorization).toBe(`Bearer ${KEY}`);
 
       const forbidden = await fetch(`${url}/llm/v1/files`);
-      expect(forbidden.status).toBe(403);
+      expect(forbidden.status).toBe(404);
       // Outside the mount path the proxy never sees the request.
       const elsewhere = await fetch(`${url}/support.ts`);
       expect(elsewhere.status).toBe(200);

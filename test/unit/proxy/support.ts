@@ -16,9 +16,29 @@ export function sentinelKey(): string {
   return `sk-airlock-sentinel-${randomBytes(12).toString('hex')}`;
 }
 
-/** Serves `createProxyHandler(options)` with `http.createServer` on 127.0.0.1. */
-export async function serveProxy(options: ProxyOptions): Promise<ProxyServer> {
-  const server = createServer(toNodeListener(createProxyHandler(options)));
+/** The model every test body asks for, allowed by {@link testProxyOptions}. */
+export const TEST_MODEL = 'gpt-allowed';
+
+/**
+ * The options tests start from: anonymous (tests about `authorize` pass their own), silent,
+ * and allowing {@link TEST_MODEL}, which the default model list does not hold.
+ */
+export function testProxyOptions(
+  options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream' | 'apiKey'>,
+): ProxyOptions {
+  return {
+    ...(options.authorize ? {} : { allowAnonymous: true }),
+    logger: () => {},
+    allowedModels: [TEST_MODEL],
+    ...options,
+  };
+}
+
+/** Serves `createProxyHandler(testProxyOptions(options))` with `http.createServer` on 127.0.0.1. */
+export async function serveProxy(
+  options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream' | 'apiKey'>,
+): Promise<ProxyServer> {
+  const server = createServer(toNodeListener(createProxyHandler(testProxyOptions(options))));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -43,7 +63,7 @@ export async function unusedPort(): Promise<number> {
 /** A Chat Completions body as the agent worker sends it. */
 export function chatBody(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    model: 'gpt-allowed',
+    model: TEST_MODEL,
     messages: [{ role: 'user', content: 'Hello?' }],
     ...extra,
   };
