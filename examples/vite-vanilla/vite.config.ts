@@ -8,6 +8,9 @@ export default defineConfig({
       upstream: process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
       apiKey: process.env.OPENAI_API_KEY ?? '',
       allowedModels: ['gpt-4o-mini'],
+      // Anyone who can reach this server may spend through it: fine on your machine. In
+      // production, pass `authorize` to check your own users (docs/deployment.md).
+      allowAnonymous: true,
     }),
   ],
 });

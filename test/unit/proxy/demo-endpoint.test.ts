@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createModelEndpoint } from '../../../demo/model-endpoint';
+import { createModelEndpoint } from '../../../demo/server/model-endpoint';
 import {
   createOpenAIChatModel,
   createOpenAIEmbeddingModel,

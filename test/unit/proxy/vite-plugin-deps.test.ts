@@ -8,7 +8,14 @@ describe('airlockProxy in a Vite config', () => {
       {
         configFile: false,
         logLevel: 'silent',
-        plugins: [airlockProxy({ upstream: 'https://api.openai.com/v1', apiKey: 'sk-test' })],
+        plugins: [
+          airlockProxy({
+            upstream: 'https://api.openai.com/v1',
+            apiKey: 'sk-test',
+            allowAnonymous: true,
+            logger: () => {},
+          }),
+        ],
         optimizeDeps: { include: ['zod'] },
       },
       'serve',
