@@ -1,26 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type Authorize,
   airlockProxy,
   createProxyHandler,
   type ProxyOptions,
 } from '../../../src/proxy';
-import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
-import { chatBody, type ProxyServer, sentinelKey, serveProxy } from './support';
+import type { ModelSession } from '../../../src/testing';
+import { chatBody, type ProxyServer, sentinelKey, useProxyFixture } from './support';
 
 const KEY = sentinelKey();
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
+const fixture = useProxyFixture(KEY);
 
 function postChat(server: ProxyServer, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.url}/llm/v1/chat/completions`, {
@@ -41,8 +31,7 @@ async function proxyWith(
   session: ModelSession,
   options: Partial<ProxyOptions>,
 ): Promise<ProxyServer> {
-  proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY, ...options });
-  return proxy;
+  return fixture.serveProxy({ upstream: session.baseURL, ...options });
 }
 
 describe('who may call the proxy', () => {
@@ -91,7 +80,7 @@ describe('who may call the proxy', () => {
   });
 
   it('answers with the Response authorize returns, for no Origin and a forged Origin alike, and forwards nothing', async () => {
-    const session = models.createSession([{ text: 'Hi, Ada.' }]);
+    const session = fixture.models.createSession([{ text: 'Hi, Ada.' }]);
     const server = await proxyWith(session, { authorize: sessionCookie });
 
     // curl from a server: no Origin, no cookie.
@@ -111,7 +100,7 @@ describe('who may call the proxy', () => {
   });
 
   it('answers 500 with a short body when authorize throws, never forwards, and logs no secret from the error', async () => {
-    const session = models.createSession([{ text: 'unused' }]);
+    const session = fixture.models.createSession([{ text: 'unused' }]);
     const logs: string[] = [];
     const server = await proxyWith(session, {
       logger: (message) => logs.push(message),
@@ -139,7 +128,7 @@ describe('who may call the proxy', () => {
   });
 
   it('answers 500 when authorize breaks its contract (a rejection, undefined, a blank userId, bad limits), never forwarding', async () => {
-    const session = models.createSession([{ text: 'unused' }]);
+    const session = fixture.models.createSession([{ text: 'unused' }]);
     // Made when asked for, so the rejection is never left unhandled in between.
     const answers: (() => unknown)[] = [
       () => Promise.reject(new TypeError('boom')),
@@ -162,7 +151,7 @@ describe('who may call the proxy', () => {
   });
 
   it('gives authorize the request before the body is read, and forwards the body intact after it', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
     let sawBodyUnread = false;
     const server = await proxyWith(session, {
       authorize: (request) => {

@@ -1,42 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ProxyOptions } from '../../../src/proxy';
+import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../../src/proxy/redact-key';
-import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
-import { chatBody, type ProxyServer, sentinelKey, serveProxy } from './support';
+import { chatBody, postChat, sentinelKey, useProxyFixture } from './support';
 
 const KEY = sentinelKey();
 const MASKED = `${KEY.slice(0, 6)}*****${KEY.slice(-4)}`;
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
-
-async function proxyTo(
-  session: ModelSession,
-  options: Partial<ProxyOptions> = {},
-): Promise<ProxyServer> {
-  proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY, ...options });
-  return proxy;
-}
-
-function postChat(
-  server: ProxyServer,
-  body: Record<string, unknown> = chatBody(),
-): Promise<Response> {
-  return fetch(`${server.url}/llm/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
+const fixture = useProxyFixture(KEY);
 
 /** Everything a response shows the page: status line aside, its headers and its body. */
 async function everythingIn(response: Response): Promise<string> {
@@ -46,14 +15,14 @@ async function everythingIn(response: Response): Promise<string> {
 
 describe('nothing of the key or the account leaks', () => {
   it("maps an upstream 429 to the proxy's own short body, without the organisation or a masked key, keeping its Retry-After", async () => {
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       {
         status: 429,
         retryAfterSeconds: 7,
         message: `Rate limit reached for gpt-4o-mini in organization org-Secret123 on tokens per min. Limit 200000, key ${MASKED}.`,
       },
     ]);
-    const server = await proxyTo(session, { maxTokens: 10 });
+    const server = await fixture.proxyTo(session, { maxTokens: 10 });
     const response = await postChat(server);
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('7');
@@ -65,10 +34,10 @@ describe('nothing of the key or the account leaks', () => {
   });
 
   it('maps an upstream 500 to a 502 the SDK may retry, and keeps only a plain-identifier code', async () => {
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       { status: 500, message: 'Internal error in org-Secret123' },
     ]);
-    const server = await proxyTo(session);
+    const server = await fixture.proxyTo(session);
     const response = await postChat(server);
     expect(response.status).toBe(502);
     expect(response.headers.get('x-should-retry')).toBeNull();
@@ -78,10 +47,10 @@ describe('nothing of the key or the account leaks', () => {
   });
 
   it('redacts the key and a masked fragment of it echoed in a 200 event stream', async () => {
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       { text: `Your key is ${KEY} and its masked form is ${MASKED} okay.` },
     ]);
-    const server = await proxyTo(session);
+    const server = await fixture.proxyTo(session);
     const response = await postChat(server, chatBody({ stream: true }));
     const text = await everythingIn(response);
     expect(text).not.toContain(KEY);
@@ -93,8 +62,8 @@ describe('nothing of the key or the account leaks', () => {
   it('redacts a key split across two network chunks of a stream', async () => {
     const script = { text: `Leaked:${KEY}.` };
     // Find where the key sits in the body the server will write, and cut the body in its middle.
-    const probe = models.createSession([script]);
-    const probeProxy = await proxyTo(probe, { apiKey: 'sk-another-key-entirely' });
+    const probe = fixture.models.createSession([script]);
+    const probeProxy = await fixture.proxyTo(probe, { apiKey: 'sk-another-key-entirely' });
     const whole = await (
       await postChat(
         probeProxy,
@@ -104,10 +73,10 @@ describe('nothing of the key or the account leaks', () => {
     await probeProxy.close();
     const cutAt = Buffer.byteLength(whole.slice(0, whole.indexOf(KEY) + 10));
 
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       { ...script, transport: { splitAtBytes: [cutAt], pieceDelayMs: 20 } },
     ]);
-    const server = await proxyTo(session);
+    const server = await fixture.proxyTo(session);
     const response = await postChat(
       server,
       chatBody({ stream: true, stream_options: { include_usage: true } }),
@@ -119,8 +88,8 @@ describe('nothing of the key or the account leaks', () => {
   });
 
   it('redacts the key from a non-streamed 200 body', async () => {
-    const session = models.createSession([{ text: `echo ${KEY}` }]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([{ text: `echo ${KEY}` }]);
+    const server = await fixture.proxyTo(session);
     const text = await everythingIn(await postChat(server));
     expect(text).not.toContain(KEY);
     expect(text).toContain('echo [redacted]');
@@ -129,9 +98,9 @@ describe('nothing of the key or the account leaks', () => {
   it('logs neither the key nor message content, unless logContent is set (and then still not the key)', async () => {
     const secretPrompt = 'my bank password is tulip';
     const turn = { status: 400, message: `Bad request: "${secretPrompt}" with key ${KEY}` };
-    const session = models.createSession([turn, turn]);
+    const session = fixture.models.createSession([turn, turn]);
     const logs: string[] = [];
-    const server = await proxyTo(session, { logger: (message) => logs.push(message) });
+    const server = await fixture.proxyTo(session, { logger: (message) => logs.push(message) });
     const body = chatBody({ messages: [{ role: 'user', content: secretPrompt }] });
     await (await postChat(server, body)).text();
     expect(logs.join('\n')).toMatch(/HTTP 400/);
@@ -140,7 +109,7 @@ describe('nothing of the key or the account leaks', () => {
     await server.close();
 
     const verboseLogs: string[] = [];
-    const verbose = await proxyTo(session, {
+    const verbose = await fixture.proxyTo(session, {
       logContent: true,
       logger: (message) => verboseLogs.push(message),
     });
@@ -176,9 +145,9 @@ describe('the key redactor', () => {
 
 describe('what the page learns of an upstream error', () => {
   it("keeps the provider's error code and param when they are plain identifiers, and none of its message", async () => {
-    proxy = await serveProxy({
+    const proxy = await fixture.serveProxy({
       upstream: 'https://upstream.test/v1',
-      apiKey: KEY,
+
       // The testing model server sends no error code; this stands in for an upstream that does.
       fetch: async () =>
         Response.json(

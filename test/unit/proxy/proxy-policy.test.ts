@@ -1,40 +1,20 @@
 import { Agent, request } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createProxyHandler, type ProxyOptions } from '../../../src/proxy';
-import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
+import { describe, expect, it } from 'vitest';
+import { createProxyHandler } from '../../../src/proxy';
 import {
   bodyOf,
   chatBody,
-  type ProxyServer,
+  postChat,
   sentinelKey,
-  serveProxy,
   testProxyOptions,
   unusedPort,
+  useProxyFixture,
 } from './support';
 
 const KEY = sentinelKey();
 const APP_ORIGIN = 'https://app.example';
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
-
-/** A proxy in front of a fresh scripted session. */
-async function proxyTo(
-  session: ModelSession,
-  options: Partial<ProxyOptions> = {},
-): Promise<ProxyServer> {
-  proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY, ...options });
-  return proxy;
-}
+const fixture = useProxyFixture(KEY);
 
 /** A request over `agent`'s sockets, resolving with the status once the response has ended. */
 function send(agent: Agent, url: string, method: string, body?: string): Promise<number> {
@@ -46,18 +26,6 @@ function send(agent: Agent, url: string, method: string, body?: string): Promise
     outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${url} timed out`)));
     outgoing.on('error', reject);
     outgoing.end(body);
-  });
-}
-
-function postChat(
-  server: ProxyServer,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return fetch(`${server.url}/llm/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
 
@@ -73,8 +41,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers a path it does not serve with 404 and a known path with the wrong method with 405, in OpenAI error shape, and the upstream receives nothing', async () => {
-    const session = models.createSession([{ text: 'unused' }]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([{ text: 'unused' }]);
+    const server = await fixture.proxyTo(session);
 
     const attempts: [string, string, number][] = [
       ['GET', '/llm/v1/files', 404],
@@ -108,8 +76,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers a disallowed model with 403 model_not_allowed and forwards an allowed one', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
-    const server = await proxyTo(session, { allowedModels: ['gpt-allowed'] });
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
+    const server = await fixture.proxyTo(session, { allowedModels: ['gpt-allowed'] });
 
     const refused = await postChat(server, chatBody({ model: 'gpt-expensive' }));
     expect(refused.status).toBe(403);
@@ -131,8 +99,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers a POST body that is not a JSON object with 400 invalid_json', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session);
 
     for (const body of ['{"model": ', '[1, 2]', 'null']) {
       const response = await postChat(server, body);
@@ -145,8 +113,8 @@ describe('the proxy handler', () => {
   });
 
   it("forwards the server's key in place of the page's Authorization, and never the page's cookie or organization", async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
+    const server = await fixture.proxyTo(session);
 
     const response = await postChat(server, chatBody(), {
       authorization: 'Bearer page-token',
@@ -174,8 +142,8 @@ describe('the proxy handler', () => {
   });
 
   it('sends configured upstream headers, which the page cannot choose', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
-    const server = await proxyTo(session, {
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
+    const server = await fixture.proxyTo(session, {
       upstreamHeaders: { 'OpenAI-Organization': 'org-server' },
     });
 
@@ -184,8 +152,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers a CORS preflight from an allowed origin with 204, echoing the headers the SDK asks for', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session, { allowedOrigins: [APP_ORIGIN] });
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session, { allowedOrigins: [APP_ORIGIN] });
     const requested = 'authorization, content-type, x-stainless-os, x-stainless-retry-count';
 
     const preflight = (origin: string): Promise<Response> =>
@@ -213,8 +181,8 @@ describe('the proxy handler', () => {
   });
 
   it('lets an allowed origin read the response and its retry headers, and refuses an unlisted one before the upstream', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
-    const server = await proxyTo(session, { allowedOrigins: [APP_ORIGIN] });
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
+    const server = await fixture.proxyTo(session, { allowedOrigins: [APP_ORIGIN] });
 
     const allowed = await postChat(server, chatBody(), { origin: APP_ORIGIN });
     expect(allowed.status).toBe(200);
@@ -234,8 +202,8 @@ describe('the proxy handler', () => {
   });
 
   it('serves same-origin pages with no CORS configured, and no cross-origin ones', async () => {
-    const session = models.createSession([{ text: 'Hi.' }, { text: 'Hi again.' }]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([{ text: 'Hi.' }, { text: 'Hi again.' }]);
+    const server = await fixture.proxyTo(session);
 
     const byFetchMetadata = await postChat(server, chatBody(), {
       origin: 'https://public.example',
@@ -257,8 +225,8 @@ describe('the proxy handler', () => {
   });
 
   it('caps max_tokens above maxTokens and sets a cap when the request has none', async () => {
-    const session = models.createSession([{ text: 'a' }, { text: 'b' }, { text: 'c' }]);
-    const server = await proxyTo(session, { maxTokens: 100 });
+    const session = fixture.models.createSession([{ text: 'a' }, { text: 'b' }, { text: 'c' }]);
+    const server = await fixture.proxyTo(session, { maxTokens: 100 });
 
     await (await postChat(server, chatBody({ max_tokens: 5000 }))).text();
     await (await postChat(server, chatBody())).text();
@@ -272,7 +240,7 @@ describe('the proxy handler', () => {
 
   it('answers 502 in OpenAI error shape when the upstream cannot be reached', async () => {
     const port = await unusedPort();
-    proxy = await serveProxy({ upstream: `http://127.0.0.1:${port}/v1`, apiKey: KEY });
+    const proxy = await fixture.serveProxy({ upstream: `http://127.0.0.1:${port}/v1` });
 
     const response = await postChat(proxy, chatBody());
     expect(response.status).toBe(502);
@@ -289,8 +257,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers 413 for a body over maxBodyBytes, declared or streamed, without calling the upstream', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session, { maxBodyBytes: 1024 });
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session, { maxBodyBytes: 1024 });
     const big = chatBody({ messages: [{ role: 'user', content: 'x'.repeat(2000) }] });
 
     const response = await postChat(server, big);
@@ -318,8 +286,8 @@ describe('the proxy handler', () => {
   });
 
   it('answers a refused upload while the client is still sending it, and the keep-alive connection stays usable', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session, { maxBodyBytes: 64 * 1024 });
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session, { maxBodyBytes: 64 * 1024 });
     // One socket: each request must wait for the one before it to be fully done.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
@@ -334,14 +302,14 @@ describe('the proxy handler', () => {
   });
 
   it("turns the upstream's 401 into a 502 of its own, and relays no upstream error body, key or not", async () => {
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       {
         status: 401,
         message: `Incorrect API key provided: ${KEY.slice(0, 8)}****${KEY.slice(-4)}`,
       },
       { status: 400, message: `Echoing your header: Bearer ${KEY}` },
     ]);
-    const server = await proxyTo(session);
+    const server = await fixture.proxyTo(session);
 
     const unauthorized = await postChat(server, chatBody());
     expect(unauthorized.status).toBe(502);

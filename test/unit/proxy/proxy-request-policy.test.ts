@@ -1,48 +1,22 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createOpenAIChatModel,
   createOpenAIEmbeddingModel,
 } from '../../../src/model/openai-chat-model';
 import { createProxyHandler, type ProxyOptions } from '../../../src/proxy';
-import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
 import {
   bodyOf,
   chatBody,
   type ProxyServer,
+  postChat,
   sentinelKey,
-  serveProxy,
   testProxyOptions,
+  useProxyFixture,
 } from './support';
 
 const KEY = sentinelKey();
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
-
-async function proxyTo(
-  session: ModelSession,
-  options: Partial<ProxyOptions> = {},
-): Promise<ProxyServer> {
-  proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY, ...options });
-  return proxy;
-}
-
-function postChat(server: ProxyServer, body: unknown): Promise<Response> {
-  return fetch(`${server.url}/llm/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
+const fixture = useProxyFixture(KEY);
 
 /** Posts each body and returns `[status, error code, param]` per body. */
 async function outcomes(
@@ -60,9 +34,9 @@ async function outcomes(
 
 describe('the request policy', () => {
   it('forwards its own serialisation of the checked body, so duplicate keys cannot smuggle a first value past the checks', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
     const sent: string[] = [];
-    const server = await proxyTo(session, {
+    const server = await fixture.proxyTo(session, {
       maxTokens: 100,
       fetch: async (input, init) => {
         sent.push(String(init?.body));
@@ -85,8 +59,8 @@ describe('the request policy', () => {
   });
 
   it('refuses what makes one request expensive: n over its cap, store, priority service tier, built-in tools, unknown fields', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session);
     const weather = { type: 'function', function: { name: 'get_weather', parameters: {} } };
 
     expect(
@@ -115,8 +89,8 @@ describe('the request policy', () => {
   });
 
   it('refuses fields of the wrong type: a string n, max_tokens past safe integers, an object where messages go, an array where stream_options go', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session);
 
     expect(
       await outcomes(server, [
@@ -153,8 +127,8 @@ describe('the request policy', () => {
   });
 
   it('lowers a huge max_tokens to the cap, and caps by default (4096) when none is configured', async () => {
-    const session = models.createSession([{ text: 'a' }, { text: 'b' }]);
-    const server = await proxyTo(session);
+    const session = fixture.models.createSession([{ text: 'a' }, { text: 'b' }]);
+    const server = await fixture.proxyTo(session);
     await (await postChat(server, chatBody({ max_tokens: 1e9 }))).text();
     await (await postChat(server, chatBody())).text();
     expect(bodyOf(session.requests[0]).max_tokens).toBe(4096);
@@ -162,8 +136,8 @@ describe('the request policy', () => {
   });
 
   it('caps the number of messages, each message, and tools', async () => {
-    const session = models.createSession([]);
-    const server = await proxyTo(session, {
+    const session = fixture.models.createSession([]);
+    const server = await fixture.proxyTo(session, {
       policy: { maxMessages: 3, maxMessageChars: 100, maxTools: 1 },
     });
     const say = (content: string) => ({ role: 'user', content });
@@ -183,8 +157,8 @@ describe('the request policy', () => {
   });
 
   it('drops unknown fields instead when told to, and lets through the ones a deployment adds', async () => {
-    const session = models.createSession([{ text: 'a' }, { text: 'b' }]);
-    const dropping = await proxyTo(session, { policy: { unknownFields: 'drop' } });
+    const session = fixture.models.createSession([{ text: 'a' }, { text: 'b' }]);
+    const dropping = await fixture.proxyTo(session, { policy: { unknownFields: 'drop' } });
     const response = await postChat(
       dropping,
       chatBody({ reasoning_effort: 'high', logit_bias: { 1: 100 } }),
@@ -193,9 +167,9 @@ describe('the request policy', () => {
     await response.text();
     expect(bodyOf(session.requests[0])).not.toHaveProperty('reasoning_effort');
     expect(bodyOf(session.requests[0])).not.toHaveProperty('logit_bias');
-    await proxy?.close();
+    await dropping.close();
 
-    const widened = await proxyTo(session, {
+    const widened = await fixture.proxyTo(session, {
       policy: { extraFields: { 'chat/completions': ['reasoning_effort'] }, allowStore: true },
     });
     const allowed = await postChat(widened, chatBody({ reasoning_effort: 'low', store: true }));
@@ -205,10 +179,10 @@ describe('the request policy', () => {
   });
 
   it('allows only a list of current cheap models by default, not any model', async () => {
-    const session = models.createSession([{ text: 'Hi.' }]);
-    proxy = await serveProxy({
+    const session = fixture.models.createSession([{ text: 'Hi.' }]);
+    const proxy = await fixture.serveProxy({
       upstream: session.baseURL,
-      apiKey: KEY,
+
       allowedModels: undefined as unknown as string[],
     });
     const refused = await postChat(proxy, chatBody({ model: 'o1-pro' }));
@@ -220,13 +194,13 @@ describe('the request policy', () => {
   });
 
   it("accepts with its defaults every request Airlock's own model client makes: streamed with tools, a summary, embeddings", async () => {
-    const session = models.createSession([
+    const session = fixture.models.createSession([
       { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] },
       { text: 'A summary.' },
     ]);
-    proxy = await serveProxy({
+    const proxy = await fixture.serveProxy({
       upstream: session.baseURL,
-      apiKey: KEY,
+
       allowedModels: ['gpt-4o-mini', 'text-embedding-3-small'],
       paths: ['chat/completions', 'models', 'embeddings'],
     });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import {
@@ -7,24 +7,14 @@ import {
   createMemoryCounterStore,
   type ProxyOptions,
 } from '../../../src/proxy';
-import { type ModelServer, type ModelSession, startModelServer } from '../../../src/testing';
-import { chatBody, type ProxyServer, sentinelKey, serveProxy } from './support';
+import type { ModelSession } from '../../../src/testing';
+import { chatBody, type ProxyServer, sentinelKey, useProxyFixture } from './support';
 
 const KEY = sentinelKey();
 /** 2026-11-30 12:00:30 UTC: thirty seconds into a minute, twelve hours into a day. */
 const NOON = Date.UTC(2026, 10, 30, 12, 0, 30);
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
+const fixture = useProxyFixture(KEY);
 
 /** A clock the test moves by hand. */
 function manualClock(start = NOON): { now: () => number; advance(ms: number): void } {
@@ -39,13 +29,7 @@ async function proxyTo(
   session: ModelSession,
   options: Partial<ProxyOptions>,
 ): Promise<ProxyServer> {
-  proxy = await serveProxy({
-    upstream: session.baseURL,
-    apiKey: KEY,
-    authorize: byHeader,
-    ...options,
-  });
-  return proxy;
+  return fixture.serveProxy({ upstream: session.baseURL, authorize: byHeader, ...options });
 }
 
 function post(server: ProxyServer, user: string, body = chatBody()): Promise<Response> {
@@ -61,7 +45,7 @@ const MINUTE = Math.floor(NOON / 60_000) * 60_000;
 
 describe('per-user spend limits', () => {
   it('refuses a user past requestsPerMinute with a 429 whose Retry-After runs to the end of the minute, other users unaffected', async () => {
-    const session = models.createSession(() => ({ text: 'Hi.' }));
+    const session = fixture.models.createSession(() => ({ text: 'Hi.' }));
     const clock = manualClock();
     const server = await proxyTo(session, { now: clock.now, limits: { requestsPerMinute: 2 } });
 
@@ -88,7 +72,7 @@ describe('per-user spend limits', () => {
   });
 
   it('counts the tokens the upstream reports in the streamed usage, which it asks for and hides from a page that did not', async () => {
-    const session = models.createSession(() => ({
+    const session = fixture.models.createSession(() => ({
       text: 'Hi there.',
       usage: { prompt_tokens: 40, completion_tokens: 20 },
     }));
@@ -126,7 +110,7 @@ describe('per-user spend limits', () => {
   });
 
   it('counts a stream cut short by the client at its fallback: the estimated input and the capped output', async () => {
-    const session = models.createSession(() => ({
+    const session = fixture.models.createSession(() => ({
       text: Array.from({ length: 40 }, (_, index) => `w${index}`).join(' '),
       chunkDelayMs: 20,
     }));
@@ -146,7 +130,7 @@ describe('per-user spend limits', () => {
   });
 
   it('refuses a user whose cost for the day has reached costPerDay until UTC midnight, with limits authorize gives per user', async () => {
-    const session = models.createSession(() => ({
+    const session = fixture.models.createSession(() => ({
       text: 'Hi.',
       usage: { prompt_tokens: 1_000_000, completion_tokens: 0 },
     }));
@@ -186,7 +170,7 @@ describe('per-user spend limits', () => {
   });
 
   it('counts through a pluggable async store, the way a shared Redis would', async () => {
-    const session = models.createSession(() => ({
+    const session = fixture.models.createSession(() => ({
       text: 'Hi.',
       usage: { prompt_tokens: 3, completion_tokens: 4 },
     }));
@@ -219,7 +203,7 @@ describe('per-user spend limits', () => {
   });
 
   it("is understood by Airlock's own client: a wait longer than maxRetryAfterMs fails at once with model-rate-limited and the wait", async () => {
-    const session = models.createSession(() => ({ text: 'Hi.' }));
+    const session = fixture.models.createSession(() => ({ text: 'Hi.' }));
     const server = await proxyTo(session, {
       now: manualClock().now,
       authorize: () => ({ userId: 'ada' }),
@@ -246,7 +230,7 @@ describe('per-user spend limits', () => {
 
 describe('a counter store that fails', () => {
   it('refuses the request with 503 limits_unavailable and logs it, rather than lifting the limits', async () => {
-    const session = models.createSession(() => ({ text: 'Hi.' }));
+    const session = fixture.models.createSession(() => ({ text: 'Hi.' }));
     const logs: string[] = [];
     const server = await proxyTo(session, {
       logger: (message) => logs.push(message),

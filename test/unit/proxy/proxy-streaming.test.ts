@@ -2,33 +2,23 @@ import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { createServer as createViteServer } from 'vite';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { airlockProxy } from '../../../src/proxy';
-import { type ModelServer, startModelServer } from '../../../src/testing';
+
 import {
   chatBody,
   type ProxyServer,
   sentinelKey,
-  serveProxy,
   TEST_MODEL,
   testProxyOptions,
+  useProxyFixture,
   waitFor,
 } from './support';
 
 const KEY = sentinelKey();
 const FORTY_WORDS = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
 
-let models: ModelServer;
-let proxy: ProxyServer | undefined;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-});
+const fixture = useProxyFixture(KEY);
 
 function postStream(server: ProxyServer, signal?: AbortSignal): Promise<Response> {
   return fetch(`${server.url}/llm/v1/chat/completions`, {
@@ -41,8 +31,8 @@ function postStream(server: ProxyServer, signal?: AbortSignal): Promise<Response
 
 describe('streaming through the proxy', () => {
   it('delivers SSE chunks as the upstream writes them, not after it finishes', async () => {
-    const session = models.createSession([{ text: FORTY_WORDS, chunkDelayMs: 25 }]);
-    proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY });
+    const session = fixture.models.createSession([{ text: FORTY_WORDS, chunkDelayMs: 25 }]);
+    const proxy = await fixture.serveProxy({ upstream: session.baseURL });
 
     const startedAt = performance.now();
     const response = await postStream(proxy);
@@ -72,10 +62,10 @@ describe('streaming through the proxy', () => {
   });
 
   it('streams a completion end to end for the real openai SDK, and lists models', async () => {
-    const session = models.createSession([{ text: 'The weather in Paris is mild.' }]);
-    proxy = await serveProxy({
+    const session = fixture.models.createSession([{ text: 'The weather in Paris is mild.' }]);
+    const proxy = await fixture.serveProxy({
       upstream: session.baseURL,
-      apiKey: KEY,
+
       allowedModels: ['gpt-allowed'],
     });
     const client = new OpenAI({ baseURL: `${proxy.url}/llm/v1`, apiKey: 'page-placeholder' });
@@ -103,8 +93,8 @@ describe('streaming through the proxy', () => {
   });
 
   it('closes the upstream connection when the client disconnects mid-stream', async () => {
-    const session = models.createSession([{ text: FORTY_WORDS, chunkDelayMs: 50 }]);
-    proxy = await serveProxy({ upstream: session.baseURL, apiKey: KEY });
+    const session = fixture.models.createSession([{ text: FORTY_WORDS, chunkDelayMs: 50 }]);
+    const proxy = await fixture.serveProxy({ upstream: session.baseURL });
 
     const controller = new AbortController();
     const response = await postStream(proxy, controller.signal);
@@ -119,7 +109,7 @@ describe('streaming through the proxy', () => {
   });
 
   it('is mounted at its path on the Vite dev server by airlockProxy, leaving other paths to Vite', async () => {
-    const session = models.createSession([{ text: 'Hello from behind Vite.' }]);
+    const session = fixture.models.createSession([{ text: 'Hello from behind Vite.' }]);
     const server = await createViteServer({
       configFile: false,
       logLevel: 'silent',

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createProxyHandler, type ProxyOptions, toNodeListener } from '../../../src/proxy';
-import type { RecordedRequest } from '../../../src/testing';
+import { type ModelServer, type RecordedRequest, startModelServer } from '../../../src/testing';
 
 /** A proxy served over real HTTP on a free local port. */
 export interface ProxyServer {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   readonly url: string;
+  /** Stops the server; a second call returns the first one's promise. */
   close(): Promise<void>;
 }
 
@@ -41,13 +43,49 @@ export async function serveProxy(
   const server = createServer(toNodeListener(createProxyHandler(testProxyOptions(options))));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
   return {
     url: `http://127.0.0.1:${port}`,
+    // Idempotent: a test may close a proxy itself before its fixture does.
     close: () =>
-      new Promise<void>((resolve, reject) => {
+      (closed ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-      }),
+      })),
+  };
+}
+
+/**
+ * What a proxy test file runs against: one testing model server for the file, and proxies
+ * started through `serveProxy` (the `apiKey` is `key`), each closed when its test ends.
+ */
+export function useProxyFixture(key: string) {
+  let models: ModelServer | undefined;
+  const started: ProxyServer[] = [];
+  beforeAll(async () => {
+    models = await startModelServer();
+  });
+  afterAll(() => models?.close());
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((server) => server.close()));
+  });
+  return {
+    /** The file's model server, once `beforeAll` has run. */
+    get models(): ModelServer {
+      if (!models) throw new Error('The model server starts in beforeAll.');
+      return models;
+    },
+    async serveProxy(
+      options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream'>,
+    ): Promise<ProxyServer> {
+      const server = await serveProxy({ apiKey: key, ...options });
+      started.push(server);
+      return server;
+    },
+    /** A proxy in front of `session`. */
+    proxyTo(session: { readonly baseURL: string }, options: Partial<ProxyOptions> = {}) {
+      return this.serveProxy({ upstream: session.baseURL, ...options });
+    },
   };
 }
 
@@ -67,6 +105,19 @@ export function chatBody(extra: Record<string, unknown> = {}): Record<string, un
     messages: [{ role: 'user', content: 'Hello?' }],
     ...extra,
   };
+}
+
+/** POSTs `body` to the proxy's chat completions: as JSON, or a string as it is (a malformed body). */
+export function postChat(
+  server: ProxyServer,
+  body: unknown = chatBody(),
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${server.url}/llm/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** The recorded request's JSON body as an object. */
