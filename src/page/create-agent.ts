@@ -434,9 +434,9 @@ const CLOSE_GRACE_MS = 1_000;
 
 /**
  * Terminates a disposed agent's worker once it has closed its store (or after
- * `CLOSE_GRACE_MS`). WebKit leaves a database unusable for every later connection, until
- * the browser restarts, when a worker is terminated while one of its transactions commits;
- * a worker whose store is closed has none.
+ * `CLOSE_GRACE_MS`). WebKit can leave a database unusable for every later connection when
+ * a worker is terminated while one of its transactions commits; a worker whose store is
+ * closed has none.
  */
 async function closeThenTerminate(
   remote: Comlink.Remote<AgentWorkerApi>,

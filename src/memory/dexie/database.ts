@@ -258,7 +258,7 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
         db.close();
         throw new AirlockError(
           'storage-blocked',
-          `The database "${name}" opened, but its tables stayed held by another connection for ${openTimeoutMs} ms (while ${operation}): one that ended in the middle of a transaction (in WebKit, a worker terminated while writing) can hold them until the browser restarts.`,
+          `The database "${name}" opened, but its tables stayed held by another connection for ${openTimeoutMs} ms (while ${operation}): one that ended in the middle of a transaction (in WebKit, a worker terminated while writing) can keep holding them. Restarting the browser may be needed.`,
           { details: { database: name, waitedMs: openTimeoutMs, reason: 'tables-held' } },
         );
       }
