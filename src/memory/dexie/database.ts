@@ -74,8 +74,8 @@ export interface DexieConnection {
  * A Dexie middleware that keeps the native transactions in flight in `inFlight` until they
  * complete or abort. WebKit (2.50) can leave a database unusable for every later connection
  * when a worker is terminated while one of its transactions is committing: later opens
- * succeed, but every transaction on the tables it held waits forever (WebKit bug 324094).
- * So a store is closed, and its transactions waited for, before its worker is ended.
+ * succeed, but every transaction on the tables it held waits (apparently WebKit bug 324094,
+ * still open). So a store is closed, and its transactions waited for, before its worker ends.
  */
 function trackTransactions(inFlight: Set<Promise<void>>): Middleware<DBCore> {
   return {
