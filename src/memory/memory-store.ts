@@ -391,7 +391,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         keys.map(([docId, index]) => chunks.get(docId)?.find((chunk) => chunk.index === index)),
       ),
 
-    close: () => {
+    close: async () => {
       closed = true;
       feed.close();
     },

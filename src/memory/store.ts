@@ -123,5 +123,9 @@ export interface ConversationStore {
     keys: readonly (readonly [docId: string, index: number])[],
   ): Promise<(KnowledgeChunkRecord | undefined)[]>;
 
-  close(): void;
+  /**
+   * Closes the store; later calls reject with `storage-failed`. Resolves once none of its
+   * transactions is in flight, after which its worker may be ended without harm.
+   */
+  close(): Promise<void>;
 }

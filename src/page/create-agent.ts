@@ -124,7 +124,8 @@ export interface MemoryOptions {
   readonly tools?: boolean;
   /**
    * How long opening the database may wait for another tab that holds it at an older
-   * schema version (and does not close when asked) before `ready` rejects, and runs fail,
+   * schema version (and does not close when asked), and how long the first transaction may
+   * wait for tables another connection still holds, before `ready` rejects, and runs fail,
    * with `storage-blocked` (default 5 000 ms).
    */
   readonly openTimeoutMs?: number;
@@ -200,7 +201,11 @@ export interface Agent {
   readonly knowledge: AgentKnowledge;
   /** Worker counts of each toolset, as the page sees them. */
   sandboxStats(): Record<string, SandboxStats>;
-  /** Ends running runs with `agent-disposed` and terminates every worker. Idempotent. */
+  /**
+   * Ends running runs with `agent-disposed` and terminates every worker: the agent worker
+   * once it has closed its store (within a second), so no transaction of it is cut off.
+   * Idempotent.
+   */
   dispose(): void;
   /** True once `dispose` was called. */
   readonly disposed: boolean;
@@ -450,11 +455,40 @@ export function createAgent(options: AgentOptions): Agent {
       );
       lifetime.abort();
       worker.removeEventListener('error', onWorkerError);
-      remote[Comlink.releaseProxy]();
-      worker.terminate();
       sandboxHost.dispose();
+      void closeThenTerminate(remote, worker);
     },
   };
+}
+
+/**
+ * How long a disposed agent's worker may take to close its store before it is terminated
+ * anyway. Closing takes a few milliseconds: the transactions in flight finish.
+ */
+const CLOSE_GRACE_MS = 1_000;
+
+/**
+ * Terminates a disposed agent's worker once it has closed its store (or after
+ * `CLOSE_GRACE_MS`). WebKit can leave a database unusable for every later connection when
+ * a worker is terminated while one of its transactions commits; a worker whose store is
+ * closed has none.
+ */
+async function closeThenTerminate(
+  remote: Comlink.Remote<AgentWorkerApi>,
+  worker: Worker,
+): Promise<void> {
+  // The agent is already disposed: what the worker still does must not reach the page.
+  const silence = (event: Event) => event.preventDefault();
+  worker.addEventListener('error', silence);
+  try {
+    await waitFor(remote.close(), { timeoutMs: CLOSE_GRACE_MS });
+  } catch {
+    // A worker that fails to close is terminated all the same.
+  } finally {
+    remote[Comlink.releaseProxy]();
+    worker.terminate();
+    worker.removeEventListener('error', silence);
+  }
 }
 
 /** Default of `memory.openTimeoutMs`. */

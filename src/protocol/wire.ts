@@ -172,6 +172,11 @@ export interface AgentWorkerApi {
   ): Promise<ConfigureResult>;
   run(request: RunRequest, events: MessagePort): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort): Promise<void>;
+  /**
+   * Closes the store and resolves once none of its IndexedDB transactions is in flight, so
+   * the page can terminate the worker without leaving the database unusable (WebKit).
+   */
+  close(): Promise<void>;
   readonly memory: MemoryApi;
   readonly knowledge: KnowledgeApi;
 }

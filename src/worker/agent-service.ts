@@ -81,6 +81,9 @@ export class AgentService implements AgentWorkerApi {
   readonly #served = new Set<ServedRun>();
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
   #storageWarning: string | undefined;
+  /** The store, from the moment configure opens it, so `close` can close it even mid-start. */
+  #store: ConversationStore | undefined;
+  #pruning: ReturnType<typeof setInterval> | undefined;
   #resolveSetup!: (setup: AgentSetup) => void;
   #rejectSetup!: (error: unknown) => void;
 
@@ -129,7 +132,10 @@ export class AgentService implements AgentWorkerApi {
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.
-      setInterval(() => store.pruneExpired().catch(() => undefined), PRUNE_INTERVAL_MS);
+      this.#pruning = setInterval(
+        () => store.pruneExpired().catch(() => undefined),
+        PRUNE_INTERVAL_MS,
+      );
       return {
         ok: true,
         tools: registry.names,
@@ -150,16 +156,33 @@ export class AgentService implements AgentWorkerApi {
   async #startStore(config: AgentConfig): Promise<ConversationStore> {
     const { database, openTimeoutMs = DEFAULT_OPEN_TIMEOUT_MS } = config.memory;
     const store = this.#openStore(database, { openTimeoutMs });
+    this.#store = store;
     try {
       await store.pruneExpired();
       return store;
     } catch (error) {
       if (!isAirlockError(error) || error.code !== 'storage-unavailable') throw error;
-      store.close();
+      await store.close();
       this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
       // Named as the database, so the page's subscribers still hear of its changes.
-      return createMemoryStore({ name: database });
+      this.#store = createMemoryStore({ name: database });
+      return this.#store;
     }
+  }
+
+  /**
+   * Closes the agent's store, ends the runs, and resolves once none of the store's
+   * transactions is in flight. The page calls it on dispose before terminating this worker:
+   * WebKit leaves a database whose connection was ended mid-commit unusable for every later
+   * connection. The store closes first, so the ended runs store nothing more: their rows
+   * stay as a terminated worker leaves them (a run waiting for approval stays resumable).
+   */
+  async close(): Promise<void> {
+    clearInterval(this.#pruning);
+    const closing = this.#store?.close();
+    const reason = new AirlockError('agent-disposed', 'The agent was disposed.');
+    for (const run of this.#served) run.controller.abort(reason);
+    await closing;
   }
 
   /**

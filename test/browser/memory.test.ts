@@ -250,8 +250,10 @@ describe('memory in IndexedDB', () => {
       conversationId,
       memory: { database, tools: false },
     });
-    for await (const event of asking.run('Delete n1')) if (event.type === 'approval-request') break;
-    asking.dispose();
+    // The tab goes away while the call waits: the run's page side ends, its record stays.
+    // (Breaking out of the loop first would cancel the run, and a cancelled run is ended.)
+    for await (const event of asking.run('Delete n1'))
+      if (event.type === 'approval-request') asking.dispose();
 
     const later = agentFor(session, {
       tools: [deleteNote],

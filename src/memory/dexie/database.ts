@@ -1,6 +1,7 @@
-import Dexie, { type Table, type Transaction } from 'dexie';
+import Dexie, { type DBCore, type Middleware, type Table, type Transaction } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
+import { waitFor } from '../../timing/wait';
 import { approxTokens } from '../approx-tokens';
 import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
@@ -26,9 +27,10 @@ export interface OpenStoreOptions {
   /** The `IDBKeyRange` matching `indexedDB`. */
   readonly IDBKeyRange?: typeof IDBKeyRange;
   /**
-   * How long opening may stay blocked by another tab's connection at an older version
-   * before calls fail with `storage-blocked` (default 5 000 ms). A slow upgrade that is not
-   * blocked is waited for.
+   * How long opening may stay blocked by another tab's connection at an older version, and
+   * how long the first transaction after opening may wait for the database's tables, before
+   * calls fail with `storage-blocked` (default 5 000 ms). A slow upgrade that is not blocked
+   * is waited for.
    */
   readonly openTimeoutMs?: number;
 }
@@ -60,8 +62,61 @@ export interface DexieConnection {
   guard<T>(operation: string, body: () => Promise<T>, retry?: 'retry' | 'once'): Promise<T>;
   /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
   notify(...changes: StoreChange[]): void;
-  /** Closes the connection; later calls reject with `storage-failed`. */
-  close(): void;
+  /**
+   * Closes the connection; later calls reject with `storage-failed`. Resolves once none of
+   * its transactions is in flight (an open under way finishes first), so that the worker can
+   * then be ended safely (see `trackTransactions`).
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * A Dexie middleware that keeps the native transactions in flight in `inFlight` until they
+ * complete or abort. WebKit (2.50) can leave a database unusable for every later connection
+ * when a worker is terminated while one of its transactions is committing: later opens
+ * succeed, but every transaction on the tables it held waits (apparently WebKit bug 324094,
+ * still open). So a store is closed, and its transactions waited for, before its worker ends.
+ */
+function trackTransactions(inFlight: Set<Promise<void>>): Middleware<DBCore> {
+  return {
+    stack: 'dbcore',
+    name: 'airlock-in-flight',
+    create: (down) => ({
+      ...down,
+      transaction(stores, mode, options) {
+        const transaction = down.transaction(stores, mode, options);
+        // The IndexedDB core hands out the native transaction (an EventTarget).
+        const native = transaction as Partial<EventTarget>;
+        if (typeof native.addEventListener === 'function') {
+          const ended = new Promise<void>((resolve) => {
+            native.addEventListener?.('complete', () => resolve());
+            native.addEventListener?.('abort', () => resolve());
+          });
+          inFlight.add(ended);
+          void ended.then(() => inFlight.delete(ended));
+        }
+        return transaction;
+      },
+    }),
+  };
+}
+
+/**
+ * Waits for one readwrite transaction over every table: it can only run once no other
+ * connection holds any of them. A connection a terminated worker left behind mid-commit (see
+ * `trackTransactions`) holds them forever, with no `blocked` event, so the wait is bounded.
+ */
+function probeTables(db: AirlockDatabase, timeoutMs: number): Promise<boolean> {
+  const idb = db.backendDB();
+  const names = Array.from(idb.objectStoreNames);
+  if (names.length === 0) return Promise.resolve(true);
+  const transaction = idb.transaction(names, 'readwrite');
+  transaction.objectStore(names[0] as string).count();
+  const done = new Promise<boolean>((resolve, reject) => {
+    transaction.oncomplete = () => resolve(true);
+    transaction.onabort = () => reject(transaction.error);
+  });
+  return waitFor(done, { timeoutMs }).then((waited) => waited.outcome === 'settled');
 }
 
 /** A message row as version 1 stored it: no token count yet. */
@@ -140,6 +195,9 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
   /** Once opened, a failed reopen (after a lost connection) is a storage failure, not a missing IndexedDB. */
   let everOpened = false;
   let blockedSince: number | undefined;
+  /** Ends with each native transaction in flight. */
+  const inFlight = new Set<Promise<void>>();
+  db.use(trackTransactions(inFlight));
 
   db.on('versionchange', (event) => {
     closedBy = event.newVersion ? 'newer-version' : 'deleted';
@@ -186,6 +244,8 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
     );
     try {
       await db.open();
+      // Opened: nothing blocks it any more, and the wait below has its own bound.
+      clearInterval(watch);
       // Dexie opens a database a newer tab already upgraded at that newer version (native
       // versions are Dexie's times ten); this code must not write rows it does not know.
       if (db.backendDB().version > CURRENT_SCHEMA_VERSION * 10) {
@@ -193,6 +253,14 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
         db.close();
         feed.close();
         throw closedError(operation);
+      }
+      if (!(await probeTables(db, openTimeoutMs))) {
+        db.close();
+        throw new AirlockError(
+          'storage-blocked',
+          `The database "${name}" opened, but its tables stayed held by another connection for ${openTimeoutMs} ms (while ${operation}): one that ended in the middle of a transaction (in WebKit, a worker terminated while writing) can keep holding them. Restarting the browser may be needed.`,
+          { details: { database: name, waitedMs: openTimeoutMs, reason: 'tables-held' } },
+        );
       }
       everOpened = true;
     } catch (error) {
@@ -250,10 +318,14 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
     notify(...changes) {
       feed.post(changes);
     },
-    close() {
+    async close() {
       closedBy ??= 'caller';
+      // Closing mid-open would leave the native open (and its upgrade) running unwatched.
+      await opening?.catch(() => undefined);
       db.close();
       feed.close();
+      // No transaction can start on a closed connection: these are the last ones.
+      await Promise.all(inFlight);
     },
   };
 }

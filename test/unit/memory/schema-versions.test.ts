@@ -2,7 +2,12 @@ import Dexie from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/memory/dexie-store';
-import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2 } from '../../../src/memory/schema-versions';
+import {
+  CURRENT_SCHEMA_VERSION,
+  SCHEMA_V1,
+  SCHEMA_V2,
+  SCHEMA_V3,
+} from '../../../src/memory/schema-versions';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
 
@@ -133,10 +138,13 @@ describe('schema versions', () => {
     const store = openStore({ name: 'shared', indexedDB, IDBKeyRange });
     await store.ensureConversation('c');
 
+    // Newer than this code: every shipped version, and one more. (A version equal to the
+    // current one with other tables is not newer: Dexie patches the schema in place.)
     const newer = new Dexie('shared', { indexedDB, IDBKeyRange });
     newer.version(1).stores(SCHEMA_V1);
     newer.version(2).stores(SCHEMA_V2);
-    newer.version(3).stores({ notes: 'id' });
+    newer.version(3).stores(SCHEMA_V3);
+    newer.version(CURRENT_SCHEMA_VERSION + 1).stores({ notes: 'id' });
     let blocked = false;
     newer.on('blocked', () => {
       blocked = true;

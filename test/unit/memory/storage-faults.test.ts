@@ -110,6 +110,69 @@ describe('storage faults in the Dexie store', () => {
     expect(await store.listConversations()).toEqual([]);
   });
 
+  it('fails with storage-blocked when the tables stay held by another connection after opening, and opens once they are free', async () => {
+    const indexedDB = new IDBFactory();
+    const creating = storeOn(indexedDB);
+    await creating.listConversations();
+    await creating.close();
+    // A connection whose readwrite transaction never ends: what WebKit leaves behind when a
+    // worker is terminated while one of its transactions commits.
+    const holder = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open('faults');
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    let holding = true;
+    const held = holder.transaction('memories', 'readwrite');
+    const spin = () => {
+      if (holding) held.objectStore('memories').count().onsuccess = spin;
+    };
+    spin();
+    const store = storeOn(indexedDB, 100);
+
+    await expect(store.listConversations()).rejects.toMatchObject({
+      code: 'storage-blocked',
+      details: { database: 'faults', waitedMs: 100, reason: 'tables-held' },
+    });
+    holding = false;
+    holder.close();
+
+    expect(await store.listConversations()).toEqual([]);
+  });
+
+  it('resolves close only once every transaction the store started has ended', async () => {
+    const started: IDBTransaction[] = [];
+    const ended = new Set<IDBTransaction>();
+    const { transaction } = FakeDatabase.prototype;
+    vi.spyOn(FakeDatabase.prototype, 'transaction').mockImplementation(function (
+      this: IDBDatabase,
+      ...args: Parameters<IDBDatabase['transaction']>
+    ) {
+      const created = transaction.apply(this, args);
+      started.push(created);
+      created.addEventListener('complete', () => ended.add(created));
+      created.addEventListener('abort', () => ended.add(created));
+      return created;
+    });
+    const store = storeOn(new IDBFactory());
+    await store.ensureConversation('c');
+    const before = started.length;
+    const writes = [
+      store.putRun(runRecord({ id: 'r1' })),
+      store.commitStep({ conversationId: 'c', runId: 'r1', messages: [userSays('hi')] }),
+      store.listRuns(),
+    ];
+    // Closed as soon as the three transactions exist, before any of them can have ended.
+    for (let turn = 0; turn < 1_000 && started.length < before + 3; turn++) await Promise.resolve();
+    const inFlight = started.slice(before).filter((created) => !ended.has(created));
+
+    await store.close();
+
+    expect(inFlight).toHaveLength(3);
+    expect(inFlight.filter((created) => !ended.has(created)).length).toBe(0);
+    await Promise.allSettled(writes);
+  });
+
   it('fails with storage-unavailable when IndexedDB refuses to open', async () => {
     const refusing = new IDBFactory();
     vi.spyOn(refusing, 'open').mockImplementation(() => {
