@@ -98,16 +98,19 @@ console.log(`${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 ? 1 : 0);
 
 /**
- * Unit tests first, then the browser suite, then e2e and the example app, as they run.
+ * Unit tests first, then the browser suite, the soak smoke, e2e and the example app, as they run.
  * @param {string} group
  */
 function suiteRank(group) {
-  return ['unit', 'browser', 'e2e', 'example'].findIndex((prefix) => group.startsWith(prefix)) + 1;
+  return (
+    ['unit', 'browser', 'soak', 'e2e', 'example'].findIndex((prefix) => group.startsWith(prefix)) +
+    1
+  );
 }
 
 /**
- * Counts one run's JSON report per suite: unit, e2e, the example app, and the browser
- * suite under the engine's name. An error outside any test (a file that failed to load,
+ * Counts one run's JSON report per suite: unit, the soak smoke, e2e, the example app, and
+ * the browser suite, under the engine's name. An error outside any test (a file that failed to load,
  * an unhandled error, a run that never finished) counts as a failure.
  * @param {string} report
  * @param {number} exitCode
@@ -132,7 +135,9 @@ function countResults(report, exitCode) {
         ? `e2e, ${label}`
         : /\/test\/example\//.test(file.name)
           ? `example, ${label}`
-          : 'unit';
+          : /\/test\/soak\//.test(file.name)
+            ? `soak smoke, ${label}`
+            : 'unit';
     const counts = groups.get(group) ?? { passed: 0, failed: 0, skipped: 0 };
     for (const test of file.assertionResults) {
       if (test.status === 'passed') counts.passed += 1;

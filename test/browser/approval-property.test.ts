@@ -13,7 +13,6 @@ import { agentFor, scriptModel } from './support';
 // - no decision is used twice (a second one, or one for an unknown id, is refused).
 
 const hostileUrl = new URL('./fixtures/hostile-tools.worker.ts', import.meta.url).href;
-const agentWorkerUrl = new URL('./fixtures/agent.worker.ts', import.meta.url);
 
 /** A call the model makes: which tool, and what id it gives it. */
 interface CallPlan {
@@ -175,7 +174,11 @@ async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
   const startAgent = (): Agent =>
     agentFor(session, {
       worker: () => {
-        const worker = new Worker(agentWorkerUrl, { type: 'module' });
+        // Written out where it is used: Vite bundles a worker only in this form (in tests,
+        // vitest then also gives the worker what its dynamic imports need).
+        const worker = new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
+          type: 'module',
+        });
         worker.addEventListener('error', (event) => ledger.workerErrors.push(event.message));
         return worker;
       },
