@@ -1,12 +1,12 @@
 // The "Proxy gateway" section of BENCHMARKS.md, from bench/results/proxy.json (written by
 // `npm run bench:proxy`). `node bench/proxy-section.mjs` puts it in BENCHMARKS.md in place
 // of the section that is there, leaving every other section alone; `bench/report.mjs` keeps it.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { spliceSection } from './lib/report-section.mjs';
 
-const HEADING = '## Proxy gateway';
+export const PROXY_HEADING = '## Proxy gateway';
 const resultsPath = new URL('./results/proxy.json', import.meta.url);
-const reportPath = new URL('../BENCHMARKS.md', import.meta.url);
 
 /**
  * @typedef {{
@@ -29,7 +29,7 @@ export function proxySection(figures) {
   const rss = figures.memory.map((sample) => mb(sample.rss)).join(', ');
   const load = (/** @type {number[]} */ values) =>
     values.map((value) => value.toFixed(2)).join(' ');
-  return `${HEADING}
+  return `${PROXY_HEADING}
 
 \`npm run bench:proxy\` (${figures.at.slice(0, 10)}; ${figures.machine.cores} cores, ${figures.machine.cpu}, Node ${figures.machine.node};
 load average ${load(figures.loadAverage.start)} at the start, ${load(figures.loadAverage.end)} at the end): **${figures.requests}
@@ -55,23 +55,12 @@ The proxy process's memory after a full GC, after the warm-up and after each rou
 heapUsed ${heap} MB; RSS ${rss} MB.`;
 }
 
-/** The section as BENCHMARKS.md has it now, if it has one. @param {string} report */
-export function existingProxySection(report) {
-  const start = report.indexOf(`${HEADING}\n`);
-  if (start < 0) return undefined;
-  const next = report.indexOf('\n## ', start + HEADING.length);
-  return report.slice(start, next < 0 ? undefined : next).trimEnd();
-}
-
 /** Puts the section from proxy.json into BENCHMARKS.md, replacing the old one or appending. */
 export function spliceProxySection() {
   if (!existsSync(resultsPath))
     throw new Error('No bench/results/proxy.json: run `npm run bench:proxy`.');
   const section = proxySection(JSON.parse(readFileSync(resultsPath, 'utf8')));
-  const report = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : '# Benchmarks\n';
-  const old = existingProxySection(report);
-  const next = old ? report.replace(old, section) : `${report.trimEnd()}\n\n${section}\n`;
-  writeFileSync(reportPath, next);
+  spliceSection(PROXY_HEADING, section);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) spliceProxySection();

@@ -2,9 +2,10 @@
 // `node bench/report.mjs` regenerates the file from the stored figures alone.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { sectionInReport } from './lib/report-section.mjs';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
-import { existingProxySection, proxySection } from './proxy-section.mjs';
-import { existingSoakSection, soakSection } from './soak-section.mjs';
+import { PROXY_HEADING, proxySection } from './proxy-section.mjs';
+import { SOAK_HEADING, soakSection } from './soak-section.mjs';
 
 /** @typedef {import('./lib/targets.mjs').Summary} Summary */
 /** @typedef {import('./lib/targets.mjs').BundleSize} BundleSize */
@@ -491,22 +492,17 @@ every contestant once and fails if one does not finish (no figures).`,
   parts.push(engineSandboxSection());
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
-  // The soak takes minutes and runs on its own (`npm run soak`): its last section is kept.
+  // The soak and the proxy load test run on their own commands (`npm run soak`,
+  // `npm run bench:proxy`): from their results when there are any, else their last sections.
   const soak = readResults('soak');
-  const keptSoak = existsSync(reportPath)
-    ? existingSoakSection(readFileSync(reportPath, 'utf8'))
-    : undefined;
   const soakPart = soak
     ? soakSection(/** @type {import('./soak-section.mjs').SoakFigures} */ (soak))
-    : keptSoak;
+    : sectionInReport(SOAK_HEADING);
   if (soakPart) parts.push(soakPart);
-  // The proxy load test runs on its own too (`npm run bench:proxy`): its last section is kept.
   const proxy = readResults('proxy');
   const proxyPart = proxy
     ? proxySection(/** @type {import('./proxy-section.mjs').ProxyFigures} */ (proxy))
-    : existsSync(reportPath)
-      ? existingProxySection(readFileSync(reportPath, 'utf8'))
-      : undefined;
+    : sectionInReport(PROXY_HEADING);
   if (proxyPart) parts.push(proxyPart);
   writeFileSync(reportPath, `${parts.join('\n\n')}\n`);
 }

@@ -1,12 +1,12 @@
 // The "Fault soak" section of BENCHMARKS.md, from bench/results/soak.json (written by
 // `npm run soak`). `node bench/soak-section.mjs` puts it in BENCHMARKS.md in place of the
 // section that is there, leaving every other section alone; `bench/report.mjs` keeps it.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { spliceSection } from './lib/report-section.mjs';
 
-const HEADING = '## Fault soak';
+export const SOAK_HEADING = '## Fault soak';
 const resultsPath = new URL('./results/soak.json', import.meta.url);
-const reportPath = new URL('../BENCHMARKS.md', import.meta.url);
 
 /**
  * @typedef {{
@@ -23,7 +23,7 @@ export function soakSection(figures) {
     .map(([kind, times]) => `| ${kind} | ${times} |`)
     .join('\n');
   const heap = figures.heapBytes.map((bytes) => (bytes / 1024 / 1024).toFixed(1)).join(', ');
-  return `${HEADING}
+  return `${SOAK_HEADING}
 
 \`npm run soak\` (${figures.at.slice(0, 10)}): **${figures.runs} runs** from seed ${figures.seed} in
 ${(figures.durationMs / 1000).toFixed(0)} s, real Chromium; each run draws its faults from its seed and the
@@ -37,22 +37,11 @@ Most dedicated workers the browser reported at once (CDP): ${figures.workerTarge
 ${faults}`;
 }
 
-/** The soak section as BENCHMARKS.md has it now, if it has one. @param {string} report */
-export function existingSoakSection(report) {
-  const start = report.indexOf(`${HEADING}\n`);
-  if (start < 0) return undefined;
-  const next = report.indexOf('\n## ', start + HEADING.length);
-  return report.slice(start, next < 0 ? undefined : next).trimEnd();
-}
-
 /** Puts the section from soak.json into BENCHMARKS.md, replacing the old one or appending. */
 function spliceIntoReport() {
   if (!existsSync(resultsPath)) throw new Error('No bench/results/soak.json: run `npm run soak`.');
   const section = soakSection(JSON.parse(readFileSync(resultsPath, 'utf8')));
-  const report = existsSync(reportPath) ? readFileSync(reportPath, 'utf8') : '# Benchmarks\n';
-  const old = existingSoakSection(report);
-  const next = old ? report.replace(old, section) : `${report.trimEnd()}\n\n${section}\n`;
-  writeFileSync(reportPath, next);
+  spliceSection(SOAK_HEADING, section);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) spliceIntoReport();
