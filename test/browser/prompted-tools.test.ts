@@ -1,4 +1,5 @@
 import { type AgentEvent, tool } from 'airlock-agents';
+import type { RemoteModelSession } from 'airlock-agents/testing/remote';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
@@ -22,6 +23,17 @@ function shape(events: readonly AgentEvent[]): string[] {
   return events
     .map((event) => event.type)
     .filter((type, index, types) => type !== types[index - 1]);
+}
+
+/** An agent with the weather tool, calling tools by fenced blocks; `cities` lists its calls. */
+function promptedWeatherAgent(session: RemoteModelSession) {
+  const cities: string[] = [];
+  const agent = agentFor(session, {
+    tools: [weatherTool(cities)],
+    memory: { tools: false },
+    model: { toolCalling: 'prompted' },
+  });
+  return { agent, cities };
 }
 
 /** A fenced block as a model prompted for tools writes it. */
@@ -131,12 +143,7 @@ describe('prompted tool calling, for endpoints without function calling', () => 
       ],
       { rejectTools: true },
     );
-    const cities: string[] = [];
-    const agent = agentFor(session, {
-      tools: [weatherTool(cities)],
-      memory: { tools: false },
-      model: { toolCalling: 'prompted' },
-    });
+    const { agent, cities } = promptedWeatherAgent(session);
 
     const events = await collect(agent.run('Weather in Paris?'));
 
@@ -157,12 +164,7 @@ describe('prompted tool calling, for endpoints without function calling', () => 
       ],
       { rejectTools: true },
     );
-    const cities: string[] = [];
-    const agent = agentFor(session, {
-      tools: [weatherTool(cities)],
-      memory: { tools: false },
-      model: { toolCalling: 'prompted' },
-    });
+    const { agent, cities } = promptedWeatherAgent(session);
 
     const run = agent.run('Weather in Paris?');
     const events = await collect(run);
