@@ -2,24 +2,27 @@
  * The proxy as a Vite plugin, so `vite` and `vite preview` serve the model endpoint next to
  * the app. The key is read by the config, in Node; nothing of it reaches the bundle.
  */
-import type { Plugin } from 'vite';
+import type { Connect, Plugin } from 'vite';
 import { createProxyHandler } from './create-proxy-handler.js';
 import { toNodeListener } from './node-adapter.js';
 import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './proxy-options.js';
 
 /**
  * Mounts the proxy at `options.mountPath` (default `/llm/v1`) on the dev and preview
- * servers. Throws at config time when the options are invalid (an empty `apiKey`, or neither
- * `authorize` nor `allowAnonymous: true`), and warns then when running anonymous.
+ * servers. The options are checked when one of them starts, not when the config loads, so
+ * `vite build` needs no key: it throws then when they are invalid (an empty `apiKey`, or
+ * neither `authorize` nor `allowAnonymous: true`), and warns when running anonymous.
  * Vite's own `server.cors` middleware runs first and answers cross-origin preflights itself.
  */
 export function airlockProxy(options: ProxyOptions): Plugin {
-  const listener = toNodeListener(createProxyHandler(options));
   const mountPath = normalizeMountPath(options.mountPath ?? DEFAULT_MOUNT_PATH);
-  // The upstream's origin only: a base URL can carry credentials of its own.
-  const upstream = new URL(options.upstream).origin;
-  const models = options.allowedModels ? ` for ${options.allowedModels.join(', ')}` : '';
-  const notice = `\n  Airlock proxy: ${mountPath || '/'} → ${upstream}${models} (the API key stays on this server).\n`;
+  const mount = (server: { middlewares: Connect.Server }) => {
+    server.middlewares.use(mountPath || '/', toNodeListener(createProxyHandler(options)));
+    // The upstream's origin only: a base URL can carry credentials of its own.
+    const upstream = new URL(options.upstream).origin;
+    const models = options.allowedModels ? ` for ${options.allowedModels.join(', ')}` : '';
+    return `\n  Airlock proxy: ${mountPath || '/'} → ${upstream}${models} (the API key stays on this server).\n`;
+  };
   return {
     name: 'airlock-proxy',
     // Only the app's workers import these, so Vite would find them on first use, re-bundle and
@@ -28,11 +31,11 @@ export function airlockProxy(options: ProxyOptions): Plugin {
       optimizeDeps: { include: ['airlock-agents/worker', 'airlock-agents/sandbox'] },
     }),
     configureServer(server) {
-      server.middlewares.use(mountPath || '/', listener);
+      const notice = mount(server);
       server.httpServer?.once('listening', () => server.config.logger.info(notice));
     },
     configurePreviewServer(server) {
-      server.middlewares.use(mountPath || '/', listener);
+      const notice = mount(server);
       server.httpServer.once('listening', () => server.config.logger.info(notice));
     },
   };

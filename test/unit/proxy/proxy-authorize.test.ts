@@ -1,3 +1,4 @@
+import { createServer as createViteServer } from 'vite';
 import { describe, expect, it } from 'vitest';
 import {
   type Authorize,
@@ -42,19 +43,32 @@ describe('who may call the proxy', () => {
     expect(attempt).toThrow(/`authorize`.*`allowAnonymous: true`/);
   });
 
-  it('holds the Vite plugin to the same rule: it throws at config time without either, and warns when anonymous', () => {
+  it('holds the Vite plugin to the same rule: its dev server does not start without either, and warns when anonymous', async () => {
     const warnings: string[] = [];
     const logger = (message: string) => warnings.push(message);
-    expect(() =>
-      airlockProxy({ upstream: 'https://api.openai.com/v1', apiKey: KEY, logger }),
-    ).toThrow(expect.objectContaining({ code: 'invalid-options' }));
+    const serve = (plugin: ReturnType<typeof airlockProxy>) =>
+      createViteServer({
+        configFile: false,
+        logLevel: 'silent',
+        root: new URL('.', import.meta.url).pathname,
+        plugins: [plugin],
+        server: { middlewareMode: true, hmr: false, ws: false },
+        optimizeDeps: { noDiscovery: true, include: [] },
+      });
+
+    await expect(
+      serve(airlockProxy({ upstream: 'https://api.openai.com/v1', apiKey: KEY, logger })),
+    ).rejects.toMatchObject({ code: 'invalid-options' });
     expect(warnings).toEqual([]);
-    airlockProxy({
-      upstream: 'https://api.openai.com/v1',
-      apiKey: KEY,
-      logger,
-      allowAnonymous: true,
-    });
+    const server = await serve(
+      airlockProxy({
+        upstream: 'https://api.openai.com/v1',
+        apiKey: KEY,
+        logger,
+        allowAnonymous: true,
+      }),
+    );
+    await server.close();
     expect(warnings).toEqual([expect.stringContaining('allowAnonymous')]);
   });
 

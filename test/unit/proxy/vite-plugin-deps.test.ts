@@ -1,6 +1,9 @@
-import { resolveConfig } from 'vite';
+import { createServer, resolveConfig } from 'vite';
 import { describe, expect, it } from 'vitest';
+import { isAirlockError } from '../../../src/errors/airlock-error';
 import { airlockProxy } from '../../../src/proxy';
+
+const upstream = 'https://api.openai.com/v1';
 
 describe('airlockProxy in a Vite config', () => {
   it("has Vite pre-bundle the worker and sandbox entries beside the app's own list", async () => {
@@ -9,12 +12,7 @@ describe('airlockProxy in a Vite config', () => {
         configFile: false,
         logLevel: 'silent',
         plugins: [
-          airlockProxy({
-            upstream: 'https://api.openai.com/v1',
-            apiKey: 'sk-test',
-            allowAnonymous: true,
-            logger: () => {},
-          }),
+          airlockProxy({ upstream, apiKey: 'sk-test', allowAnonymous: true, logger: () => {} }),
         ],
         optimizeDeps: { include: ['zod'] },
       },
@@ -26,5 +24,31 @@ describe('airlockProxy in a Vite config', () => {
       'airlock-agents/worker',
       'airlock-agents/sandbox',
     ]);
+  });
+
+  it('lets a build load the config without a key, and refuses to start a dev server without one', async () => {
+    // A build (CI, a Dockerfile) has no business holding the key: the proxy is not served there.
+    const noKey = () => airlockProxy({ upstream, apiKey: '', allowAnonymous: true });
+    await expect(
+      resolveConfig({ configFile: false, logLevel: 'silent', plugins: [noKey()] }, 'build'),
+    ).resolves.toBeDefined();
+
+    const starting = createServer({
+      configFile: false,
+      logLevel: 'silent',
+      root: new URL('.', import.meta.url).pathname,
+      plugins: [noKey()],
+      server: { middlewareMode: true, hmr: false, ws: false },
+      optimizeDeps: { noDiscovery: true, include: [] },
+    });
+    const error = await starting.then(
+      async (server) => {
+        await server.close();
+        return undefined;
+      },
+      (thrown: unknown) => thrown,
+    );
+    expect(isAirlockError(error) && error.code).toBe('invalid-options');
+    expect(String((error as Error).message)).toContain('apiKey');
   });
 });
