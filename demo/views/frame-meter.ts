@@ -17,7 +17,10 @@ const MARKER_PERIOD_MS = 2_000;
 
 /** The page elements the meter draws in. */
 export interface FrameMeterElements {
-  /** Carries `data-long-frames`, `data-longest-frame` and `data-stalled-ms` of the measured span. */
+  /**
+   * Carries `data-long-frames`, `data-longest-frame` and `data-stalled-ms` of the measured
+   * span, and `data-long-tasks` where the browser reports long tasks (Chromium).
+   */
   readonly root: HTMLElement;
   readonly graph: HTMLCanvasElement;
   readonly track: HTMLElement;
@@ -32,7 +35,18 @@ export interface FrameSpan {
   readonly longestFrameMs: number;
   /** The time the page drew nothing, summed over the long frames (each beyond one frame's 16.7 ms). */
   readonly stalledMs: number;
+  /**
+   * Tasks of the page thread that ran longer than 50 ms: the page itself was busy, where a
+   * long frame may also be the machine's (another process took the core). Undefined where
+   * the browser does not report long tasks (Firefox, WebKit).
+   */
+  readonly longTasks?: number;
 }
+
+/** Whether this browser reports long tasks of the page thread. */
+const LONG_TASKS_REPORTED =
+  typeof PerformanceObserver !== 'undefined' &&
+  PerformanceObserver.supportedEntryTypes.includes('longtask');
 
 /** One frame at 60 Hz. */
 const FRAME_MS = 1000 / 60;
@@ -53,14 +67,30 @@ export function startFrameMeter(elements: FrameMeterElements): FrameMeter {
   const frames: { at: number; gap: number }[] = [];
   let previous: number | undefined;
   let measuring = false;
-  let span = { longFrames: 0, longestFrameMs: 0, stalledMs: 0 };
+  let span: { longFrames: number; longestFrameMs: number; stalledMs: number; longTasks?: number } =
+    { longFrames: 0, longestFrameMs: 0, stalledMs: 0 };
   let handle = 0;
 
   const showSpan = () => {
     root.dataset.longFrames = String(span.longFrames);
     root.dataset.longestFrame = String(Math.round(span.longestFrameMs));
     root.dataset.stalledMs = String(Math.round(span.stalledMs));
+    if (span.longTasks !== undefined) root.dataset.longTasks = String(span.longTasks);
   };
+
+  /** When the measured span began: long tasks are reported after they end, some late. */
+  let spanStart = 0;
+  const countLongTasks = (entries: readonly PerformanceEntry[]) => {
+    if (span.longTasks === undefined) return;
+    span.longTasks += entries.filter((entry) => entry.startTime >= spanStart).length;
+    showSpan();
+  };
+  const longTasks = LONG_TASKS_REPORTED
+    ? new PerformanceObserver((list) => {
+        if (measuring) countLongTasks(list.getEntries());
+      })
+    : undefined;
+  longTasks?.observe({ type: 'longtask' });
 
   const tick = (now: number) => {
     handle = requestAnimationFrame(tick);
@@ -119,15 +149,24 @@ export function startFrameMeter(elements: FrameMeterElements): FrameMeter {
 
   return {
     begin() {
-      span = { longFrames: 0, longestFrameMs: 0, stalledMs: 0 };
+      span = {
+        longFrames: 0,
+        longestFrameMs: 0,
+        stalledMs: 0,
+        ...(longTasks ? { longTasks: 0 } : {}),
+      };
+      spanStart = performance.now();
       measuring = true;
       showSpan();
     },
     end() {
+      // Long tasks are reported after they end: take those of the span before closing it.
+      if (longTasks) countLongTasks(longTasks.takeRecords());
       measuring = false;
       return { ...span };
     },
     dispose() {
+      longTasks?.disconnect();
       cancelAnimationFrame(handle);
       document.removeEventListener('visibilitychange', onVisibility);
     },

@@ -103,7 +103,7 @@ export function createResponsivenessPanel({ baseURL }: ResponsivenessPanelOption
         const span = meter.end();
         showOutcome(
           place,
-          `${span.longFrames} long frame${span.longFrames === 1 ? '' : 's'} (> 50 ms), frozen ${formatDuration(span.stalledMs)} in all, the longest ${formatDuration(span.longestFrameMs)}.`,
+          `${span.longFrames} long frame${span.longFrames === 1 ? '' : 's'} (> 50 ms), frozen ${formatDuration(span.stalledMs)} in all, the longest ${formatDuration(span.longestFrameMs)}${span.longTasks === undefined ? '' : `; ${span.longTasks} long task${span.longTasks === 1 ? '' : 's'} on the page thread`}.`,
         );
       }
       if (outcome.finalText !== RESPONSIVENESS_SCENARIO.finalText) {
