@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { AgentRun } from '../../src/page/agent-run';
 import type { AgentEvent } from '../../src/protocol/events';
 import { EVENT_WINDOW } from '../../src/protocol/wire';
@@ -97,5 +98,57 @@ describe('the event port between worker and page', () => {
       details: { status: 502 },
     });
     sink.close();
+  });
+
+  it("checks a structured answer with the page's schema over the run's port", async () => {
+    const channel = new MessageChannel();
+    const sink = new EventSink(channel.port2, { onCancel: () => {}, onApproval: () => {} });
+    const schema = z.object({ city: z.string().transform((city) => city.toUpperCase()) });
+    const run = new AgentRun('run-1', channel.port1, () => {}, schema);
+    const result = run.result;
+
+    expect(await sink.checkOutput({ city: 'Lisbon' })).toEqual({});
+    expect((await sink.checkOutput({ city: 42 }))?.issues).toMatch(/^city: /);
+    await sink.emit({
+      type: 'run-finish',
+      runId: 'run-1',
+      conversationId: 'c',
+      reason: 'stop',
+      text: '{"city":"Lisbon"}',
+      steps: [],
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+      output: { city: 'Lisbon' },
+    });
+    // The app gets what its schema made of the answer, not the worker's parse of it.
+    expect((await result).output).toEqual({ city: 'LISBON' });
+    sink.close();
+  });
+
+  it('ignores forged output verdicts, cuts a huge one, and settles a pending check when the port closes', async () => {
+    const channel = new MessageChannel();
+    const sink = new EventSink(channel.port2, { onCancel: () => {}, onApproval: () => {} });
+    const page = channel.port1;
+    const asked: unknown[] = [];
+    page.onmessage = (message) => asked.push(message.data);
+
+    const first = sink.checkOutput({ n: 1 });
+    // None of these is the verdict on check 1: an unknown id, issues of the wrong type, no id.
+    page.postMessage({ kind: 'output-verdict', checkId: '99' });
+    page.postMessage({ kind: 'output-verdict', checkId: '1', issues: 42 });
+    page.postMessage({ kind: 'output-verdict', issues: 'no id' });
+    await settle();
+    let settled = false;
+    void first.then(() => {
+      settled = true;
+    });
+    await settle();
+    expect(settled).toBe(false);
+    page.postMessage({ kind: 'output-verdict', checkId: '1', issues: 'x'.repeat(50_000) });
+    expect((await first)?.issues).toHaveLength(2_000);
+    expect(asked).toEqual([{ kind: 'output-check', checkId: '1', value: { n: 1 } }]);
+
+    const pending = sink.checkOutput({ n: 2 });
+    sink.close();
+    expect(await pending).toBeUndefined();
   });
 });
