@@ -158,8 +158,8 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
         throw guardrailBlocked('output', answer);
       }
       lastText = answer.text;
-      if (context.output) {
-        const verdict = await checkAnswer(context.output, structured, lastText, signal);
+      if (structured) {
+        const verdict = await checkAnswer(structured, lastText, signal);
         if (verdict === undefined) {
           await context.journal.stepCompleted(step, []);
           return finish('aborted');
@@ -226,11 +226,12 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   return finish('max-steps');
 }
 
-/** How a run asks for its structured output, and reads it. */
+/** How a run asks for its structured output, reads it, and has the page check it. */
 interface StructuredRequest {
   readonly responseFormat?: ResponseFormat;
   readonly notice?: string;
   readonly readJsonAnswer: (text: string) => ReturnType<JsonReader['readJsonAnswer']>;
+  readonly check: RunOutput['check'];
 }
 
 type JsonReader = typeof import('../model/structured-output');
@@ -242,7 +243,7 @@ type JsonReader = typeof import('../model/structured-output');
  */
 async function structuredRequest(
   config: AgentConfig,
-  output: OutputRequest,
+  output: RunOutput,
 ): Promise<StructuredRequest> {
   const reader = await import('../model/structured-output');
   const mode =
@@ -253,6 +254,7 @@ async function structuredRequest(
       ? { responseFormat: reader.responseFormat(output.jsonSchema) }
       : { notice: reader.outputNotice(output.jsonSchema) }),
     readJsonAnswer: reader.readJsonAnswer,
+    check: output.check,
   };
 }
 
@@ -269,15 +271,13 @@ function withNotice(system: readonly ChatMessage[], notice: string): ChatMessage
  * undefined when the run was aborted (or ended) while the page decided.
  */
 async function checkAnswer(
-  output: RunOutput,
-  structured: StructuredRequest | undefined,
+  structured: StructuredRequest,
   text: string,
   signal: AbortSignal,
 ): Promise<{ readonly value: unknown } | { readonly issues: string } | undefined> {
-  if (!structured) throw new AirlockError('internal-error', 'Structured output was not set up.');
   const read = structured.readJsonAnswer(text);
   if (!read.ok) return { issues: read.reason };
-  const verdict = await unlessAborted(output.check(read.value), signal, () => undefined);
+  const verdict = await unlessAborted(structured.check(read.value), signal, () => undefined);
   if (verdict === undefined) return undefined;
   return verdict.issues === undefined ? { value: read.value } : { issues: verdict.issues };
 }
