@@ -118,6 +118,11 @@ function candidates(text: string): string[] {
   return [...new Set([fenced, span, text].filter((part): part is string => part !== undefined))];
 }
 
+/**
+ * As `isRecord` of `errors/field-checks`, kept here on purpose: importing that module from
+ * this lazily loaded one makes bundlers split it into a chunk of its own, which costs the
+ * worker's start 0.3 KB gzip (`npm run size`) to save three lines.
+ */
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

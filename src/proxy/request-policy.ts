@@ -4,6 +4,8 @@
  * own serialisation of the checked object, never the page's text: with duplicate keys,
  * the value checked is the only value sent.
  */
+
+import { isRecord } from '../errors/field-checks';
 import type { ProxyErrorCode } from './error-response.js';
 import type { ResolvedRequestPolicy } from './proxy-options.js';
 import type { ProxyPath, Route } from './routes.js';
@@ -248,10 +250,6 @@ function refuse(
   param: string | null,
 ): PolicyRefusal {
   return { kind: 'refused', status, code, message, param };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Checks one field's type; answers what it must be when it is not. */
