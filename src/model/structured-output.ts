@@ -66,11 +66,8 @@ export function readJsonAnswer(
   | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly reason: string } {
   for (const candidate of candidates(text)) {
-    try {
-      return { ok: true, value: JSON.parse(jsonrepair(candidate)) as unknown };
-    } catch (error) {
-      if (!(error instanceof JSONRepairError || error instanceof SyntaxError)) throw error;
-    }
+    const read = mended(candidate);
+    if (read) return { ok: true, value: read.value };
   }
   return { ok: false, reason: 'The answer is not JSON.' };
 }
@@ -81,13 +78,7 @@ export function readJsonAnswer(
  */
 export function partialJson(text: string): unknown {
   const start = text.search(/[[{]/);
-  if (start === -1) return undefined;
-  try {
-    return JSON.parse(jsonrepair(text.slice(start))) as unknown;
-  } catch (error) {
-    if (error instanceof JSONRepairError || error instanceof SyntaxError) return undefined;
-    throw error;
-  }
+  return start === -1 ? undefined : mended(text.slice(start))?.value;
 }
 
 /**
@@ -96,11 +87,25 @@ export function partialJson(text: string): unknown {
  * is no object (prose, a bare string) and the call is better refused.
  */
 export function repairArguments(text: string): Record<string, unknown> | undefined {
+  const value = mended(text)?.value;
+  return isRecord(value) ? value : undefined;
+}
+
+/**
+ * The value of `text` once repaired, or undefined when it cannot be. The text is the
+ * model's: besides what the repair refuses, a deeply nested one (`[[[[…`) overflows its
+ * recursive descent with a RangeError, which means "cannot be read" too, never a failed run.
+ */
+function mended(text: string): { readonly value: unknown } | undefined {
   try {
-    const value = JSON.parse(jsonrepair(text)) as unknown;
-    return isRecord(value) ? value : undefined;
+    return { value: JSON.parse(jsonrepair(text)) as unknown };
   } catch (error) {
-    if (error instanceof JSONRepairError || error instanceof SyntaxError) return undefined;
+    if (
+      error instanceof JSONRepairError ||
+      error instanceof SyntaxError ||
+      error instanceof RangeError
+    )
+      return undefined;
     throw error;
   }
 }

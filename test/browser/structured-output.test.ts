@@ -207,6 +207,22 @@ describe('structured output', () => {
     });
   });
 
+  it('fails a deeply nested answer output-invalid, as unreadable JSON, not as a crash', async () => {
+    const deep = '['.repeat(200_000);
+    const session = await scriptModel([{ text: deep }, { text: deep }]);
+    const agent = agentFor(session, { memory: { tools: false } });
+
+    const error = await agent.run('Plan two days in Lisbon.', { output: Trip }).result.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+
+    expect(isAirlockError(error) && [error.code, error.details?.issues]).toEqual([
+      'output-invalid',
+      'The answer is not JSON.',
+    ]);
+  });
+
   it('treats a schema that throws as an answer that does not fit', async () => {
     const session = await scriptModel([{ text: '{"n": 1}' }, { text: '{"n": 2}' }]);
     const agent = agentFor(session, { memory: { tools: false } });

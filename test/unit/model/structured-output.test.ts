@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { partialJson, readJsonAnswer, responseFormat } from '../../../src/model/structured-output';
+import {
+  partialJson,
+  readJsonAnswer,
+  repairArguments,
+  responseFormat,
+} from '../../../src/model/structured-output';
 
 describe('reading a structured answer', () => {
   it.each([
@@ -14,6 +19,14 @@ describe('reading a structured answer', () => {
 
   it('says so when nothing in the answer is JSON', () => {
     expect(readJsonAnswer('')).toEqual({ ok: false, reason: 'The answer is not JSON.' });
+  });
+
+  it('reads a hostile, deeply nested answer or arguments as unreadable, never throwing', () => {
+    // Deep enough to overflow the repair's recursive descent.
+    const deep = '['.repeat(200_000);
+    expect(readJsonAnswer(deep)).toEqual({ ok: false, reason: 'The answer is not JSON.' });
+    expect(partialJson(deep)).toBeUndefined();
+    expect(repairArguments(`{"a": ${deep}`)).toBeUndefined();
   });
 });
 
