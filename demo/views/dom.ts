@@ -23,6 +23,24 @@ export function createElement<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
+/**
+ * A small `type="button"` button (a form's Enter never presses it); `secondary` draws it
+ * quieter, and `attributes` adds an `aria-label` or the like.
+ */
+export function createSmallButton(
+  text: string,
+  options: {
+    readonly secondary?: boolean;
+    readonly attributes?: Readonly<Record<string, string>>;
+  } = {},
+): HTMLButtonElement {
+  return createElement('button', {
+    className: options.secondary ? 'small secondary' : 'small',
+    text,
+    attributes: { type: 'button', ...options.attributes },
+  });
+}
+
 /** The element with `id`, checked to be of the expected kind: a missing one is a bug in index.html. */
 export function requireElement<T extends HTMLElement>(
   id: string,

@@ -4,7 +4,7 @@
  * per document. Runs then show the documents they used as sources.
  */
 import { type AgentKnowledge, isAirlockError, type KnowledgeDocumentRecord } from 'airlock-agents';
-import { createElement } from './dom';
+import { createElement, createSmallButton } from './dom';
 import { modelErrorHint } from './error-hints';
 
 /** What the panel needs from the page. */
@@ -104,10 +104,9 @@ function item(
   removed: () => Promise<void>,
   status: HTMLElement,
 ): HTMLLIElement {
-  const remove = createElement('button', {
-    className: 'small secondary',
-    text: 'Remove',
-    attributes: { type: 'button', 'aria-label': `Remove document “${document.title}”` },
+  const remove = createSmallButton('Remove', {
+    secondary: true,
+    attributes: { 'aria-label': `Remove document “${document.title}”` },
   });
   remove.addEventListener('click', () => {
     knowledge

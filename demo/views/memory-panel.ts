@@ -3,7 +3,7 @@
  * place (key and content), deletable, and a form to add one by hand.
  */
 import type { AgentMemory, MemoryRecord } from 'airlock-agents';
-import { createElement } from './dom';
+import { createElement, createSmallButton } from './dom';
 
 /** What the panel needs from the page. */
 export interface MemoryPanelOptions {
@@ -109,15 +109,10 @@ function item(
     text: record.content,
     attributes: { rows: '2', 'aria-label': `Content of memory “${record.key}”` },
   });
-  const save = createElement('button', {
-    className: 'small',
-    text: 'Save',
-    attributes: { type: 'button' },
-  });
-  const remove = createElement('button', {
-    className: 'small secondary',
-    text: 'Delete',
-    attributes: { type: 'button', 'aria-label': `Delete memory “${record.key}”` },
+  const save = createSmallButton('Save');
+  const remove = createSmallButton('Delete', {
+    secondary: true,
+    attributes: { 'aria-label': `Delete memory “${record.key}”` },
   });
   const error = createElement('p', { className: 'panel-error', attributes: { role: 'alert' } });
   save.disabled = true;

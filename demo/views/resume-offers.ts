@@ -3,7 +3,7 @@
  * closed or reloaded (`agent.memory.listRuns({ statuses: ['awaiting-approval'] })`).
  */
 import type { RunRecord } from 'airlock-agents';
-import { createElement, formatValue } from './dom';
+import { createElement, createSmallButton, formatValue } from './dom';
 
 /** Shows one offer per run in `container`; `onResume` is called when the user accepts one. */
 export function showResumeOffers(
@@ -16,16 +16,8 @@ export function showResumeOffers(
       const calls = (run.pendingStep?.awaiting ?? [])
         .map((call) => `${call.toolName}(${formatValue(call.arguments)})`)
         .join(', ');
-      const resume = createElement('button', {
-        className: 'small',
-        text: 'Resume',
-        attributes: { type: 'button' },
-      });
-      const dismiss = createElement('button', {
-        className: 'small secondary',
-        text: 'Not now',
-        attributes: { type: 'button' },
-      });
+      const resume = createSmallButton('Resume');
+      const dismiss = createSmallButton('Not now', { secondary: true });
       const offer = createElement(
         'div',
         {
