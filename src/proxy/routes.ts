@@ -4,6 +4,8 @@
  * the tokens a call used. Everything else in the proxy reads this table; a path not in it
  * is answered 404.
  */
+
+import { isRecord } from '../errors/field-checks';
 import type { TokenUsage } from './spend-limits.js';
 
 /** An OpenAI endpoint the proxy can forward. */
@@ -142,27 +144,22 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
 };
 
 /** `{ prompt_tokens, completion_tokens }` as Chat Completions reports them. */
-function chatUsage(usage: unknown): TokenUsage | undefined {
-  const input = count(field(usage, 'prompt_tokens'));
-  const output = count(field(usage, 'completion_tokens'));
-  return input === undefined || output === undefined
-    ? undefined
-    : { inputTokens: input, outputTokens: output };
-}
+const chatUsage = (usage: unknown) => tokenUsage(usage, 'prompt_tokens', 'completion_tokens');
 
 /** `{ input_tokens, output_tokens }` as the Responses API reports them. */
-function responsesUsage(usage: unknown): TokenUsage | undefined {
-  const input = count(field(usage, 'input_tokens'));
-  const output = count(field(usage, 'output_tokens'));
+const responsesUsage = (usage: unknown) => tokenUsage(usage, 'input_tokens', 'output_tokens');
+
+/** A usage object's two counts under the names a route's API gives them, if both are counts. */
+function tokenUsage(usage: unknown, inputName: string, outputName: string): TokenUsage | undefined {
+  const input = count(field(usage, inputName));
+  const output = count(field(usage, outputName));
   return input === undefined || output === undefined
     ? undefined
     : { inputTokens: input, outputTokens: output };
 }
 
 function field(value: unknown, name: string): unknown {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)[name]
-    : undefined;
+  return isRecord(value) ? value[name] : undefined;
 }
 
 function count(value: unknown): number | undefined {
