@@ -94,20 +94,24 @@ export function repairArguments(text: string): Record<string, unknown> | undefin
 /**
  * The value of `text` once repaired, or undefined when it cannot be. The text is the
  * model's: besides what the repair refuses, a deeply nested one (`[[[[…`) overflows its
- * recursive descent with a RangeError, which means "cannot be read" too, never a failed run.
+ * recursive descent, which means "cannot be read" too, never a failed run.
  */
 function mended(text: string): { readonly value: unknown } | undefined {
   try {
     return { value: JSON.parse(jsonrepair(text)) as unknown };
   } catch (error) {
-    if (
-      error instanceof JSONRepairError ||
-      error instanceof SyntaxError ||
-      error instanceof RangeError
-    )
+    if (error instanceof JSONRepairError || error instanceof SyntaxError || isStackOverflow(error))
       return undefined;
     throw error;
   }
+}
+
+/**
+ * A stack overflow as each engine throws it: a RangeError in V8 and JavaScriptCore,
+ * SpiderMonkey's own `InternalError` ("too much recursion") in Firefox.
+ */
+function isStackOverflow(error: unknown): boolean {
+  return error instanceof RangeError || (error instanceof Error && error.name === 'InternalError');
 }
 
 /**
