@@ -1,6 +1,7 @@
 import { openStore } from '../../src/memory/dexie-store';
 import type { ConversationStore } from '../../src/memory/store';
 import type { ChatModel } from '../../src/model/chat-model';
+import { TokenCalibration } from '../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../src/protocol/chat';
 import { buildContext } from '../../src/worker/conversation-context';
 import { StoredRowCheck } from '../../src/worker/stored-rows';
@@ -130,6 +131,7 @@ async function contextBuild(store: ConversationStore, size: number, samples: num
       window: { maxMessages: 40, maxTokens: 8_000 },
       summarize: false,
       maxMemoryTokens: 1_000,
+      tokens: new TokenCalibration(),
       knowledge: [],
       rows,
       warn: () => Promise.resolve(),

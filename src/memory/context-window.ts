@@ -1,6 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
+import { estimateMessageTokens, type TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
-import { approxTokens } from './approx-tokens';
 import type { MessageRecord } from './store';
 
 /** Limits of the history window sent to the model. */
@@ -106,8 +106,13 @@ function validStarts(messages: readonly MessageRecord[]): boolean[] {
  * out all history and still not fit, so it is refused with `input-too-large` before
  * anything is stored or sent, rather than summarised or cut.
  */
-export function assertInputFits(input: ChatMessage, limits: Pick<WindowLimits, 'maxTokens'>): void {
-  const size = approxTokens(input);
+export function assertInputFits(
+  input: ChatMessage,
+  limits: Pick<WindowLimits, 'maxTokens'>,
+  tokens?: TokenCalibration,
+): void {
+  const estimate = estimateMessageTokens(input);
+  const size = tokens ? tokens.scale(estimate) : estimate;
   if (size <= limits.maxTokens) return;
   throw new AirlockError(
     'input-too-large',

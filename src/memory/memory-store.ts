@@ -1,6 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
+import { estimateMessageTokens } from '../model/estimate-tokens';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
-import { approxTokens } from './approx-tokens';
 import { parseConversationExport } from './conversation-export-schema';
 import {
   checkMemoryPatch,
@@ -149,7 +149,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
             runId,
             message: copy(message),
             status: step.status ?? 'complete',
-            approxTokens: approxTokens(message),
+            approxTokens: estimateMessageTokens(message),
             at: now,
           }),
         );
@@ -343,7 +343,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         messages.set(
           id,
           value.messages
-            .map((record) => ({ ...copy(record), approxTokens: approxTokens(record.message) }))
+            .map((record) => ({
+              ...copy(record),
+              approxTokens: estimateMessageTokens(record.message),
+            }))
             .sort((a, b) => a.seq - b.seq),
         );
         for (const memory of value.memories) memories.set(memory.id, copy(memory));

@@ -1,15 +1,94 @@
+import { estimateTokenCount } from 'tokenx';
+import type { ChatMessage } from '../protocol/chat';
 import type { ModelRequest } from './chat-model';
 
-/** Characters per token assumed when a server reports no usage; close enough for English and JSON. */
-const CHARS_PER_TOKEN = 4;
+// The one token estimate: the history window, the rate limiter and budgets (for a server
+// that reports no usage) all count with it. `tokenx` prices text by script (a Chinese
+// character is about a token, an English word about one), where a flat four characters a
+// token undercounts Chinese, Japanese and Korean several-fold.
 
-/** A rough token count of some text, at four characters a token. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / CHARS_PER_TOKEN);
+/** Tokens a message costs beyond its text (role and separators), as chat formats add them. */
+const MESSAGE_OVERHEAD_TOKENS = 3;
+
+/** An estimate of the tokens of some text. */
+export function estimateTextTokens(text: string): number {
+  return text ? estimateTokenCount(text) : 0;
 }
 
-/** A rough count of the prompt tokens of a request: its messages and tool definitions as JSON. */
+/**
+ * Messages are estimated once: a run's history is the same objects at every step, and
+ * `estimateTokenCount` walks the whole text (about 10 ms for 100 000 characters).
+ */
+const messageTokens = new WeakMap<ChatMessage, number>();
+
+/**
+ * An estimate of a message's tokens: its text plus the names and arguments of its tool
+ * calls, plus the few tokens every message costs. Stored with each message (as
+ * `approxTokens`) so that choosing the history window never re-measures the history.
+ */
+export function estimateMessageTokens(message: ChatMessage): number {
+  const known = messageTokens.get(message);
+  if (known !== undefined) return known;
+  let tokens = MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(message.content ?? '');
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) {
+      tokens +=
+        estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments);
+    }
+  }
+  messageTokens.set(message, tokens);
+  return tokens;
+}
+
+const toolListTokens = new WeakMap<ModelRequest['tools'], number>();
+
+/** An estimate of the prompt tokens of a request: its messages and its tool definitions. */
 export function estimateRequestTokens(request: ModelRequest): number {
-  const tools = request.tools.length > 0 ? JSON.stringify(request.tools).length : 0;
-  return estimateTokens(JSON.stringify(request.messages).length + tools);
+  let tools = toolListTokens.get(request.tools);
+  if (tools === undefined) {
+    tools = request.tools.length > 0 ? estimateTextTokens(JSON.stringify(request.tools)) : 0;
+    toolListTokens.set(request.tools, tools);
+  }
+  return request.messages.reduce((sum, message) => sum + estimateMessageTokens(message), tools);
+}
+
+/** Requests estimated below this many tokens do not calibrate: their counts are mostly overhead. */
+const MIN_CALIBRATION_TOKENS = 64;
+
+/** How far one report moves the factor: enough to learn in a few calls, not to swing on one. */
+const CALIBRATION_WEIGHT = 0.3;
+
+/** The factor stays within these bounds, however odd a server's counts are. */
+const MIN_FACTOR = 0.25;
+const MAX_FACTOR = 4;
+
+/**
+ * Corrects the estimate for the agent's model from the prompt tokens its server reports:
+ * the factor is a running average of reported / estimated, so a tokenizer that counts
+ * differently (or a language `tokenx` prices wrongly) is learnt after a few calls. One per
+ * agent; it starts at 1 and lives as long as the agent worker.
+ */
+export class TokenCalibration {
+  #factor = 1;
+
+  /** Reported / estimated prompt tokens, averaged over the calls so far (1 before any). */
+  get factor(): number {
+    return this.#factor;
+  }
+
+  /** Learns from a call whose server reported its prompt tokens. */
+  observe(estimatedPromptTokens: number, reportedPromptTokens: number): void {
+    if (estimatedPromptTokens < MIN_CALIBRATION_TOKENS || !(reportedPromptTokens > 0)) return;
+    const ratio = clamp(reportedPromptTokens / estimatedPromptTokens);
+    this.#factor = clamp(this.#factor + CALIBRATION_WEIGHT * (ratio - this.#factor));
+  }
+
+  /** An estimate corrected by the factor. */
+  scale(estimatedTokens: number): number {
+    return Math.ceil(estimatedTokens * this.#factor);
+  }
+}
+
+function clamp(factor: number): number {
+  return Math.min(MAX_FACTOR, Math.max(MIN_FACTOR, factor));
 }

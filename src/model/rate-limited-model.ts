@@ -1,6 +1,6 @@
 import { realTimers, sleep, type Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
-import { estimateRequestTokens, estimateTokens } from './estimate-tokens';
+import { estimateRequestTokens, estimateTextTokens, TokenCalibration } from './estimate-tokens';
 import type { RateLimiter } from './rate-limiter';
 
 /**
@@ -11,23 +11,27 @@ import type { RateLimiter } from './rate-limiter';
 export function withRateLimit(
   model: ChatModel,
   limiter: RateLimiter,
-  timers: Timers = realTimers,
+  {
+    tokens = new TokenCalibration(),
+    timers = realTimers,
+  }: { readonly tokens?: TokenCalibration; readonly timers?: Timers } = {},
 ): ChatModel {
+  const estimate = (request: ModelRequest) => tokens.scale(estimateRequestTokens(request));
   return {
     name: model.name,
     async *stream(
       request: ModelRequest,
       options: ModelCallOptions,
     ): AsyncIterable<ModelStreamPart> {
-      const prompt = estimateRequestTokens(request);
+      const prompt = estimate(request);
       const reservation = limiter.reserve(prompt);
       if (!(await waitForTurn(reservation, options, timers))) return;
-      let completionChars = 0;
+      let completion = '';
       let reported = false;
       try {
         for await (const part of model.stream(request, options)) {
-          if (part.type === 'text-delta') completionChars += part.delta.length;
-          if (part.type === 'tool-call-delta') completionChars += part.argumentsDelta.length;
+          if (part.type === 'text-delta') completion += part.delta;
+          if (part.type === 'tool-call-delta') completion += part.argumentsDelta;
           if (part.type === 'usage') {
             reported = true;
             reservation.settle(part.usage.totalTokens);
@@ -36,12 +40,12 @@ export function withRateLimit(
         }
       } finally {
         // No usage from the server: settle with an estimate, so the bucket still sees the answer.
-        if (!reported) reservation.settle(prompt + estimateTokens(completionChars));
+        if (!reported) reservation.settle(prompt + tokens.scale(estimateTextTokens(completion)));
       }
     },
 
     async complete(request, options) {
-      const prompt = estimateRequestTokens(request);
+      const prompt = estimate(request);
       const reservation = limiter.reserve(prompt);
       if (!(await waitForTurn(reservation, { signal: options.signal }, timers))) {
         // The model fails the same way for an aborted signal; let it say so.
@@ -49,7 +53,9 @@ export function withRateLimit(
       }
       const answer = await model.complete(request, options);
       // A server that reports no usage answers 0: the estimate stands in.
-      reservation.settle(answer.usage.totalTokens || prompt + estimateTokens(answer.text.length));
+      reservation.settle(
+        answer.usage.totalTokens || prompt + tokens.scale(estimateTextTokens(answer.text)),
+      );
       return answer;
     },
   };

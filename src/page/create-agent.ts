@@ -116,7 +116,7 @@ export interface MemoryOptions {
   /** Summarise messages that fall out of the window (default true). */
   readonly summarize?: boolean;
   /**
-   * Estimated tokens (characters / 4) the saved memories may take in each run's context
+   * Estimated tokens the saved memories may take in each run's context
    * (default 1 000): the most important are taken first; one larger than what is left is skipped.
    */
   readonly maxMemoryTokens?: number;

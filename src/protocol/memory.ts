@@ -36,7 +36,7 @@ export interface MessageRecord {
    * a run cut short by a reload or a closed tab: shown, never replayed as an answer.
    */
   readonly status: 'complete' | 'interrupted';
-  /** A rough token count (characters / 4), kept so windowing never re-measures history. */
+  /** An estimated token count (see `estimateMessageTokens`), kept so windowing never re-measures history. */
   readonly approxTokens: number;
   readonly at: number;
 }

@@ -8,6 +8,7 @@ import { createMemoryStore } from '../memory/memory-store';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
+import { TokenCalibration } from '../model/estimate-tokens';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
 import { withPromptedTools } from '../model/prompted-tools';
 import { withRateLimit } from '../model/rate-limited-model';
@@ -115,9 +116,11 @@ export class AgentService implements AgentWorkerApi {
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
       const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
+      const tokens = new TokenCalibration();
       this.#resolveSetup({
         config,
-        model: modelFor(config),
+        model: modelFor(config, tokens),
+        tokens,
         registry,
         store,
         knowledge: new KnowledgeBase(
@@ -232,7 +235,7 @@ export class AgentService implements AgentWorkerApi {
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
       const input = { role: 'user', content: guarded.value } as const;
       // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
-      assertInputFits(input, setup.config.memory.window);
+      assertInputFits(input, setup.config.memory.window, setup.tokens);
       const now = Date.now();
       const run: RunRecord = {
         id: request.runId,
@@ -372,9 +375,9 @@ function offersKnowledgeTool(config: AgentConfig): boolean {
  * its runs), behind prompted tool calling when the endpoint has no function calling (outermost,
  * so the limiter measures the prompt that is really sent).
  */
-function modelFor(config: AgentConfig): ChatModel {
+function modelFor(config: AgentConfig, tokens: TokenCalibration): ChatModel {
   let model = createOpenAIChatModel(config.model);
-  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit));
+  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
   return model;
 }

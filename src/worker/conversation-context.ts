@@ -1,11 +1,11 @@
 import { isAirlockError } from '../errors/airlock-error';
-import { approxTokens } from '../memory/approx-tokens';
 import { selectWindow } from '../memory/context-window';
 import { compareMemories } from '../memory/memory-rules';
 import type { ConversationStore, MemoryRecord, MemoryScope, MessageRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { encodeDataText } from '../model/data-encoding';
 import { DATA_NOTICE, dataMessage } from '../model/data-message';
+import { estimateMessageTokens, type TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
 import type { WarningCode } from '../protocol/errors';
 import type { StoredRowCheck } from './stored-rows';
@@ -15,7 +15,7 @@ import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
 export interface HistoryWindow {
   /** The most messages sent (the newest), the run's own included. */
   readonly maxMessages: number;
-  /** An approximate token budget for them (characters / 4), the run's own included. */
+  /** An estimated token budget for them, the run's own included. */
   readonly maxTokens: number;
 }
 
@@ -37,6 +37,8 @@ export interface ContextRequest {
   readonly summarize: boolean;
   /** The estimated tokens the memories block may take. */
   readonly maxMemoryTokens: number;
+  /** The agent's correction of estimates: the window's bounds are in the server's tokens. */
+  readonly tokens: TokenCalibration;
   /** Data messages of knowledge retrieved for this run, sent after the memories and summary. */
   readonly knowledge: readonly ChatMessage[];
   /** Checks the rows read back from the store, reporting the bad ones. */
@@ -86,15 +88,17 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
   const own = request.input
     ? [request.input]
     : ownMessages(recent.filter((record) => record.runId === request.runId));
-  const ownTokens = own.reduce((sum, message) => sum + approxTokens(message), 0);
+  // Stored counts are raw estimates; the bounds are shrunk (or grown) to match them.
+  const inEstimates = (tokens: number) => Math.floor(tokens / request.tokens.factor);
+  const ownTokens = own.reduce((sum, message) => sum + estimateMessageTokens(message), 0);
   const { window: kept, startSeq } = selectWindow(earlier, {
     maxMessages: Math.max(0, window.maxMessages - own.length),
-    maxTokens: Math.max(0, window.maxTokens - ownTokens),
+    maxTokens: Math.max(0, inEstimates(window.maxTokens) - ownTokens),
   });
   const summary = await currentSummary(request, startSeq - 1);
   const memories = memoriesWithin(
     await rows.keep('memories', await store.listMemories({ scopes: request.scopes })),
-    request.maxMemoryTokens,
+    inEstimates(request.maxMemoryTokens),
   );
   const data = [
     ...(memories.length > 0 ? [dataMessage('memories', memories.join('\n'))] : []),
@@ -170,7 +174,7 @@ function memoriesWithin(memories: readonly MemoryRecord[], maxTokens: number): s
   let spent = 0;
   for (const memory of [...memories].sort(compareMemories)) {
     const line = encodeDataText(`- ${memory.key}: ${memory.content}`);
-    const tokens = approxTokens({ role: 'user', content: line });
+    const tokens = estimateMessageTokens({ role: 'user', content: line });
     if (spent + tokens > maxTokens) continue;
     lines.push(line);
     spent += tokens;

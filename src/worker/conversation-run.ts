@@ -3,6 +3,7 @@ import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
+import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
@@ -28,6 +29,8 @@ import type { ToolRegistry } from './tools/tool-registry';
 export interface AgentSetup {
   readonly config: AgentConfig;
   readonly model: ChatModel;
+  /** Corrects the agent's token estimates from the usage its server reports. */
+  readonly tokens: TokenCalibration;
   readonly registry: ToolRegistry;
   readonly store: ConversationStore;
   /** The page's guardrails. */
@@ -111,6 +114,7 @@ export async function runConversation(
           window: config.memory.window,
           summarize: config.memory.summarize,
           maxMemoryTokens: config.memory.maxMemoryTokens,
+          tokens: setup.tokens,
           knowledge,
           rows,
           warn: (code, message) => emit({ type: 'warning', code, message }),
@@ -121,6 +125,7 @@ export async function runConversation(
           conversationId: run.conversationId,
           config,
           model,
+          tokens: setup.tokens,
           budget: await budgetMeter(setup, run, rows),
           guardrails: setup.guardrails,
           tools: {

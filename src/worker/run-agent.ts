@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { ChatModel } from '../model/chat-model';
+import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ResponseFormat } from '../model/structured-output';
 import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall, FinishReason, Usage } from '../protocol/chat';
@@ -47,6 +48,8 @@ export interface RunContext {
   readonly conversationId: string;
   readonly config: AgentConfig;
   readonly model: ChatModel;
+  /** The agent's token calibration, taught by each step's reported usage. */
+  readonly tokens?: TokenCalibration;
   /** The agent's tools and the run's allowlist, approvals and audit log. */
   readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
   /** The system message: the app's instructions and Airlock's fixed notices, nothing else. */
@@ -137,6 +140,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
           emit,
           callIds,
           partialOutput: structured !== undefined,
+          ...(context.tokens ? { tokens: context.tokens } : {}),
         });
     lastText = response.text;
     usage = addUsage(usage, response.usage);

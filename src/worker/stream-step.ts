@@ -1,6 +1,10 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import type { ChatModel, ModelRequest } from '../model/chat-model';
-import { estimateRequestTokens, estimateTokens } from '../model/estimate-tokens';
+import {
+  estimateRequestTokens,
+  estimateTextTokens,
+  type TokenCalibration,
+} from '../model/estimate-tokens';
 import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import { assignCallId } from './call-ids';
@@ -25,6 +29,8 @@ export interface StepStreamContext {
   readonly callIds: Set<string>;
   /** The run asked for structured output: its text streams `output-delta` events too. */
   readonly partialOutput?: boolean;
+  /** The agent's token calibration: taught by reported usage, applied to estimated usage. */
+  readonly tokens?: TokenCalibration;
 }
 
 interface PendingToolCall {
@@ -139,6 +145,8 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
+  if (usage && !usage.estimated)
+    context.tokens?.observe(estimateRequestTokens(context.request), usage.promptTokens);
   return {
     text,
     toolCalls,
@@ -147,7 +155,7 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
       usage ??
       (!received && context.signal.aborted
         ? NO_USAGE
-        : estimateUsage(context.request, text, toolCalls)),
+        : estimateUsage(context.request, text, toolCalls, context.tokens)),
   };
 }
 
@@ -166,20 +174,25 @@ function withReceived(error: unknown, text: string, pendingToolCalls: number): u
 
 /**
  * Usage for a response whose server reported none (some OpenAI-compatible servers ignore
- * `stream_options`), estimated at four characters a token, so budgets still hold. (A call
- * aborted before anything arrived counts as nothing: it may never have been sent.)
+ * `stream_options`), estimated (and corrected by what earlier calls reported), so budgets
+ * still hold. (A call aborted before anything arrived counts as nothing: it may never have
+ * been sent.)
  */
 function estimateUsage(
   request: ModelRequest,
   text: string,
   toolCalls: readonly ChatToolCall[],
+  tokens: TokenCalibration | undefined,
 ): Usage {
-  const completionChars = toolCalls.reduce(
-    (sum, call) => sum + call.function.name.length + call.function.arguments.length,
-    text.length,
+  const scale = (estimate: number) => tokens?.scale(estimate) ?? estimate;
+  const promptTokens = scale(estimateRequestTokens(request));
+  const completionTokens = scale(
+    toolCalls.reduce(
+      (sum, call) =>
+        sum + estimateTextTokens(call.function.name) + estimateTextTokens(call.function.arguments),
+      estimateTextTokens(text),
+    ),
   );
-  const promptTokens = estimateRequestTokens(request);
-  const completionTokens = estimateTokens(completionChars);
   return {
     promptTokens,
     completionTokens,

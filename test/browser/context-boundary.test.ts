@@ -1,6 +1,7 @@
 import { type AgentEvent, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { estimateMessageTokens } from '../../src/model/estimate-tokens';
 import {
   agentFor,
   collect,
@@ -67,11 +68,14 @@ describe('finding 6: the new input always reaches the model', () => {
       limits: { maxInputChars: 2_000_000 },
     });
 
-    const events = await collect(agent.run('x'.repeat(4_400)));
+    const input = 'word '.repeat(1_100);
+    const events = await collect(agent.run(input));
 
+    const size = estimateMessageTokens({ role: 'user', content: input });
+    expect(size).toBeGreaterThan(1_000);
     expect(runErrorOf(events)?.error).toMatchObject({
       code: 'input-too-large',
-      details: { limit: 1_000, size: 1_100, unit: 'tokens' },
+      details: { limit: 1_000, size, unit: 'tokens' },
       message: expect.stringContaining('memory.window.maxTokens'),
     });
     expect(await session.requests()).toEqual([]);
@@ -95,14 +99,15 @@ describe('finding 6: the new input always reaches the model', () => {
     const session = await scriptModel([{ text: 'never sent' }]);
     const agent = agentFor(session, {
       memory: { window: { maxTokens: 500 }, tools: false },
-      guardrails: { input: (input) => ({ action: 'rewrite', value: input.repeat(1_000) }) },
+      guardrails: { input: (input) => ({ action: 'rewrite', value: `${input} `.repeat(1_000) }) },
     });
 
     const events = await collect(agent.run('short'));
 
+    const size = estimateMessageTokens({ role: 'user', content: 'short '.repeat(1_000) });
     expect(runErrorOf(events)?.error).toMatchObject({
       code: 'input-too-large',
-      details: { limit: 500, size: 1_250, unit: 'tokens' },
+      details: { limit: 500, size, unit: 'tokens' },
     });
     expect(await session.requests()).toEqual([]);
   });
@@ -112,16 +117,16 @@ describe('finding 6: the new input always reaches the model', () => {
     const agent = agentFor(session, {
       memory: { window: { maxTokens: 1_000 }, summarize: false, tools: false },
     });
-    await agent.run(`first ${'a'.repeat(2_000)}`).result;
-    const long = `second ${'b'.repeat(3_600)}`;
+    // About 400 and 700 tokens: together more than the window, the second alone less.
+    const first = `first ${'alpha '.repeat(400)}`;
+    await agent.run(first).result;
+    const long = `second ${'beta '.repeat(700)}`;
 
     await agent.run(long).result;
 
     const second = (await receivedBodies(session))[1];
     expect(second?.messages.at(-1)).toEqual({ role: 'user', content: long });
-    expect(second?.messages.map((message) => message.content)).not.toContain(
-      `first ${'a'.repeat(2_000)}`,
-    );
+    expect(second?.messages.map((message) => message.content)).not.toContain(first);
   });
 
   it('goes on with the previous summary and warns when the summary call fails', async () => {
@@ -280,7 +285,8 @@ describe('finding 7: only the instructions are system text', () => {
   it('puts memories in the context most important first until maxMemoryTokens is spent', async () => {
     const session = await scriptModel([{ text: 'ok' }]);
     const agent = agentFor(session, { memory: { tools: false, maxMemoryTokens: 130 } });
-    const filler = (word: string) => `${word} ${'m'.repeat(230)}`;
+    // About 60 tokens each: two fit in 130, three do not.
+    const filler = (word: string) => `${word} ${'note '.repeat(55)}`;
     await agent.memory.saveMemory({ key: 'low', content: filler('low'), importance: 0.1 });
     await agent.memory.saveMemory({ key: 'high', content: filler('high'), importance: 0.9 });
     await agent.memory.saveMemory({ key: 'mid', content: filler('mid'), importance: 0.5 });

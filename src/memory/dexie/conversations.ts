@@ -1,4 +1,4 @@
-import { approxTokens } from '../approx-tokens';
+import { estimateMessageTokens } from '../../model/estimate-tokens';
 import { parseConversationExport } from '../conversation-export-schema';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
@@ -110,7 +110,7 @@ export function conversationTables(
           // Token counts are derived data: recomputed, not taken from the file.
           const records = value.messages.map((record) => ({
             ...record,
-            approxTokens: approxTokens(record.message),
+            approxTokens: estimateMessageTokens(record.message),
           }));
           await db.transaction('rw', allTables, async () => {
             const existing = await conversations.get(id);

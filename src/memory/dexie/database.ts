@@ -1,8 +1,8 @@
 import Dexie, { type DBCore, type Middleware, type Table, type Transaction } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
+import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { waitFor } from '../../timing/wait';
-import { approxTokens } from '../approx-tokens';
 import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import type {
@@ -128,7 +128,7 @@ function backfillTokenCounts(transaction: Transaction): PromiseLike<unknown> {
     .table<MessageRowV1, [string, number]>('messages')
     .toCollection()
     .modify((row) => {
-      if (row.approxTokens === undefined) row.approxTokens = approxTokens(row.message);
+      if (row.approxTokens === undefined) row.approxTokens = estimateMessageTokens(row.message);
     });
 }
 

@@ -1,5 +1,5 @@
+import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
-import { approxTokens } from '../approx-tokens';
 import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
@@ -38,7 +38,7 @@ export function messageTables(
                 runId,
                 message,
                 status: step.status ?? 'complete',
-                approxTokens: approxTokens(message),
+                approxTokens: estimateMessageTokens(message),
                 at: now,
               }),
             );

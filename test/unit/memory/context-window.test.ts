@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { assertInputFits, selectWindow } from '../../../src/memory/context-window';
 import { openStore } from '../../../src/memory/dexie-store';
+import { estimateMessageTokens, TokenCalibration } from '../../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../../src/protocol/chat';
 import {
   conversationSteps,
@@ -156,13 +157,27 @@ describe('assertInputFits', () => {
   });
 
   it('refuses a larger input with input-too-large, its size and the limit in tokens', () => {
-    expect(() =>
-      assertInputFits({ role: 'user', content: 'x'.repeat(401) }, { maxTokens: 100 }),
-    ).toThrow(
+    // 150 Chinese characters are well over 100 tokens (four characters a token said 38).
+    const input = { role: 'user' as const, content: '天气很好'.repeat(38) };
+    const size = estimateMessageTokens(input);
+    expect(size).toBeGreaterThan(100);
+    expect(() => assertInputFits(input, { maxTokens: 100 })).toThrow(
       expect.objectContaining({
         code: 'input-too-large',
-        details: { limit: 100, size: 101, unit: 'tokens' },
+        details: { limit: 100, size, unit: 'tokens' },
       }),
+    );
+  });
+
+  it("measures in the server's tokens once the calibration has learnt them", () => {
+    const input = { role: 'user' as const, content: 'word '.repeat(60) };
+    const size = estimateMessageTokens(input);
+    const tokens = new TokenCalibration();
+    expect(() => assertInputFits(input, { maxTokens: size }, tokens)).not.toThrow();
+    // The server counts twice what was estimated, a few times over.
+    for (let i = 0; i < 10; i++) tokens.observe(1_000, 2_000);
+    expect(() => assertInputFits(input, { maxTokens: size }, tokens)).toThrow(
+      expect.objectContaining({ code: 'input-too-large' }),
     );
   });
 });

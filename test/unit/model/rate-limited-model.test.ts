@@ -37,7 +37,7 @@ describe('a rate-limited model', () => {
     const limited = withRateLimit(
       model,
       new RateLimiter({ requestsPerMinute: 600, requestBurst: 1 }, () => timers.now()),
-      timers,
+      { timers },
     );
     const waits: RateLimitWait[] = [];
     const options = {
