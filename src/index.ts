@@ -3,6 +3,7 @@
  * tools, and read typed events. It imports neither the model SDK nor the database.
  */
 export { AirlockError, isAirlockError } from './errors/airlock-error';
+export type { ModelOptions } from './model/model-options';
 export type { AddKnowledgeOptions, AgentKnowledge } from './page/agent-knowledge';
 export type { AgentMemory } from './page/agent-memory';
 export { AgentRun } from './page/agent-run';

@@ -1,5 +1,6 @@
 import type { ChatMessage, FinishReason, Usage } from '../protocol/chat';
 import type { ToolDescriptor } from '../protocol/tools';
+import type { ModelOptions } from './model-options';
 import type { ResponseFormat } from './structured-output';
 
 /** What one model call is asked. */
@@ -8,6 +9,10 @@ export interface ModelRequest {
   readonly tools: readonly ToolDescriptor[];
   /** The final answer must be JSON fitting this schema (sent as `response_format`). */
   readonly responseFormat?: ResponseFormat;
+  /** The model name, when a run asks for another than the agent's. */
+  readonly model?: string;
+  /** Request fields of the run's, over the agent's `model.options`. */
+  readonly options?: ModelOptions;
 }
 
 /**

@@ -17,6 +17,7 @@ import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from 
 import type { EmbeddingModel } from './embedding-model';
 import { IdleWatchdog } from './idle-watchdog';
 import { httpError, streamIdleError, unreachableError } from './model-errors';
+import { chatRequestFields, mergeModelOptions } from './model-options';
 import { capRetryAfter } from './retry-after';
 
 /** The bearer token sent when the app sets none: the proxy adds the real key. */
@@ -48,10 +49,9 @@ export function createOpenAIChatModel(config: ModelConfig, timers: Timers = real
     const stream = await settledUnlessAborted(
       client.chat.completions.create(
         {
-          model: config.model,
+          ...requestFields(config, request),
           messages: request.messages.map(toMessageParam),
           ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
-          ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
           ...(request.responseFormat
             ? {
                 response_format: {
@@ -119,9 +119,8 @@ export function createOpenAIChatModel(config: ModelConfig, timers: Timers = real
         const completion = await settledUnlessAborted(
           client.chat.completions.create(
             {
-              model: config.model,
+              ...requestFields(config, request),
               messages: request.messages.map(toMessageParam),
-              ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
               stream: false,
             },
             { signal: options.signal },
@@ -141,6 +140,21 @@ export function createOpenAIChatModel(config: ModelConfig, timers: Timers = real
         throw fail(error);
       }
     },
+  };
+}
+
+/**
+ * The model and the options of a call: the agent's temperature, under its `model.options`,
+ * under the run's. Spread first, so the fields Airlock sets after them always win.
+ */
+function requestFields(
+  config: ModelConfig,
+  request: ModelRequest,
+): { model: string } & Record<string, unknown> {
+  return {
+    ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+    ...chatRequestFields(mergeModelOptions(config.options, request.options)),
+    model: request.model ?? config.model,
   };
 }
 

@@ -70,15 +70,14 @@ export function promptedRequest(request: ModelRequest): ModelRequest {
       messages.push(message);
     }
   }
-  const format = request.responseFormat ? { responseFormat: request.responseFormat } : {};
-  if (request.tools.length === 0) return { messages, tools: [], ...format };
+  if (request.tools.length === 0) return { ...request, messages, tools: [] };
   const prompt = renderToolPrompt(request.tools);
   const [first, ...rest] = messages;
   const withPrompt: ChatMessage[] =
     first?.role === 'system'
       ? [{ role: 'system', content: `${first.content}\n\n${prompt}` }, ...rest]
       : [{ role: 'system', content: prompt }, ...messages];
-  return { messages: withPrompt, tools: [], ...format };
+  return { ...request, messages: withPrompt, tools: [] };
 }
 
 /** A call as the block the model would have written for it. */

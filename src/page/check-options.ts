@@ -11,6 +11,7 @@ import {
   oneOfCheck,
   optional,
   recordCheck,
+  sendableCheck,
   shapeCheck,
   signalCheck,
   stringCheck,
@@ -24,6 +25,13 @@ import { schemaCheck } from '../tools/standard-schema';
 // programming error, so these throw at once.
 
 const nonBlank = stringCheck({ nonBlank: true });
+
+/**
+ * Model options are plain data here; their fields are checked by the agent worker (a bad
+ * one fails `ready`, or the run, with `invalid-options` naming it), keeping the rules of
+ * every request field out of the page bundle.
+ */
+const modelOptionsCheck = recordCheck(sendableCheck);
 const positive = numberCheck({ positive: true });
 const nonNegative = numberCheck({ min: 0 });
 const atLeastOne = numberCheck({ integer: true, min: 1 });
@@ -70,6 +78,7 @@ const AGENT_OPTIONS = shapeCheck(
       maxRetries: optional(numberCheck({ integer: true, min: 0, max: 10 })),
       requestTimeoutMs: optional(positive),
       temperature: optional(numberCheck({ min: 0, max: 2 })),
+      options: optional(modelOptionsCheck),
       toolCalling: optional(oneOfCheck(['native', 'prompted'])),
       structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
     }),
@@ -150,17 +159,27 @@ export function checkAgentOptions(options: unknown): void {
   checkField(options, 'options', AGENT_OPTIONS);
 }
 
+/** What a run and a resume may change about their model calls. */
+const RUN_OVERRIDES = {
+  model: optional(nonBlank),
+  modelOptions: optional(modelOptionsCheck),
+  instructions: optional(stringCheck()),
+  tools: optional(arrayCheck(toolCheck)),
+};
+
 const RUN_OPTIONS = shapeCheck({
   signal: optional(signalCheck),
   allowedTools: optional(arrayCheck(toolNameCheck)),
   conversationId: optional(idCheck),
   output: optional(schemaCheck),
+  ...RUN_OVERRIDES,
 });
 
 const RESUME_OPTIONS = shapeCheck({
   signal: optional(signalCheck),
   allowedTools: optional(arrayCheck(toolNameCheck)),
   output: optional(schemaCheck),
+  ...RUN_OVERRIDES,
 });
 
 /**

@@ -2,6 +2,7 @@ import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
 import { invalidField } from '../errors/field-checks';
+import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
@@ -17,6 +18,7 @@ import type {
   MemoryConfig,
   ModelConfig,
   RunLimits,
+  RunModelOverrides,
   StorageStatus,
 } from '../protocol/wire';
 import { waitFor } from '../timing/wait';
@@ -154,6 +156,22 @@ export interface RunOptions {
    * the schema. A second answer that does not fit fails the run with `output-invalid`.
    */
   readonly output?: ToolSchema;
+  /** The model name for this run's calls, instead of `model.model`. */
+  readonly model?: string;
+  /**
+   * Request fields for this run's calls (`max_completion_tokens`, `seed`, `stop`, …), over
+   * the agent's `model.options`.
+   */
+  readonly modelOptions?: ModelOptions;
+  /** The system prompt for this run, instead of the agent's `instructions`. */
+  readonly instructions?: string;
+  /**
+   * Page tools offered in this run beside the agent's (made with `tool()`): their code runs
+   * here, through the same checks, approvals and audit log. A name the agent already has
+   * fails the run with `invalid-options`. The agent's `allowedTools` does not name them;
+   * the run's own `allowedTools` does.
+   */
+  readonly tools?: readonly Tool[];
 }
 
 /** Run options that ask for structured output. */
@@ -366,7 +384,8 @@ export function createAgent(options: AgentOptions): Agent {
     conversationId: string,
     signal: AbortSignal | undefined,
     output: ToolSchema | undefined,
-    start: (port: MessagePort) => Promise<void>,
+    runTools: LocalToolHost | undefined,
+    start: (port: MessagePort, runTools: LocalToolHost | undefined) => Promise<void>,
   ): AgentRun => {
     const channel = new MessageChannel();
     const onAbort = () => run.abort();
@@ -376,6 +395,7 @@ export function createAgent(options: AgentOptions): Agent {
       () => {
         runs.delete(run);
         signal?.removeEventListener('abort', onAbort);
+        runTools?.cancelAll();
       },
       output,
     );
@@ -390,7 +410,7 @@ export function createAgent(options: AgentOptions): Agent {
     runs.add(run);
     signal?.addEventListener('abort', onAbort, { once: true });
     ready
-      .then(() => start(Comlink.transfer(channel.port2, [channel.port2])))
+      .then(() => start(Comlink.transfer(channel.port2, [channel.port2]), runTools))
       .catch((error: unknown) => {
         run.fail(
           isAirlockError(error)
@@ -419,9 +439,15 @@ export function createAgent(options: AgentOptions): Agent {
         conversationId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
         ...outputRequest(runOptions.output),
+        ...runOverrides(runOptions),
       };
-      return startRun(request.runId, conversationId, runOptions.signal, runOptions.output, (port) =>
-        remote.run(request, port),
+      return startRun(
+        request.runId,
+        conversationId,
+        runOptions.signal,
+        runOptions.output,
+        runToolHost(runOptions.tools),
+        (port, tools) => remote.run(request, port, tools && Comlink.proxy(tools)),
       );
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
@@ -430,9 +456,15 @@ export function createAgent(options: AgentOptions): Agent {
         runId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
         ...outputRequest(runOptions.output),
+        ...runOverrides(runOptions),
       };
-      return startRun(runId, '', runOptions.signal, runOptions.output, (port) =>
-        remote.resume(request, port),
+      return startRun(
+        runId,
+        '',
+        runOptions.signal,
+        runOptions.output,
+        runToolHost(runOptions.tools),
+        (port, tools) => remote.resume(request, port, tools && Comlink.proxy(tools)),
       );
     }) as Agent['resume'],
     conversationId: defaultConversation,
@@ -574,6 +606,26 @@ function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
     graceMs: toolset.graceMs ?? 30,
     startTimeoutMs: toolset.startTimeoutMs ?? 10_000,
   };
+}
+
+/** What a run's options change about its model calls, as the worker takes them. */
+function runOverrides(options: Omit<RunOptions, 'conversationId'>): RunModelOverrides {
+  return {
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.modelOptions === undefined ? {} : { modelOptions: options.modelOptions }),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.tools?.length ? { tools: options.tools.map((tool) => tool.spec) } : {}),
+  };
+}
+
+/** Where a run's own tools run: a host of their own on the page, for that run alone. */
+function runToolHost(tools: readonly Tool[] | undefined): LocalToolHost | undefined {
+  if (!tools?.length) return undefined;
+  assertUnique(
+    tools.map((tool) => tool.name),
+    'options.tools',
+  );
+  return new LocalToolHost(tools);
 }
 
 function assertUnique(names: readonly string[], what: string): void {

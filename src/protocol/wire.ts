@@ -1,3 +1,4 @@
+import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
@@ -42,8 +43,10 @@ export interface ModelConfig {
   readonly maxRetryAfterMs?: number;
   /** Time allowed until response headers arrive, per attempt (default 60 000 ms). */
   readonly requestTimeoutMs?: number;
-  /** Sampling temperature, passed through when set. */
+  /** Sampling temperature, passed through when set (`options.temperature` wins over it). */
   readonly temperature?: number;
+  /** Further request fields of every call (`max_completion_tokens`, `seed`, …); a run's own win. */
+  readonly options?: ModelOptions;
   /**
    * How tools reach the model: `native` function calling (the default), or `prompted` for
    * endpoints without it: tools are described in the system prompt and calls are read from
@@ -130,8 +133,20 @@ export interface AgentConfig {
   readonly knowledge?: KnowledgeConfig;
 }
 
+/** What a run (or a resume) may change about its model calls, for that run alone. */
+export interface RunModelOverrides {
+  /** The model name sent instead of the agent's. */
+  readonly model?: string;
+  /** Request fields over the agent's `model.options`. */
+  readonly modelOptions?: ModelOptions;
+  /** The system prompt instead of the agent's `instructions`. */
+  readonly instructions?: string;
+  /** Page tools offered in this run beside the agent's (their code stays on the page). */
+  readonly tools?: readonly ToolSpec[];
+}
+
 /** One run, as the page asks the agent worker for it. */
-export interface RunRequest {
+export interface RunRequest extends RunModelOverrides {
   readonly runId: string;
   readonly input: string;
   readonly conversationId: string;
@@ -170,8 +185,9 @@ export interface AgentWorkerApi {
     sandboxes: SandboxSpawner,
     guardrails: GuardrailHost,
   ): Promise<ConfigureResult>;
-  run(request: RunRequest, events: MessagePort): Promise<void>;
-  resume(request: ResumeRequest, events: MessagePort): Promise<void>;
+  /** `runTools` serves the request's `tools` (absent when it has none). */
+  run(request: RunRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
+  resume(request: ResumeRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   /**
    * Closes the store and resolves once none of its IndexedDB transactions is in flight, so
    * the page can terminate the worker without leaving the database unusable (WebKit).
@@ -203,7 +219,7 @@ export interface KnowledgeApi {
 }
 
 /** A run that waits for approval, picked up again after a reload. */
-export interface ResumeRequest {
+export interface ResumeRequest extends RunModelOverrides {
   /** The id of the run to resume (from `memory.listRuns`). */
   readonly runId: string;
   readonly allowedTools?: readonly string[];

@@ -1,4 +1,5 @@
 import type * as Comlink from 'comlink';
+import { releaseProxy } from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
@@ -27,7 +28,12 @@ import type {
 } from '../protocol/wire';
 import { parseAgentConfig } from './config-schema';
 import { conversationLockName, heldLockNames } from './conversation-lock';
-import { type AgentSetup, type RunChannel, runConversation } from './conversation-run';
+import {
+  type AgentSetup,
+  assertAsksHold,
+  type RunChannel,
+  runConversation,
+} from './conversation-run';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
@@ -37,6 +43,7 @@ import { abortedRun, type ResumedStep } from './run-agent';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
+import { MEMORY_TOOL_NAMES } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
@@ -213,8 +220,12 @@ export class AgentService implements AgentWorkerApi {
     }
   }
 
-  run(untrusted: RunRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), async (setup, channel, served) => {
+  run(
+    untrusted: RunRequest,
+    port: MessagePort,
+    runTools?: Comlink.Remote<ToolHost>,
+  ): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
       const { emit, signal } = channel;
       const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
       served.conversationId = request.conversationId;
@@ -225,7 +236,11 @@ export class AgentService implements AgentWorkerApi {
         signal,
       );
       if (guarded === GUARDRAIL_ABORTED) {
-        await emit({ type: 'run-start', runId: request.runId, model: setup.model.name });
+        await emit({
+          type: 'run-start',
+          runId: request.runId,
+          model: request.model ?? setup.model.name,
+        });
         await emit({
           type: 'run-finish',
           ...abortedRun(request.runId, request.conversationId),
@@ -233,6 +248,7 @@ export class AgentService implements AgentWorkerApi {
         return;
       }
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
+      assertAsksHold(setup, request, channel);
       const input = { role: 'user', content: guarded.value } as const;
       // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
       assertInputFits(input, setup.config.memory.window, setup.tokens);
@@ -249,18 +265,23 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      await runConversation(setup, run, { input }, channel, request.output);
+      await runConversation(setup, run, { input }, channel, request);
     });
   }
 
-  resume(untrusted: ResumeRequest, port: MessagePort): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), async (setup, channel, served) => {
+  resume(
+    untrusted: ResumeRequest,
+    port: MessagePort,
+    runTools?: Comlink.Remote<ToolHost>,
+  ): Promise<void> {
+    return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
       const request = parseResumeRequest(untrusted);
       const run = readRunRow(await setup.store.getRun(request.runId));
       if (!run?.pendingStep || run.status !== 'awaiting-approval') {
         throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
       }
       served.conversationId = run.conversationId;
+      assertAsksHold(setup, request, channel);
       const pending = readPendingStep(run);
       const resume: ResumedStep = {
         step: run.step,
@@ -274,7 +295,7 @@ export class AgentService implements AgentWorkerApi {
         ...run,
         ...(allowedTools === undefined ? {} : { allowedTools }),
       };
-      await runConversation(setup, resumed, { resume }, channel, request.output);
+      await runConversation(setup, resumed, { resume }, channel, request);
     });
   }
 
@@ -282,6 +303,7 @@ export class AgentService implements AgentWorkerApi {
   async #serve(
     port: MessagePort,
     runId: string,
+    runTools: Comlink.Remote<ToolHost> | undefined,
     body: (setup: AgentSetup, channel: RunChannel, served: ServedRun) => Promise<void>,
   ): Promise<void> {
     const controller = new AbortController();
@@ -311,6 +333,7 @@ export class AgentService implements AgentWorkerApi {
         signal: controller.signal,
         approvals,
         checkOutput: (value) => sink.checkOutput(value),
+        ...(runTools ? { runTools: new HostToolRunner(runTools, "the run's tools") } : {}),
       };
       await body(await this.#setup, channel, served);
     } catch (error) {
@@ -322,6 +345,8 @@ export class AgentService implements AgentWorkerApi {
       this.#served.delete(served);
       markEnded();
       sink.close();
+      // The page's end of the run's tool host closes with it.
+      if (typeof runTools?.[releaseProxy] === 'function') runTools[releaseProxy]();
     }
   }
 
@@ -361,8 +386,6 @@ export class AgentService implements AgentWorkerApi {
     return registry;
   }
 }
-
-const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
 
 /** Whether runs offer the `search_knowledge` tool. */
 function offersKnowledgeTool(config: AgentConfig): boolean {

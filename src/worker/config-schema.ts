@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
+import { checkField } from '../errors/field-checks';
+import { modelOptionsCheck } from '../model/model-options';
 import type { ToolSpec } from '../protocol/tools';
 import type { AgentConfig } from '../protocol/wire';
 
@@ -15,6 +17,9 @@ const toolSpecSchema = z.object({
     approval: z.enum(['never', 'always', 'by-arguments']),
   }),
 });
+
+/** Tool descriptions: the page's, a toolset's, or the ones a run brings. */
+export const toolSpecsSchema = z.array(toolSpecSchema);
 
 const count = z.number().min(0);
 
@@ -38,11 +43,12 @@ const agentConfigSchema = z.object({
     maxRetryAfterMs: z.number().min(0).exactOptional(),
     requestTimeoutMs: z.number().positive().exactOptional(),
     temperature: z.number().min(0).max(2).exactOptional(),
+    options: z.record(z.string(), z.unknown()).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),
     structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
-  pageTools: z.array(toolSpecSchema),
+  pageTools: toolSpecsSchema,
   toolsets: z.array(
     z.object({
       name: z.string().min(1),
@@ -105,6 +111,8 @@ const agentConfigSchema = z.object({
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */
 export function parseAgentConfig(value: unknown): AgentConfig {
   const config = parseOrThrow(agentConfigSchema, value, 'The agent options are not valid');
+  if (config.model.options !== undefined)
+    checkField(config.model.options, 'model.options', modelOptionsCheck);
   const costBudget =
     config.budgets?.run?.cost !== undefined || config.budgets?.conversation?.cost !== undefined;
   if (costBudget && !config.prices?.[config.model.model]) {
@@ -118,11 +126,7 @@ export function parseAgentConfig(value: unknown): AgentConfig {
 
 /** Checks the tools a sandbox says it serves, as they come from code the agent does not trust. */
 export function parseToolSpecs(value: unknown, toolset: string): ToolSpec[] {
-  return parseOrThrow(
-    z.array(toolSpecSchema),
-    value,
-    `Toolset "${toolset}" described its tools wrongly`,
-  );
+  return parseOrThrow(toolSpecsSchema, value, `Toolset "${toolset}" described its tools wrongly`);
 }
 
 function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, what: string): T {

@@ -1,4 +1,4 @@
-import { isAirlockError } from '../errors/airlock-error';
+import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
@@ -7,7 +7,7 @@ import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
-import type { AgentConfig, OutputRequest } from '../protocol/wire';
+import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter } from './budget-meter';
 import { buildContext } from './conversation-context';
@@ -20,10 +20,14 @@ import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
 import { StoredRowCheck } from './stored-rows';
 import type { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
-import { knowledgeTools } from './tools/knowledge-tools';
-import { memoryTools } from './tools/memory-tools';
+import { knowledgeTools, SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
+import { MEMORY_TOOL_NAMES, memoryTools } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import type { ToolRegistry } from './tools/tool-registry';
+import type { ToolRunner } from './tools/tool-runner';
+
+/** Names of the tools Airlock itself may offer a run. */
+const BUILT_IN_TOOL_NAMES = [...MEMORY_TOOL_NAMES, SEARCH_KNOWLEDGE];
 
 /** What the agent worker sets up once and every run uses. */
 export interface AgentSetup {
@@ -46,6 +50,13 @@ export interface RunChannel {
   readonly approvals: ApprovalGate;
   /** Asks the page whether a structured answer fits the run's schema (undefined: the run ended). */
   readonly checkOutput: (value: unknown) => Promise<OutputVerdict | undefined>;
+  /** Runs the tools the run brought, on the page. */
+  readonly runTools?: ToolRunner;
+}
+
+/** What the page asked of this run beyond its input: structured output, model overrides, tools. */
+export interface RunAsks extends RunModelOverrides {
+  readonly output?: OutputRequest;
 }
 
 /** A new run's input, or a run to resume at a step that waited for approval. */
@@ -63,16 +74,14 @@ export async function runConversation(
   run: RunRecord,
   start: RunStart,
   channel: RunChannel,
-  output?: OutputRequest,
+  asks: RunAsks = {},
 ): Promise<void> {
   const { config, model, store } = setup;
+  const { output } = asks;
   const { emit, signal } = channel;
   await withConversationLock(
     conversationLockName(config.memory.database, run.conversationId),
     async () => {
-      const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.input) await journal.started(start.input);
-      await emit({ type: 'run-start', runId: run.id, model: model.name });
       const scopes = memoryScopes(config, run.conversationId);
       const { retrieval } = setup.knowledge.config;
       const knowledgeUsed =
@@ -86,16 +95,32 @@ export async function runConversation(
           ? knowledgeTools(setup.knowledge, knowledgeUsed('tool'))
           : []),
       ];
-      const registry = setup.registry.extended(
+      let registry = setup.registry.extended(
         builtIn.map((tool) => tool.spec),
         new HostToolRunner(new LocalToolHost(builtIn), 'built-in tools'),
         DEFAULT_TOOL_TIMEOUT_MS,
         'the built-in tools',
       );
+      const runToolNames = new Set<string>();
+      if (asks.tools?.length && channel.runTools) {
+        registry = registry.extended(
+          asks.tools,
+          channel.runTools,
+          DEFAULT_TOOL_TIMEOUT_MS,
+          "the run's tools",
+        );
+        for (const spec of asks.tools) runToolNames.add(spec.name);
+      }
+      // The agent's allowlist was written for the agent's tools; a run's own tools answer
+      // only to the run's allowlist.
       const agentAllows = allowlist(config.allowedTools);
       // The run's own allowlist is kept in its record, so a resume can never widen it.
       const runAllows = allowlist(run.allowedTools);
-      const allowed = (name: string) => agentAllows(name) && runAllows(name);
+      const allowed = (name: string) =>
+        runAllows(name) && (runToolNames.has(name) || agentAllows(name));
+      const journal = new ConversationJournal(store, run, emit, signal);
+      if (start.input) await journal.started(start.input);
+      await emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name });
       const rows = new StoredRowCheck(emit);
       try {
         const knowledge =
@@ -108,7 +133,7 @@ export async function runConversation(
           conversationId: run.conversationId,
           runId: run.id,
           input: start.input,
-          instructions: config.instructions,
+          instructions: asks.instructions ?? config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,
           window: config.memory.window,
@@ -126,7 +151,15 @@ export async function runConversation(
           config,
           model,
           tokens: setup.tokens,
-          budget: await budgetMeter(setup, run, rows),
+          ...(asks.model || asks.modelOptions
+            ? {
+                call: {
+                  ...(asks.model ? { model: asks.model } : {}),
+                  ...(asks.modelOptions ? { options: asks.modelOptions } : {}),
+                },
+              }
+            : {}),
+          budget: await budgetMeter(setup, run, rows, asks.model),
           guardrails: setup.guardrails,
           tools: {
             registry,
@@ -201,17 +234,52 @@ async function budgetMeter(
   setup: AgentSetup,
   run: RunRecord,
   rows: StoredRowCheck,
+  modelName = setup.config.model.model,
 ): Promise<BudgetMeter> {
-  const { budgets = {}, prices, model } = setup.config;
+  const { budgets = {}, prices } = setup.config;
+  const price = prices?.[modelName];
   const others = budgets.conversation
     ? (
         await rows.keep('runs', await setup.store.listRuns({ conversationId: run.conversationId }))
       ).filter((other) => other.id !== run.id)
     : [];
-  return new BudgetMeter(budgets, prices?.[model.model], {
+  return new BudgetMeter(budgets, price, {
     run: run.usage ?? NO_RUN_USAGE,
     conversationBefore: sumRunUsage(others),
   });
+}
+
+/**
+ * Refuses, before anything is stored, what a run asks that cannot hold: tools named
+ * without a host to run them or under a name the agent's tools have, or a model without a
+ * price under a cost budget.
+ */
+export function assertAsksHold(setup: AgentSetup, asks: RunAsks, channel: RunChannel): void {
+  if (asks.tools?.length && !channel.runTools)
+    throw new AirlockError(
+      'invalid-options',
+      'The run names tools of its own but gave no host to run them.',
+      { details: { field: 'tools' } },
+    );
+  for (const spec of asks.tools ?? []) {
+    if (setup.registry.get(spec.name) || BUILT_IN_TOOL_NAMES.includes(spec.name))
+      throw new AirlockError(
+        'invalid-options',
+        `The run's tool "${spec.name}" has the name of one of the agent's tools.`,
+        { details: { field: 'tools' } },
+      );
+  }
+  const { budgets = {}, prices } = setup.config;
+  const modelName = asks.model ?? setup.config.model.model;
+  if (
+    (budgets.run?.cost !== undefined || budgets.conversation?.cost !== undefined) &&
+    !prices?.[modelName]
+  )
+    throw new AirlockError(
+      'invalid-options',
+      `A cost budget is set, but prices has no entry for the run's model "${modelName}".`,
+      { details: { field: 'model' } },
+    );
 }
 
 /** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */

@@ -1,15 +1,18 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import {
+  checkField,
   type FieldErrorCode,
   inputTooLarge,
   MAX_ID_CHARS,
   TOOL_NAME,
 } from '../errors/field-checks';
 import { isMemoryScope } from '../memory/memory-rules';
+import { type ModelOptions, modelOptionsCheck } from '../model/model-options';
 import type { KnowledgeProgress } from '../protocol/knowledge';
 import type { MemoryScope } from '../protocol/memory';
 import type { ResumeRequest, RunRequest } from '../protocol/wire';
+import { toolSpecsSchema } from './config-schema';
 
 // What the page sends the agent worker with each run and each memory or knowledge call,
 // parsed before use: a page (or anything that wraps the worker) is not trusted.
@@ -32,18 +35,31 @@ const outputRequest = z.object({
     ),
 });
 
+/** The longest instructions a run may bring, in characters. */
+export const MAX_RUN_INSTRUCTIONS_CHARS = 100_000;
+
+/** What a run or a resume may change about its model calls; `modelOptions` is checked after. */
+const runOverrides = {
+  model: id.exactOptional(),
+  modelOptions: z.record(z.string(), z.unknown()).exactOptional(),
+  instructions: z.string().max(MAX_RUN_INSTRUCTIONS_CHARS).exactOptional(),
+  tools: toolSpecsSchema.exactOptional(),
+};
+
 const runRequestSchema = z.object({
   runId: id,
   input: nonBlank,
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
+  ...runOverrides,
 });
 
 const resumeRequestSchema = z.object({
   runId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
+  ...runOverrides,
 });
 
 /** The length of `value` as JSON, or undefined when it has none (a cycle, a BigInt). */
@@ -65,15 +81,28 @@ export function parseRunRequest(value: unknown, maxInputChars: number): RunReque
   // Measured before parsing, so a 12 MB input is refused as too large, not walked by a schema.
   if (typeof input === 'string' && input.length > maxInputChars)
     throw inputTooLarge(input.length, maxInputChars);
-  return parseArgument(runRequestSchema, value, 'request', 'invalid-options', {
-    root: true,
-    inputFields: ['input'],
-  });
+  return withCheckedOptions(
+    parseArgument(runRequestSchema, value, 'request', 'invalid-options', {
+      root: true,
+      inputFields: ['input'],
+    }),
+  );
 }
 
 /** Parses a resume request; anything wrong is `invalid-options`. */
 export function parseResumeRequest(value: unknown): ResumeRequest {
-  return parseArgument(resumeRequestSchema, value, 'request', 'invalid-options', { root: true });
+  return withCheckedOptions(
+    parseArgument(resumeRequestSchema, value, 'request', 'invalid-options', { root: true }),
+  );
+}
+
+/** A parsed request whose model options are checked too (by the page's own rules). */
+function withCheckedOptions<T extends { readonly modelOptions?: Record<string, unknown> }>(
+  request: T,
+): T & { readonly modelOptions?: ModelOptions } {
+  if (request.modelOptions !== undefined)
+    checkField(request.modelOptions, 'modelOptions', modelOptionsCheck);
+  return request as T & { readonly modelOptions?: ModelOptions };
 }
 
 /** The run id a request claims, for the `run-error` that refuses it. */

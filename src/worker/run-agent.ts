@@ -1,5 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
-import type { ChatModel } from '../model/chat-model';
+import type { ChatModel, ModelRequest } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ResponseFormat } from '../model/structured-output';
 import type { RunUsage } from '../protocol/budgets';
@@ -50,6 +50,8 @@ export interface RunContext {
   readonly model: ChatModel;
   /** The agent's token calibration, taught by each step's reported usage. */
   readonly tokens?: TokenCalibration;
+  /** The run's model name and request fields, when it asked for its own. */
+  readonly call?: Pick<ModelRequest, 'model' | 'options'>;
   /** The agent's tools and the run's allowlist, approvals and audit log. */
   readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
   /** The system message: the app's instructions and Airlock's fixed notices, nothing else. */
@@ -134,6 +136,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
             messages: [...system, ...context.history, ...added],
             tools,
             ...(structured?.responseFormat ? { responseFormat: structured.responseFormat } : {}),
+            ...context.call,
           },
           signal,
           idleTimeoutMs: config.limits.streamIdleTimeoutMs,

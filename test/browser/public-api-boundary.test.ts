@@ -961,6 +961,46 @@ describe('the agent worker trusts no request that reaches it', () => {
           'invalid-options',
           'output.jsonSchema',
         ],
+        // A run's own model, request fields, instructions and tools are checked like the agent's.
+        [{ runId: 'r9', input: 'Hi', conversationId: 'c', model: '' }, 'invalid-options', 'model'],
+        [
+          { runId: 'r10', input: 'Hi', conversationId: 'c', modelOptions: { stream: false } },
+          'invalid-options',
+          'modelOptions.stream',
+        ],
+        [
+          { runId: 'r11', input: 'Hi', conversationId: 'c', modelOptions: [1] },
+          'invalid-options',
+          'modelOptions',
+        ],
+        [
+          { runId: 'r12', input: 'Hi', conversationId: 'c', instructions: 'i'.repeat(100_001) },
+          'invalid-options',
+          'instructions',
+        ],
+        [
+          { runId: 'r13', input: 'Hi', conversationId: 'c', tools: [{ name: 'no spaces!' }] },
+          'invalid-options',
+          'tools[0].name',
+        ],
+        // Tools named without a host to run them: nothing to offer, so the run is refused.
+        [
+          {
+            runId: 'r14',
+            input: 'Hi',
+            conversationId: 'c',
+            tools: [
+              {
+                name: 'ghost',
+                description: 'No code anywhere.',
+                parameters: { type: 'object' },
+                policy: { approval: 'never' },
+              },
+            ],
+          },
+          'invalid-options',
+          'tools',
+        ],
       ];
       for (const [request, code, field] of forgeries) {
         const events = await forgedRun(remote, request);

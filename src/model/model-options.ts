@@ -1,0 +1,163 @@
+import {
+  arrayCheck,
+  booleanCheck,
+  type FieldCheck,
+  invalidField,
+  isRecord,
+  numberCheck,
+  oneOfCheck,
+  recordCheck,
+  sendableCheck,
+  stringCheck,
+} from '../errors/field-checks';
+
+/**
+ * Request fields of a model call beyond what Airlock sets itself, by their Chat Completions
+ * names (the Responses API takes the ones it knows under its own names). Plain data, so it
+ * crosses to the agent worker; checked on the page and again in the worker.
+ */
+export interface ModelOptions {
+  readonly temperature?: number;
+  readonly top_p?: number;
+  /** The most tokens one response may take (reasoning included). */
+  readonly max_completion_tokens?: number;
+  /** The older name of the cap, for servers that predate `max_completion_tokens`. */
+  readonly max_tokens?: number;
+  readonly frequency_penalty?: number;
+  readonly presence_penalty?: number;
+  readonly seed?: number;
+  /** Up to four sequences that end a response. */
+  readonly stop?: string | readonly string[];
+  /** Whether the model may ask for several tool calls in one response. */
+  readonly parallel_tool_calls?: boolean;
+  readonly reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
+  readonly verbosity?: 'low' | 'medium' | 'high';
+  readonly service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+  /** An id of the end user, for the provider's abuse monitoring. */
+  readonly user?: string;
+  readonly safety_identifier?: string;
+  readonly prompt_cache_key?: string;
+  /** Token id → bias from -100 to 100. */
+  readonly logit_bias?: Readonly<Record<string, number>>;
+  /**
+   * Further JSON fields for OpenAI-compatible servers (e.g. `top_k`, `min_p`,
+   * `repetition_penalty`), sent as given. They may not name a field listed above (use it)
+   * or one Airlock sets (`model`, `messages`, `tools`, `stream`, `response_format`, …).
+   */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+/** Fields Airlock sets on every call: `extra` may not override them. */
+const OWNED_FIELDS = [
+  'model',
+  'messages',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'functions',
+  'function_call',
+  'stream',
+  'stream_options',
+  'response_format',
+  'text',
+  'n',
+  'store',
+  'include',
+  'previous_response_id',
+];
+
+/** The longest `extra` object, in characters of its JSON. */
+export const MAX_EXTRA_OPTIONS_CHARS = 10_000;
+
+const shortString = stringCheck({ nonBlank: true, maxChars: 512 });
+
+const FIELDS: Readonly<Record<Exclude<keyof ModelOptions, 'extra'>, FieldCheck>> = {
+  temperature: numberCheck({ min: 0, max: 2 }),
+  top_p: numberCheck({ min: 0, max: 1 }),
+  max_completion_tokens: numberCheck({ integer: true, min: 1 }),
+  max_tokens: numberCheck({ integer: true, min: 1 }),
+  frequency_penalty: numberCheck({ min: -2, max: 2 }),
+  presence_penalty: numberCheck({ min: -2, max: 2 }),
+  seed: numberCheck({ integer: true }),
+  stop: (value, field, code) => {
+    if (typeof value === 'string') return;
+    if (!Array.isArray(value) || value.length > 4)
+      throw invalidField(field, 'a string or an array of at most 4 strings', code, { value });
+    arrayCheck(stringCheck())(value, field, code);
+  },
+  parallel_tool_calls: booleanCheck,
+  reasoning_effort: oneOfCheck(['minimal', 'low', 'medium', 'high']),
+  verbosity: oneOfCheck(['low', 'medium', 'high']),
+  service_tier: oneOfCheck(['auto', 'default', 'flex', 'scale', 'priority']),
+  user: shortString,
+  safety_identifier: shortString,
+  prompt_cache_key: shortString,
+  logit_bias: recordCheck(numberCheck({ min: -100, max: 100 })),
+};
+
+/** Checks model options named `field` (`model.options`, `options.modelOptions`); throws `invalid-options`. */
+export const modelOptionsCheck: FieldCheck = (value, field, code) => {
+  if (!isRecord(value)) throw invalidField(field, 'an object', code, { value });
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) continue;
+    if (key === 'extra') {
+      extraCheck(item, `${field}.extra`, code);
+      continue;
+    }
+    const check = FIELDS[key as keyof typeof FIELDS];
+    if (!check)
+      throw invalidField(
+        `${field}.${key}`,
+        `one of the documented request fields (${Object.keys(FIELDS).join(', ')}) or in \`extra\``,
+        code,
+      );
+    check(item, `${field}.${key}`, code);
+  }
+};
+
+const extraCheck: FieldCheck = (value, field, code) => {
+  if (!isRecord(value)) throw invalidField(field, 'an object', code, { value });
+  sendableCheck(value, field, code);
+  for (const key of Object.keys(value)) {
+    if (OWNED_FIELDS.includes(key) || key in FIELDS)
+      throw invalidField(
+        `${field}.${key}`,
+        key in FIELDS ? `given as \`${key}\` beside \`extra\`` : 'a field Airlock does not set',
+        code,
+      );
+  }
+  let length: number | undefined;
+  try {
+    length = JSON.stringify(value)?.length;
+  } catch {
+    length = undefined;
+  }
+  if (length === undefined || length > MAX_EXTRA_OPTIONS_CHARS)
+    throw invalidField(field, `JSON of at most ${MAX_EXTRA_OPTIONS_CHARS} characters`, code);
+};
+
+/** The run's options over the agent's: fields the run sets win; `extra` is merged the same way. */
+export function mergeModelOptions(
+  agent: ModelOptions | undefined,
+  run: ModelOptions | undefined,
+): ModelOptions | undefined {
+  if (!run) return agent;
+  if (!agent) return run;
+  const extra = agent.extra || run.extra ? { extra: { ...agent.extra, ...run.extra } } : {};
+  return { ...agent, ...run, ...extra };
+}
+
+/**
+ * The fields to put in a Chat Completions request: the documented ones, then `extra`
+ * (which names none of them). Airlock's own fields are written after these.
+ */
+export function chatRequestFields(options: ModelOptions | undefined): Record<string, unknown> {
+  if (!options) return {};
+  const { extra, ...documented } = options;
+  return { ...definedOnly(documented), ...extra };
+}
+
+function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
