@@ -2,6 +2,19 @@
  * What an agent worker entry calls. The entry is the app's own file, so bundlers see it:
  * `import { serveAgent } from 'airlock-agents/worker'; serveAgent();`
  */
+
+export { AirlockError, isAirlockError } from './errors/airlock-error';
 export type { ConversationStore } from './memory/store';
+export type {
+  ChatModel,
+  ModelCallOptions,
+  ModelRequest,
+  ModelStreamPart,
+  RateLimitWait,
+} from './model/chat-model';
+export type { ModelOptions } from './model/model-options';
+export type { ResponseFormat } from './model/structured-output';
+export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type { ModelConfig } from './protocol/wire';
 export type { AgentServiceOptions } from './worker/agent-service';
 export { serveAgent } from './worker/serve-agent';

@@ -20,6 +20,9 @@ import { httpError, streamIdleError, unreachableError } from './model-errors';
 import { chatRequestFields, mergeModelOptions } from './model-options';
 import { capRetryAfter } from './retry-after';
 
+/** A model configuration that names its endpoint, as the `openai` client needs it. */
+export type EndpointConfig = ModelConfig & { readonly baseURL: string };
+
 /** The bearer token sent when the app sets none: the proxy adds the real key. */
 const PLACEHOLDER_KEY = 'airlock-proxy';
 
@@ -34,7 +37,10 @@ const MAX_STALL_ATTEMPTS = 2;
  * The SDK retries 408/409/429/5xx and honours Retry-After; what it does not do once a
  * stream has started is notice silence, so an `IdleWatchdog` guards the gaps.
  */
-export function createOpenAIChatModel(config: ModelConfig, timers: Timers = realTimers): ChatModel {
+export function createOpenAIChatModel(
+  config: EndpointConfig,
+  timers: Timers = realTimers,
+): ChatModel {
   const client = createClient(config);
   const fail = (error: unknown) => toAirlockError(error, config);
 
@@ -159,7 +165,7 @@ function requestFields(
 }
 
 /** The client both models use: the endpoint, key, retries and timeout of `config`. */
-function createClient(config: ModelConfig): OpenAI {
+function createClient(config: EndpointConfig): OpenAI {
   return new OpenAI({
     baseURL: config.baseURL,
     apiKey: config.apiKey ?? PLACEHOLDER_KEY,
@@ -184,7 +190,7 @@ function createClient(config: ModelConfig): OpenAI {
  * every OpenAI-compatible server understands them, not all understand base64.
  */
 export function createOpenAIEmbeddingModel(
-  config: ModelConfig,
+  config: EndpointConfig,
   embedding: { readonly model: string; readonly dimensions?: number | undefined },
 ): EmbeddingModel {
   const client = createClient(config);
@@ -290,7 +296,7 @@ function toToolParam(tool: ModelRequest['tools'][number]): ChatCompletionTool {
   };
 }
 
-function toAirlockError(error: unknown, config: ModelConfig): AirlockError {
+function toAirlockError(error: unknown, config: EndpointConfig): AirlockError {
   if (error instanceof AirlockError) return error;
   if (error instanceof APIConnectionError) {
     return unreachableError({

@@ -71,7 +71,7 @@ const AGENT_OPTIONS = shapeCheck(
   {
     worker: functionCheck,
     model: shapeCheck({
-      baseURL: baseUrlCheck,
+      baseURL: optional(baseUrlCheck),
       model: nonBlank,
       headers: optional(recordCheck(stringCheck())),
       apiKey: optional(nonBlank),

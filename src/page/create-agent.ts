@@ -269,7 +269,9 @@ export function createAgent(options: AgentOptions): Agent {
     model: {
       ...definedFields(options.model),
       model: options.model.model,
-      baseURL: resolveBaseURL(options.model.baseURL),
+      ...(options.model.baseURL === undefined
+        ? {}
+        : { baseURL: resolveBaseURL(options.model.baseURL) }),
     },
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     pageTools: tools.map((tool) => tool.spec),

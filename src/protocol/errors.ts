@@ -59,6 +59,8 @@ export type ErrorCode =
   | 'model-output-truncated'
   /** The model's output was withheld by a content filter. */
   | 'model-content-filtered'
+  /** A model of the app's own (`serveAgent({ model })`) threw something that is not an `AirlockError`. */
+  | 'model-failed'
   /** Another run (in this tab or another) holds the conversation. */
   | 'conversation-busy'
   /** The browser refused to store more (QuotaExceededError). */

@@ -25,8 +25,12 @@ import type { ToolHost, ToolSpec } from './tools';
 
 /** How the agent worker reaches the model. Crosses to the worker as plain data. */
 export interface ModelConfig {
-  /** Absolute base URL of an OpenAI-compatible endpoint (normally the app's proxy). */
-  readonly baseURL: string;
+  /**
+   * Absolute base URL of an OpenAI-compatible endpoint (normally the app's proxy). Required
+   * unless the agent worker serves a model of its own (`serveAgent({ model })`); knowledge
+   * embeddings always need it.
+   */
+  readonly baseURL?: string;
   /** The model name sent with every request. */
   readonly model: string;
   /** Extra headers on every request (e.g. an app session token for the proxy). */

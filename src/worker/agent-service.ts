@@ -9,6 +9,8 @@ import { createMemoryStore } from '../memory/memory-store';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
+import { checkedModel } from '../model/checked-model';
+import type { EmbeddingModel } from '../model/embedding-model';
 import { TokenCalibration } from '../model/estimate-tokens';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
 import { withPromptedTools } from '../model/prompted-tools';
@@ -16,13 +18,14 @@ import { withRateLimit } from '../model/rate-limited-model';
 import { RateLimiter } from '../model/rate-limiter';
 import type { AgentEvent } from '../protocol/events';
 import type { GuardrailHost } from '../protocol/guardrails';
-import { DEFAULT_KNOWLEDGE_CONFIG } from '../protocol/knowledge';
+import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/knowledge';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
 import type { ToolHost } from '../protocol/tools';
 import type {
   AgentConfig,
   AgentWorkerApi,
   ConfigureResult,
+  ModelConfig,
   ResumeRequest,
   RunRequest,
 } from '../protocol/wire';
@@ -58,6 +61,13 @@ export interface AgentServiceOptions {
     database: string,
     options: { readonly openTimeoutMs: number },
   ) => ConversationStore;
+  /**
+   * A model of the app's own instead of the `openai` client: an in-browser engine or another
+   * provider. Called once when the agent is configured, with the page's model settings (the
+   * page's `model.baseURL` may then be left out). Airlock's rate limit and prompted tool
+   * calling wrap it as they wrap the built-in one; what it streams is checked.
+   */
+  readonly model?: (config: ModelConfig) => ChatModel;
 }
 
 /** A run this worker serves, so deleting its conversation can end it first. */
@@ -84,6 +94,7 @@ export class AgentService implements AgentWorkerApi {
   readonly memory: MemoryService;
   readonly knowledge: KnowledgeService;
   readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
+  readonly #customModel: AgentServiceOptions['model'];
   readonly #supervisors: SandboxSupervisor[] = [];
   readonly #setup: Promise<AgentSetup>;
   readonly #served = new Set<ServedRun>();
@@ -98,6 +109,7 @@ export class AgentService implements AgentWorkerApi {
   constructor(options: AgentServiceOptions = {}) {
     this.#openStore =
       options.openStore ?? ((name, { openTimeoutMs }) => openStore({ name, openTimeoutMs }));
+    this.#customModel = options.model;
     this.#setup = new Promise((resolve, reject) => {
       this.#resolveSetup = resolve;
       this.#rejectSetup = reject;
@@ -119,6 +131,7 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
+      const chatModel = this.#chatModel(config.model);
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -126,18 +139,11 @@ export class AgentService implements AgentWorkerApi {
       const tokens = new TokenCalibration();
       this.#resolveSetup({
         config,
-        model: modelFor(config, tokens),
+        model: wrapModel(chatModel, config, tokens),
         tokens,
         registry,
         store,
-        knowledge: new KnowledgeBase(
-          store,
-          createOpenAIEmbeddingModel(config.model, {
-            model: knowledge.embeddingModel,
-            dimensions: knowledge.dimensions,
-          }),
-          knowledge,
-        ),
+        knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
@@ -156,6 +162,30 @@ export class AgentService implements AgentWorkerApi {
       this.#rejectSetup(error);
       return { ok: false, error: toErrorData(error) };
     }
+  }
+
+  /** The app's own model, checked, or the `openai` client at `model.baseURL`. */
+  #chatModel(config: ModelConfig): ChatModel {
+    if (this.#customModel) {
+      let model: ChatModel;
+      try {
+        model = this.#customModel(config);
+      } catch (error) {
+        throw new AirlockError(
+          'invalid-options',
+          `The agent worker's own model could not be made: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      return checkedModel(model);
+    }
+    if (config.baseURL === undefined)
+      throw new AirlockError(
+        'invalid-options',
+        '`model.baseURL` is required: the agent worker serves no model of its own (serveAgent({ model })).',
+        { details: { field: 'model.baseURL' } },
+      );
+    return createOpenAIChatModel({ ...config, baseURL: config.baseURL });
   }
 
   /**
@@ -394,15 +424,36 @@ function offersKnowledgeTool(config: AgentConfig): boolean {
 }
 
 /**
- * The agent's model: the openai client, behind the agent's rate limit (one limiter for all
- * its runs), behind prompted tool calling when the endpoint has no function calling (outermost,
- * so the limiter measures the prompt that is really sent).
+ * The agent's model behind the agent's rate limit (one limiter for all its runs), behind
+ * prompted tool calling when the endpoint has no function calling (outermost, so the
+ * limiter measures the prompt that is really sent).
  */
-function modelFor(config: AgentConfig, tokens: TokenCalibration): ChatModel {
-  let model = createOpenAIChatModel(config.model);
+function wrapModel(chatModel: ChatModel, config: AgentConfig, tokens: TokenCalibration): ChatModel {
+  let model = chatModel;
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
   return model;
+}
+
+/**
+ * The knowledge base's embeddings, from the `/embeddings` path of `model.baseURL`. Without
+ * one (a model of the app's own), adding or searching documents fails `invalid-options`.
+ */
+function embeddingModelFor(config: ModelConfig, knowledge: KnowledgeConfig): EmbeddingModel {
+  const embedding = { model: knowledge.embeddingModel, dimensions: knowledge.dimensions };
+  if (config.baseURL !== undefined)
+    return createOpenAIEmbeddingModel({ ...config, baseURL: config.baseURL }, embedding);
+  return {
+    name: knowledge.embeddingModel,
+    embed: () =>
+      Promise.reject(
+        new AirlockError(
+          'invalid-options',
+          'Knowledge needs embeddings from `model.baseURL` (its /embeddings path), and the agent has none.',
+          { details: { field: 'model.baseURL' } },
+        ),
+      ),
+  };
 }
 
 /** True for the reason a run is aborted with when its conversation is deleted. */

@@ -128,11 +128,12 @@ describe('workers that cannot start', () => {
       {
         model: { baseURL: session.baseURL, model: 'airlock-test-model' },
         memory: { database: `test-${crypto.randomUUID()}` },
-        startTimeoutMs: 2_000,
+        // Room for a loaded machine to start the worker; the point is what happens after.
+        startTimeoutMs: 6_000,
       },
     );
     await agent.ready;
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
 
     expect((await agent.run('Hello').result).text).toBe('Still here.');
   });

@@ -84,7 +84,7 @@ describe('model options', () => {
 
   it('writes the documented fields, then extra, leaving out what is unset', () => {
     expect(chatRequestFields(undefined)).toEqual({});
-    expect(chatRequestFields({ seed: 1, stop: undefined, extra: { top_k: 3 } })).toEqual({
+    expect(chatRequestFields({ seed: 1, extra: { top_k: 3 } })).toEqual({
       seed: 1,
       top_k: 3,
     });
