@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import type { MemorySource } from '../protocol/memory';
 import type { MemoryInput, MemoryRecord, MemoryScope } from './store';
 import type { StoreChange } from './store-change';
 
@@ -36,6 +37,7 @@ export interface NormalizedMemoryInput {
   readonly importance: number;
   readonly scope: MemoryScope;
   readonly expiresAt?: number;
+  readonly source?: MemorySource;
 }
 
 function invalid(message: string, field: string): AirlockError {
@@ -85,10 +87,41 @@ export function normalizeMemoryInput(input: MemoryInput): NormalizedMemoryInput 
       'A memory `scope` must be "global", "user:<id>" or "conversation:<id>".',
       'scope',
     );
-  const base = { key: input.key, content: input.content, importance, scope };
+  const base = {
+    key: input.key,
+    content: input.content,
+    importance,
+    scope,
+    ...(input.source === undefined ? {} : { source: checkedSource(input.source) }),
+  };
   if (input.expiresAt === undefined) return base;
   checkExpiresAt(input.expiresAt);
   return { ...base, expiresAt: input.expiresAt };
+}
+
+/** A memory's `source`, copied field by field so nothing else rides along. */
+function checkedSource(source: unknown): MemorySource {
+  const fields = source as Partial<Record<keyof MemorySource, unknown>> | null;
+  const text = (value: unknown) =>
+    typeof value === 'string' && value !== '' && value.length <= MAX_MEMORY_KEY_CHARS;
+  if (
+    typeof source !== 'object' ||
+    fields === null ||
+    fields.via !== 'rule' ||
+    !text(fields.rule) ||
+    !text(fields.runId) ||
+    !text(fields.conversationId)
+  )
+    throw invalid(
+      'A memory `source` must be { via: "rule", rule, runId, conversationId } with short strings.',
+      'source',
+    );
+  return {
+    via: 'rule',
+    rule: fields.rule as string,
+    runId: fields.runId as string,
+    conversationId: fields.conversationId as string,
+  };
 }
 
 /** Checks the fields of a memory update, as `normalizeMemoryInput` does for a new one. */

@@ -67,6 +67,14 @@ export const memoryRowSchema = z.object({
   importance: z.number().min(0).max(1),
   scope: z.string().refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"'),
   expiresAt: timestamp.exactOptional(),
+  source: z
+    .object({
+      via: z.literal('rule'),
+      rule: z.string().min(1),
+      runId: z.string().min(1),
+      conversationId: z.string().min(1),
+    })
+    .exactOptional(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });

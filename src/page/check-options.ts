@@ -118,6 +118,24 @@ const AGENT_OPTIONS = shapeCheck(
         summarize: optional(booleanCheck),
         tools: optional(booleanCheck),
         maxMemoryTokens: optional(atLeastOne),
+        learn: optional(
+          shapeCheck({
+            rules: arrayCheck(
+              shapeCheck({
+                name: nonBlank,
+                pattern: nonBlank,
+                key: nonBlank,
+                content: nonBlank,
+                flags: optional(stringCheck()),
+                from: optional(oneOfCheck(['user', 'assistant', 'both'])),
+                scope: optional(oneOfCheck(['conversation', 'lasting'])),
+                expiresInMs: optional(positive),
+                importance: optional(numberCheck({ min: 0, max: 1 })),
+              }),
+            ),
+            confirm: optional(booleanCheck),
+          }),
+        ),
       }),
     ),
     budgets: optional(shapeCheck({ run: budgetCheck, conversation: budgetCheck })),

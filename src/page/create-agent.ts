@@ -2,6 +2,7 @@ import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
 import { invalidField } from '../errors/field-checks';
+import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import {
@@ -138,6 +139,12 @@ export interface MemoryOptions {
    * not come within 3 s leaves `persisted` absent.
    */
   readonly persist?: boolean;
+  /**
+   * Learn memories from each finished run by rules: where a rule's pattern matches the
+   * user's input (or the answer), a memory is saved, or proposed for the app to confirm
+   * (`confirm: true`); each one is announced by a `memory-learned` event.
+   */
+  readonly learn?: { readonly rules: readonly LearnRule[]; readonly confirm?: boolean };
 }
 
 /** Options of one run. */
@@ -574,6 +581,9 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
     maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
     tools: options.tools ?? true,
     openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
+    ...(options.learn?.rules.length
+      ? { learn: { rules: options.learn.rules, confirm: options.learn.confirm ?? false } }
+      : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { FinishReason, Usage } from './chat';
 import type { ErrorData, ToolErrorData, WarningCode } from './errors';
 import type { KnowledgeSource } from './knowledge';
+import type { MemoryInput, MemoryRecord } from './memory';
 
 /** Why a run ended without an error. */
 export type RunFinishReason =
@@ -166,6 +167,21 @@ export type AgentEvent =
       readonly via: 'inject' | 'tool';
       readonly query: string;
       readonly sources: readonly KnowledgeSource[];
+    }
+  | {
+      /**
+       * A rule of `memory.learn` found a memory in the finished run: `saved` (stored, with
+       * its id), or `proposed` (held for the app, which saves it with
+       * `agent.memory.saveMemory(event.memory)` if the user agrees). Sent before `run-finish`.
+       */
+      readonly type: 'memory-learned';
+      readonly status: 'saved';
+      readonly memory: MemoryRecord;
+    }
+  | {
+      readonly type: 'memory-learned';
+      readonly status: 'proposed';
+      readonly memory: MemoryInput;
     }
   | {
       /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */

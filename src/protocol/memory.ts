@@ -51,8 +51,19 @@ export interface MemoryRecord {
   readonly scope: MemoryScope;
   /** Epoch ms after which the memory is ignored and pruned; absent: never. */
   readonly expiresAt?: number;
+  /** Where it came from, when Airlock learnt it; absent for memories saved by the app or the model's tools. */
+  readonly source?: MemorySource;
   readonly createdAt: number;
   readonly updatedAt: number;
+}
+
+/** Where a learnt memory came from: the rule that found it, in which run of which conversation. */
+export interface MemorySource {
+  readonly via: 'rule';
+  /** The `name` of the rule in `memory.learn.rules`. */
+  readonly rule: string;
+  readonly runId: string;
+  readonly conversationId: string;
 }
 
 /** What saving a memory takes; `id`, timestamps are filled in. Same scope and key: replaced. */
@@ -62,6 +73,7 @@ export interface MemoryInput {
   readonly importance?: number;
   readonly scope?: MemoryScope;
   readonly expiresAt?: number;
+  readonly source?: MemorySource;
 }
 
 /** A tool call of the audit log, with the conversation it belongs to. */

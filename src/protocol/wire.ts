@@ -1,3 +1,4 @@
+import type { LearnConfig } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ErrorData } from './errors';
@@ -89,6 +90,8 @@ export interface MemoryConfig {
   readonly maxMemoryTokens: number;
   /** Offer the built-in save/recall/forget memory tools (default true). */
   readonly tools: boolean;
+  /** Rules that learn memories from each finished run; absent: none. */
+  readonly learn?: LearnConfig;
   /**
    * How long opening the database may stay blocked by another tab at an older version
    * before `ready` rejects with `storage-blocked` (default 5 000 ms). Absent in configs

@@ -5,6 +5,7 @@ import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
+import { compileRules } from '../memory/learn-rules';
 import { createMemoryStore } from '../memory/memory-store';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
@@ -132,6 +133,7 @@ export class AgentService implements AgentWorkerApi {
     try {
       const config = parseAgentConfig(value);
       const chatModel = this.#chatModel(config.model);
+      const learnRules = compileRules(config.memory.learn?.rules ?? []);
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -145,6 +147,7 @@ export class AgentService implements AgentWorkerApi {
         store,
         knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
+        learnRules,
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.

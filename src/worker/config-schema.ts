@@ -75,6 +75,29 @@ const agentConfigSchema = z.object({
     maxMemoryTokens: z.int().min(0),
     tools: z.boolean(),
     openTimeoutMs: z.number().positive().exactOptional(),
+    learn: z
+      .object({
+        rules: z
+          .array(
+            z.object({
+              name: z.string().min(1).max(200),
+              pattern: z.string().min(1).max(2_000),
+              flags: z
+                .string()
+                .regex(/^[imsu]*$/)
+                .exactOptional(),
+              key: z.string().min(1).max(200),
+              content: z.string().min(1).max(2_000),
+              from: z.enum(['user', 'assistant', 'both']).exactOptional(),
+              scope: z.enum(['conversation', 'lasting']).exactOptional(),
+              expiresInMs: z.number().positive().exactOptional(),
+              importance: z.number().min(0).max(1).exactOptional(),
+            }),
+          )
+          .max(100),
+        confirm: z.boolean(),
+      })
+      .exactOptional(),
   }),
   budgets: z
     .object({ run: budgetSchema.exactOptional(), conversation: budgetSchema.exactOptional() })

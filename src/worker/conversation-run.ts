@@ -1,6 +1,7 @@
-import { AirlockError, isAirlockError } from '../errors/airlock-error';
+import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
+import { type CompiledRule, learnFrom } from '../memory/learn-rules';
 import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
@@ -41,6 +42,8 @@ export interface AgentSetup {
   readonly guardrails: GuardrailGate;
   /** The agent's documents, searched per run. */
   readonly knowledge: KnowledgeBase;
+  /** The rules of `memory.learn`, compiled (none when it is not set). */
+  readonly learnRules: readonly CompiledRule[];
 }
 
 /** How a run talks to its page: events out, cancel and approvals in, output checked there. */
@@ -184,6 +187,8 @@ export async function runConversation(
         // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
         if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
+        if (result.reason === 'stop' && setup.learnRules.length > 0)
+          await learnMemories(setup, run, result.text, scopes, emit);
         await emit({ type: 'run-finish', ...result });
       } catch (error) {
         // Whatever an abort broke on its way (a summary call, a knowledge search), the run
@@ -280,6 +285,41 @@ export function assertAsksHold(setup: AgentSetup, asks: RunAsks, channel: RunCha
       `A cost budget is set, but prices has no entry for the run's model "${modelName}".`,
       { details: { field: 'model' } },
     );
+}
+
+/**
+ * Runs the `memory.learn` rules over a finished exchange: saves what they find (or proposes
+ * it, with `confirm`) and says so. A memory that cannot be saved is reported as a
+ * `storage-error`; the run has finished all the same.
+ */
+async function learnMemories(
+  setup: AgentSetup,
+  run: RunRecord,
+  answer: string,
+  scopes: readonly MemoryScope[],
+  emit: (event: AgentEvent) => Promise<void>,
+): Promise<void> {
+  const [conversation, lasting = conversation] = scopes as [MemoryScope, MemoryScope?];
+  const learnt = learnFrom(setup.learnRules, {
+    runId: run.id,
+    conversationId: run.conversationId,
+    user: run.input,
+    assistant: answer,
+    scopes: { conversation, lasting },
+    now: Date.now(),
+  });
+  for (const memory of learnt) {
+    if (setup.config.memory.learn?.confirm) {
+      await emit({ type: 'memory-learned', status: 'proposed', memory });
+      continue;
+    }
+    try {
+      const saved = await setup.store.saveMemory(memory);
+      await emit({ type: 'memory-learned', status: 'saved', memory: saved });
+    } catch (error) {
+      await emit({ type: 'storage-error', error: toErrorData(error) });
+    }
+  }
 }
 
 /** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */
