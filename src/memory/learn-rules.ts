@@ -96,7 +96,6 @@ export function learnFrom(
       ...(from === 'user' ? [] : [exchange.assistant]),
     ];
     for (const text of texts) {
-      rule.regex.lastIndex = 0;
       for (const match of text.slice(0, MAX_SEARCHED_CHARS).matchAll(rule.regex)) {
         if (match[0] === '') continue;
         const key = expand(rule.key, match).trim().slice(0, MAX_MEMORY_KEY_CHARS);

@@ -296,16 +296,15 @@ async function learnMemories(
   setup: AgentSetup,
   run: RunRecord,
   answer: string,
-  scopes: readonly MemoryScope[],
+  scopes: readonly [MemoryScope, MemoryScope, ...MemoryScope[]],
   emit: (event: AgentEvent) => Promise<void>,
 ): Promise<void> {
-  const [conversation, lasting = conversation] = scopes as [MemoryScope, MemoryScope?];
   const learnt = learnFrom(setup.learnRules, {
     runId: run.id,
     conversationId: run.conversationId,
     user: run.input,
     assistant: answer,
-    scopes: { conversation, lasting },
+    scopes: { conversation: scopes[0], lasting: scopes[1] },
     now: Date.now(),
   });
   for (const memory of learnt) {

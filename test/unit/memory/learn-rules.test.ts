@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compileRules, learnFrom, MAX_LEARNED_PER_RUN } from '../../../src/memory/learn-rules';
+import { normalizeMemoryInput } from '../../../src/memory/memory-rules';
 
 const exchange = (user: string, assistant = '') => ({
   runId: 'run-1',
@@ -82,5 +83,27 @@ describe('learning memories by rules', () => {
         details: { field: 'memory.learn.rules[0].pattern' },
       }),
     );
+  });
+});
+
+describe('a memory’s source, as a caller gives it', () => {
+  it('is copied field by field, and anything else is invalid-input naming `source`', () => {
+    const source = { via: 'rule', rule: 'order', runId: 'r', conversationId: 'c' } as const;
+    expect(
+      normalizeMemoryInput({ key: 'k', content: 'v', source: { ...source, extra: 'x' } as never })
+        .source,
+    ).toEqual(source);
+    for (const bad of [
+      null,
+      'rule',
+      { ...source, via: 'model' },
+      { ...source, rule: '' },
+      { ...source, runId: 'r'.repeat(201) },
+      { ...source, conversationId: 7 },
+    ]) {
+      expect(() => normalizeMemoryInput({ key: 'k', content: 'v', source: bad as never })).toThrow(
+        expect.objectContaining({ code: 'invalid-input' }),
+      );
+    }
   });
 });
