@@ -36,7 +36,13 @@ export type {
   RateLimitConfig,
   RunUsage,
 } from './protocol/budgets';
-export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type {
+  ChatMessage,
+  ChatToolCall,
+  FinishReason,
+  ReasoningItem,
+  Usage,
+} from './protocol/chat';
 export type {
   ErrorCode,
   ErrorData,
@@ -93,7 +99,9 @@ export type {
   ConversationDetail,
   KnowledgeApi,
   MemoryApi,
+  ModelApi,
   ModelConfig,
+  ReasoningEffort,
   RunLimits,
   StorageStatus,
 } from './protocol/wire';

@@ -1,4 +1,4 @@
-import type { ChatMessage, FinishReason, Usage } from '../protocol/chat';
+import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
 import type { ToolDescriptor } from '../protocol/tools';
 import type { ResponseFormat } from './structured-output';
 
@@ -23,6 +23,10 @@ export type ModelStreamPart =
       readonly name?: string;
       readonly argumentsDelta: string;
     }
+  /** Reasoning text (a summary, or an open model's thinking), shown but never replayed as content. */
+  | { readonly type: 'reasoning-delta'; readonly delta: string }
+  /** A finished reasoning item of the Responses API, to send back with the step's message. */
+  | { readonly type: 'reasoning-item'; readonly item: ReasoningItem }
   | { readonly type: 'finish'; readonly finishReason: Exclude<FinishReason, null> }
   | { readonly type: 'usage'; readonly usage: Usage };
 

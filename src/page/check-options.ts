@@ -72,6 +72,8 @@ const AGENT_OPTIONS = shapeCheck(
       temperature: optional(numberCheck({ min: 0, max: 2 })),
       toolCalling: optional(oneOfCheck(['native', 'prompted'])),
       structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
+      api: optional(oneOfCheck(['chat', 'responses'])),
+      reasoningEffort: optional(oneOfCheck(['minimal', 'low', 'medium', 'high'])),
     }),
     instructions: optional(stringCheck()),
     tools: optional(arrayCheck(toolCheck)),

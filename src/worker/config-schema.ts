@@ -40,6 +40,8 @@ const agentConfigSchema = z.object({
     temperature: z.number().min(0).max(2).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),
     structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
+    api: z.enum(['chat', 'responses']).exactOptional(),
+    reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
   pageTools: z.array(toolSpecSchema),

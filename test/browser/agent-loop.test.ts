@@ -1,7 +1,14 @@
 import { tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+import {
+  agentOver,
+  collect,
+  MODEL_APIS,
+  readToolOutput,
+  receivedBodies,
+  scriptModel,
+} from './support';
 
 function weatherTool(calls: string[] = []) {
   return tool({
@@ -15,7 +22,9 @@ function weatherTool(calls: string[] = []) {
   });
 }
 
-describe('the agent loop in a worker', () => {
+describe.each(MODEL_APIS)('the agent loop in a worker, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('runs two parallel tool calls and streams the final answer to the page in order', async () => {
     const session = await scriptModel([
       {
@@ -64,7 +73,14 @@ describe('the agent loop in a worker', () => {
 
     const [first, second] = await receivedBodies(session);
     expect(first?.stream).toBe(true);
-    expect(first?.stream_options).toEqual({ include_usage: true });
+    const [raw] = await session.requests();
+    if (api === 'chat') {
+      expect(raw?.path).toMatch(/\/chat\/completions$/);
+      expect(raw?.body).toMatchObject({ stream_options: { include_usage: true } });
+    } else {
+      expect(raw?.path).toMatch(/\/responses$/);
+      expect(raw?.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+    }
     expect(first?.messages).toEqual([
       {
         role: 'system',
