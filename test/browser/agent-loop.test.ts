@@ -173,10 +173,10 @@ describe.each(MODEL_APIS)('the agent loop in a worker, over %s', (api) => {
     await reloaded.run('Which city was it?').result;
 
     const requests = await session.requests();
-    const sentBack = (index: number) =>
-      ((requests[index]?.body as { input?: Array<Record<string, unknown>> }).input ?? []).filter(
-        (item) => item.type === 'reasoning',
-      );
+    const inputOf = (index: number) =>
+      (requests[index]?.body as { input?: Array<Record<string, unknown>> } | undefined)?.input ??
+      [];
+    const sentBack = (index: number) => inputOf(index).filter((item) => item.type === 'reasoning');
     for (const body of await receivedBodies(session))
       expect(JSON.stringify(body.messages)).not.toContain('The user wants Paris');
     if (api === 'responses') {
@@ -187,7 +187,7 @@ describe.each(MODEL_APIS)('the agent loop in a worker, over %s', (api) => {
         encrypted_content: `enc:${btoa('The user wants Paris; call the tool.')}`,
       };
       // The API requires a reasoning item sent back before the call it led to.
-      const items = (requests[1]?.body as { input: Array<Record<string, unknown>> }).input;
+      const items = inputOf(1);
       expect(items.findIndex((item) => item.type === 'reasoning')).toBe(
         items.findIndex((item) => item.type === 'function_call') - 1,
       );
