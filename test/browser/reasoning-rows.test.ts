@@ -75,7 +75,8 @@ describe('stored reasoning read back from IndexedDB', () => {
         details: { table: 'messages', conversationId, seq: 2 },
       });
       const [, second] = await session.requests();
-      const input = (second?.body as { input: Array<Record<string, unknown>> }).input;
+      const input =
+        (second?.body as { input?: Array<Record<string, unknown>> } | undefined)?.input ?? [];
       expect(input.filter((item) => item.role !== 'system')).toEqual([
         { role: 'user', content: 'Hi' },
         { role: 'assistant', content: 'Hello.' },
