@@ -4,6 +4,7 @@ import type {
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
 import { AirlockError } from '../errors/airlock-error';
+import { isRecord } from '../errors/field-checks';
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import type { Timers } from '../timing/wait';
@@ -317,10 +318,6 @@ function usageOf(usage: unknown): Usage | undefined {
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringField(event: Record<string, unknown>, name: string): string {

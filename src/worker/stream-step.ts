@@ -162,7 +162,8 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
       usage ??
       (!received && context.signal.aborted
         ? NO_USAGE
-        : estimateUsage(context.request, text, toolCalls)),
+        : // Reasoning is output too, and billed as such.
+          estimateUsage(context.request, reasoning + text, toolCalls)),
   };
 }
 
