@@ -48,14 +48,15 @@ export interface ModelCallOptions {
 
 /**
  * A model the loop can stream from. The loop knows only this; the one implementation
- * that imports the `openai` package lives in `openai-chat-model.ts`.
+ * that imports the `openai` package lives in `openai-chat-model.ts` (Chat Completions),
+ * which hands its client to `openai-responses-model.ts` for the Responses API.
  */
 export interface ChatModel {
   readonly name: string;
   /**
    * Streams one response. Ends normally only after the server's end of stream; throws an
    * `AirlockError` for HTTP, connection, malformed-chunk and idle failures. A model may
-   * retry a request only while it has yielded no text or tool-call part, so a caller never
+   * retry a request only while it has yielded no text, reasoning or tool-call part, so a caller never
    * sees a response twice. When `signal` aborts, iteration stops (it may end early or throw).
    */
   stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart>;
