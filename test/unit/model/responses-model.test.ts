@@ -325,3 +325,32 @@ describe('reading Responses events', () => {
     ).toBe(true);
   });
 });
+
+describe("the chat model's reasoning", () => {
+  it.each(['reasoning_content', 'reasoning'] as const)(
+    'streams the %s field as reasoning-delta parts and sends reasoning_effort',
+    async (reasoningField) => {
+      const session = server.createSession([
+        { reasoning: 'Short thought.', reasoningField, text: 'Answer.' },
+      ]);
+      const model = createOpenAIChatModel({
+        baseURL: session.baseURL,
+        model: 'm',
+        maxRetries: 0,
+        reasoningEffort: 'minimal',
+      });
+      const parts: ModelStreamPart[] = [];
+      for await (const part of model.stream(hello, {
+        signal: new AbortController().signal,
+        idleTimeoutMs: 2_000,
+      }))
+        parts.push(part);
+      const joined = (type: 'reasoning-delta' | 'text-delta') =>
+        parts.flatMap((part) => (part.type === type ? [part.delta] : [])).join('');
+      expect(joined('reasoning-delta')).toBe('Short thought.');
+      expect(joined('text-delta')).toBe('Answer.');
+      expect(session.requests[0]?.body).toMatchObject({ reasoning_effort: 'minimal' });
+      expect(session.requests[0]?.path).toMatch(/\/chat\/completions$/);
+    },
+  );
+});
