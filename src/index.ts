@@ -37,7 +37,13 @@ export type {
   RateLimitConfig,
   RunUsage,
 } from './protocol/budgets';
-export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type {
+  ChatMessage,
+  ChatToolCall,
+  FinishReason,
+  ReasoningItem,
+  Usage,
+} from './protocol/chat';
 export type {
   ErrorCode,
   ErrorData,
@@ -94,7 +100,9 @@ export type {
   ConversationDetail,
   KnowledgeApi,
   MemoryApi,
+  ModelApi,
   ModelConfig,
+  ReasoningEffort,
   RunLimits,
   StorageStatus,
 } from './protocol/wire';

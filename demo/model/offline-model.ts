@@ -58,7 +58,20 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
   if (!Array.isArray(answer)) return answer;
   const missing = answer.find((call) => !read.request.toolNames.has(call.name));
   if (missing) return speak(missingTool(missing.name, read.request));
-  return callTools(batch, answer);
+  return { ...callTools(batch, answer), ...reasoningFor(answer) };
+}
+
+/**
+ * What the model "thinks" before calling a tool, streamed as reasoning so the page's
+ * thinking block has something to show: only for arithmetic, which a model should not do
+ * in its head.
+ */
+function reasoningFor(calls: readonly WantedCall[]): Pick<ScriptedReply, 'reasoning'> {
+  const [call] = calls;
+  if (call?.name !== 'calculate') return {};
+  return {
+    reasoning: `The user wants ${String(call.arguments.expression)} worked out. Arithmetic done in my head can slip, so I will hand the expression to the calculate tool and report what it returns.`,
+  };
 }
 
 /** What to do about an intent: tools to call, a text answer, or a scripted reply. */

@@ -1,5 +1,5 @@
 /**
- * Renders a stored conversation into the log: the user's messages, the agent's text and
+ * Renders a stored conversation into the log: the user's messages, the agent's thinking, text and
  * its tool calls with their stored outcomes. A message a reload or Stop cut short is
  * marked as interrupted.
  */
@@ -8,6 +8,7 @@ import { parseJson } from '../shared/json-values';
 import { createElement } from './dom';
 import { collapsedIfLong } from './long-text';
 import { readStoredToolResult } from './stored-tool-result';
+import { createThinkingBlock } from './thinking-block';
 import { createToolCard, type ToolCard } from './tool-card';
 import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';
 
@@ -40,6 +41,7 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
       else card?.fail(result.error);
       continue;
     }
+    if (message.reasoning) turn.body.append(createThinkingBlock(message.reasoning).element);
     if (message.content) turn.body.append(...textBubble(message.content, record.status));
     for (const call of message.tool_calls ?? []) {
       const card = createToolCard(call.function.name);

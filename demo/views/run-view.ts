@@ -1,12 +1,13 @@
 /**
- * Renders one run of the agent into the conversation log as its events arrive: text
- * bubbles that grow delta by delta, a card per tool call, the knowledge sources it used,
+ * Renders one run of the agent into the conversation log as its events arrive: the
+ * model's thinking, text bubbles that grow delta by delta, a card per tool call, the knowledge sources it used,
  * and a footer with the outcome.
  */
 import type { AgentEvent, ErrorData } from 'airlock-agents';
 import { createElement } from './dom';
 import { modelErrorHint } from './error-hints';
 import { type CallApproved, nextRunStatus, type RunStatus, STARTING_STATUS } from './run-status';
+import { createThinkingBlock, type ThinkingBlock } from './thinking-block';
 import { createToolCard, type ToolCard } from './tool-card';
 import { createAgentTurn } from './turns';
 
@@ -24,6 +25,7 @@ export function createRunView(log: HTMLElement): RunView {
   const { element, body, footer } = createAgentTurn(STARTING_STATUS.text);
   log.append(element);
   const bubbles = new Map<number, HTMLElement>();
+  const thoughts = new Map<number, ThinkingBlock>();
   const cards = new Map<string, ToolCard>();
   let status: RunStatus = STARTING_STATUS;
   /** The footer follows the run: waiting, writing, running a tool, or how it ended. */
@@ -41,6 +43,17 @@ export function createRunView(log: HTMLElement): RunView {
       body.append(bubble);
     }
     return bubble;
+  };
+
+  /** A step's thinking block, created where its first reasoning lands (before the step's text). */
+  const thinkingFor = (step: number) => {
+    let block = thoughts.get(step);
+    if (!block) {
+      block = createThinkingBlock();
+      thoughts.set(step, block);
+      body.append(block.element);
+    }
+    return block;
   };
 
   /** A call's card; a resumed run's first word about a call is its `approval-request`. */
@@ -88,6 +101,9 @@ export function createRunView(log: HTMLElement): RunView {
       switch (event.type) {
         case 'text-delta':
           bubbleFor(event.step).textContent += event.delta;
+          break;
+        case 'reasoning-delta':
+          thinkingFor(event.step).append(event.delta);
           break;
         case 'tool-call-start':
           cardFor(event.callId, event.toolName);

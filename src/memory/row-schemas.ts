@@ -16,6 +16,13 @@ export const toolCallSchema = z.object({
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
 });
 
+/** A Responses API reasoning item as stored with its assistant message and sent back. */
+export const reasoningItemSchema = z.object({
+  id: z.string().min(1),
+  summary: z.array(z.string()),
+  encryptedContent: z.string().min(1),
+});
+
 /** A chat message as stored and replayed. */
 export const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
@@ -24,6 +31,8 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: z.string().nullable(),
     tool_calls: z.array(toolCallSchema).exactOptional(),
+    reasoning: z.string().exactOptional(),
+    reasoningItems: z.array(reasoningItemSchema).exactOptional(),
   }),
   z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }),
 ]);

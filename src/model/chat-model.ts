@@ -1,4 +1,4 @@
-import type { ChatMessage, FinishReason, Usage } from '../protocol/chat';
+import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
 import type { ToolDescriptor } from '../protocol/tools';
 import type { ModelOptions } from './model-options';
 import type { ResponseFormat } from './structured-output';
@@ -28,6 +28,10 @@ export type ModelStreamPart =
       readonly name?: string;
       readonly argumentsDelta: string;
     }
+  /** Reasoning text (a summary, or an open model's thinking), shown but never replayed as content. */
+  | { readonly type: 'reasoning-delta'; readonly delta: string }
+  /** A finished reasoning item of the Responses API, to send back with the step's message. */
+  | { readonly type: 'reasoning-item'; readonly item: ReasoningItem }
   | { readonly type: 'finish'; readonly finishReason: Exclude<FinishReason, null> }
   | { readonly type: 'usage'; readonly usage: Usage };
 
@@ -49,14 +53,15 @@ export interface ModelCallOptions {
 
 /**
  * A model the loop can stream from. The loop knows only this; the one implementation
- * that imports the `openai` package lives in `openai-chat-model.ts`.
+ * that imports the `openai` package lives in `openai-chat-model.ts` (Chat Completions),
+ * which hands its client to `openai-responses-model.ts` for the Responses API.
  */
 export interface ChatModel {
   readonly name: string;
   /**
    * Streams one response. Ends normally only after the server's end of stream; throws an
    * `AirlockError` for HTTP, connection, malformed-chunk and idle failures. A model may
-   * retry a request only while it has yielded no text or tool-call part, so a caller never
+   * retry a request only while it has yielded no text, reasoning or tool-call part, so a caller never
    * sees a response twice. When `signal` aborts, iteration stops (it may end early or throw).
    */
   stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart>;

@@ -1,3 +1,4 @@
+import { AirlockError } from '../errors/airlock-error';
 import {
   arrayCheck,
   booleanCheck,
@@ -160,4 +161,56 @@ export function chatRequestFields(options: ModelOptions | undefined): Record<str
 
 function definedOnly(fields: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+
+/** Chat Completions fields the Responses API has no counterpart for. */
+const CHAT_ONLY_FIELDS = [
+  'seed',
+  'stop',
+  'frequency_penalty',
+  'presence_penalty',
+  'logit_bias',
+] as const;
+
+/** The request fields of a Responses call, by that API's names. */
+export interface ResponsesRequestFields {
+  readonly fields: Record<string, unknown>;
+  readonly reasoningEffort?: ModelOptions['reasoning_effort'];
+  readonly verbosity?: ModelOptions['verbosity'];
+}
+
+/**
+ * The options under the Responses API's names: `max_completion_tokens` (or `max_tokens`)
+ * is `max_output_tokens`; `reasoning_effort` and `verbosity` go under `reasoning` and
+ * `text`, which the caller builds. A field that API lacks fails the call with
+ * `invalid-options` rather than being dropped unseen.
+ */
+export function responsesRequestFields(options: ModelOptions | undefined): ResponsesRequestFields {
+  if (!options) return { fields: {} };
+  for (const name of CHAT_ONLY_FIELDS) {
+    if (options[name] !== undefined)
+      throw new AirlockError(
+        'invalid-options',
+        `\`model.options.${name}\` has no counterpart in the Responses API (model.api is 'responses'): leave it out, or use the Chat Completions API.`,
+        { details: { field: `model.options.${name}` } },
+      );
+  }
+  const {
+    extra,
+    max_completion_tokens,
+    max_tokens,
+    reasoning_effort,
+    verbosity,
+    ...sameName
+  } = options;
+  const maxOutput = max_completion_tokens ?? max_tokens;
+  return {
+    fields: {
+      ...definedOnly(sameName),
+      ...(maxOutput === undefined ? {} : { max_output_tokens: maxOutput }),
+      ...extra,
+    },
+    ...(reasoning_effort === undefined ? {} : { reasoningEffort: reasoning_effort }),
+    ...(verbosity === undefined ? {} : { verbosity }),
+  };
 }

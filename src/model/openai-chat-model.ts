@@ -15,10 +15,12 @@ import type { ModelConfig } from '../protocol/wire';
 import { realTimers, type Timers, waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { EmbeddingModel } from './embedding-model';
-import { IdleWatchdog } from './idle-watchdog';
-import { httpError, streamIdleError, unreachableError } from './model-errors';
+import type { IdleWatchdog } from './idle-watchdog';
+import { createLazyResponsesModel } from './lazy-responses-model';
+import { httpError, unreachableError } from './model-errors';
 import { chatRequestFields, mergeModelOptions } from './model-options';
 import { capRetryAfter } from './retry-after';
+import { isContent, streamWithStallRetry } from './stream-attempts';
 
 /** A model configuration that names its endpoint, as the `openai` client needs it. */
 export type EndpointConfig = ModelConfig & { readonly baseURL: string };
@@ -28,9 +30,6 @@ const PLACEHOLDER_KEY = 'airlock-proxy';
 
 /** Default of `model.maxRetryAfterMs`: the longest Retry-After waited out before a retry. */
 export const DEFAULT_MAX_RETRY_AFTER_MS = 30_000;
-
-/** Requests one streamed call may make when the stream goes silent before any content. */
-const MAX_STALL_ATTEMPTS = 2;
 
 /**
  * A `ChatModel` over the official `openai` client. The only module that imports it.
@@ -44,14 +43,14 @@ export function createOpenAIChatModel(
   const client = createClient(config);
   const fail = (error: unknown) => toAirlockError(error, config);
 
-  /** One request and its stream, guarded by a fresh watchdog; says whether content was yielded. */
+  /** One request and its stream; says whether content was yielded. */
   async function* attempt(
     request: ModelRequest,
     options: ModelCallOptions,
+    signal: AbortSignal,
     watchdog: IdleWatchdog,
     progress: { content: boolean },
   ): AsyncIterable<ModelStreamPart> {
-    const signal = AbortSignal.any([options.signal, watchdog.signal]);
     const stream = await settledUnlessAborted(
       client.chat.completions.create(
         {
@@ -81,43 +80,30 @@ export function createOpenAIChatModel(
     for await (const chunk of stream) {
       watchdog.stop();
       for (const part of partsOf(chunk)) {
-        if (part.type === 'text-delta' || part.type === 'tool-call-delta') progress.content = true;
+        if (isContent(part)) progress.content = true;
         yield part;
       }
       watchdog.start();
     }
   }
 
+  if (config.api === 'responses') {
+    return createLazyResponsesModel(
+      config,
+      { client, fail, settled: settledUnlessAborted },
+      timers,
+    );
+  }
+
   return {
     name: config.model,
-    /**
-     * A stream that goes silent is retried once, and only while nothing of it (no text, no
-     * tool call) was yielded: a retry then cannot repeat or contradict what the page was
-     * shown. A stall after content fails `model-stream-idle` at once.
-     */
-    async *stream(
-      request: ModelRequest,
-      options: ModelCallOptions,
-    ): AsyncIterable<ModelStreamPart> {
-      for (let attempts = 1; ; attempts++) {
-        const watchdog = new IdleWatchdog(options.idleTimeoutMs, timers);
-        const progress = { content: false };
-        try {
-          yield* attempt(request, options, watchdog, progress);
-          // The SDK ends iteration quietly when its request is aborted, so say why it ended.
-          if (!watchdog.fired) return;
-        } catch (error) {
-          if (!watchdog.fired) {
-            if (options.signal.aborted) return;
-            throw fail(error);
-          }
-        } finally {
-          watchdog.stop();
-        }
-        if (options.signal.aborted) return;
-        if (progress.content || attempts >= MAX_STALL_ATTEMPTS)
-          throw streamIdleError(options.idleTimeoutMs, attempts);
-      }
+    stream(request: ModelRequest, options: ModelCallOptions): AsyncIterable<ModelStreamPart> {
+      return streamWithStallRetry(
+        (signal, watchdog, progress) => attempt(request, options, signal, watchdog, progress),
+        options,
+        timers,
+        fail,
+      );
     },
 
     async complete(request: ModelRequest, options: { readonly signal: AbortSignal }) {
@@ -150,8 +136,8 @@ export function createOpenAIChatModel(
 }
 
 /**
- * The model and the options of a call: the agent's temperature, under its `model.options`,
- * under the run's. Spread first, so the fields Airlock sets after them always win.
+ * The model and the options of a call: the agent's temperature and reasoning effort, under
+ * its `model.options`, under the run's. Spread first, so the fields Airlock sets after them always win.
  */
 function requestFields(
   config: ModelConfig,
@@ -159,6 +145,7 @@ function requestFields(
 ): { model: string } & Record<string, unknown> {
   return {
     ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
+    ...(config.reasoningEffort === undefined ? {} : { reasoning_effort: config.reasoningEffort }),
     ...chatRequestFields(mergeModelOptions(config.options, request.options)),
     model: request.model ?? config.model,
   };
@@ -230,6 +217,8 @@ export function createOpenAIEmbeddingModel(
 function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
   for (const choice of chunk.choices) {
     const { content, tool_calls: toolCalls } = choice.delta;
+    const reasoning = reasoningOf(choice.delta);
+    if (reasoning) yield { type: 'reasoning-delta', delta: reasoning };
     if (content) yield { type: 'text-delta', delta: content };
     for (const call of toolCalls ?? []) {
       yield {
@@ -254,6 +243,18 @@ function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
       },
     };
   }
+}
+
+/**
+ * The thinking OpenAI-compatible servers stream beside the content, under the name each
+ * uses: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (Ollama, OpenRouter). Not in
+ * the SDK's types, so read as unknown; anything but a string is ignored.
+ */
+function reasoningOf(delta: object): string | undefined {
+  const fields = delta as { reasoning_content?: unknown; reasoning?: unknown };
+  if (typeof fields.reasoning_content === 'string') return fields.reasoning_content;
+  if (typeof fields.reasoning === 'string') return fields.reasoning;
+  return undefined;
 }
 
 /**

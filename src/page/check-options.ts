@@ -81,6 +81,8 @@ const AGENT_OPTIONS = shapeCheck(
       options: optional(modelOptionsCheck),
       toolCalling: optional(oneOfCheck(['native', 'prompted'])),
       structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
+      api: optional(oneOfCheck(['chat', 'responses'])),
+      reasoningEffort: optional(oneOfCheck(['minimal', 'low', 'medium', 'high'])),
     }),
     instructions: optional(stringCheck()),
     tools: optional(arrayCheck(toolCheck)),

@@ -10,6 +10,16 @@ export interface ChatToolCall {
   readonly function: { readonly name: string; readonly arguments: string };
 }
 
+/**
+ * A reasoning item of the Responses API as kept in the history: its id, its summary texts
+ * and the opaque `encrypted_content` the server decrypts when the item is sent back.
+ */
+export interface ReasoningItem {
+  readonly id: string;
+  readonly summary: readonly string[];
+  readonly encryptedContent: string;
+}
+
 /** One message of a conversation, in the Chat Completions shape. */
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string }
@@ -18,6 +28,16 @@ export type ChatMessage =
       readonly role: 'assistant';
       readonly content: string | null;
       readonly tool_calls?: readonly ChatToolCall[];
+      /**
+       * What the model streamed as its reasoning (a summary, or the raw thinking of an
+       * open model), kept to show later. Never sent back as content.
+       */
+      readonly reasoning?: string;
+      /**
+       * The Responses API's reasoning items, encrypted by the server, sent back with the
+       * message in later requests as that API requires when nothing is stored upstream.
+       */
+      readonly reasoningItems?: readonly ReasoningItem[];
     }
   | { readonly role: 'tool'; readonly tool_call_id: string; readonly content: string };
 

@@ -24,6 +24,8 @@ export interface StepSummary {
   readonly step: number;
   readonly finishReason: FinishReason;
   readonly text: string;
+  /** What the model streamed as its reasoning in this step, when it streamed any. */
+  readonly reasoning?: string;
   readonly toolCalls: readonly StepToolCall[];
   readonly usage: Usage;
   /** What the step's model call cost, when the agent's model has a price. */
@@ -66,6 +68,16 @@ export type AgentEvent =
       readonly limit: 'requests' | 'tokens';
     }
   | { readonly type: 'text-delta'; readonly step: number; readonly delta: string }
+  | {
+      /**
+       * The model's reasoning as it streams: a reasoning summary (Responses API) or the
+       * thinking an OpenAI-compatible server streams as `reasoning_content` / `reasoning`.
+       * Kept with the step, never part of the answer.
+       */
+      readonly type: 'reasoning-delta';
+      readonly step: number;
+      readonly delta: string;
+    }
   | {
       /**
        * A run asked for structured `output`: the JSON streamed so far in this step, parsed

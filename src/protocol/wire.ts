@@ -64,7 +64,24 @@ export interface ModelConfig {
    * without it. Default: `prompted` when `toolCalling` is, else `native`.
    */
   readonly structuredOutput?: 'native' | 'prompted';
+  /**
+   * The API the model is reached through: `chat` (Chat Completions, the default, which
+   * every OpenAI-compatible server speaks) or `responses` (OpenAI's Responses API, used
+   * statelessly: nothing is stored upstream and reasoning items travel with the history).
+   */
+  readonly api?: ModelApi;
+  /**
+   * How hard a reasoning model thinks: sent as `reasoning_effort` (chat) or
+   * `reasoning: { effort, summary: 'auto' }` (responses). Left out: the server's default.
+   */
+  readonly reasoningEffort?: ReasoningEffort;
 }
+
+/** The API a model is reached through. */
+export type ModelApi = 'chat' | 'responses';
+
+/** A reasoning model's effort. */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
 
 /** Bounds on one run. */
 export interface RunLimits {

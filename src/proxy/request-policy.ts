@@ -275,6 +275,10 @@ const objectList: TypeCheck = (value) =>
   Array.isArray(value) && value.every(isRecord) ? undefined : 'an array of objects';
 const stringOrObject: TypeCheck = (value) =>
   typeof value === 'string' || isRecord(value) ? undefined : 'a string or an object';
+const strings: TypeCheck = (value) =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string')
+    ? undefined
+    : 'an array of strings';
 const stringOrStrings: TypeCheck = (value) =>
   typeof value === 'string' ||
   (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string'))
@@ -327,6 +331,9 @@ const FIELD_TYPES: ReadonlyMap<string, TypeCheck> = new Map(
     stop: isNullable(stringOrStrings),
     response_format: isNullable(object),
     text: isNullable(object),
+    reasoning: isNullable(object),
+    reasoning_effort: isNullable(string),
+    include: isNullable(strings),
     user: string,
     store: isNullable(boolean),
     service_tier: isNullable(string),

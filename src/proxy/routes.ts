@@ -72,6 +72,8 @@ const RESPONSES_FIELDS = [
   'top_p',
   'max_output_tokens',
   'text',
+  // A stateless client keeps reasoning itself: it asks for the encrypted items and sends them back.
+  'include',
   'user',
   'store',
   'service_tier',

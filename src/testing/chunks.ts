@@ -78,7 +78,8 @@ export function resolveUsage(reply: ScriptedReply, requestBody: unknown): Comple
   const completionTokens =
     scripted?.completion_tokens ??
     roughTokens(
-      (reply.text ?? '') +
+      (reply.reasoning ?? '') +
+        (reply.text ?? '') +
         resolveToolCalls(reply, 0)
           .map((call) => call.name + call.arguments)
           .join(''),
@@ -111,6 +112,10 @@ export function buildStreamChunks(
   });
 
   const chunks: ChatCompletionChunk[] = [chunk({ role: 'assistant', content: '', refusal: null })];
+  // Not in the SDK's types: the field OpenAI-compatible servers stream thinking in.
+  const reasoningField = reply.reasoningField ?? 'reasoning_content';
+  for (const word of splitWords(reply.reasoning ?? ''))
+    chunks.push(chunk({ [reasoningField]: word } as ChatCompletionChunk.Choice.Delta));
   for (const word of splitWords(reply.text ?? '')) chunks.push(chunk({ content: word }));
   resolveToolCalls(reply, context.turnIndex).forEach((call, index) => {
     chunks.push(
@@ -212,6 +217,9 @@ function roughTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** What a request sends the model: Chat Completions `messages` or Responses `input`. */
 function messagesOf(body: unknown): unknown {
-  return typeof body === 'object' && body !== null && 'messages' in body ? body.messages : body;
+  if (typeof body !== 'object' || body === null) return body;
+  if ('messages' in body) return body.messages;
+  return 'input' in body ? body.input : body;
 }

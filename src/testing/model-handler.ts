@@ -1,7 +1,7 @@
 /**
  * The Node request handler behind the fake model server: answers
- * `…/chat/completions` and `…/models` from a script, byte-compatible with the
- * real Chat Completions API, `…/embeddings` with deterministic hashed bag-of-words
+ * `…/chat/completions`, `…/responses` and `…/models` from a script, byte-compatible with the
+ * real Chat Completions and Responses APIs, `…/embeddings` with deterministic hashed bag-of-words
  * vectors, and records every request for assertions.
  */
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import {
   TEST_MODEL_ID,
 } from './chunks.js';
 import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './hashed-embedding.js';
+import { buildResponse, buildResponsesEvents, responsesFaultIndex } from './responses-events.js';
 import {
   isScriptedHttpError,
   type ModelScript,
@@ -113,7 +114,7 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     }
     if (route === 'embeddings' && record.method === 'POST')
       return answerEmbeddings(res, record.body, options.embed ?? hashedEmbedding);
-    if (route !== 'chat' || record.method !== 'POST') {
+    if ((route !== 'chat' && route !== 'responses') || record.method !== 'POST') {
       return sendError(res, 404, `Invalid URL (${record.method} ${record.path})`);
     }
     const body = record.body;
@@ -123,10 +124,11 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       const model = typeof body.model === 'string' ? body.model : TEST_MODEL_ID;
       return sendError(res, 400, `The model "${model}" does not support tools.`);
     }
-    if ('response_format' in body) {
+    const format = route === 'chat' ? body.response_format : responsesFormat(body);
+    if (format !== undefined) {
       if (options.rejectResponseFormat)
         return sendError(res, 400, 'This model does not support response_format.');
-      const refusal = responseFormatRefusal(body.response_format);
+      const refusal = responseFormatRefusal(format);
       if (refusal) return sendError(res, 400, refusal);
     }
 
@@ -170,6 +172,27 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       turnIndex: record.turnIndex,
     };
     const usage = resolveUsage(turn, body);
+    if (route === 'responses') {
+      const shape = {
+        includeEncryptedReasoning:
+          Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content'),
+        usage: turn.usage === null ? null : usage,
+      };
+      if (body.stream !== true)
+        return answerOnce(entry, JSON.stringify(buildResponse(turn, context, shape)), turn.fault);
+      // The Responses stream names each event and ends without `[DONE]`.
+      const events = buildResponsesEvents(turn, context, shape);
+      const frames = events.map(
+        (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
+      );
+      if (turn.transport && !turn.fault && !turn.chunkDelayMs)
+        return streamPieces(entry, frames, turn.transport, false);
+      const fault = turn.fault && {
+        ...turn.fault,
+        afterChunks: responsesFaultIndex(events, turn.fault.afterChunks),
+      };
+      return streamFrames(entry, frames, { ...turn, ...(fault ? { fault } : {}) }, false);
+    }
     if (body.stream === true) {
       const streamOptions = body.stream_options;
       const includeUsage =
@@ -223,7 +246,6 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
   });
 }
 
-/** Whether a chat request relies on function calling: tool definitions, tool choice or tool messages. */
 /**
  * Why OpenAI would refuse this `response_format`, if it would: a `json_schema` without a
  * name or schema, or marked `strict` with an object that does not list every property as
@@ -260,19 +282,40 @@ function responseFormatRefusal(format: unknown): string | undefined {
     : `Invalid schema for response_format '${spec.name}': ${problems.join('; ')}.`;
 }
 
+/** Whether a request relies on function calling: tool definitions, tool choice, or tool messages or items. */
 function usesTools(body: Record<string, unknown>): boolean {
   if ('tools' in body || 'tool_choice' in body) return true;
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  return messages.some(
-    (message) => isObject(message) && (message.role === 'tool' || 'tool_calls' in message),
+  const items = Array.isArray(body.input) ? body.input : [];
+  return (
+    messages.some(
+      (message) => isObject(message) && (message.role === 'tool' || 'tool_calls' in message),
+    ) ||
+    items.some(
+      (item) =>
+        isObject(item) && (item.type === 'function_call' || item.type === 'function_call_output'),
+    )
   );
 }
 
-type Route = 'chat' | 'models' | 'embeddings';
+/**
+ * A Responses request's `text.format`, in the `response_format` shape the check reads
+ * (`{ type, json_schema: { name, schema, strict } }`); `undefined` when it asks for plain text.
+ */
+function responsesFormat(body: Record<string, unknown>): unknown {
+  const format = isObject(body.text) ? body.text.format : undefined;
+  if (format === undefined || (isObject(format) && format.type === 'text')) return undefined;
+  if (!isObject(format) || format.type !== 'json_schema') return format;
+  const { type, ...spec } = format;
+  return { type, json_schema: spec };
+}
+
+type Route = 'chat' | 'responses' | 'models' | 'embeddings';
 
 function routeOf(req: IncomingMessage): Route | null {
   const pathname = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
   if (pathname.endsWith('/chat/completions')) return 'chat';
+  if (pathname.endsWith('/responses')) return 'responses';
   if (pathname.endsWith('/models')) return 'models';
   if (pathname.endsWith('/embeddings')) return 'embeddings';
   return null;
@@ -340,12 +383,13 @@ async function streamFrames(
   entry: OpenResponse,
   frames: string[],
   reply: ScriptedReply,
+  done = true,
 ): Promise<void> {
   const { res } = entry;
   openEventStream(res);
   const fault = reply.fault;
   const delayMs = reply.chunkDelayMs ?? 0;
-  const all = [...frames, 'data: [DONE]\n\n'];
+  const all = done ? [...frames, 'data: [DONE]\n\n'] : [...frames];
   for (const [index, frame] of all.entries()) {
     // The delay comes first, so the chunk before a fault has had time to reach the client.
     if (delayMs > 0 && index > 0 && !(await sleep(entry, delayMs))) return;
@@ -354,6 +398,8 @@ async function streamFrames(
       return applyStreamFault(entry, fault);
     if (!(await write(entry, frame))) return;
   }
+  // A fault placed at or past the end of a stream without `[DONE]` still fires.
+  if (fault && !done && fault.afterChunks >= frames.length) return applyStreamFault(entry, fault);
   res.end();
 }
 
@@ -366,10 +412,11 @@ async function streamPieces(
   entry: OpenResponse,
   frames: string[],
   transport: ScriptedTransport,
+  done = true,
 ): Promise<void> {
   const { res } = entry;
   openEventStream(res);
-  let text = [...frames, 'data: [DONE]\n\n'].join('');
+  let text = (done ? [...frames, 'data: [DONE]\n\n'] : frames).join('');
   if (transport.lineEnding === 'crlf') text = text.replaceAll('\n', '\r\n');
   const body = Buffer.from(text, 'utf8');
   const cuts = [...new Set(transport.splitAtBytes ?? [])]

@@ -28,10 +28,19 @@ export interface ScriptedUsage {
   completion_tokens: number;
 }
 
-/** A successful assistant reply. */
+/** A successful assistant reply. The same reply is spoken in Chat Completions or Responses, as the request's path asks. */
 export interface ScriptedReply {
   /** Streamed as content deltas, word by word, whitespace kept with the following word. */
   text?: string;
+  /**
+   * The model's reasoning, streamed word by word before the text: in Chat Completions as
+   * `reasoning_content` (or `reasoningField`) deltas as vLLM and DeepSeek send them; in
+   * Responses as a reasoning item's summary deltas, the item ending with an
+   * `encrypted_content` (`enc:` and the text in base64) when the request `include`s it.
+   */
+  reasoning?: string;
+  /** The delta field Chat Completions streams `reasoning` in (default `reasoning_content`; Ollama uses `reasoning`). */
+  reasoningField?: 'reasoning_content' | 'reasoning';
   /** Parallel tool calls; call `i` gets `index: i`. */
   toolCalls?: ScriptedToolCall[];
   /** Default: `'tool_calls'` when there are tool calls, else `'stop'`. `null` ends the stream without a finish chunk. */

@@ -46,6 +46,8 @@ const agentConfigSchema = z.object({
     options: z.record(z.string(), z.unknown()).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),
     structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
+    api: z.enum(['chat', 'responses']).exactOptional(),
+    reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
   pageTools: toolSpecsSchema,

@@ -174,7 +174,9 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
         if ('issues' in verdict) {
           if (outputRetried || step >= config.limits.maxSteps) {
             // The answer is kept in the history as the model wrote it; the run fails.
-            await context.journal.stepCompleted(step, [{ role: 'assistant', content: lastText }]);
+            await context.journal.stepCompleted(step, [
+              { role: 'assistant', content: lastText, ...reasoningOf(response) },
+            ]);
             throw outputInvalid(lastText, verdict.issues);
           }
           refusal = verdict.issues;
@@ -187,6 +189,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       role: 'assistant',
       content: lastText || null,
       ...(response.toolCalls.length > 0 ? { tool_calls: response.toolCalls } : {}),
+      ...reasoningOf(response),
     };
     const toolMessages = await runStepTools(context, step, assistant, resumed);
     const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
@@ -212,6 +215,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       step,
       finishReason: response.finishReason,
       text: lastText,
+      ...(response.reasoning ? { reasoning: response.reasoning } : {}),
       toolCalls,
       usage: response.usage,
       ...priced,
@@ -456,10 +460,22 @@ async function guardAnswer(
   return { action: 'allow', text: verdict.value };
 }
 
+/** The reasoning a step's assistant message keeps: its text to show, its items to send back. */
+function reasoningOf(
+  response: StepResponse,
+): Pick<AssistantMessage, 'reasoning' | 'reasoningItems'> {
+  return {
+    ...(response.reasoning ? { reasoning: response.reasoning } : {}),
+    ...(response.reasoningItems.length > 0 ? { reasoningItems: response.reasoningItems } : {}),
+  };
+}
+
 /** A resumed step's response, as it was streamed before the reload. */
 function resumedResponse(assistant: AssistantMessage): StepResponse {
   return {
     text: assistant.content ?? '',
+    reasoning: assistant.reasoning ?? '',
+    reasoningItems: assistant.reasoningItems ?? [],
     toolCalls: assistant.tool_calls ?? [],
     finishReason: 'tool_calls' satisfies FinishReason,
     usage: NO_USAGE,

@@ -41,11 +41,22 @@ export class StoredRowCheck {
     const problems = rowProblems(table, row);
     // Checked against its table's schema just above.
     if (problems.length === 0) return row as RowTypes[Table];
+    // Bad reasoning is optional data: the message is kept without it, and the loss reported.
+    const withoutReasoning = table === 'messages' ? stripReasoning(row) : undefined;
+    if (withoutReasoning !== undefined && rowProblems(table, withoutReasoning).length === 0) {
+      await this.#report(table, row, problems, 'its reasoning was left out');
+      return withoutReasoning as RowTypes[Table];
+    }
     await this.#report(table, row, problems);
     return undefined;
   }
 
-  async #report(table: keyof RowTypes, row: unknown, problems: readonly string[]): Promise<void> {
+  async #report(
+    table: keyof RowTypes,
+    row: unknown,
+    problems: readonly string[],
+    outcome = 'was left out of this run',
+  ): Promise<void> {
     const key = rowKey(table, row);
     const name = JSON.stringify(key);
     if (this.#reported.has(name)) return;
@@ -53,11 +64,21 @@ export class StoredRowCheck {
     const listed = problems.slice(0, LISTED_PROBLEMS).join('; ');
     const error = new AirlockError(
       'storage-failed',
-      `A stored ${table} row (${describeKey(key)}) is not valid and was left out of this run: ${listed}.`,
+      `A stored ${table} row (${describeKey(key)}) is not valid and ${outcome}: ${listed}.`,
       { details: { ...key, problems } },
     );
     await this.#emit({ type: 'storage-error', error: toErrorData(error) });
   }
+}
+
+/** A message row's copy without its assistant message's reasoning fields, if it has any. */
+function stripReasoning(row: unknown): unknown {
+  if (typeof row !== 'object' || row === null) return undefined;
+  const message = (row as { message?: unknown }).message;
+  if (typeof message !== 'object' || message === null) return undefined;
+  if (!('reasoning' in message) && !('reasoningItems' in message)) return undefined;
+  const { reasoning: _text, reasoningItems: _items, ...rest } = message as Record<string, unknown>;
+  return { ...row, message: rest };
 }
 
 /** What names a row: its table and primary key (as far as the row still has one). */

@@ -5,13 +5,17 @@ import {
   estimateTextTokens,
   type TokenCalibration,
 } from '../model/estimate-tokens';
-import type { ChatToolCall, FinishReason, Usage } from '../protocol/chat';
+import type { ChatToolCall, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import { assignCallId } from './call-ids';
 
 /** What one streamed model response amounted to. */
 export interface StepResponse {
   readonly text: string;
+  /** The reasoning text streamed, empty when none was. */
+  readonly reasoning: string;
+  /** Reasoning items to send back with the step's message (Responses API). */
+  readonly reasoningItems: readonly ReasoningItem[];
   readonly toolCalls: readonly ChatToolCall[];
   readonly finishReason: FinishReason;
   readonly usage: Usage;
@@ -63,6 +67,8 @@ export const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalToke
 export async function streamStep(context: StepStreamContext): Promise<StepResponse> {
   const { step, emit } = context;
   let text = '';
+  let reasoning = '';
+  const reasoningItems: ReasoningItem[] = [];
   let finishReason: FinishReason = null;
   let usage: Usage | undefined;
   const calls: PendingToolCall[] = [];
@@ -125,6 +131,13 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
           }
           break;
         }
+        case 'reasoning-delta':
+          reasoning += part.delta;
+          await emit({ type: 'reasoning-delta', step, delta: part.delta });
+          break;
+        case 'reasoning-item':
+          reasoningItems.push(part.item);
+          break;
         case 'finish':
           finishReason = part.finishReason;
           break;
@@ -149,13 +162,16 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
     context.tokens?.observe(estimateRequestTokens(context.request), usage.promptTokens);
   return {
     text,
+    reasoning,
+    reasoningItems,
     toolCalls,
     finishReason,
     usage:
       usage ??
       (!received && context.signal.aborted
         ? NO_USAGE
-        : estimateUsage(context.request, text, toolCalls, context.tokens)),
+        : // Reasoning is output too, and billed as such.
+          estimateUsage(context.request, reasoning + text, toolCalls, context.tokens)),
   };
 }
 

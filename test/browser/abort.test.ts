@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentFor, scriptModel } from './support';
+import { agentOver, MODEL_APIS, scriptModel } from './support';
 
 /** A long, slowly streamed answer (200 words, 20 ms apart: 4 s): plenty of time to abort in the middle of it. */
 const slowAnswer = {
@@ -14,7 +14,9 @@ const slowAnswer = {
  */
 const ENDS_WITHIN_MS = 1_000;
 
-describe('aborting a run', () => {
+describe.each(MODEL_APIS)('aborting a run, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('ends the run as aborted soon after breaking out of the event loop, long before the answer would end, and closes the request', async () => {
     const session = await scriptModel([slowAnswer]);
     const agent = agentFor(session);

@@ -1,7 +1,14 @@
 import { tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+import {
+  agentOver,
+  collect,
+  MODEL_APIS,
+  readToolOutput,
+  receivedBodies,
+  scriptModel,
+} from './support';
 
 function weatherTool(calls: string[] = []) {
   return tool({
@@ -15,7 +22,9 @@ function weatherTool(calls: string[] = []) {
   });
 }
 
-describe('the agent loop in a worker', () => {
+describe.each(MODEL_APIS)('the agent loop in a worker, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('runs two parallel tool calls and streams the final answer to the page in order', async () => {
     const session = await scriptModel([
       {
@@ -64,7 +73,14 @@ describe('the agent loop in a worker', () => {
 
     const [first, second] = await receivedBodies(session);
     expect(first?.stream).toBe(true);
-    expect(first?.stream_options).toEqual({ include_usage: true });
+    const [raw] = await session.requests();
+    if (api === 'chat') {
+      expect(raw?.path).toMatch(/\/chat\/completions$/);
+      expect(raw?.body).toMatchObject({ stream_options: { include_usage: true } });
+    } else {
+      expect(raw?.path).toMatch(/\/responses$/);
+      expect(raw?.body).toMatchObject({ store: false, include: ['reasoning.encrypted_content'] });
+    }
     expect(first?.messages).toEqual([
       {
         role: 'system',
@@ -100,6 +116,102 @@ describe('the agent loop in a worker', () => {
       temperatureC: 18,
       sky: 'clear',
     });
+  });
+
+  it('streams reasoning as reasoning-delta events, keeps it with the step, and never replays it as content', async () => {
+    const session = await scriptModel([
+      {
+        reasoning: 'The user wants Paris; call the tool.',
+        toolCalls: [{ id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } }],
+      },
+      { reasoning: 'Now answer.', text: 'Sunny, 18 °C.' },
+      { text: 'You asked about Paris.' },
+    ]);
+    const database = `test-${crypto.randomUUID()}`;
+    const conversationId = crypto.randomUUID();
+    const agent = agentFor(session, {
+      tools: [weatherTool()],
+      conversationId,
+      memory: { database },
+    });
+
+    const run = agent.run('Weather in Paris?');
+    const events = await collect(run);
+    const result = await run.result;
+
+    const reasoningOf = (step: number) =>
+      events
+        .flatMap((event) =>
+          event.type === 'reasoning-delta' && event.step === step ? [event.delta] : [],
+        )
+        .join('');
+    expect(reasoningOf(1)).toBe('The user wants Paris; call the tool.');
+    expect(reasoningOf(2)).toBe('Now answer.');
+    // Reasoning streams before the step's text and calls.
+    const step2 = events.filter((event) => 'step' in event && event.step === 2);
+    expect(step2.findIndex((event) => event.type === 'reasoning-delta')).toBeLessThan(
+      step2.findIndex((event) => event.type === 'text-delta'),
+    );
+    expect(result.text).toBe('Sunny, 18 °C.');
+    expect(result.steps.map((step) => step.reasoning)).toEqual([
+      'The user wants Paris; call the tool.',
+      'Now answer.',
+    ]);
+    const stored = await agent.memory.getConversation(conversationId);
+    const assistants = stored?.messages.filter((row) => row.message.role === 'assistant');
+    expect(
+      assistants?.map((row) => row.message.role === 'assistant' && row.message.reasoning),
+    ).toEqual(['The user wants Paris; call the tool.', 'Now answer.']);
+
+    // A new agent on the same database, as after a reload, continues the conversation.
+    agent.dispose();
+    const reloaded = agentFor(session, {
+      tools: [weatherTool()],
+      conversationId,
+      memory: { database },
+    });
+    await reloaded.run('Which city was it?').result;
+
+    const requests = await session.requests();
+    const inputOf = (index: number) =>
+      (requests[index]?.body as { input?: Array<Record<string, unknown>> } | undefined)?.input ??
+      [];
+    const sentBack = (index: number) => inputOf(index).filter((item) => item.type === 'reasoning');
+    for (const body of await receivedBodies(session))
+      expect(JSON.stringify(body.messages)).not.toContain('The user wants Paris');
+    if (api === 'responses') {
+      const first = {
+        type: 'reasoning',
+        id: expect.stringMatching(/^rs_/),
+        summary: [{ type: 'summary_text', text: 'The user wants Paris; call the tool.' }],
+        encrypted_content: `enc:${btoa('The user wants Paris; call the tool.')}`,
+      };
+      // The API requires a reasoning item sent back before the call it led to.
+      const items = inputOf(1);
+      expect(items.findIndex((item) => item.type === 'reasoning')).toBe(
+        items.findIndex((item) => item.type === 'function_call') - 1,
+      );
+      expect(sentBack(1)).toEqual([first]);
+      // After the reload both steps' items come back from IndexedDB.
+      expect(sentBack(2)).toEqual([
+        first,
+        expect.objectContaining({ encrypted_content: `enc:${btoa('Now answer.')}` }),
+      ]);
+    } else {
+      for (const request of requests.slice(1)) {
+        expect(JSON.stringify(request.body)).not.toContain('The user wants Paris');
+        expect(JSON.stringify(request.body)).not.toContain('reasoning');
+      }
+      const replay = (await receivedBodies(session))[2]?.messages ?? [];
+      expect(replay.filter((message) => message.role === 'assistant')).toEqual([
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [expect.objectContaining({ id: 'call_paris' })],
+        },
+        { role: 'assistant', content: 'Sunny, 18 °C.' },
+      ]);
+    }
   });
 
   it('remembers earlier turns of the conversation in the next run', async () => {

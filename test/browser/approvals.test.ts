@@ -2,8 +2,9 @@ import { tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  agentFor,
+  agentOver,
   collect,
+  MODEL_APIS,
   readToolOutput,
   receivedBodies,
   scriptModel,
@@ -27,7 +28,9 @@ function deleteNoteTool() {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe('approvals and permissions', () => {
+describe.each(MODEL_APIS)('approvals and permissions, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('holds a call that needs approval until the page approves it', async () => {
     const { counter, deleteNote } = deleteNoteTool();
     const session = await scriptModel([

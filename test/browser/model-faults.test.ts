@@ -1,7 +1,7 @@
 import { type AgentEvent, AirlockError, isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentOver, collect, MODEL_APIS, receivedBodies, scriptModel } from './support';
 
 function countingTool() {
   const counter = { runs: 0 };
@@ -23,7 +23,9 @@ async function runError(events: AgentEvent[]) {
   return last?.type === 'run-error' ? last.error : undefined;
 }
 
-describe('model faults', () => {
+describe.each(MODEL_APIS)('model faults, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('retries a 429, waiting as long as Retry-After says, then completes', async () => {
     const session = await scriptModel([
       { status: 429, retryAfterSeconds: 1 },
@@ -358,10 +360,8 @@ describe('model faults', () => {
     await expect(agent.run('Two').result).rejects.toMatchObject({ code: 'model-http-error' });
 
     expect((await agent.run('Three').result).text).toBe('Third.');
-    const third = (await session.requests())[2]?.body as {
-      messages: Array<{ role: string; content: string }>;
-    };
-    const replayed = third.messages.filter((message) => message.role !== 'system');
+    const third = (await receivedBodies(session))[2];
+    const replayed = (third?.messages ?? []).filter((message) => message.role !== 'system');
     expect(replayed.map((message) => message.content)).toEqual(['One', 'First.', 'Two', 'Three']);
   });
 });

@@ -140,6 +140,8 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['model.requestTimeoutMs', [0, -5, Number.NaN, Number.POSITIVE_INFINITY, '100']],
   ['model.temperature', [-0.1, 2.5, Number.NaN, '1']],
   ['model.toolCalling', ['auto', 42, '']],
+  ['model.api', ['assistants', 42, '', null]],
+  ['model.reasoningEffort', ['max', 1, '', 'HIGH']],
   ['instructions', [42, {}, null, ['be nice']]],
   ['tools', ['echo', 42, {}, null]],
   [

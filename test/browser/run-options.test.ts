@@ -1,7 +1,14 @@
 import { type AgentEvent, isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+import {
+  agentFor,
+  agentOver,
+  collect,
+  readToolOutput,
+  receivedBodies,
+  scriptModel,
+} from './support';
 
 /** A body as the server received it, with the request fields these tests look at. */
 type Body = Record<string, unknown> & Awaited<ReturnType<typeof receivedBodies>>[number];
@@ -162,6 +169,48 @@ describe('model options', () => {
     });
     expect(await session.requests()).toEqual([]);
     expect(await agent.memory.getConversation(agent.conversationId)).toBeUndefined();
+  });
+});
+
+describe('model options over the Responses API', () => {
+  it('sends them under that API’s names, the run’s over the agent’s', async () => {
+    const session = await scriptModel([{ text: 'One.' }]);
+    const agent = agentOver('responses')(session, {
+      model: {
+        temperature: 0.3,
+        reasoningEffort: 'low',
+        options: { max_completion_tokens: 300, verbosity: 'low', extra: { top_k: 5 } },
+      },
+      memory: { tools: false },
+    });
+
+    await agent.run('Hi', { modelOptions: { reasoning_effort: 'high', user: 'user-7' } }).result;
+
+    const [request] = await session.requests();
+    expect(request?.path).toMatch(/\/responses$/);
+    expect(request?.body).toMatchObject({
+      temperature: 0.3,
+      max_output_tokens: 300,
+      user: 'user-7',
+      top_k: 5,
+      reasoning: { effort: 'high' },
+      text: { verbosity: 'low' },
+      store: false,
+    });
+    expect(request?.body).not.toHaveProperty('max_completion_tokens');
+    expect(request?.body).not.toHaveProperty('reasoning_effort');
+  });
+
+  it('fails a run with a Chat Completions field that API lacks, naming it, and sends nothing', async () => {
+    const session = await scriptModel([{ text: 'Never sent.' }]);
+    const agent = agentOver('responses')(session, { memory: { tools: false } });
+
+    const events = await collect(agent.run('Hi', { modelOptions: { seed: 7 } }));
+
+    expect(runErrorOf(events)).toMatchObject({
+      error: { code: 'invalid-options', details: { field: 'model.options.seed' } },
+    });
+    expect(await session.requests()).toHaveLength(0);
   });
 });
 

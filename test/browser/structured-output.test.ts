@@ -1,7 +1,7 @@
 import { type AgentEvent, isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentOver, collect, MODEL_APIS, receivedBodies, scriptModel } from './support';
 
 /** Nested objects, arrays and enums: what apps ask models for. */
 const Trip = z.object({
@@ -25,18 +25,13 @@ const trip: Trip = {
 /** Pretty-printed, so the testing server streams it in many word-sized chunks. */
 const pretty = (value: unknown) => JSON.stringify(value, null, 1);
 
-interface ResponseFormatBody {
-  response_format?: {
-    type: string;
-    json_schema: { name: string; strict: boolean; schema: Record<string, unknown> };
-  };
-}
-
 function outputDeltas(events: readonly AgentEvent[]): unknown[] {
   return events.flatMap((event) => (event.type === 'output-delta' ? [event.partial] : []));
 }
 
-describe('structured output', () => {
+describe.each(MODEL_APIS)('structured output, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('asks a strict endpoint for the schema, streams the partial object and types the result', async () => {
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_1', name: 'lookup_city', arguments: { name: 'Lisbon' } }] },
@@ -69,8 +64,19 @@ describe('structured output', () => {
     if (result.reason === 'stop') expectTypeOf(result.output).toEqualTypeOf<Trip>();
 
     // Every request carries the schema, strict, with every object closed.
-    const bodies = (await session.requests()).map((request) => request.body as ResponseFormatBody);
+    const bodies = await receivedBodies(session);
     expect(bodies).toHaveLength(2);
+    // The Responses API takes the schema as `text.format` (read back above as `response_format`).
+    for (const request of await session.requests()) {
+      if (api === 'responses') {
+        expect(request.body).toMatchObject({
+          text: { format: { type: 'json_schema', strict: true } },
+        });
+        expect(request.body).not.toHaveProperty('response_format');
+      } else {
+        expect(request.body).not.toHaveProperty('text');
+      }
+    }
     for (const body of bodies) {
       expect(body.response_format?.type).toBe('json_schema');
       expect(body.response_format?.json_schema.strict).toBe(true);
@@ -113,7 +119,7 @@ describe('structured output', () => {
       { name: string; tags: string[]; verified: boolean } | undefined
     >();
     // An optional field keeps the endpoint from holding the model to the schema exactly.
-    const [body] = (await session.requests()).map((request) => request.body as ResponseFormatBody);
+    const [body] = await receivedBodies(session);
     expect(body?.response_format?.json_schema.strict).toBe(false);
   });
 

@@ -40,6 +40,15 @@ export function agentFor(
   return agent;
 }
 
+/** The APIs the loop tests run over: every scripted turn is spoken in each protocol. */
+export const MODEL_APIS = ['chat', 'responses'] as const;
+
+/** `agentFor`, over the given model API. */
+export function agentOver(api: (typeof MODEL_APIS)[number]): typeof agentFor {
+  return (session, options = {}) =>
+    agentFor(session, { ...options, model: { api, ...options.model } });
+}
+
 /** Collects every event of a run. */
 export async function collect(run: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const events: AgentEvent[] = [];
@@ -58,10 +67,83 @@ export interface ReceivedBody {
   tools?: Array<{ type: string; function: { name: string; parameters: Record<string, unknown> } }>;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  response_format?: {
+    type: string;
+    json_schema: { name?: string | undefined; schema?: unknown; strict?: boolean | undefined };
+  };
 }
 
+/**
+ * The request bodies the model server received, a Responses request read back into the
+ * Chat Completions shape (`input` items as `messages`, flat tools nested, `text.format` as
+ * `response_format`), so one assertion about what the model was sent holds for both APIs.
+ */
 export async function receivedBodies(session: RemoteModelSession): Promise<ReceivedBody[]> {
-  return (await session.requests()).map((request) => request.body as ReceivedBody);
+  return (await session.requests()).map((request) =>
+    request.path.endsWith('/responses')
+      ? responsesAsChat(request.body as ResponsesBody)
+      : (request.body as ReceivedBody),
+  );
+}
+
+/** A Responses request body, typed loosely for assertions. */
+interface ResponsesBody {
+  input: Array<Record<string, unknown>>;
+  tools?: Array<{ type: string; name: string; parameters: Record<string, unknown> }>;
+  text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean } };
+  stream?: boolean;
+}
+
+type ReceivedMessage = ReceivedBody['messages'][number];
+
+function responsesAsChat(body: ResponsesBody): ReceivedBody {
+  const messages: ReceivedMessage[] = [];
+  for (const item of body.input) {
+    if (item.type === 'reasoning') continue;
+    if (item.type === 'function_call') {
+      let last = messages.at(-1);
+      if (last?.role !== 'assistant') {
+        last = { role: 'assistant', content: null };
+        messages.push(last);
+      }
+      last.tool_calls = [
+        ...(last.tool_calls ?? []),
+        {
+          id: String(item.call_id),
+          function: { name: String(item.name), arguments: String(item.arguments) },
+        },
+      ];
+    } else if (item.type === 'function_call_output') {
+      messages.push({
+        role: 'tool',
+        tool_call_id: String(item.call_id),
+        content: String(item.output),
+      });
+    } else {
+      messages.push({ role: String(item.role), content: item.content as string });
+    }
+  }
+  const format = body.text?.format;
+  return {
+    messages,
+    ...(body.tools
+      ? {
+          tools: body.tools.map((tool) => ({
+            type: tool.type,
+            function: { name: tool.name, parameters: tool.parameters },
+          })),
+        }
+      : {}),
+    ...(format && format.type !== 'text'
+      ? {
+          response_format: {
+            type: format.type,
+            json_schema: { name: format.name, schema: format.schema, strict: format.strict },
+          },
+        }
+      : {}),
+    ...(body.stream === undefined ? {} : { stream: body.stream }),
+  };
 }
 
 /**

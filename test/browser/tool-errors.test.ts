@@ -1,9 +1,18 @@
 import { tool } from 'airlock-agents';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+import {
+  agentOver,
+  collect,
+  MODEL_APIS,
+  readToolOutput,
+  receivedBodies,
+  scriptModel,
+} from './support';
 
-describe('tool failures are data for the model', () => {
+describe.each(MODEL_APIS)('tool failures are data for the model, over %s', (api) => {
+  const agentFor = agentOver(api);
+
   it('tells the model about an unknown tool, bad JSON, invalid arguments and a throwing tool, then completes', async () => {
     const runs = { weather: 0, explode: 0 };
     const weather = tool({

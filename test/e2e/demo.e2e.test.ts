@@ -493,6 +493,19 @@ describe('the demo, built and served', () => {
     }
   });
 
+  it('shows the reasoning of an arithmetic question in a collapsed thinking block, kept after a reload', async () => {
+    expect(await ask(page, 'What is (2+3)*4?')).toBe('stop');
+    const thinking = () => page.locator('#log .turn.assistant').last().locator('details.thinking');
+    expect(await thinking().count()).toBe(1);
+    // Collapsed: the answer comes first, the thinking is a click away.
+    expect(await attribute(thinking(), 'open')).toBeNull();
+    const streamed = await thinking().locator('.thinking-text').textContent();
+    expect(streamed).toMatch(/hand the expression to the calculate tool/);
+
+    await openPage();
+    expect(await thinking().locator('.thinking-text').textContent()).toBe(streamed);
+  });
+
   it('raised no uncaught error in the page', async () => {
     expect(await browser?.pageErrors()).toEqual([]);
   });

@@ -4,6 +4,7 @@ import {
   chatRequestFields,
   mergeModelOptions,
   modelOptionsCheck,
+  responsesRequestFields,
 } from '../../../src/model/model-options';
 
 const check = (value: unknown) => () => checkField(value, 'model.options', modelOptionsCheck);
@@ -88,5 +89,54 @@ describe('model options', () => {
       seed: 1,
       top_k: 3,
     });
+  });
+});
+
+describe('model options under the Responses API', () => {
+  it('renames the output cap and hands reasoning effort and verbosity to the caller', () => {
+    expect(
+      responsesRequestFields({
+        temperature: 0.2,
+        top_p: 0.9,
+        max_completion_tokens: 300,
+        parallel_tool_calls: false,
+        reasoning_effort: 'low',
+        verbosity: 'high',
+        service_tier: 'flex',
+        user: 'u-1',
+        prompt_cache_key: 'k',
+        extra: { top_k: 5 },
+      }),
+    ).toEqual({
+      fields: {
+        temperature: 0.2,
+        top_p: 0.9,
+        max_output_tokens: 300,
+        parallel_tool_calls: false,
+        service_tier: 'flex',
+        user: 'u-1',
+        prompt_cache_key: 'k',
+        top_k: 5,
+      },
+      reasoningEffort: 'low',
+      verbosity: 'high',
+    });
+    expect(responsesRequestFields({ max_tokens: 64 }).fields).toEqual({ max_output_tokens: 64 });
+    expect(responsesRequestFields(undefined)).toEqual({ fields: {} });
+  });
+
+  it.each([
+    ['seed', { seed: 1 }],
+    ['stop', { stop: ['END'] }],
+    ['frequency_penalty', { frequency_penalty: 1 }],
+    ['presence_penalty', { presence_penalty: -1 }],
+    ['logit_bias', { logit_bias: { '50256': -100 } }],
+  ] as const)('refuses %s, which that API lacks, naming the field', (name, options) => {
+    expect(() => responsesRequestFields(options)).toThrow(
+      expect.objectContaining({
+        code: 'invalid-options',
+        details: { field: `model.options.${name}` },
+      }),
+    );
   });
 });

@@ -91,6 +91,39 @@ describe('the Responses route', () => {
     expect(upstream.sent).toHaveLength(1);
   });
 
+  it('lets a stateless client ask for encrypted reasoning items (and, when the deployment adds it, an effort)', async () => {
+    const upstream = responsesUpstream(false);
+    const { handler } = handlerFor(upstream.fetch, {
+      policy: { extraFields: { responses: ['reasoning'] } },
+    });
+    const body = {
+      model: 'gpt-allowed',
+      input: [{ type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc' }],
+      reasoning: { effort: 'low', summary: 'auto' },
+      include: ['reasoning.encrypted_content'],
+    };
+    const ok = await post(handler, body);
+    expect(ok.status).toBe(200);
+    await ok.text();
+    expect(upstream.sent[0]).toMatchObject({ ...body, store: false });
+
+    for (const wrong of [
+      { ...body, include: 'reasoning.encrypted_content' },
+      { ...body, reasoning: 'high' },
+    ]) {
+      const refused = await post(handler, wrong);
+      expect(refused.status, JSON.stringify(wrong)).toBe(400);
+      await refused.text();
+    }
+    expect(upstream.sent).toHaveLength(1);
+
+    // Effort costs tokens: without the deployment's word, `reasoning` is an unknown field.
+    const { handler: strict } = handlerFor(upstream.fetch);
+    const unknown = await post(strict, body);
+    expect(unknown.status).toBe(400);
+    await unknown.text();
+  });
+
   it('counts the usage of a non-streamed and of a streamed response', async () => {
     for (const stream of [false, true]) {
       const upstream = responsesUpstream(stream);
