@@ -195,14 +195,8 @@ export function responsesRequestFields(options: ModelOptions | undefined): Respo
         { details: { field: `model.options.${name}` } },
       );
   }
-  const {
-    extra,
-    max_completion_tokens,
-    max_tokens,
-    reasoning_effort,
-    verbosity,
-    ...sameName
-  } = options;
+  const { extra, max_completion_tokens, max_tokens, reasoning_effort, verbosity, ...sameName } =
+    options;
   const maxOutput = max_completion_tokens ?? max_tokens;
   return {
     fields: {

@@ -131,7 +131,10 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['model', [undefined, null, 42, 'gpt-4o', []]],
   // A missing baseURL is the agent worker's to refuse: only it knows whether it serves a
   // model of its own (custom-model.test.ts).
-  ['model.baseURL', [42, {}, '', '   ', 'ftp://example.com/v1', 'javascript:alert(1)', 'http://[bad']],
+  [
+    'model.baseURL',
+    [42, {}, '', '   ', 'ftp://example.com/v1', 'javascript:alert(1)', 'http://[bad'],
+  ],
   ['model.model', [undefined, 42, '', ' \t', {}]],
   ['model.headers', [42, 'x-session: 1', []]],
   ['model.headers.x-session', [1, null]],
