@@ -21,6 +21,7 @@ export type {
   ToolArgumentsGuardrail,
 } from './page/guardrail-host';
 export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/iframe-sandbox';
+export type { RunInput, RunInputPart } from './page/run-input';
 export type {
   IframeToolsetOptions,
   SandboxStats,
@@ -36,7 +37,15 @@ export type {
   RateLimitConfig,
   RunUsage,
 } from './protocol/budgets';
-export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type {
+  AttachmentRef,
+  ChatMessage,
+  ChatToolCall,
+  FinishReason,
+  ImageDetail,
+  Usage,
+  UserContentPart,
+} from './protocol/chat';
 export type {
   ErrorCode,
   ErrorData,
@@ -70,6 +79,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ExportedAttachment,
   ImportOptions,
   MemoryInput,
   MemoryRecord,

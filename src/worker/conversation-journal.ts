@@ -1,5 +1,5 @@
 import { isAirlockError, toErrorData } from '../errors/airlock-error';
-import type { AuditRecord, ConversationStore, RunRecord } from '../memory/store';
+import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../memory/store';
 import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
@@ -44,13 +44,14 @@ export class ConversationJournal implements RunJournal {
   }
 
   /** Saves the run's input with its checkpoint, before anything is sent to the model. */
-  async started(input: ChatMessage): Promise<void> {
+  async started(input: ChatMessage, attachments: readonly AttachmentData[] = []): Promise<void> {
     await this.#write(() =>
       this.#store.commitStep({
         conversationId: this.#run.conversationId,
         runId: this.#run.id,
         messages: [input],
         run: this.#run,
+        ...(attachments.length > 0 ? { attachments } : {}),
       }),
     );
   }

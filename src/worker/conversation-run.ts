@@ -1,7 +1,7 @@
 import { isAirlockError } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
-import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
+import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
@@ -47,7 +47,12 @@ export interface RunChannel {
 
 /** A new run's input, or a run to resume at a step that waited for approval. */
 export type RunStart =
-  | { readonly input: ChatMessage; readonly resume?: never }
+  | {
+      readonly input: ChatMessage;
+      /** The attachments the input refers to: stored with it, and sent from memory. */
+      readonly attachments?: readonly AttachmentData[];
+      readonly resume?: never;
+    }
   | { readonly resume: ResumedStep; readonly input?: never };
 
 /**
@@ -68,7 +73,7 @@ export async function runConversation(
     conversationLockName(config.memory.database, run.conversationId),
     async () => {
       const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.input) await journal.started(start.input);
+      if (start.input) await journal.started(start.input, start.attachments ?? []);
       await emit({ type: 'run-start', runId: run.id, model: model.name });
       const scopes = memoryScopes(config, run.conversationId);
       const { retrieval } = setup.knowledge.config;
@@ -105,6 +110,7 @@ export async function runConversation(
           conversationId: run.conversationId,
           runId: run.id,
           input: start.input,
+          attachments: start.input ? (start.attachments ?? []) : [],
           instructions: config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,
