@@ -95,7 +95,9 @@ export type {
   ApprovalPolicy,
   JsonSchema,
   ToolCallRecord,
+  ToolContentResult,
   ToolDescriptor,
+  ToolImage,
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';

@@ -80,7 +80,11 @@ export class ConversationJournal implements RunJournal {
     this.#audit.push({ ...record, conversationId: this.#run.conversationId });
   }
 
-  async stepCompleted(step: number, messages: readonly ChatMessage[]): Promise<void> {
+  async stepCompleted(
+    step: number,
+    messages: readonly ChatMessage[],
+    attachments: readonly AttachmentData[] = [],
+  ): Promise<void> {
     const { pendingStep: _done, ...rest } = this.#run;
     this.#run = {
       ...rest,
@@ -97,6 +101,7 @@ export class ConversationJournal implements RunJournal {
         messages,
         run: this.#record(),
         audit,
+        ...(attachments.length > 0 ? { attachments } : {}),
       }),
     );
   }

@@ -1,5 +1,6 @@
-import { isAirlockError } from 'airlock-agents';
+import { isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { agentFor, collect, receivedBodies, scriptModel } from './support';
 
 // Images and files in a run's input: sent as the API's content parts, stored once in
@@ -270,6 +271,53 @@ describe('attachments', () => {
     ]);
     await agent.memory.deleteConversation('b');
     expect(await rawRows(database, 'attachments')).toEqual([]);
+  });
+
+  it('sends the images a tool returns in a user message after the tool results, and stores them', async () => {
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_chart', name: 'draw_chart', arguments: {} }] },
+      { text: 'The chart shows one dot.' },
+      { text: 'Still one dot.' },
+    ]);
+    const database = `attachments-${crypto.randomUUID()}`;
+    const agent = agentFor(session, {
+      memory: { database, tools: false },
+      tools: [
+        tool({
+          name: 'draw_chart',
+          description: 'Draws a chart.',
+          parameters: z.object({}),
+          execute: () => ({
+            type: 'content',
+            parts: [
+              { type: 'text', text: 'Here is the chart.' },
+              { type: 'image', mediaType: 'image/png', data: PNG_BASE64 },
+              // Not an image a model takes: named in text, never sent as one.
+              { type: 'image', mediaType: 'image/svg+xml', data: btoa('<svg/>') },
+            ],
+          }),
+        }),
+      ],
+    });
+    const result = await agent.run('Draw the chart.').result;
+    expect(result.text).toBe('The chart shows one dot.');
+    await agent.run('And again?').result;
+
+    const bodies = await receivedBodies(session);
+    const second = bodies[1]?.messages ?? [];
+    const toolIndex = second.findIndex((message) => message.role === 'tool');
+    expect(second[toolIndex]?.content).toContain('Here is the chart.');
+    expect(second[toolIndex]?.content).toContain('[2 images returned: sent in the next message]');
+    const after = second[toolIndex + 1] as unknown as { role: string; content: Part[] };
+    expect(after.role).toBe('user');
+    expect(after.content).toEqual([
+      { type: 'text', text: expect.stringContaining('Images returned by tool call call_chart') },
+      { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+      { type: 'text', text: expect.stringContaining('was left out') },
+    ]);
+    // The next run replays it from the store.
+    expect(JSON.stringify(bodies[2]?.messages)).toContain(PNG_DATA_URL);
+    expect(await rawRows(database, 'attachments')).toHaveLength(1);
   });
 
   describe('a hostile import', () => {
