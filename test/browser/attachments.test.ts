@@ -320,6 +320,31 @@ describe('attachments', () => {
     expect(await rawRows(database, 'attachments')).toHaveLength(1);
   });
 
+  it('puts the text of a list input through the input guardrail, and keeps its images when it is rewritten', async () => {
+    const session = await scriptModel([{ text: 'Noted.' }]);
+    const seen: string[] = [];
+    const agent = agentFor(session, {
+      memory: { tools: false },
+      guardrails: {
+        input: (input) => {
+          seen.push(input);
+          return { action: 'rewrite', value: input.replace(/\S+@\S+/g, '[email]') };
+        },
+      },
+    });
+    await agent.run([
+      { type: 'text', text: 'Mail ada@example.com' },
+      { type: 'image', image: png() },
+      { type: 'text', text: 'this picture' },
+    ]).result;
+    expect(seen).toEqual(['Mail ada@example.com\nthis picture']);
+    const [first] = await userParts(session);
+    expect(first?.[0]).toEqual([
+      { type: 'text', text: 'Mail [email]\nthis picture' },
+      { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+    ]);
+  });
+
   describe('a hostile import', () => {
     async function exportedImage() {
       const session = await scriptModel([{ text: 'A dot.' }]);
