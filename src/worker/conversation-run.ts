@@ -101,7 +101,8 @@ export async function runConversation(
       const rows = new StoredRowCheck(emit);
       try {
         const knowledge =
-          retrieval === 'inject' || retrieval === 'both'
+          // An input of images alone has no text to search with.
+          (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== ''
             ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
             : [];
         const context = await buildContext({
