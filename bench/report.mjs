@@ -1,9 +1,11 @@
 // Writes BENCHMARKS.md from bench/results/*.json. `npm run bench` calls it at the end;
 // `node bench/report.mjs` regenerates the file from the stored figures alone.
+
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sectionInReport } from './lib/report-section.mjs';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
+import { modalitiesSection } from './modalities-section.mjs';
 import { PROXY_HEADING, proxySection } from './proxy-section.mjs';
 import { SOAK_HEADING, soakSection } from './soak-section.mjs';
 
@@ -484,6 +486,13 @@ every contestant once and fails if one does not finish (no figures).`,
         )}`,
       );
     }
+    parts.push(
+      modalitiesSection(
+        /** @type {import('./modalities-section.mjs').ModalitiesFile | undefined} */ (
+          readResults('modalities')
+        ),
+      ),
+    );
     parts.push(FAIRNESS);
   } else {
     parts.push('## Peers\n\nNo figures yet: `npm run bench -- peers`.');

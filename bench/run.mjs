@@ -123,6 +123,54 @@ async function benchSandboxEngines(date, chromiumFigures) {
   log('Wrote bench/results/sandbox-engines.json');
 }
 
+/**
+ * Structured output and one image input, Airlock beside the Vercel AI SDK: each pair on a
+ * fresh page, `runs` measured runs after a warm-up, every run checked on the page.
+ * @param {string} url
+ * @param {number} runs
+ * @param {(samples: number[]) => unknown} summarize
+ */
+async function benchModalities(url, runs, summarize) {
+  /** @type {Record<string, Record<string, unknown>>} */
+  const figures = {};
+  /** @type {{ contestant: string; kind: string; message: string }[]} */
+  const failures = [];
+  for (const kind of ['structured-output', 'image']) {
+    figures[kind] = {};
+    for (const contestant of ['airlock', 'vercel-ai']) {
+      log(`Running ${contestant}: ${kind}, ${runs} run(s)…`);
+      const page = await browser.newPage();
+      try {
+        await page.goto(url);
+        await page.waitForFunction(() => 'benchReady' in globalThis, null, { timeout: 30_000 });
+        /** @type {{ wallMs: number; firstOutputMs: number; longTaskMs: number }[]} */
+        const samples = await page.evaluate(
+          ([name, what, count]) =>
+            /** @type {any} */ (globalThis).bench.modalities(name, what, count),
+          /** @type {const} */ ([contestant, kind, runs]),
+        );
+        const walls = samples.map((sample) => Math.round(sample.wallMs)).join(', ');
+        log(`  ${contestant} ${kind}: ${walls} ms wall`);
+        figures[kind][contestant] = {
+          wallMs: summarize(samples.map((sample) => sample.wallMs)),
+          firstOutputMs: summarize(samples.map((sample) => sample.firstOutputMs)),
+          longTaskMs: summarize(samples.map((sample) => sample.longTaskMs)),
+          samples,
+        };
+      } catch (error) {
+        failures.push({
+          contestant,
+          kind,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      } finally {
+        await page.close();
+      }
+    }
+  }
+  return { runs, figures, failures };
+}
+
 /** The peers page; true when every contestant finished every run. */
 async function benchPeers() {
   const { ROSTER } = await loader.ssrLoadModule('/peers/roster.ts');
@@ -143,14 +191,22 @@ async function benchPeers() {
     quick: smoke,
     log,
   });
+  const modalities = await benchModalities(url, smoke ? 1 : runs, summarize);
   if (smoke) {
     for (const failure of conversation.failures) {
       console.error(`${failure.contestant} did not finish the smoke scenario: ${failure.message}`);
     }
     const finished = names.length - conversation.failures.length;
     log(`${finished} of ${names.length} contestants finished the smoke scenario.`);
-    return conversation.failures.length === 0;
+    for (const failure of modalities.failures)
+      console.error(`${failure.contestant} failed its ${failure.kind} run: ${failure.message}`);
+    return conversation.failures.length === 0 && modalities.failures.length === 0;
   }
+  writeFileSync(
+    'bench/results/modalities.json',
+    `${JSON.stringify({ date: new Date().toISOString(), machine: describeMachine(browser.version(), loadAtStart), versions: packageVersions(), ...modalities }, null, 2)}\n`,
+  );
+  log('Wrote bench/results/modalities.json');
   log(`Measuring event delivery (${DELIVERY_EVENTS} events)…`);
   const delivery = await runDelivery({ browser, url, runs, log });
   log('Measuring bundle sizes…');

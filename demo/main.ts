@@ -2,7 +2,14 @@
  * The demo page's entry: wires the conversation list, the chat, the memory panel, the
  * run timeline and the model settings to an Airlock agent.
  */
-import type { Agent, AgentRun, RunRecord, StoreChange } from 'airlock-agents';
+import {
+  type Agent,
+  type AgentRun,
+  isAirlockError,
+  type RunInputPart,
+  type RunRecord,
+  type StoreChange,
+} from 'airlock-agents';
 import {
   createDemoAgent,
   defaultSettings,
@@ -30,6 +37,7 @@ restoreTheme();
 const log = requireElement('log', HTMLOListElement);
 const composer = requireElement('composer', HTMLFormElement);
 const prompt = requireElement('prompt', HTMLInputElement);
+const attachInput = requireElement('attach', HTMLInputElement);
 const sendButton = requireElement('send', HTMLButtonElement);
 const stopButton = requireElement('stop', HTMLButtonElement);
 const settingsForm = requireElement('settings-form', HTMLFormElement);
@@ -88,8 +96,10 @@ composer.addEventListener('submit', (event) => {
   const input = prompt.value.trim();
   // One run at a time: the log shows one conversation.
   if (input === '' || activeRun) return;
+  const files = [...(attachInput.files ?? [])];
   prompt.value = '';
-  void runTurn(input);
+  attachInput.value = '';
+  void runTurn(input, files);
 });
 
 stopButton.addEventListener('click', () => activeRun?.abort());
@@ -141,7 +151,8 @@ async function start(): Promise<void> {
     agentStatus.dataset.state = 'failed';
     agentStatusText.textContent = `The agent did not start: ${error instanceof Error ? error.message : String(error)}`;
   } finally {
-    for (const control of [prompt, sendButton, ...suggestions]) control.disabled = false;
+    for (const control of [prompt, attachInput, sendButton, ...suggestions])
+      control.disabled = false;
     document.body.dataset.ready = 'true';
     // Where the visitor was headed, unless they have gone on to another control meanwhile.
     if (document.activeElement === document.body) prompt.focus();
@@ -178,11 +189,28 @@ async function openConversation(id: string): Promise<void> {
   scrollToEnd();
 }
 
-async function runTurn(input: string): Promise<void> {
+async function runTurn(input: string, files: readonly File[] = []): Promise<void> {
   // The composer is disabled until start-up ends; a send that comes earlier anyway waits.
   await started;
-  log.append(createUserTurn(input));
-  await play(`“${input}”`, (signal) => agent?.run(input, { conversationId: selectedId, signal }));
+  log.append(
+    createUserTurn(
+      input,
+      files.map((file) => `📎 ${file.name} (${file.type || 'unknown type'}, ${file.size} bytes)`),
+    ),
+  );
+  // Files go as they are: the agent worker stores each once (by its SHA-256) and sends it as a data URL.
+  const parts: RunInputPart[] = [
+    { type: 'text', text: input },
+    ...files.map(
+      (file): RunInputPart =>
+        file.type.startsWith('image/')
+          ? { type: 'image', image: file }
+          : { type: 'file', data: file, filename: file.name },
+    ),
+  ];
+  await play(`“${input}”`, (signal) =>
+    agent?.run(files.length > 0 ? parts : input, { conversationId: selectedId, signal }),
+  );
 }
 
 async function resumeRun(run: RunRecord): Promise<void> {
@@ -203,7 +231,17 @@ async function play(
   const entry = timeline.begin(title, selectedId);
   scrollToEnd();
   const controller = new AbortController();
-  const run = start(controller.signal);
+  let run: AgentRun | undefined;
+  try {
+    run = start(controller.signal);
+  } catch (error) {
+    // `run` refuses bad input at once, e.g. an attachment over `limits.maxAttachmentBytes`.
+    if (!isAirlockError(error)) throw error;
+    const refused = { code: error.code, message: error.message };
+    view.showError(refused);
+    entry.fail(refused);
+    return;
+  }
   if (!run) {
     const error = {
       code: 'invalid-options' as const,

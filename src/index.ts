@@ -22,6 +22,7 @@ export type {
   ToolArgumentsGuardrail,
 } from './page/guardrail-host';
 export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/iframe-sandbox';
+export type { RunInput, RunInputPart } from './page/run-input';
 export type {
   IframeToolsetOptions,
   SandboxStats,
@@ -38,11 +39,14 @@ export type {
   RunUsage,
 } from './protocol/budgets';
 export type {
+  AttachmentRef,
   ChatMessage,
   ChatToolCall,
   FinishReason,
+  ImageDetail,
   ReasoningItem,
   Usage,
+  UserContentPart,
 } from './protocol/chat';
 export type {
   ErrorCode,
@@ -77,6 +81,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ExportedAttachment,
   ImportOptions,
   MemoryInput,
   MemoryRecord,
@@ -92,7 +97,9 @@ export type {
   ApprovalPolicy,
   JsonSchema,
   ToolCallRecord,
+  ToolContentResult,
   ToolDescriptor,
+  ToolImage,
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';

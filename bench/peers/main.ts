@@ -3,6 +3,7 @@
 // Protocol reads) and `bench.verify`.
 import { createRemoteSession, type RemoteModelSession } from 'airlock-agents/testing/remote';
 import type { Contestant, PrepareContestant, RunOutcome } from './contestant';
+import type { ModalityContestant, ModalityKind, ModalitySample } from './modalities';
 import { observeLongTasks, startFrameProbe } from './probes';
 import type { ContestantName } from './roster';
 import { INPUT, type Scenario, scenarioNamed } from './scenario';
@@ -183,6 +184,16 @@ async function portThroughput(count: number): Promise<number> {
   }
 }
 
-Object.assign(globalThis, { bench: { setUp, run, verify, portThroughput } });
+/** Structured-output or image runs of Airlock or the Vercel AI SDK (`modalities.ts`, loaded on use). */
+async function modalities(
+  contestant: ModalityContestant,
+  kind: ModalityKind,
+  runs: number,
+): Promise<ModalitySample[]> {
+  const { runModality } = await import('./modalities');
+  return runModality(modelServerUrl, contestant, kind, runs);
+}
+
+Object.assign(globalThis, { bench: { setUp, run, verify, portThroughput, modalities } });
 document.getElementById('log')!.textContent = 'ready';
 (globalThis as { benchReady?: boolean }).benchReady = true;

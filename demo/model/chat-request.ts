@@ -18,6 +18,8 @@ export interface RequestMessage {
   readonly toolCalls: readonly RequestToolCall[];
   /** Set on `tool` messages: which call this is the result of. */
   readonly toolCallId?: string;
+  /** Images and files the message carries (its `image_url` and `file` parts), by media type. */
+  readonly attachments: readonly string[];
 }
 
 /** What the offline model needs from a request. */
@@ -28,7 +30,17 @@ export interface ChatRequest {
 }
 
 const contentSchema = z
-  .union([z.string(), z.array(z.object({ type: z.string(), text: z.string().optional() }))])
+  .union([
+    z.string(),
+    z.array(
+      z.object({
+        type: z.string(),
+        text: z.string().optional(),
+        image_url: z.object({ url: z.string() }).optional(),
+        file: z.object({ file_data: z.string().optional() }).optional(),
+      }),
+    ),
+  ])
   .nullish();
 
 const requestSchema = z.object({
@@ -62,6 +74,7 @@ export function readChatRequest(
     (message): RequestMessage => ({
       role: message.role,
       text: flattenContent(message.content),
+      attachments: attachmentTypes(message.content),
       toolCalls: (message.tool_calls ?? []).map((call) => ({
         id: call.id,
         name: call.function.name,
@@ -72,6 +85,16 @@ export function readChatRequest(
   );
   const toolNames = new Set((parsed.data.tools ?? []).map((entry) => entry.function.name));
   return { ok: true, request: { messages, toolNames } };
+}
+
+/** The media types of a message's images and files (`data:image/png;…` → `image/png`; a URL: `image`). */
+function attachmentTypes(content: z.infer<typeof contentSchema>): string[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part) => {
+    const url = part.image_url?.url ?? part.file?.file_data;
+    if (url === undefined) return [];
+    return [/^data:([^;,]+)/.exec(url)?.[1] ?? part.type];
+  });
 }
 
 /** Content may be a string or, in newer clients, a list of parts; only text parts matter here. */

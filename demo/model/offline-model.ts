@@ -52,7 +52,10 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
         : 'I received tool results, but no assistant message asked for them.',
     );
   }
-  const question = messages.findLast((message) => message.role === 'user')?.text ?? '';
+  const asked = messages.findLast((message) => message.role === 'user');
+  // Images and files reach this script as data URLs: it cannot see them, but says it got them.
+  if (asked && asked.attachments.length > 0) return speak(describeAttachments(asked));
+  const question = asked?.text ?? '';
   const answer = answerIntent(readIntent(question), read.request);
   if (typeof answer === 'string') return speak(answer);
   if (!Array.isArray(answer)) return answer;
@@ -182,4 +185,14 @@ function callTools(batch: string, calls: readonly WantedCall[]): ScriptedReply {
     argumentChunks: ARGUMENT_CHUNKS,
     chunkDelayMs: TOOL_CHUNK_DELAY_MS,
   };
+}
+
+/** The reply to a message with images or files: what arrived, since a script cannot look. */
+function describeAttachments(message: RequestMessage): string {
+  const count = message.attachments.length;
+  const kinds = [...new Set(message.attachments)].join(', ');
+  return (
+    `I received ${count} attachment${count === 1 ? '' : 's'} (${kinds}) with your message. ` +
+    'This offline demo model is a script and cannot look at them; with an API key, a vision model would.'
+  );
 }

@@ -3,7 +3,7 @@
  * its tool calls with their stored outcomes. A message a reload or Stop cut short is
  * marked as interrupted.
  */
-import type { MessageRecord } from 'airlock-agents';
+import type { MessageRecord, UserContentPart } from 'airlock-agents';
 import { parseJson } from '../shared/json-values';
 import { createElement } from './dom';
 import { collapsedIfLong } from './long-text';
@@ -13,6 +13,22 @@ import { createToolCard, type ToolCard } from './tool-card';
 import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';
 
 /** Appends `messages` (in `seq` order) to `log`, one agent turn per run. */
+/** A stored user message's text, and a label per attachment (the bytes stay in the worker). */
+function userTurnOf(content: string | readonly UserContentPart[]): [string, string[]] {
+  if (typeof content === 'string') return [content, []];
+  const text = content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+  const labels = content.flatMap((part) =>
+    part.type === 'text'
+      ? []
+      : 'attachment' in part
+        ? [
+            `📎 ${part.type === 'file' ? part.filename : 'image'} (${part.attachment.mediaType}, ${part.attachment.size} bytes)`,
+          ]
+        : ['📎 image'],
+  );
+  return [text, labels];
+}
+
 export function renderHistory(log: HTMLElement, messages: readonly MessageRecord[]): void {
   let turn: (AgentTurn & { runId: string; cards: Map<string, ToolCard> }) | undefined;
   const endTurn = () => {
@@ -25,7 +41,7 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
     if (message.role === 'system') continue;
     if (message.role === 'user') {
       endTurn();
-      log.append(createUserTurn(message.content));
+      log.append(createUserTurn(...userTurnOf(message.content)));
       continue;
     }
     if (turn?.runId !== record.runId) {

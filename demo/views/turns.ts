@@ -3,12 +3,13 @@ import { createElement } from './dom';
 import { collapsedIfLong } from './long-text';
 
 /** The user's message, as a log entry; a long one collapsed. */
-export function createUserTurn(text: string): HTMLLIElement {
+export function createUserTurn(text: string, attachments: readonly string[] = []): HTMLLIElement {
   return createElement(
     'li',
     { className: 'turn user' },
     createElement('span', { className: 'speaker', text: 'You' }),
-    ...collapsedIfLong(createElement('p', { className: 'bubble', text })),
+    ...(text ? collapsedIfLong(createElement('p', { className: 'bubble', text })) : []),
+    ...attachments.map((label) => createElement('p', { className: 'attachment', text: label })),
   );
 }
 

@@ -1,6 +1,5 @@
 import { dataElement, encodeDataText } from '../model/data-encoding';
-import { dataMessage } from '../model/data-message';
-import type { ChatMessage } from '../protocol/chat';
+import { type DataMessage, dataMessage } from '../model/data-message';
 import type { KnowledgeHit, KnowledgeSource } from '../protocol/knowledge';
 
 /**
@@ -8,7 +7,7 @@ import type { KnowledgeHit, KnowledgeSource } from '../protocol/knowledge';
  * `<airlock_data kind="knowledge">` element holding a `<source>` element per chunk. It is a
  * user-role message, never system text: documents are data.
  */
-export function knowledgeMessage(hits: readonly KnowledgeHit[]): ChatMessage {
+export function knowledgeMessage(hits: readonly KnowledgeHit[]): DataMessage {
   return dataMessage('knowledge', formatSources(hits));
 }
 

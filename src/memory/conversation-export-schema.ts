@@ -1,10 +1,23 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
+import { base64Chars, SHA256_HEX } from './attachment-bytes';
 import { conversationFieldsSchema, memoryRowSchema, messageRowSchema } from './row-schemas';
 import type { ConversationExport, ImportOptions } from './store';
 
 /** The most text an import may be: parsing more would stall the tab for little gain. */
 export const MAX_IMPORT_CHARS = 20 * 1024 * 1024;
+
+/**
+ * The most attachment bytes an import may carry in all (decoded), and the base64 text that
+ * makes: a file given as text may be that much longer than `MAX_IMPORT_CHARS`.
+ */
+export const MAX_IMPORT_ATTACHMENT_BYTES = 32 * 1024 * 1024;
+
+/** The longest an import given as text may be: its text and its attachments' base64. */
+export const MAX_IMPORT_FILE_CHARS = MAX_IMPORT_CHARS + base64Chars(MAX_IMPORT_ATTACHMENT_BYTES);
+
+/** The largest one attachment of an import may be, in bytes. */
+export const MAX_IMPORT_ONE_ATTACHMENT_BYTES = 20 * 1024 * 1024;
 
 /** The most messages an import may hold. */
 export const MAX_IMPORT_MESSAGES = 100_000;
@@ -18,10 +31,20 @@ const MAX_LISTED_PROBLEMS = 10;
  */
 export const conversationExportSchema = z.object({
   format: z.literal('airlock.conversation'),
-  version: z.literal(1),
+  version: z.union([z.literal(1), z.literal(2)]),
   conversation: conversationFieldsSchema,
   messages: z.array(messageRowSchema).max(MAX_IMPORT_MESSAGES),
   memories: z.array(memoryRowSchema),
+  attachments: z
+    .array(
+      z.object({
+        hash: z.string().regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex'),
+        mediaType: z.string().min(1).max(100),
+        size: z.int().nonnegative().max(MAX_IMPORT_ONE_ATTACHMENT_BYTES),
+        base64: z.string().max(base64Chars(MAX_IMPORT_ONE_ATTACHMENT_BYTES)),
+      }),
+    )
+    .exactOptional(),
 });
 
 function rejectImport(message: string, problems: readonly string[] = []): AirlockError {
@@ -49,7 +72,10 @@ function messageCount(data: unknown): number {
 function textSize(value: ConversationExport): number {
   let chars = value.conversation.title.length + value.conversation.summary.length;
   for (const record of value.messages) {
-    chars += record.message.content?.length ?? 0;
+    const { content } = record.message;
+    if (typeof content === 'string') chars += content.length;
+    else if (content !== null)
+      for (const part of content) chars += part.type === 'text' ? part.text.length : 0;
     if (record.message.role === 'assistant') {
       for (const call of record.message.tool_calls ?? [])
         chars += call.function.name.length + call.function.arguments.length;
@@ -136,9 +162,9 @@ export function parseConversationExport(
 ): ConversationExport {
   let candidate = data;
   if (typeof data === 'string') {
-    if (data.length > MAX_IMPORT_CHARS)
+    if (data.length > MAX_IMPORT_FILE_CHARS)
       throw rejectImport(
-        `The import is too large: ${data.length} characters of text, more than the ${MAX_IMPORT_CHARS} allowed.`,
+        `The import is too large: ${data.length} characters of text, more than the ${MAX_IMPORT_FILE_CHARS} allowed.`,
       );
     try {
       candidate = JSON.parse(data);

@@ -1,3 +1,4 @@
+import { attachmentTables } from './dexie/attachments';
 import { conversationTables } from './dexie/conversations';
 import { type OpenStoreOptions, openConnection } from './dexie/database';
 import { knowledgeTables } from './dexie/knowledge';
@@ -25,6 +26,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     ...runTables(connection),
     ...memoryTables(connection),
     ...knowledgeTables(connection),
+    ...attachmentTables(connection),
     close: () => connection.close(),
   };
 }

@@ -1,6 +1,12 @@
 import { AirlockError } from '../errors/airlock-error';
 import { estimateMessageTokens } from '../model/estimate-tokens';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
+import {
+  exportedAttachments,
+  hasParts,
+  readImportedAttachments,
+  referencedHashes,
+} from './conversation-attachments';
 import { parseConversationExport } from './conversation-export-schema';
 import {
   checkMemoryPatch,
@@ -14,6 +20,8 @@ import {
 import { newConversation } from './new-conversation';
 import { toStorageError } from './storage-errors';
 import type {
+  AttachmentData,
+  AttachmentRecord,
   AuditRecord,
   ConversationRecord,
   ConversationStore,
@@ -49,6 +57,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
   const documents = new Map<string, KnowledgeDocumentRecord>();
   /** Per document, ordered by index. */
   const chunks = new Map<string, KnowledgeChunkRecord[]>();
+  /** By hash; each lists the conversations that refer to it. */
+  const attachments = new Map<string, AttachmentRecord>();
   let closed = false;
 
   const copy = <T>(value: T): T => structuredClone(value);
@@ -88,14 +98,33 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
     audit = audit.filter((record) => record.conversationId !== conversationId);
     const scope = conversationScope(conversationId);
     for (const [id, memory] of memories) if (memory.scope === scope) memories.delete(id);
+    for (const [hash, row] of attachments) {
+      if (!row.conversationIds.includes(conversationId)) continue;
+      const others = row.conversationIds.filter((id) => id !== conversationId);
+      if (others.length === 0) attachments.delete(hash);
+      else attachments.set(hash, { ...row, conversationIds: others });
+    }
     conversations.delete(conversationId);
   }
 
+  /** Stores attachments (copied) for a conversation; a known hash only gains the conversation. */
+  function holdAttachments(conversationId: string, added: readonly AttachmentData[]): void {
+    for (const item of added) {
+      const holders = attachments.get(item.hash)?.conversationIds ?? [];
+      attachments.set(item.hash, {
+        ...copy(item),
+        conversationIds: holders.includes(conversationId) ? holders : [...holders, conversationId],
+      });
+    }
+  }
+
   const cascadeChanges = (conversationId: string): StoreChange[] =>
-    (['messages', 'runs', 'audit', 'memories', 'conversations'] as const).map((table) => ({
-      table,
-      conversationId,
-    }));
+    (['messages', 'runs', 'audit', 'memories', 'attachments', 'conversations'] as const).map(
+      (table) => ({
+        table,
+        conversationId,
+      }),
+    );
 
   return {
     ensureConversation: (id, title) =>
@@ -156,7 +185,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         // Everything is copied before anything changes: a value that cannot be stored writes nothing.
         const run = step.run === undefined ? undefined : copy(step.run);
         const records = copy(step.audit ?? []);
+        const held = copy(step.attachments ?? []);
         const changes: StoreChange[] = [];
+        if (held.length > 0) {
+          holdAttachments(conversationId, held);
+          changes.push({ table: 'attachments', conversationId });
+        }
         if (added.length > 0) {
           messages.set(conversationId, [...(messages.get(conversationId) ?? []), ...added]);
           conversations.set(conversationId, {
@@ -313,20 +347,30 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         const conversation = conversations.get(id);
         if (!conversation) throw notFound('conversation', id);
         const scope = conversationScope(id);
-        return {
+        const records = messages.get(id) ?? [];
+        const exported = {
           format: 'airlock.conversation' as const,
           version: 1 as const,
           conversation,
-          messages: messages.get(id) ?? [],
+          messages: records,
           memories: [...memories.values()]
             .filter((memory) => memory.scope === scope)
             .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
         };
+        if (!hasParts(records)) return exported;
+        return {
+          ...exported,
+          version: 2 as const,
+          attachments: exportedAttachments(
+            referencedHashes(records).map((hash) => attachments.get(hash)),
+          ),
+        };
       }),
 
-    importConversation: (data, importOptions = {}) =>
-      guard('importing a conversation', () => {
-        const value = parseConversationExport(data, importOptions);
+    importConversation: async (data, importOptions = {}) => {
+      const value = parseConversationExport(data, importOptions);
+      const imported = await readImportedAttachments(value);
+      return guard('importing a conversation', () => {
         const { id } = value.conversation;
         if (conversations.has(id) && importOptions.replace !== true)
           throw invalidInput(
@@ -350,10 +394,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
             .sort((a, b) => a.seq - b.seq),
         );
         for (const memory of value.memories) memories.set(memory.id, copy(memory));
+        holdAttachments(id, imported);
         conversations.set(id, copy(value.conversation));
         notify(...cascadeChanges(id));
         return value.conversation;
-      }),
+      });
+    },
+
+    getAttachments: (hashes) =>
+      guard('reading attachments', () => hashes.map((hash) => attachments.get(hash))),
 
     putDocument: (document, added) =>
       guard('storing a document', () => {

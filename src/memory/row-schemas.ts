@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SHA256_HEX } from './attachment-bytes';
 import { isMemoryScope } from './memory-rules';
 import type { ConversationRecord, MemoryRecord, MessageRecord, RunRecord } from './store';
 
@@ -23,10 +24,51 @@ export const reasoningItemSchema = z.object({
   encryptedContent: z.string().min(1),
 });
 
+/** The longest image URL a stored message may hold. */
+export const MAX_IMAGE_URL_CHARS = 2_048;
+
+/** The most parts one user message may have. */
+export const MAX_CONTENT_PARTS = 100;
+
+/** A reference to a stored attachment, as a message holds it. */
+export const attachmentRefSchema = z.object({
+  hash: z.string().regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex'),
+  mediaType: z.string().min(1).max(100),
+  size: z.int().nonnegative(),
+});
+
+const imageDetail = z.enum(['auto', 'low', 'high']).exactOptional();
+
+/**
+ * A user message's part as stored: text, an image by reference or by `https:` URL, a file
+ * by reference. Bytes are never stored in a message (the resolved forms with data URLs
+ * exist only in a request being sent), so a row cannot smuggle in an unbounded data URL.
+ */
+export const storedPartSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('image'), attachment: attachmentRefSchema, detail: imageDetail }),
+  z.object({
+    type: z.literal('image'),
+    url: z
+      .string()
+      .max(MAX_IMAGE_URL_CHARS)
+      .refine((url) => url.startsWith('https://'), 'must be an https: URL'),
+    detail: imageDetail,
+  }),
+  z.object({
+    type: z.literal('file'),
+    attachment: attachmentRefSchema,
+    filename: z.string().min(1).max(255),
+  }),
+]);
+
 /** A chat message as stored and replayed. */
 export const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string() }),
+  z.object({
+    role: z.literal('user'),
+    content: z.union([z.string(), z.array(storedPartSchema).min(1).max(MAX_CONTENT_PARTS)]),
+  }),
   z.object({
     role: z.literal('assistant'),
     content: z.string().nullable(),

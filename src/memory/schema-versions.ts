@@ -41,5 +41,15 @@ export const SCHEMA_V3: StoresSpec = {
   chunks: '[docId+index]',
 };
 
+/**
+ * Version 4: attachments. Images and files of runs' inputs, keyed by the SHA-256 of their
+ * bytes (stored once however often they are sent), with a multi-entry index of the
+ * conversations referring to them, so deleting a conversation finds the ones it held.
+ * A new table only: nothing to upgrade.
+ */
+export const SCHEMA_V4: StoresSpec = {
+  attachments: 'hash, *conversationIds',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 3;
+export const CURRENT_SCHEMA_VERSION = 4;

@@ -1,6 +1,8 @@
 import type { ChatMessage } from '../protocol/chat';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
 import type {
+  AttachmentData,
+  AttachmentRecord,
   AuditRecord,
   ConversationExport,
   ConversationRecord,
@@ -14,9 +16,12 @@ import type {
 
 export type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
 export type {
+  AttachmentData,
+  AttachmentRecord,
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ExportedAttachment,
   ImportOptions,
   MemoryInput,
   MemoryRecord,
@@ -39,7 +44,10 @@ export interface ConversationStore {
   /** Newest `updatedAt` first. */
   listConversations(): Promise<ConversationRecord[]>;
   renameConversation(id: string, title: string): Promise<void>;
-  /** Deletes the conversation with its messages, runs, audit records and conversation-scoped memories. */
+  /**
+   * Deletes the conversation with its messages, runs, audit records, conversation-scoped
+   * memories, and the attachments no other conversation refers to.
+   */
   deleteConversation(id: string): Promise<void>;
 
   /**
@@ -53,7 +61,17 @@ export interface ConversationStore {
     readonly status?: MessageRecord['status'];
     readonly run?: RunRecord;
     readonly audit?: readonly AuditRecord[];
+    /**
+     * Attachments the messages refer to: stored (once per hash) and marked as this
+     * conversation's in the same transaction, so a message never refers to bytes not stored.
+     */
+    readonly attachments?: readonly AttachmentData[];
   }): Promise<MessageRecord[]>;
+  /**
+   * Stored attachments by hash, in the same order (`undefined` for one that is not stored).
+   * Rows are returned as read: the caller checks them.
+   */
+  getAttachments(hashes: readonly string[]): Promise<(AttachmentRecord | undefined)[]>;
   /** The newest `limit` complete messages, oldest first; reads only those rows. */
   recentMessages(conversationId: string, limit: number): Promise<MessageRecord[]>;
   /** Complete messages with `fromSeq < seq <= toSeq`, oldest first. */

@@ -1,4 +1,8 @@
 import type { ChatMessage } from '../protocol/chat';
+
+/** A user-role message of text only, as data messages are. */
+export type DataMessage = Extract<ChatMessage, { role: 'user' }> & { readonly content: string };
+
 import { dataElement } from './data-encoding';
 
 /** What a data message carries. */
@@ -18,6 +22,6 @@ export const DATA_NOTICE =
  * encoded with `encodeDataText` (or elements built with `dataElement`), so nothing in it
  * can close the element and speak as the user or the app.
  */
-export function dataMessage(kind: DataKind, markup: string): ChatMessage {
+export function dataMessage(kind: DataKind, markup: string): DataMessage {
   return { role: 'user', content: dataElement('airlock_data', { kind }, markup) };
 }

@@ -1,5 +1,5 @@
 import { estimateTokenCount } from 'tokenx';
-import type { ChatMessage } from '../protocol/chat';
+import type { ChatMessage, UserContentPart } from '../protocol/chat';
 import type { ModelRequest } from './chat-model';
 
 // The one token estimate: the history window, the rate limiter and budgets (for a server
@@ -9,6 +9,13 @@ import type { ModelRequest } from './chat-model';
 
 /** Tokens a message costs beyond its text (role and separators), as chat formats add them. */
 const MESSAGE_OVERHEAD_TOKENS = 3;
+
+/**
+ * What an image or a file counts as: models bill images by their pixels, not their bytes
+ * (a high-detail 1024×1024 image is 765 tokens to OpenAI's models, a page of a PDF more),
+ * so a data URL's base64 is never counted as text; a round figure keeps windowing simple.
+ */
+export const ATTACHMENT_TOKENS = 1_000;
 
 /** An estimate of the tokens of some text. */
 export function estimateTextTokens(text: string): number {
@@ -29,7 +36,7 @@ const messageTokens = new WeakMap<ChatMessage, number>();
 export function estimateMessageTokens(message: ChatMessage): number {
   const known = messageTokens.get(message);
   if (known !== undefined) return known;
-  let tokens = MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(message.content ?? '');
+  let tokens = MESSAGE_OVERHEAD_TOKENS + estimateContentTokens(message.content);
   if (message.role === 'assistant') {
     for (const call of message.tool_calls ?? []) {
       tokens +=
@@ -37,6 +44,14 @@ export function estimateMessageTokens(message: ChatMessage): number {
     }
   }
   messageTokens.set(message, tokens);
+  return tokens;
+}
+
+function estimateContentTokens(content: string | readonly UserContentPart[] | null): number {
+  if (typeof content === 'string') return estimateTextTokens(content);
+  let tokens = 0;
+  for (const part of content ?? [])
+    tokens += part.type === 'text' ? estimateTextTokens(part.text) : ATTACHMENT_TOKENS;
   return tokens;
 }
 

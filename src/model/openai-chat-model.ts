@@ -6,11 +6,13 @@ import OpenAI, {
 } from 'openai';
 import type {
   ChatCompletionChunk,
+  ChatCompletionContentPart,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { AirlockError } from '../errors/airlock-error';
-import type { ChatMessage } from '../protocol/chat';
+import { MISSING_ATTACHMENT } from '../memory/attachment-bytes';
+import type { ChatMessage, UserContentPart } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import { realTimers, type Timers, waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
@@ -283,7 +285,32 @@ function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
         : {}),
     };
   }
-  return { ...message };
+  if (message.role === 'user' && typeof message.content !== 'string')
+    return { role: 'user', content: message.content.map(toContentPart) };
+  return { ...message } as ChatCompletionMessageParam;
+}
+
+/**
+ * A user message's part as the API takes it. The context resolves stored attachments to
+ * data URLs before a request is made; one still unresolved (its bytes were not found) is
+ * said to be missing rather than sent without them.
+ */
+function toContentPart(part: UserContentPart): ChatCompletionContentPart {
+  switch (part.type) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+      return 'url' in part
+        ? {
+            type: 'image_url',
+            image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) },
+          }
+        : { type: 'text', text: MISSING_ATTACHMENT };
+    case 'file':
+      return 'data' in part
+        ? { type: 'file', file: { file_data: part.data, filename: part.filename } }
+        : { type: 'text', text: MISSING_ATTACHMENT };
+  }
 }
 
 function toToolParam(tool: ModelRequest['tools'][number]): ChatCompletionTool {

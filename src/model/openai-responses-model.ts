@@ -1,11 +1,19 @@
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
+  ResponseInputContent,
   ResponseInputItem,
 } from 'openai/resources/responses/responses';
 import { AirlockError } from '../errors/airlock-error';
 import { isRecord } from '../errors/field-checks';
-import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
+import { MISSING_ATTACHMENT } from '../memory/attachment-bytes';
+import type {
+  ChatMessage,
+  FinishReason,
+  ReasoningItem,
+  Usage,
+  UserContentPart,
+} from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import type { Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
@@ -117,6 +125,26 @@ function requestBody(
 }
 
 /**
+ * A user message's part as the Responses API takes it. Stored attachments are resolved to
+ * data URLs before a request is made; one still unresolved (its bytes were not found) is
+ * said to be missing rather than sent without them.
+ */
+function toInputContent(part: UserContentPart): ResponseInputContent {
+  switch (part.type) {
+    case 'text':
+      return { type: 'input_text', text: part.text };
+    case 'image':
+      return 'url' in part
+        ? { type: 'input_image', image_url: part.url, detail: part.detail ?? 'auto' }
+        : { type: 'input_text', text: MISSING_ATTACHMENT };
+    case 'file':
+      return 'data' in part
+        ? { type: 'input_file', file_data: part.data, filename: part.filename }
+        : { type: 'input_text', text: MISSING_ATTACHMENT };
+  }
+}
+
+/**
  * One history message as Responses input items. An assistant message becomes its
  * reasoning items (first, as the model produced them), its text, then one `function_call`
  * item per call; a tool message becomes a `function_call_output`.
@@ -124,8 +152,17 @@ function requestBody(
 function toInputItems(message: ChatMessage): ResponseInputItem[] {
   switch (message.role) {
     case 'system':
+      return [{ role: 'system', content: message.content }];
     case 'user':
-      return [{ role: message.role, content: message.content }];
+      return [
+        {
+          role: 'user',
+          content:
+            typeof message.content === 'string'
+              ? message.content
+              : message.content.map(toInputContent),
+        },
+      ];
     case 'tool':
       return [
         { type: 'function_call_output', call_id: message.tool_call_id, output: message.content },

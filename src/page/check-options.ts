@@ -17,8 +17,10 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
+import type { InputPart, RunLimits } from '../protocol/wire';
 import { toolCheck } from '../tools/define-tool';
 import { schemaCheck } from '../tools/standard-schema';
+import { toWireInput } from './run-input';
 
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
 // reaches the agent worker (which parses it again: it trusts no page). A bad argument is a
@@ -106,6 +108,8 @@ const AGENT_OPTIONS = shapeCheck(
         maxSteps: optional(atLeastOne),
         streamIdleTimeoutMs: optional(positive),
         maxInputChars: optional(atLeastOne),
+        maxAttachmentBytes: optional(atLeastOne),
+        maxInputBytes: optional(atLeastOne),
       }),
     ),
     conversationId: optional(idCheck),
@@ -206,11 +210,19 @@ const RESUME_OPTIONS = shapeCheck({
  * Checks `run`'s arguments: the input is data (`invalid-input`, or `input-too-large` past
  * `maxInputChars`), the options are options (`invalid-options`).
  */
-export function checkRunArguments(input: unknown, options: unknown, maxInputChars: number): void {
-  checkField(input, 'input', nonBlank, 'invalid-input');
-  if ((input as string).length > maxInputChars)
-    throw inputTooLarge((input as string).length, maxInputChars);
+export function checkRunArguments(
+  input: unknown,
+  options: unknown,
+  limits: RunLimits,
+): string | InputPart[] {
+  if (typeof input === 'string' || !Array.isArray(input)) {
+    checkField(input, 'input', nonBlank, 'invalid-input');
+    if ((input as string).length > limits.maxInputChars)
+      throw inputTooLarge((input as string).length, limits.maxInputChars);
+  }
+  const wire = toWireInput(input, limits);
   checkField(options, 'options', RUN_OPTIONS);
+  return wire;
 }
 
 /** Checks `resume`'s arguments: the run id (`invalid-input`) and the options. */

@@ -4,6 +4,10 @@ import { installErrorTransfer } from '../errors/error-transfer';
 import { invalidField } from '../errors/field-checks';
 import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
+import {
+  DEFAULT_MAX_ATTACHMENT_BYTES,
+  DEFAULT_MAX_INPUT_BYTES,
+} from '../protocol/attachment-limits';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
@@ -35,6 +39,7 @@ import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun, type StructuredRunResult } from './agent-run';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
+import type { RunInput } from './run-input';
 import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
 import { workerCallGuard } from './worker-call-guard';
 
@@ -189,14 +194,17 @@ export interface Agent {
   /**
    * Starts a run on the given user input; iterate it for events, await `result` for the outcome.
    * Bad arguments are programming errors and throw at once, before anything reaches the worker:
-   * `invalid-input` for an input that is not a non-empty string, `input-too-large` for one
-   * over `limits.maxInputChars`, `invalid-options` for bad options.
+   * `invalid-input` for an input that is not a non-empty string or list of parts,
+   * `input-too-large` for one over `limits.maxInputChars` (or `limits.maxInputBytes` of
+   * attachments), `attachment-too-large` for an image or file over
+   * `limits.maxAttachmentBytes`, `invalid-options` for bad options. The worker checks
+   * attachments' types and bytes (`attachment-unsupported`) before anything is stored.
    */
   run<S extends ToolSchema>(
-    input: string,
+    input: RunInput,
     options: StructuredRunOptions<S>,
   ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
-  run(input: string, options?: RunOptions): AgentRun;
+  run(input: RunInput, options?: RunOptions): AgentRun;
   /**
    * Resolves with the names of all tools once toolsets have started; rejects with
    * `invalid-options`, `toolset-unavailable` or `storage-blocked`.
@@ -250,6 +258,8 @@ const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 10,
   streamIdleTimeoutMs: 30_000,
   maxInputChars: 100_000,
+  maxAttachmentBytes: DEFAULT_MAX_ATTACHMENT_BYTES,
+  maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
 };
 
 /**
@@ -439,12 +449,12 @@ export function createAgent(options: AgentOptions): Agent {
       return disposed;
     },
     // One implementation for both overloads: the schema types only what `result` resolves with.
-    run: ((input: string, runOptions: RunOptions = {}) => {
-      checkRunArguments(input, runOptions, config.limits.maxInputChars);
+    run: ((input: RunInput, runOptions: RunOptions = {}) => {
+      const wireInput = checkRunArguments(input, runOptions, config.limits);
       const conversationId = runOptions.conversationId ?? defaultConversation;
       const request = {
         runId: crypto.randomUUID(),
-        input,
+        input: wireInput,
         conversationId,
         ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
         ...outputRequest(runOptions.output),

@@ -20,10 +20,37 @@ export interface ReasoningItem {
   readonly encryptedContent: string;
 }
 
+/** How closely the model looks at an image (Chat Completions' `detail`). */
+export type ImageDetail = 'auto' | 'low' | 'high';
+
+/**
+ * An attachment kept in the agent's store: the SHA-256 of its bytes (lowercase hex, the
+ * key it is stored under, once however often it is sent), its media type and byte size.
+ */
+export interface AttachmentRef {
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly size: number;
+}
+
+/**
+ * One part of a user message with attachments. A stored message holds references
+ * (`attachment`), never bytes; the context sent to the model holds the bytes as a data URL
+ * (`url` of an image, `data` of a file), read from the store when the context is built.
+ */
+export type UserContentPart =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'image'; readonly attachment: AttachmentRef; readonly detail?: ImageDetail }
+  /** An image the model fetches itself (`https:`), or a stored one resolved to a data URL. */
+  | { readonly type: 'image'; readonly url: string; readonly detail?: ImageDetail }
+  | { readonly type: 'file'; readonly attachment: AttachmentRef; readonly filename: string }
+  /** A stored file resolved for the model: `data` is a data URL. */
+  | { readonly type: 'file'; readonly data: string; readonly filename: string };
+
 /** One message of a conversation, in the Chat Completions shape. */
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string }
-  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'user'; readonly content: string | readonly UserContentPart[] }
   | {
       readonly role: 'assistant';
       readonly content: string | null;

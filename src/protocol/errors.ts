@@ -92,6 +92,18 @@ export type ErrorCode =
    * window: it was refused before anything was stored or sent. `details`: `{ limit, size, unit }`.
    */
   | 'input-too-large'
+  /**
+   * An attachment of a run's input (an image or a file) is larger than
+   * `limits.maxAttachmentBytes`: the run was refused before anything was stored or sent.
+   * `details`: `{ limit, size, unit: 'bytes', part }` (`part`: its index in the input).
+   */
+  | 'attachment-too-large'
+  /**
+   * An attachment's media type is not one a model takes (images: PNG, JPEG, GIF, WebP;
+   * files: PDF and text), or its bytes are not of the type it claims; refused, nothing
+   * stored. `details`: `{ mediaType, part }`.
+   */
+  | 'attachment-unsupported'
   /** `approve`/`reject` named an approval id this run never asked for. `details`: `{ approvalId }`. */
   | 'approval-unknown'
   /** `approve`/`reject` named an approval that was already decided; a decision is used once. `details`: `{ approvalId }`. */
@@ -134,7 +146,12 @@ export type WarningCode =
    * IndexedDB cannot be opened (private mode, disabled storage): the agent keeps its
    * conversations in memory, lost when it is disposed. Sent after `run-start` of every run.
    */
-  | 'storage-unavailable';
+  | 'storage-unavailable'
+  /**
+   * A stored message refers to an attachment that is not in the store (or whose stored row
+   * is not valid): the model is sent a placeholder text in its place.
+   */
+  | 'attachment-missing';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =

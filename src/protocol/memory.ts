@@ -123,14 +123,42 @@ export interface RunRecord {
   readonly updatedAt: number;
 }
 
+/** An attachment's content, as a run's input hands it to the store. */
+export interface AttachmentData {
+  /** The SHA-256 of `bytes`, lowercase hex: the row's key. */
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly size: number;
+  readonly bytes: ArrayBuffer;
+}
+
+/**
+ * A stored attachment (`attachments`): its bytes once, however many messages refer to it,
+ * and the conversations that do; it is deleted with the last of them.
+ */
+export interface AttachmentRecord extends AttachmentData {
+  readonly conversationIds: readonly string[];
+}
+
+/** An attachment in an export: its bytes as base64, checked against `hash` on import. */
+export interface ExportedAttachment {
+  readonly hash: string;
+  readonly mediaType: string;
+  readonly size: number;
+  readonly base64: string;
+}
+
 /** A conversation as exported: everything needed to import it elsewhere. */
 export interface ConversationExport {
   readonly format: 'airlock.conversation';
-  readonly version: 1;
+  /** 2 when its messages carry content parts (attachments); 1 otherwise, as first shipped. */
+  readonly version: 1 | 2;
   readonly conversation: ConversationRecord;
   readonly messages: readonly MessageRecord[];
   /** The conversation-scoped memories. */
   readonly memories: readonly MemoryRecord[];
+  /** The attachments its messages refer to (version 2). */
+  readonly attachments?: readonly ExportedAttachment[];
 }
 
 /** How `importConversation` treats the data it is given. */
@@ -154,7 +182,8 @@ export type StoreTable =
   | 'runs'
   | 'audit'
   | 'documents'
-  | 'chunks';
+  | 'chunks'
+  | 'attachments';
 
 /**
  * What the store posts after every successful write, so other tabs (and the page of

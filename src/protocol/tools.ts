@@ -44,8 +44,31 @@ export type ToolCheck =
  * text the model reads, or a failure as data.
  */
 export type ToolOutcome =
-  | { readonly ok: true; readonly output: unknown; readonly content: string }
+  | {
+      readonly ok: true;
+      readonly output: unknown;
+      readonly content: string;
+      /** Images the tool returned (a `ToolContentResult`), sent to the model after the step's tool messages. */
+      readonly images?: readonly ToolImage[];
+    }
   | { readonly ok: false; readonly error: ToolErrorData };
+
+/** An image a tool returned: its media type and its bytes as base64. */
+export interface ToolImage {
+  readonly type: 'image';
+  readonly mediaType: string;
+  readonly data: string;
+}
+
+/**
+ * What a tool returns to give the model images as well as text: its text parts are the
+ * tool's output, its images are sent in a user message after the step's tool results (the
+ * Chat Completions API takes images in user messages only), for models that accept images.
+ */
+export interface ToolContentResult {
+  readonly type: 'content';
+  readonly parts: readonly ({ readonly type: 'text'; readonly text: string } | ToolImage)[];
+}
 
 /** The side that runs a set of tools for the agent worker: the page, or a sandbox. */
 export interface ToolHost {

@@ -1,6 +1,7 @@
 import type { LearnConfig } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
+import type { ImageDetail } from './chat';
 import type { ErrorData } from './errors';
 import type { AgentEvent } from './events';
 import type { GuardrailFlags, GuardrailHost } from './guardrails';
@@ -23,6 +24,30 @@ import type {
 } from './memory';
 import type { SandboxSpawner, ToolsetConfig } from './sandbox-wire';
 import type { ToolHost, ToolSpec } from './tools';
+
+/**
+ * One part of a run's input, as the page sends it. An image is a `Blob` (a `File` is one),
+ * a data URL, or an `https:` URL the model fetches itself; a file (PDF or text) is a `Blob`
+ * or a data URL. Blobs and data URLs are stored in the agent's database, once per content.
+ */
+export type InputPart =
+  | { readonly type: 'text'; readonly text: string }
+  | {
+      readonly type: 'image';
+      /** The image: a `Blob`/`File`, a `data:` URL, or an `https:` URL (a `URL` object is read as its `href`). */
+      readonly image: Blob | string;
+      /** The media type, when the blob's own `type` is empty or wrong. */
+      readonly mediaType?: string;
+      readonly detail?: ImageDetail;
+    }
+  | {
+      readonly type: 'file';
+      /** The file's bytes: a `Blob`/`File` or a `data:` URL. */
+      readonly data: Blob | string;
+      readonly mediaType?: string;
+      /** The name the model is told (default: the `File`'s name, else `file`). */
+      readonly filename?: string;
+    };
 
 /** How the agent worker reaches the model. Crosses to the worker as plain data. */
 export interface ModelConfig {
@@ -91,6 +116,13 @@ export interface RunLimits {
   readonly streamIdleTimeoutMs: number;
   /** Longest input a run takes, in characters; a longer one fails `input-too-large` (default 100 000). */
   readonly maxInputChars: number;
+  /**
+   * Largest attachment (image or file) of a run's input, in bytes; a larger one fails
+   * `attachment-too-large` (default 10 MiB). Absent in configs made before it existed.
+   */
+  readonly maxAttachmentBytes?: number;
+  /** Most attachment bytes one run's input may carry in all; more fails `input-too-large` (default 20 MiB). */
+  readonly maxInputBytes?: number;
 }
 
 /** Where and how an agent remembers. */
@@ -172,7 +204,8 @@ export interface RunModelOverrides {
 /** One run, as the page asks the agent worker for it. */
 export interface RunRequest extends RunModelOverrides {
   readonly runId: string;
-  readonly input: string;
+  /** Text, or parts with attachments (their bytes cross by structured clone). */
+  readonly input: string | readonly InputPart[];
   readonly conversationId: string;
   /** Narrows the agent's tools for this run. */
   readonly allowedTools?: readonly string[];

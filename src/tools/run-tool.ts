@@ -1,4 +1,10 @@
-import type { ToolCallRequest, ToolCheck, ToolOutcome } from '../protocol/tools';
+import type {
+  ToolCallRequest,
+  ToolCheck,
+  ToolContentResult,
+  ToolImage,
+  ToolOutcome,
+} from '../protocol/tools';
 import type { Tool } from './define-tool';
 import { formatIssues, type ValidationResult } from './standard-schema';
 
@@ -50,6 +56,7 @@ export async function runTool(
  * events, cut to `maxChars` here, where the tool ran, so a huge output never crosses a thread.
  */
 export function serializeOutput(toolName: string, output: unknown, maxChars: number): ToolOutcome {
+  if (isContentResult(output)) return serializeContent(output, maxChars);
   let content: string | undefined;
   try {
     content = typeof output === 'string' ? output : JSON.stringify(output);
@@ -74,6 +81,68 @@ export function serializeOutput(toolName: string, output: unknown, maxChars: num
     ok: true,
     output: typeof output === 'string' ? output : (JSON.parse(content) as unknown),
     content,
+  };
+}
+
+/** The most images one tool result may carry. */
+export const MAX_TOOL_IMAGES = 4;
+
+/** The longest base64 of one image a tool may return (10 MiB of bytes). */
+export const MAX_TOOL_IMAGE_CHARS = Math.ceil((10 * 1024 * 1024) / 3) * 4;
+
+function isContentResult(output: unknown): output is ToolContentResult {
+  if (typeof output !== 'object' || output === null) return false;
+  const { type, parts } = output as { type?: unknown; parts?: unknown };
+  return type === 'content' && Array.isArray(parts);
+}
+
+/**
+ * A tool's text and images: the text parts are the output the model reads in the tool
+ * message (cut to `maxChars`); images that are well-formed and within the caps travel
+ * beside it (the agent worker checks their bytes), and the text says how many.
+ */
+function serializeContent(result: ToolContentResult, maxChars: number): ToolOutcome {
+  const texts: string[] = [];
+  const images: ToolImage[] = [];
+  let dropped = 0;
+  for (const part of result.parts as readonly unknown[]) {
+    const { type, text, mediaType, data } = (part ?? {}) as Record<string, unknown>;
+    if (type === 'text' && typeof text === 'string') texts.push(text);
+    else if (
+      type === 'image' &&
+      typeof mediaType === 'string' &&
+      typeof data === 'string' &&
+      data.length <= MAX_TOOL_IMAGE_CHARS &&
+      images.length < MAX_TOOL_IMAGES
+    )
+      images.push({ type: 'image', mediaType, data });
+    else dropped++;
+  }
+  const notes = [
+    images.length > 0
+      ? `[${images.length} image${images.length === 1 ? '' : 's'} returned: sent in the next message]`
+      : '',
+    dropped > 0
+      ? `[${dropped} part${dropped === 1 ? '' : 's'} left out: not text or a valid image within the limits]`
+      : '',
+  ].filter(Boolean);
+  const content = capContent([texts.join('\n'), ...notes].filter(Boolean).join('\n'), maxChars);
+  return {
+    ok: true,
+    // The page's value names the images without carrying their bytes again.
+    output: {
+      type: 'content',
+      parts: [
+        ...texts.map((text) => ({ type: 'text', text })),
+        ...images.map((image) => ({
+          type: 'image',
+          mediaType: image.mediaType,
+          chars: image.data.length,
+        })),
+      ],
+    },
+    content,
+    ...(images.length > 0 ? { images } : {}),
   };
 }
 

@@ -44,6 +44,7 @@ import { KnowledgeService } from './knowledge-api';
 import { MemoryService } from './memory-api';
 import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
 import { abortedRun, type ResumedStep } from './run-agent';
+import { readRunInput, withText } from './run-input';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
@@ -262,9 +263,11 @@ export class AgentService implements AgentWorkerApi {
       const { emit, signal } = channel;
       const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
       served.conversationId = request.conversationId;
+      // Sizes, types and hashes, before anything is stored or sent: a refused input stores nothing.
+      const read = await readRunInput(request.input, setup.config.limits);
       // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
       const guarded = await setup.guardrails.input(
-        request.input,
+        read.text,
         { runId: request.runId, conversationId: request.conversationId },
         signal,
       );
@@ -282,7 +285,8 @@ export class AgentService implements AgentWorkerApi {
       }
       if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
       assertAsksHold(setup, request, channel);
-      const input = { role: 'user', content: guarded.value } as const;
+      const input =
+        guarded.value === read.text ? read.message : withText(read.message, guarded.value);
       // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
       assertInputFits(input, setup.config.memory.window, setup.tokens);
       const now = Date.now();
@@ -298,7 +302,7 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      await runConversation(setup, run, { input }, channel, request);
+      await runConversation(setup, run, { input, attachments: read.attachments }, channel, request);
     });
   }
 

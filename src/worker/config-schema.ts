@@ -68,6 +68,8 @@ const agentConfigSchema = z.object({
     maxSteps: z.int().min(1),
     streamIdleTimeoutMs: z.number().positive(),
     maxInputChars: z.int().min(1),
+    maxAttachmentBytes: z.int().min(1).exactOptional(),
+    maxInputBytes: z.int().min(1).exactOptional(),
   }),
   memory: z.object({
     database: z.string().min(1),

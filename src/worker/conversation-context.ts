@@ -1,13 +1,20 @@
 import { isAirlockError } from '../errors/airlock-error';
 import { selectWindow } from '../memory/context-window';
 import { compareMemories } from '../memory/memory-rules';
-import type { ConversationStore, MemoryRecord, MemoryScope, MessageRecord } from '../memory/store';
+import type {
+  AttachmentData,
+  ConversationStore,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+} from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { encodeDataText } from '../model/data-encoding';
 import { DATA_NOTICE, dataMessage } from '../model/data-message';
 import { estimateMessageTokens, type TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
 import type { WarningCode } from '../protocol/errors';
+import { resolveAttachments } from './resolve-attachments';
 import type { StoredRowCheck } from './stored-rows';
 import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
 
@@ -28,6 +35,8 @@ export interface ContextRequest {
   readonly runId: string;
   /** A new run's user message, always sent last; absent when a run resumes. */
   readonly input?: ChatMessage | undefined;
+  /** The new input's attachments, sent from memory (their stored copies are not read back). */
+  readonly attachments?: readonly AttachmentData[];
   readonly instructions: string | undefined;
   readonly offersTools: boolean;
   /** Scopes whose memories apply to this run. */
@@ -115,7 +124,12 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
   return {
     system: content ? [{ role: 'system', content }] : [],
     data,
-    history: [...kept.map((record) => record.message), ...own],
+    history: await resolveAttachments(
+      [...kept.map((record) => record.message), ...own],
+      store,
+      request.attachments ?? [],
+      (message) => request.warn('attachment-missing', message),
+    ),
   };
 }
 
@@ -241,9 +255,25 @@ function transcriptLine(message: ChatMessage): string {
     }
     case 'tool':
       return `tool result: ${excerpt(message.content, TOOL_EXCERPT)}`;
+    case 'user':
+      return `user: ${excerpt(contentText(message.content), MESSAGE_EXCERPT)}`;
     default:
       return `${message.role}: ${excerpt(message.content, MESSAGE_EXCERPT)}`;
   }
+}
+
+/** A user message's text, with attachments named in brackets (a summary reads no bytes). */
+function contentText(content: Extract<ChatMessage, { role: 'user' }>['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) =>
+      part.type === 'text'
+        ? part.text
+        : part.type === 'image'
+          ? '[an image]'
+          : `[file ${part.filename}]`,
+    )
+    .join(' ');
 }
 
 /** The start of `text`, with a mark saying how much was left out. */

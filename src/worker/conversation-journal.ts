@@ -1,5 +1,5 @@
 import { isAirlockError, toErrorData } from '../errors/airlock-error';
-import type { AuditRecord, ConversationStore, RunRecord } from '../memory/store';
+import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../memory/store';
 import type { RunUsage } from '../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
@@ -44,13 +44,14 @@ export class ConversationJournal implements RunJournal {
   }
 
   /** Saves the run's input with its checkpoint, before anything is sent to the model. */
-  async started(input: ChatMessage): Promise<void> {
+  async started(input: ChatMessage, attachments: readonly AttachmentData[] = []): Promise<void> {
     await this.#write(() =>
       this.#store.commitStep({
         conversationId: this.#run.conversationId,
         runId: this.#run.id,
         messages: [input],
         run: this.#run,
+        ...(attachments.length > 0 ? { attachments } : {}),
       }),
     );
   }
@@ -79,7 +80,11 @@ export class ConversationJournal implements RunJournal {
     this.#audit.push({ ...record, conversationId: this.#run.conversationId });
   }
 
-  async stepCompleted(step: number, messages: readonly ChatMessage[]): Promise<void> {
+  async stepCompleted(
+    step: number,
+    messages: readonly ChatMessage[],
+    attachments: readonly AttachmentData[] = [],
+  ): Promise<void> {
     const { pendingStep: _done, ...rest } = this.#run;
     this.#run = {
       ...rest,
@@ -96,6 +101,7 @@ export class ConversationJournal implements RunJournal {
         messages,
         run: this.#record(),
         audit,
+        ...(attachments.length > 0 ? { attachments } : {}),
       }),
     );
   }

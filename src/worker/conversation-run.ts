@@ -2,7 +2,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import { type CompiledRule, learnFrom } from '../memory/learn-rules';
-import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store';
+import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage } from '../protocol/chat';
@@ -64,7 +64,12 @@ export interface RunAsks extends RunModelOverrides {
 
 /** A new run's input, or a run to resume at a step that waited for approval. */
 export type RunStart =
-  | { readonly input: ChatMessage; readonly resume?: never }
+  | {
+      readonly input: ChatMessage;
+      /** The attachments the input refers to: stored with it, and sent from memory. */
+      readonly attachments?: readonly AttachmentData[];
+      readonly resume?: never;
+    }
   | { readonly resume: ResumedStep; readonly input?: never };
 
 /**
@@ -122,12 +127,13 @@ export async function runConversation(
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.input) await journal.started(start.input);
+      if (start.input) await journal.started(start.input, start.attachments ?? []);
       await emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name });
       const rows = new StoredRowCheck(emit);
       try {
         const knowledge =
-          retrieval === 'inject' || retrieval === 'both'
+          // An input of images alone has no text to search with.
+          (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== ''
             ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
             : [];
         const context = await buildContext({
@@ -136,6 +142,7 @@ export async function runConversation(
           conversationId: run.conversationId,
           runId: run.id,
           input: start.input,
+          attachments: start.input ? (start.attachments ?? []) : [],
           instructions: asks.instructions ?? config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,

@@ -8,6 +8,7 @@ import {
   TOOL_NAME,
 } from '../errors/field-checks';
 import { isMemoryScope } from '../memory/memory-rules';
+import { MAX_CONTENT_PARTS } from '../memory/row-schemas';
 import { type ModelOptions, modelOptionsCheck } from '../model/model-options';
 import type { KnowledgeProgress } from '../protocol/knowledge';
 import type { MemoryScope } from '../protocol/memory';
@@ -46,9 +47,40 @@ const runOverrides = {
   tools: toolSpecsSchema.exactOptional(),
 };
 
+const imageDetail = z.enum(['auto', 'low', 'high']).exactOptional();
+const blob = z.custom<Blob>((value) => value instanceof Blob, 'must be a Blob');
+const mediaType = z.string().max(100).exactOptional();
+
+/** One part of a run's input; its bytes are read and checked by `readRunInput`. */
+const inputPart = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({
+    type: z.literal('image'),
+    image: z.union([blob, z.string()]),
+    mediaType,
+    detail: imageDetail,
+  }),
+  z.object({
+    type: z.literal('file'),
+    data: z.union([blob, z.string()]),
+    mediaType,
+    filename: z.string().max(255).exactOptional(),
+  }),
+]);
+
 const runRequestSchema = z.object({
   runId: id,
-  input: nonBlank,
+  input: z.union([
+    nonBlank,
+    z
+      .array(inputPart)
+      .min(1)
+      .max(MAX_CONTENT_PARTS)
+      .refine(
+        (parts) => parts.some((part) => part.type !== 'text' || part.text.trim() !== ''),
+        'must have a part that is not blank',
+      ),
+  ]),
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),

@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import type { AttachmentData } from '../memory/store';
 import type { ChatModel, ModelRequest } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ResponseFormat } from '../model/structured-output';
@@ -10,8 +11,9 @@ import type { BudgetMeter } from './budget-meter';
 import type { OutputVerdict } from './event-sink';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
+import { toolImagesMessage } from './tool-images';
 import { unlessAborted } from './tools/deadline';
-import { runToolCalls, type ToolCallsContext } from './tools/run-tool-calls';
+import { runToolCalls, type ToolCallResult, type ToolCallsContext } from './tools/run-tool-calls';
 import { formatToolOutput, isErrorOutput } from './tools/tool-message';
 
 type AssistantMessage = Extract<ChatMessage, { role: 'assistant' }>;
@@ -32,8 +34,15 @@ export interface ResumedStep {
  * before the run goes on; none is made while a model or tool call is open.
  */
 export interface RunJournal {
-  /** A completed step's messages (assistant, then its tool results in call order). */
-  stepCompleted(step: number, messages: readonly ChatMessage[]): Promise<void>;
+  /**
+   * A completed step's messages (assistant, then its tool results in call order, then the
+   * images its tools returned), with the attachments those refer to.
+   */
+  stepCompleted(
+    step: number,
+    messages: readonly ChatMessage[],
+    attachments?: readonly AttachmentData[],
+  ): Promise<void>;
   /** The step's calls wait for the user: what is needed to finish the step after a reload. */
   awaitingApproval(
     pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
@@ -193,10 +202,20 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     };
     const toolMessages = await runStepTools(context, step, assistant, resumed);
     const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
+    const images = await toolImagesMessage(
+      toolMessages.map((result) => ({
+        callId: result.message.tool_call_id,
+        ...(result.images ? { images: result.images } : {}),
+      })),
+    );
     if (refusal === undefined) {
       // Tool messages go in even after an abort, so the history never holds a call without its result.
-      added.push(...stepMessages);
-      await context.journal.stepCompleted(step, stepMessages);
+      added.push(...stepMessages, ...(images ? [images.sent] : []));
+      await context.journal.stepCompleted(
+        step,
+        images ? [...stepMessages, images.stored] : stepMessages,
+        images?.attachments ?? [],
+      );
     } else {
       // The model sees its answer and what was wrong with it; the history keeps neither.
       added.push(assistant, { role: 'user', content: retryRequest(refusal) });
@@ -326,7 +345,7 @@ async function runStepTools(
   step: number,
   assistant: AssistantMessage,
   resumed: ResumedStep | undefined,
-): Promise<{ message: ToolMessage; ok: boolean }[]> {
+): Promise<ToolCallResult[]> {
   const calls = assistant.tool_calls ?? [];
   if (calls.length === 0) return [];
   const settled = [...(resumed?.settled ?? [])];

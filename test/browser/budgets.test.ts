@@ -74,7 +74,9 @@ describe('budgets', () => {
       ...Array.from({ length: 4 }, () => ['assistant', 'tool']).flat(),
     ]);
     const last = messages.at(-1);
-    expect(JSON.parse(readToolOutput(last?.content).body).error.code).toBe('tool-budget-exceeded');
+    expect(JSON.parse(readToolOutput(last?.content as string | undefined).body).error.code).toBe(
+      'tool-budget-exceeded',
+    );
     const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
     expect(record).toMatchObject({ status: 'failed', usage: { modelCalls: 4, toolCalls: 3 } });
   });

@@ -799,7 +799,7 @@ describe('arbitrary values never surprise the public entries', () => {
     );
   });
 
-  it('run refuses exactly the blank strings and non-strings, and takes any other Unicode text', () => {
+  it('run refuses exactly the blank strings and non-strings (lists but of parts), and takes any other Unicode text', () => {
     const agent = createAgent(validOptions(silentWorker));
     // An aborted signal ends an accepted run on the page, before anything crosses.
     const aborted = AbortSignal.abort();
@@ -811,7 +811,12 @@ describe('arbitrary values never surprise the public entries', () => {
             const error = thrownBy(() => agent.run(input as string, { signal: aborted }));
             const valid = typeof input === 'string' && input.trim() !== '';
             if (valid) expect(error, describeFailure(error)).toBe(NOTHING_THROWN);
-            else expectTypedError(error, 'invalid-input', 'input');
+            else if (Array.isArray(input) && input.length > 0) {
+              // A list is read as parts: the error names the first part at fault.
+              if (error === NOTHING_THROWN) return;
+              expect(isAirlockError(error) && error.code).toBe('invalid-input');
+              expect(isAirlockError(error) && String(error.details.field)).toMatch(/^input\[\d+\]/);
+            } else expectTypedError(error, 'invalid-input', 'input');
           },
         ),
         { numRuns: 500 },

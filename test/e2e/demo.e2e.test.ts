@@ -506,6 +506,32 @@ describe('the demo, built and served', () => {
     expect(await thinking().locator('.thinking-text').textContent()).toBe(streamed);
   });
 
+  it('sends an image chosen with the file input, and still shows it in the turn after a reload', async () => {
+    // A File set on the input as a user's choice would set it (DataTransfer works in all three engines).
+    await page.evaluate(() => {
+      const png =
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+      const bytes = Uint8Array.from(atob(png), (char) => char.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], 'dot.png', { type: 'image/png' }));
+      const input = document.querySelector<HTMLInputElement>('#attach');
+      if (input) input.files = transfer.files;
+    });
+    expect(await ask(page, 'What is in this picture?')).toBe('stop');
+    // The offline model answers from the request it received: the image arrived as a data URL.
+    expect(await lastAnswer(page)).toContain('I received 1 attachment (image/png)');
+    expect(await texts(page.locator('#log .turn.user .attachment'))).toContain(
+      '📎 dot.png (image/png, 70 bytes)',
+    );
+    await screenshot('13-image-sent');
+
+    await openPage();
+    // Stored by reference: the reloaded turn names the stored image.
+    await eventually(() => texts(page.locator('#log .turn.user .attachment'))).toContain(
+      '📎 image (image/png, 70 bytes)',
+    );
+  });
+
   it('raised no uncaught error in the page', async () => {
     expect(await browser?.pageErrors()).toEqual([]);
   });

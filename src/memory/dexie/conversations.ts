@@ -1,18 +1,27 @@
 import { estimateMessageTokens } from '../../model/estimate-tokens';
+import {
+  exportedAttachments,
+  hasParts,
+  readImportedAttachments,
+  referencedHashes,
+} from '../conversation-attachments';
 import { parseConversationExport } from '../conversation-export-schema';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import type { ConversationExport, ConversationStore } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
+import { holdAttachments, releaseAttachments } from './attachments';
 import { type DexieConnection, messageRange, scopeRange } from './database';
 
 /** The changes a deleted or replaced conversation posts. */
 const cascadeChanges = (conversationId: string): StoreChange[] =>
-  (['messages', 'runs', 'audit', 'memories', 'conversations'] as const).map((table) => ({
-    table,
-    conversationId,
-  }));
+  (['messages', 'runs', 'audit', 'memories', 'attachments', 'conversations'] as const).map(
+    (table) => ({
+      table,
+      conversationId,
+    }),
+  );
 
 /**
  * Conversations as wholes: creating, listing, renaming, deleting (with all that belongs to
@@ -31,8 +40,8 @@ export function conversationTables(
   | 'importConversation'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, memories, runs, audit } = db;
-  const allTables = [conversations, messages, memories, runs, audit];
+  const { conversations, messages, memories, runs, audit, attachments } = db;
+  const allTables = [conversations, messages, memories, runs, audit, attachments];
 
   /** Deletes a conversation and all that belongs to it; call inside a rw transaction over all tables. */
   async function deleteCascade(conversationId: string): Promise<void> {
@@ -40,6 +49,7 @@ export function conversationTables(
     await runs.where('conversationId').equals(conversationId).delete();
     await audit.where('conversationId').equals(conversationId).delete();
     await scopeRange(db, conversationScope(conversationId)).delete();
+    await releaseAttachments(connection, conversationId);
     await conversations.delete(conversationId);
   }
 
@@ -85,16 +95,28 @@ export function conversationTables(
       guard('exporting a conversation', () =>
         db.transaction(
           'r',
-          [conversations, messages, memories],
+          [conversations, messages, memories, attachments],
           async (): Promise<ConversationExport> => {
             const conversation = await conversations.get(id);
             if (!conversation) throw notFound('conversation', id);
+            const records = await messageRange(db, id).toArray();
+            const memoryRows = await scopeRange(db, conversationScope(id)).toArray();
+            if (!hasParts(records))
+              return {
+                format: 'airlock.conversation',
+                version: 1,
+                conversation,
+                messages: records,
+                memories: memoryRows,
+              };
+            const rows = await attachments.bulkGet(referencedHashes(records));
             return {
               format: 'airlock.conversation',
-              version: 1,
+              version: 2,
               conversation,
-              messages: await messageRange(db, id).toArray(),
-              memories: await scopeRange(db, conversationScope(id)).toArray(),
+              messages: records,
+              memories: memoryRows,
+              attachments: exportedAttachments(rows),
             };
           },
         ),
@@ -106,6 +128,8 @@ export function conversationTables(
         async () => {
           // Everything is checked before the transaction, so bad input never starts a write.
           const value = parseConversationExport(data, importOptions);
+          // Hashed and type-checked before the transaction, which cannot wait on crypto.
+          const imported = await readImportedAttachments(value);
           const { id } = value.conversation;
           // Token counts are derived data: recomputed, not taken from the file.
           const records = value.messages.map((record) => ({
@@ -132,6 +156,7 @@ export function conversationTables(
             await deleteCascade(id);
             await messages.bulkAdd(records);
             await memories.bulkAdd([...value.memories]);
+            await holdAttachments(connection, id, imported);
             await conversations.add(value.conversation);
           });
           notify(...cascadeChanges(id));

@@ -3,9 +3,16 @@ import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { waitFor } from '../../timing/wait';
-import { CURRENT_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V2, SCHEMA_V3 } from '../schema-versions';
+import {
+  CURRENT_SCHEMA_VERSION,
+  SCHEMA_V1,
+  SCHEMA_V2,
+  SCHEMA_V3,
+  SCHEMA_V4,
+} from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import type {
+  AttachmentRecord,
   AuditRecord,
   ConversationRecord,
   MemoryRecord,
@@ -48,6 +55,7 @@ export type AirlockDatabase = Dexie & {
   audit: Table<AuditRecord, number>;
   documents: Table<KnowledgeDocumentRecord, string>;
   chunks: Table<KnowledgeChunkRecord, [string, number]>;
+  attachments: Table<AttachmentRecord, string>;
 };
 
 /** What every table module works through: the database, one way to run a call, and the change feed. */
@@ -141,6 +149,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(1).stores(SCHEMA_V1);
   db.version(2).stores(SCHEMA_V2).upgrade(backfillTokenCounts);
   db.version(3).stores(SCHEMA_V3);
+  db.version(4).stores(SCHEMA_V4);
   return db;
 }
 

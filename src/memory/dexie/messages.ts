@@ -3,6 +3,7 @@ import type { ChatMessage } from '../../protocol/chat';
 import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
+import { holdAttachments } from './attachments';
 import { type DexieConnection, messageRange } from './database';
 
 /** A conversation's messages: committing a step (with its run and audit records), reading them back, the summary. */
@@ -13,7 +14,7 @@ export function messageTables(
   'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, runs, audit } = db;
+  const { conversations, messages, runs, audit, attachments } = db;
 
   return {
     commitStep: (step) =>
@@ -26,7 +27,7 @@ export function messageTables(
           if (step.audit?.some((record) => record.conversationId !== conversationId))
             throw invalidInput('An audit record belongs to another conversation.');
           const now = Date.now();
-          const tables = [conversations, messages, runs, audit];
+          const tables = [conversations, messages, runs, audit, attachments];
           const records = await db.transaction('rw', tables, async () => {
             // Not created here: a conversation deleted by another tab mid-run stays deleted.
             const conversation = await conversations.get(conversationId);
@@ -50,12 +51,15 @@ export function messageTables(
                 updatedAt: now,
               });
             }
+            await holdAttachments(connection, conversationId, step.attachments ?? []);
             if (step.run !== undefined) await runs.put(step.run);
             if (step.audit !== undefined && step.audit.length > 0)
               await audit.bulkAdd([...step.audit]);
             return added;
           });
           const changes: StoreChange[] = [];
+          if ((step.attachments?.length ?? 0) > 0)
+            changes.push({ table: 'attachments', conversationId });
           if (records.length > 0)
             changes.push(
               { table: 'messages', conversationId },

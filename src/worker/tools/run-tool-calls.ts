@@ -2,7 +2,13 @@ import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailVerdict } from '../../protocol/guardrails';
-import type { ToolCallRecord, ToolCallRequest, ToolCheck, ToolOutcome } from '../../protocol/tools';
+import type {
+  ToolCallRecord,
+  ToolCallRequest,
+  ToolCheck,
+  ToolImage,
+  ToolOutcome,
+} from '../../protocol/tools';
 import { GUARDRAIL_ABORTED } from '../guardrail-gate';
 import type { ApprovalGate } from './approval-gate';
 import { unlessAborted } from './deadline';
@@ -44,6 +50,8 @@ type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 export interface ToolCallResult {
   readonly message: ToolMessage;
   readonly ok: boolean;
+  /** Images the tool returned, as it returned them (checked where they are stored). */
+  readonly images?: readonly ToolImage[];
 }
 
 /** The longest a tool may run when neither it nor its toolset says. */
@@ -120,7 +128,9 @@ async function runToolCall(
     content: formatToolOutput(toolName, call.id, outcome),
   };
   await context.onSettled?.(message);
-  return { message, ok: outcome.ok };
+  return outcome.ok && outcome.images
+    ? { message, ok: true, images: outcome.images }
+    : { message, ok: outcome.ok };
 }
 
 /** When a call's execution started, and the arguments it was (or would be) run with. */

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
-import { capContent, DEFAULT_MAX_OUTPUT_CHARS } from '../../tools/run-tool';
+import {
+  capContent,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  MAX_TOOL_IMAGE_CHARS,
+  MAX_TOOL_IMAGES,
+} from '../../tools/run-tool';
 
 // What a tool runner delivers is judged here, in the agent worker, whatever thread it came
 // from: a sandbox's code can rewrite anything its worker posts, so an answer's shape, size
@@ -39,7 +44,21 @@ const checkSchema = z.union([
 ]);
 
 const outcomeSchema = z.union([
-  z.object({ ok: z.literal(true), output: z.unknown(), content: z.string() }),
+  z.object({
+    ok: z.literal(true),
+    output: z.unknown(),
+    content: z.string(),
+    images: z
+      .array(
+        z.object({
+          type: z.literal('image'),
+          mediaType: z.string().max(100),
+          data: z.string().max(MAX_TOOL_IMAGE_CHARS),
+        }),
+      )
+      .max(MAX_TOOL_IMAGES)
+      .exactOptional(),
+  }),
   z.object({ ok: z.literal(false), error: toolError }),
 ]);
 
@@ -88,7 +107,13 @@ export function acceptOutcome(value: unknown, spec: ToolSpec): ToolOutcome {
     parsed.data.content,
     spec.policy.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS,
   );
-  return { ok: true, content, output: outputFor(parsed.data.output, content) };
+  const { images } = parsed.data;
+  return {
+    ok: true,
+    content,
+    output: images ? parsed.data.output : outputFor(parsed.data.output, content),
+    ...(images && images.length > 0 ? { images } : {}),
+  };
 }
 
 /**

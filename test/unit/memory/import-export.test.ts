@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_IMPORT_CHARS } from '../../../src/memory/conversation-export-schema';
+import { MAX_IMPORT_FILE_CHARS } from '../../../src/memory/conversation-export-schema';
 import type { ConversationExport, ConversationStore } from '../../../src/memory/store';
 import {
   assistantCalls,
@@ -193,8 +193,8 @@ describe('exporting and importing a conversation', () => {
       await expectRefused({ format: 'other' }, /format/);
     });
 
-    it('more than 20 MB of text, before parsing it', async () => {
-      const huge = `{"format":"airlock.conversation","padding":"${'x'.repeat(MAX_IMPORT_CHARS)}"}`;
+    it('more text than a file may have (its attachments included), before parsing it', async () => {
+      const huge = `{"format":"airlock.conversation","padding":"${'x'.repeat(MAX_IMPORT_FILE_CHARS)}"}`;
       await expectRefused(huge, /too large: \d+ characters/);
     });
 

@@ -20,3 +20,4 @@ vi.mock('./store-fixture', async (importOriginal) => {
 await import('./memories.test');
 await import('./import-export.test');
 await import('./dexie-store.test');
+await import('./attachments.test');

@@ -76,6 +76,43 @@ describe('stored row schemas', () => {
     expect(rowProblems('messages', 'not a row')).toEqual([expect.stringMatching(/^\(root\): /)]);
   });
 
+  it('accepts a user message with attachments by reference, and refuses bytes or non-https URLs in a row', () => {
+    const attachment = { hash: 'a'.repeat(64), mediaType: 'image/png', size: 70 };
+    const withParts = (content: unknown) => ({
+      ...messageRow,
+      message: { role: 'user', content },
+    });
+    expect(
+      rowProblems(
+        'messages',
+        withParts([
+          { type: 'text', text: 'Look' },
+          { type: 'image', attachment, detail: 'low' },
+          { type: 'image', url: 'https://example.com/a.png' },
+          {
+            type: 'file',
+            attachment: { ...attachment, mediaType: 'application/pdf' },
+            filename: 'a.pdf',
+          },
+        ]),
+      ),
+    ).toEqual([]);
+    // A data URL would put unbounded bytes in a message row; other schemes are not for the model.
+    for (const url of [
+      'data:image/png;base64,AAAA',
+      'javascript:alert(1)',
+      'http://example.com/a.png',
+    ])
+      expect(rowProblems('messages', withParts([{ type: 'image', url }]))).not.toEqual([]);
+    expect(
+      rowProblems(
+        'messages',
+        withParts([{ type: 'image', attachment: { ...attachment, hash: 'x' } }]),
+      ),
+    ).not.toEqual([]);
+    expect(rowProblems('messages', withParts([]))).not.toEqual([]);
+  });
+
   it('refuses a conversation row whose summary pointer is beyond its last message', () => {
     expect(
       rowProblems('conversations', {

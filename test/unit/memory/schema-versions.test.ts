@@ -7,6 +7,7 @@ import {
   SCHEMA_V1,
   SCHEMA_V2,
   SCHEMA_V3,
+  SCHEMA_V4,
 } from '../../../src/memory/schema-versions';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 
@@ -143,6 +144,7 @@ describe('schema versions', () => {
     newer.version(1).stores(SCHEMA_V1);
     newer.version(2).stores(SCHEMA_V2);
     newer.version(3).stores(SCHEMA_V3);
+    newer.version(4).stores(SCHEMA_V4);
     newer.version(CURRENT_SCHEMA_VERSION + 1).stores({ notes: 'id' });
     let blocked = false;
     newer.on('blocked', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatModel, ModelRequest, ModelStreamPart } from '../../../src/model/chat-model';
 import {
+  ATTACHMENT_TOKENS,
   estimateMessageTokens,
   estimateRequestTokens,
   estimateTextTokens,
@@ -60,6 +61,27 @@ describe('the token estimate', () => {
     const sum = messages.reduce((total, message) => total + estimateMessageTokens(message), 0);
     expect(estimateRequestTokens(bare)).toBe(sum);
     expect(estimateRequestTokens(withTools)).toBeGreaterThan(sum);
+  });
+
+  it('counts an image sent as a data URL as a fixed 1 000 tokens, not its base64 as text', () => {
+    const photo = `data:image/jpeg;base64,${'A'.repeat(1_400_000)}`;
+    const withImage = estimateRequestTokens({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', url: photo },
+          ],
+        },
+      ],
+      tools: [],
+    });
+    const textOnly = estimateRequestTokens({
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }] }],
+      tools: [],
+    });
+    expect(withImage - textOnly).toBe(ATTACHMENT_TOKENS);
   });
 });
 

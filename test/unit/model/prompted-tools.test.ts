@@ -40,7 +40,7 @@ describe('prompted tool calling', () => {
 
     expect(request.tools).toEqual([]);
     expect(request.messages[0]?.role).toBe('system');
-    const system = request.messages[0]?.content ?? '';
+    const system = (request.messages[0]?.content ?? '') as string;
     expect(system.startsWith('Be brief.\n\n# Tools')).toBe(true);
     expect(system).toContain('## get_weather\nCurrent weather for a city.');
     expect(system).toContain(JSON.stringify(weather.parameters));
