@@ -42,7 +42,20 @@ function browserProject(
     extends: true,
     // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
     // the page under a running test.
-    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    optimizeDeps: {
+      include: [
+        'comlink',
+        'openai',
+        'zod',
+        'dexie',
+        'fast-check',
+        'jsonrepair',
+        '@modelcontextprotocol/sdk/client/index.js',
+        '@modelcontextprotocol/sdk/client/streamableHttp.js',
+        '@modelcontextprotocol/sdk/types.js',
+        '@modelcontextprotocol/sdk/validation/cfworker',
+      ],
+    },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
     // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
     server: { cors: { origin: '*' } },
@@ -105,7 +118,7 @@ export default defineConfig({
     sourcemap: true,
   },
   test: {
-    globalSetup: ['./test/setup/model-server.global.ts'],
+    globalSetup: ['./test/setup/model-server.global.ts', './test/setup/mcp-server.global.ts'],
     projects: [
       {
         extends: true,

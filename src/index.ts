@@ -66,6 +66,7 @@ export type {
   KnowledgeRetrieval,
   KnowledgeSource,
 } from './protocol/knowledge';
+export type { McpApproval, McpServerConfig } from './protocol/mcp';
 export type {
   AuditRecord,
   ConversationExport,

@@ -1,0 +1,355 @@
+import { type AgentEvent, isAirlockError, type McpServerConfig } from 'airlock-agents';
+import { describe, expect, inject, it } from 'vitest';
+import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
+
+/** A tenant of its own on the MCP test server, so tests never see each other's calls. */
+function mcpTenant() {
+  const tenant = `t-${crypto.randomUUID()}`;
+  const origin = inject('mcpServerUrl');
+  return {
+    url: `${origin}/mcp?t=${tenant}`,
+    /** What the server saw: calls, cancellations, closed streams and sessions. */
+    async log(): Promise<string[]> {
+      return (await fetch(`${origin}/control/${tenant}/log`)).json() as Promise<string[]>;
+    },
+    async addTool(name: string): Promise<void> {
+      await fetch(`${origin}/control/${tenant}/add-tool`, {
+        method: 'POST',
+        body: JSON.stringify({ name }),
+      });
+    },
+  };
+}
+
+type Tenant = ReturnType<typeof mcpTenant>;
+
+function notesServer(tenant: Tenant, options: Partial<McpServerConfig> = {}): McpServerConfig {
+  return { name: 'notes', url: tenant.url, approval: 'never', ...options };
+}
+
+/** Polls `read` until `accept` holds, for at most `ms`. */
+async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, ms = 5_000) {
+  const until = performance.now() + ms;
+  let value = await read();
+  while (!accept(value) && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await read();
+  }
+  return value;
+}
+
+function toolResults(events: AgentEvent[]) {
+  return events.filter(
+    (event): event is Extract<AgentEvent, { type: 'tool-result' }> => event.type === 'tool-result',
+  );
+}
+
+describe('MCP tools', () => {
+  it('lists every page of the tools, names them server__tool and offers their input schema', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([{ text: 'Hello.' }]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)], memory: { tools: false } });
+
+    const names = await agent.ready;
+    // The server pages its eight tools three at a time.
+    expect(names).toEqual([
+      'notes__echo',
+      'notes__add',
+      'notes__picture',
+      'notes__readme',
+      'notes__fail',
+      'notes__slow',
+      'notes__write_note',
+      'notes__flaky_stream',
+    ]);
+    await agent.run('Hi').result;
+    const [body] = await receivedBodies(session);
+    const echo = body?.tools?.find((offered) => offered.function.name === 'notes__echo');
+    expect(echo?.function.parameters).toMatchObject({
+      type: 'object',
+      properties: { text: { type: 'string', maxLength: 200 } },
+      required: ['text'],
+    });
+  });
+
+  it('calls a tool and gives the model its text inside a tool_output element, audited', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'notes__echo', arguments: { text: 'hi there' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+
+    const events = await collect(agent.run('Echo hi there'));
+
+    expect(toolResults(events)).toMatchObject([
+      { ok: true, toolName: 'notes__echo', output: 'echo: hi there' },
+    ]);
+    const bodies = await receivedBodies(session);
+    const toolMessage = bodies[1]?.messages.find((message) => message.role === 'tool');
+    expect(readToolOutput(toolMessage?.content)).toMatchObject({
+      tool: 'notes__echo',
+      status: 'ok',
+      body: 'echo: hi there',
+    });
+    expect(await tenant.log()).toContain('call:echo:{"text":"hi there"}');
+    const audit = await agent.memory.toolCalls({ runId: (await agentRunId(events)) ?? '' });
+    expect(audit).toMatchObject([{ toolName: 'notes__echo', outcome: 'ok' }]);
+  });
+
+  it('maps structured content, images and embedded resources to tool results', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_add', name: 'notes__add', arguments: { a: 2, b: 3 } },
+          { id: 'call_pic', name: 'notes__picture', arguments: {} },
+          { id: 'call_res', name: 'notes__readme', arguments: {} },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+
+    const results = toolResults(await collect(agent.run('Use them')));
+
+    expect(results).toMatchObject([
+      { callId: 'call_add', ok: true, output: { sum: 5 } },
+      {
+        callId: 'call_pic',
+        ok: true,
+        output: [
+          { type: 'text', text: 'A transparent pixel.' },
+          { type: 'image', mimeType: 'image/png', bytes: 68 },
+        ],
+      },
+      {
+        callId: 'call_res',
+        ok: true,
+        output: [
+          {
+            type: 'resource',
+            uri: 'notes://readme',
+            mimeType: 'text/plain',
+            text: 'Read me first.',
+          },
+        ],
+      },
+    ]);
+    const bodies = await receivedBodies(session);
+    const contents = bodies[1]?.messages
+      .filter((message) => message.role === 'tool')
+      .map((message) => readToolOutput(message.content).body);
+    expect(JSON.parse(contents?.[0] ?? '')).toEqual({ sum: 5 });
+    // The model is told of the image, not sent its base64.
+    expect(contents?.[1]).not.toContain('iVBOR');
+  });
+
+  it('turns an isError result into a failed call the model can read', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_f', name: 'notes__fail', arguments: {} }] },
+      { text: 'It failed.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+
+    const results = toolResults(await collect(agent.run('Try it')));
+
+    expect(results).toMatchObject([
+      { ok: false, error: { code: 'tool-failed', message: expect.stringContaining('on purpose') } },
+    ]);
+    const toolMessage = (await receivedBodies(session))[1]?.messages.find(
+      (message) => message.role === 'tool',
+    );
+    expect(readToolOutput(toolMessage?.content).status).toBe('error');
+  });
+
+  it('cuts a slow tool at its deadline and the server sees the cancellation', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      {
+        toolCalls: [{ id: 'call_s', name: 'notes__slow', arguments: { ms: 20_000, tag: 'late' } }],
+      },
+      { text: 'Too slow.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant, { timeoutMs: 300 })] });
+
+    const results = toolResults(await collect(agent.run('Be slow')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-timeout' } }]);
+    const log = await eventually(tenant.log, (seen) => seen.includes('cancelled:slow:late'));
+    expect(log).toContain('cancelled:slow:late');
+  });
+
+  it('cancels a running call on the server when the run is aborted', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      {
+        toolCalls: [{ id: 'call_s', name: 'notes__slow', arguments: { ms: 20_000, tag: 'abort' } }],
+      },
+      { text: 'never' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+    const controller = new AbortController();
+    const run = agent.run('Be slow', { signal: controller.signal });
+
+    for await (const event of run) {
+      if (event.type === 'tool-call') {
+        await eventually(tenant.log, (seen) => seen.some((line) => line.startsWith('call:slow')));
+        controller.abort();
+      }
+    }
+
+    expect((await run.result).reason).toBe('aborted');
+    const log = await eventually(tenant.log, (seen) => seen.includes('cancelled:slow:abort'));
+    expect(log).toContain('cancelled:slow:abort');
+  });
+
+  it('offers a tool the server adds while connected, after tools/list_changed', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel(Array.from({ length: 100 }, () => ({ text: 'ok' })));
+    const agent = agentFor(session, { mcp: [notesServer(tenant)], memory: { tools: false } });
+    await agent.ready;
+
+    await tenant.addTool('late_tool');
+    const offered = await eventually(
+      async () => {
+        await agent.run('Which tools?').result;
+        const bodies = await receivedBodies(session);
+        return bodies.at(-1)?.tools?.map((offer) => offer.function.name) ?? [];
+      },
+      (names) => names.includes('notes__late_tool'),
+    );
+
+    expect(offered).toContain('notes__late_tool');
+    expect(offered).toContain('notes__echo');
+  });
+
+  it('resumes a response stream the server closed mid-call and gets the answer', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_d', name: 'notes__flaky_stream', arguments: { tag: 'drop' } }] },
+      { text: 'Got it.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+
+    const results = toolResults(await collect(agent.run('Try the flaky one')));
+
+    expect(await tenant.log()).toContain('stream-closed:drop');
+    expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
+  });
+
+  it('fails ready with mcp-unavailable naming a server that is down at start', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, {
+      mcp: [{ name: 'gone', url: inject('mcpDownUrl'), connectTimeoutMs: 5_000 }],
+    });
+
+    const error = await agent.ready.then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+
+    expect(isAirlockError(error, 'mcp-unavailable')).toBe(true);
+    expect(error).toMatchObject({ details: { server: 'gone' } });
+    expect((error as Error).message).toContain('"gone"');
+  });
+
+  it('never sends a call whose arguments do not fit the tool schema', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_bad', name: 'notes__echo', arguments: { text: 42 } }] },
+      { text: 'Sorry.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+
+    const results = toolResults(await collect(agent.run('Echo a number')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-invalid-arguments' } }]);
+    expect((await tenant.log()).filter((line) => line.startsWith('call:'))).toEqual([]);
+  });
+
+  it('asks for approval by default, even for tools the server marks read-only', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_e', name: 'notes__echo', arguments: { text: 'x' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, { mcp: [{ name: 'notes', url: tenant.url }] });
+    const run = agent.run('Echo x');
+
+    for await (const event of run) {
+      if (event.type === 'approval-request') {
+        expect(event.toolName).toBe('notes__echo');
+        expect(await tenant.log()).toEqual([]);
+        await run.approve(event.approvalId);
+      }
+    }
+
+    expect(await tenant.log()).toContain('call:echo:{"text":"x"}');
+  });
+
+  it('skips approval for read-only tools when the app allows it, and only for them', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_e', name: 'notes__echo', arguments: { text: 'x' } },
+          { id: 'call_w', name: 'notes__write_note', arguments: { title: 'T' } },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, {
+      mcp: [{ name: 'notes', url: tenant.url, approval: 'unless-read-only' }],
+    });
+    const run = agent.run('Echo and write');
+    const asked: string[] = [];
+
+    for await (const event of run) {
+      if (event.type === 'approval-request') {
+        asked.push(event.toolName);
+        await run.reject(event.approvalId, 'not now');
+      }
+    }
+
+    expect(asked).toEqual(['notes__write_note']);
+    const calls = (await tenant.log()).filter((line) => line.startsWith('call:'));
+    expect(calls).toEqual(['call:echo:{"text":"x"}']);
+  });
+
+  it("offers only the tools in a server's allowlist", async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_w', name: 'notes__write_note', arguments: { title: 'T' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, {
+      mcp: [notesServer(tenant, { allowedTools: ['echo', 'add'] })],
+      memory: { tools: false },
+    });
+
+    expect(await agent.ready).toEqual(['notes__echo', 'notes__add']);
+    const results = toolResults(await collect(agent.run('Write')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-not-found' } }]);
+    expect((await tenant.log()).filter((line) => line.startsWith('call:'))).toEqual([]);
+  });
+
+  it('ends the MCP session when the agent is disposed', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+    await agent.ready;
+
+    agent.dispose();
+
+    const log = await eventually(tenant.log, (seen) => seen.includes('session-closed'));
+    expect(log).toContain('session-closed');
+  });
+});
+
+async function agentRunId(events: AgentEvent[]): Promise<string | undefined> {
+  const start = events.find((event) => event.type === 'run-start');
+  return start?.type === 'run-start' ? start.runId : undefined;
+}
