@@ -353,3 +353,77 @@ async function agentRunId(events: AgentEvent[]): Promise<string | undefined> {
   const start = events.find((event) => event.type === 'run-start');
   return start?.type === 'run-start' ? start.runId : undefined;
 }
+
+describe('MCP tools through the proxy route', () => {
+  const proxied = (options: Partial<McpServerConfig> = {}): McpServerConfig => ({
+    name: 'notes',
+    url: inject('mcpProxyUrl'),
+    approval: 'never',
+    ...options,
+  });
+  const secretLog = async (): Promise<string[]> =>
+    (await fetch(`${inject('mcpServerUrl')}/control/secret/log`)).json() as Promise<string[]>;
+
+  it('lists and calls tools with the credentials the proxy adds', async () => {
+    const tag = crypto.randomUUID();
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_1', name: 'notes__echo', arguments: { text: tag } },
+          { id: 'call_2', name: 'notes__add', arguments: { a: 1, b: 2 } },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, { mcp: [proxied()], memory: { tools: false } });
+
+    expect(await agent.ready).toContain('notes__write_note');
+    const results = toolResults(await collect(agent.run('Echo')));
+
+    expect(results).toMatchObject([
+      { ok: true, output: `echo: ${tag}` },
+      { ok: true, output: { sum: 3 } },
+    ]);
+    expect(await secretLog()).toContain(`call:echo:{"text":"${tag}"}`);
+  });
+
+  it('cuts a slow tool at its deadline and the cancellation reaches the server through the proxy', async () => {
+    const tag = crypto.randomUUID();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_s', name: 'notes__slow', arguments: { ms: 20_000, tag } }] },
+      { text: 'Too slow.' },
+    ]);
+    const agent = agentFor(session, { mcp: [proxied({ timeoutMs: 300 })] });
+
+    const results = toolResults(await collect(agent.run('Be slow')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-timeout' } }]);
+    const log = await eventually(secretLog, (seen) => seen.includes(`cancelled:slow:${tag}`));
+    expect(log).toContain(`cancelled:slow:${tag}`);
+  });
+
+  it('resumes a dropped response stream through the proxy (Last-Event-ID passes)', async () => {
+    const tag = crypto.randomUUID();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_d', name: 'notes__flaky_stream', arguments: { tag } }] },
+      { text: 'Got it.' },
+    ]);
+    const agent = agentFor(session, { mcp: [proxied()] });
+
+    const results = toolResults(await collect(agent.run('Try the flaky one')));
+
+    expect(await secretLog()).toContain(`stream-closed:${tag}`);
+    expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
+  });
+
+  it('fails ready with mcp-unavailable for a name the proxy does not serve', async () => {
+    const session = await scriptModel([]);
+    const url = inject('mcpProxyUrl').replace(/notes$/, 'unknown');
+    const agent = agentFor(session, { mcp: [{ name: 'unknown', url }] });
+
+    await expect(agent.ready).rejects.toMatchObject({
+      code: 'mcp-unavailable',
+      details: { server: 'unknown' },
+    });
+  });
+});
