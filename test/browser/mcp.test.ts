@@ -12,6 +12,10 @@ function mcpTenant() {
     async log(): Promise<string[]> {
       return (await fetch(`${origin}/control/${tenant}/log`)).json() as Promise<string[]>;
     },
+    /** The server forgets the tenant's sessions, as after a restart. */
+    async forgetSessions(): Promise<void> {
+      await fetch(`${origin}/control/${tenant}/forget-sessions`, { method: 'POST' });
+    },
     async addTool(name: string): Promise<void> {
       await fetch(`${origin}/control/${tenant}/add-tool`, {
         method: 'POST',
@@ -237,6 +241,24 @@ describe('MCP tools', () => {
 
     expect(await tenant.log()).toContain('stream-closed:drop');
     expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
+  });
+
+  it('opens a new session when the server no longer knows the old one, and the call goes through', async () => {
+    const tenant = mcpTenant();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'notes__echo', arguments: { text: 'after restart' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, { mcp: [notesServer(tenant)] });
+    await agent.ready;
+
+    await tenant.forgetSessions();
+    const results = toolResults(await collect(agent.run('Echo')));
+
+    expect(results).toMatchObject([{ ok: true, output: 'echo: after restart' }]);
+    expect((await tenant.log()).filter((line) => line.startsWith('call:'))).toEqual([
+      'call:echo:{"text":"after restart"}',
+    ]);
   });
 
   it('fails ready with mcp-unavailable naming a server that is down at start', async () => {

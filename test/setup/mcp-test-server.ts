@@ -107,6 +107,7 @@ interface Tenant {
   readonly added: Tool[];
   readonly log: string[];
   readonly servers: Set<Server>;
+  readonly sessions: Set<string>;
 }
 
 const CORS_HEADERS = {
@@ -123,7 +124,7 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
   const tenantOf = (name: string): Tenant => {
     let tenant = tenants.get(name);
     if (!tenant) {
-      tenant = { added: [], log: [], servers: new Set() };
+      tenant = { added: [], log: [], servers: new Set(), sessions: new Set() };
       tenants.set(name, tenant);
     }
     return tenant;
@@ -138,9 +139,16 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
-      const control = /^\/control\/([\w-]+)\/(log|add-tool)$/.exec(url.pathname);
+      const control = /^\/control\/([\w-]+)\/(log|add-tool|forget-sessions)$/.exec(url.pathname);
       if (control) {
         const tenant = tenantOf(control[1] ?? '');
+        if (control[2] === 'forget-sessions') {
+          // As a restarted server would: the sessions' ids are no longer known.
+          for (const id of tenant.sessions) transports.delete(id);
+          tenant.sessions.clear();
+          res.writeHead(204).end();
+          return;
+        }
         if (control[2] === 'log') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify(tenant.log));
@@ -196,6 +204,7 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
         retryInterval: 50,
         onsessioninitialized: (id) => {
           transports.set(id, transport);
+          tenant.sessions.add(id);
         },
       });
       transport.onclose = () => {
