@@ -4,11 +4,11 @@ import { server } from 'vitest/browser';
 import { agentFor, collect, readToolOutput, receivedBodies, scriptModel } from './support';
 
 /**
- * Known gap: in Firefox the GET that resumes a dropped response stream (`Last-Event-ID`),
- * which the MCP SDK's transport sends at once, does not reach the server until the agent
- * ends, so the call waits for its deadline; Chromium and WebKit resume within milliseconds.
- * Reproduced with the SDK's client alone on the page (not Airlock's code); `cache: 'no-store'`
- * does not change it. Until it is understood these tests run where resumption works.
+ * Known gap: Firefox holds back a second GET of a URL while a first one is still open
+ * (measured: with the standalone event stream open, a GET of the same URL waits whatever
+ * its `cache` mode, while a GET of another URL goes through at once). The SDK's transport
+ * resumes a dropped stream with exactly such a GET (`Last-Event-ID`), so in Firefox the
+ * call waits for its deadline; Chromium and WebKit resume within milliseconds.
  */
 const resumesStreams = server.browser !== 'firefox';
 
