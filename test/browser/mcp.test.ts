@@ -373,6 +373,48 @@ describe('MCP tools', () => {
     expect((await tenant.log()).filter((line) => line.startsWith('call:'))).toEqual([]);
   });
 
+  it('holds MCP calls to the guardrails, the tool-call budget and the output cap like any tool', async () => {
+    const tenant = mcpTenant();
+    const long = 'x'.repeat(150);
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_block', name: 'notes__echo', arguments: { text: 'forbidden' } },
+          { id: 'call_long', name: 'notes__echo', arguments: { text: long } },
+        ],
+      },
+      { toolCalls: [{ id: 'call_over', name: 'notes__echo', arguments: { text: 'one more' } }] },
+      { text: 'never' },
+    ]);
+    const agent = agentFor(session, {
+      mcp: [notesServer(tenant, { maxOutputChars: 40 })],
+      budgets: { run: { toolCalls: 1 } },
+      guardrails: {
+        toolArguments: ({ toolName, arguments: args }) =>
+          toolName === 'notes__echo' && (args as { text: string }).text === 'forbidden'
+            ? { action: 'block', reason: 'not that word' }
+            : { action: 'allow' },
+      },
+    });
+
+    const run = agent.run('Echo things');
+    const results = toolResults(await collect(run));
+
+    expect(results).toMatchObject([
+      { callId: 'call_block', ok: false, error: { code: 'tool-blocked' } },
+      { callId: 'call_long', ok: true },
+      { callId: 'call_over', ok: false, error: { code: 'tool-budget-exceeded' } },
+    ]);
+    const cut = results[1]?.ok ? String(results[1].output) : '';
+    expect(cut.startsWith('echo: xxx')).toBe(true);
+    expect(cut).not.toContain(long);
+    await expect(run.result).rejects.toMatchObject({ code: 'budget-exceeded' });
+    // Only the call that passed every check reached the server.
+    expect((await tenant.log()).filter((line) => line.startsWith('call:'))).toEqual([
+      `call:echo:{"text":"${long}"}`,
+    ]);
+  });
+
   it('ends the MCP session when the agent is disposed', async () => {
     const tenant = mcpTenant();
     const session = await scriptModel([]);
