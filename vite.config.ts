@@ -113,7 +113,16 @@ export default defineConfig({
       formats: ['es'],
     },
     rollupOptions: {
-      external: [/^node:/, 'openai', /^openai\//, 'comlink', 'zod', 'dexie'],
+      external: [
+        /^node:/,
+        'openai',
+        /^openai\//,
+        'comlink',
+        'zod',
+        'dexie',
+        /^@modelcontextprotocol\/sdk\//,
+        '@cfworker/json-schema',
+      ],
     },
     sourcemap: true,
   },
