@@ -42,7 +42,20 @@ function browserProject(
     extends: true,
     // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
     // the page under a running test.
-    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    optimizeDeps: {
+      include: [
+        'comlink',
+        'openai',
+        'zod',
+        'dexie',
+        'fast-check',
+        'jsonrepair',
+        '@modelcontextprotocol/sdk/client/index.js',
+        '@modelcontextprotocol/sdk/client/streamableHttp.js',
+        '@modelcontextprotocol/sdk/types.js',
+        '@modelcontextprotocol/sdk/validation/cfworker',
+      ],
+    },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
     // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
     server: { cors: { origin: '*' } },
@@ -100,12 +113,21 @@ export default defineConfig({
       formats: ['es'],
     },
     rollupOptions: {
-      external: [/^node:/, 'openai', /^openai\//, 'comlink', 'zod', 'dexie'],
+      external: [
+        /^node:/,
+        'openai',
+        /^openai\//,
+        'comlink',
+        'zod',
+        'dexie',
+        /^@modelcontextprotocol\/sdk\//,
+        '@cfworker/json-schema',
+      ],
     },
     sourcemap: true,
   },
   test: {
-    globalSetup: ['./test/setup/model-server.global.ts'],
+    globalSetup: ['./test/setup/model-server.global.ts', './test/setup/mcp-server.global.ts'],
     projects: [
       {
         extends: true,

@@ -322,6 +322,11 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   coldIframeStartMs: 'cold iframe-tier worker (iframe + worker → tools described), ms',
   warmCallMs: 'warm sandboxed call (agent worker → tool worker → back, no-op tool), ms',
   killAfterDeadlineMs: 'call resolved and worker killed after the deadline (`while(true)`), ms',
+  'callMs.page': 'page tool call (agent worker → page → back, no-op tool), ms',
+  'callMs.sandbox':
+    'sandboxed tool call (agent worker → pooled tool worker → back, no-op tool), ms',
+  'callMs.mcpViaProxy':
+    'MCP tool call through the proxy (agent worker → proxy `/mcp/notes` → MCP server → back, echo), ms',
   appendStepMs: 'append a step (messages, checkpoint, audit; one transaction), ms',
   'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
   'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
@@ -501,6 +506,7 @@ every contestant once and fails if one does not finish (no figures).`,
   parts.push(engineSandboxSection());
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
+  parts.push(selfMeasuredSection('mcp', 'MCP tools'));
   // The soak and the proxy load test run on their own commands (`npm run soak`,
   // `npm run bench:proxy`): from their results when there are any, else their last sections.
   const soak = readResults('soak');

@@ -3,11 +3,12 @@
 // bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
 // but a contestant that does not finish its scenario makes the command fail.
 //
-//   npm run bench                   every page (peers, sandbox, memory, knowledge), then BENCHMARKS.md
+//   npm run bench                   every page (peers, sandbox, memory, knowledge, mcp), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
-//                                   contestant, no files written; fails if one does not finish
+//                                   contestant, a few MCP calls, no files written; fails if one
+//                                   does not finish
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +25,7 @@ import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-r
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
 
-const PAGES = ['peers', 'sandbox', 'memory', 'knowledge'];
+const PAGES = ['peers', 'sandbox', 'memory', 'knowledge', 'mcp'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const runs = Number(
@@ -32,7 +33,7 @@ const runs = Number(
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
 const pages = smoke
-  ? ['peers']
+  ? ['peers', 'mcp']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();
@@ -64,6 +65,8 @@ const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { startModelServer } = await loader.ssrLoadModule('/../src/testing.ts');
 const modelServer = await startModelServer();
+// The MCP page's server (the official SDK's) behind the proxy's `/mcp/<name>` route.
+const mcp = pages.includes('mcp') ? await startMcpBehindProxy() : undefined;
 const browser = await chromium.launch({
   executablePath: chromiumPath,
   args: chromiumArgs,
@@ -79,11 +82,17 @@ try {
       continue;
     }
     log(`Running the ${name} bench…`);
+    const query = name === 'mcp' ? { mcp: mcp?.url ?? '', ...(smoke ? { smoke: '1' } : {}) } : {};
+    const figures = await runSelfMeasuringPage(browser, origin, modelServer.url, name, query);
+    if (smoke) {
+      log(`The ${name} page finished: ${JSON.stringify(figures)}`);
+      continue;
+    }
     const results = {
       date: new Date().toISOString(),
       chromium: browser.version(),
       node: process.version,
-      [name]: await runSelfMeasuringPage(browser, origin, modelServer.url, name),
+      [name]: figures,
     };
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote bench/results/${name}.json`);
@@ -91,6 +100,7 @@ try {
   }
 } finally {
   await browser.close();
+  await mcp?.close();
   await modelServer.close();
   await loader.close();
   await server.close();
@@ -101,6 +111,44 @@ if (!smoke) {
 }
 log(`${smoke ? 'Smoke' : 'Bench'} done in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 process.exit(failed ? 1 : 0);
+
+/**
+ * The MCP test server (official SDK) and an Airlock proxy serving it as `/mcp/notes` with
+ * the credentials it needs, both on 127.0.0.1: the route the MCP page calls through.
+ */
+async function startMcpBehindProxy() {
+  const { startMcpTestServer } = await loader.ssrLoadModule('/../test/setup/mcp-test-server.ts');
+  const { createProxyHandler, toNodeListener } = await loader.ssrLoadModule('/../src/proxy.ts');
+  const mcpServer = await startMcpTestServer();
+  const { createServer: createHttpServer } = await import('node:http');
+  const proxy = createHttpServer(
+    toNodeListener(
+      createProxyHandler({
+        upstream: 'http://127.0.0.1:9/v1',
+        apiKey: 'sk-unused-by-the-mcp-bench',
+        allowAnonymous: true,
+        logger: () => {},
+        allowedOrigins: '*',
+        mcp: {
+          notes: {
+            url: `${mcpServer.url}/mcp?t=secret`,
+            headers: { Authorization: 'Bearer upstream-secret' },
+          },
+        },
+      }),
+    ),
+  );
+  await new Promise((resolve) => proxy.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const address = /** @type {import('node:net').AddressInfo} */ (proxy.address());
+  return {
+    url: `http://127.0.0.1:${address.port}/mcp/notes`,
+    async close() {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(() => resolve(undefined)));
+      await mcpServer.close();
+    },
+  };
+}
 
 /**
  * The sandbox page again in Firefox and WebKit (those `AIRLOCK_BROWSERS` selects), beside

@@ -2,6 +2,7 @@
 import { type Agent, createAgent } from 'airlock-agents';
 import {
   DEMO_EMBEDDING_MODEL,
+  MCP_NOTES_PATH,
   OFFLINE_KNOWLEDGE_MIN_SCORE,
   OFFLINE_MODEL_NAME,
   OFFLINE_MODEL_PATH,
@@ -43,6 +44,7 @@ const INSTRUCTIONS = [
   'To change the page colour call set_theme (the user approves it first).',
   'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
   'For a report call slow_report; for a headline call fetch_headline.',
+  'Shared notes live on an MCP server: notes__list_notes, notes__read_note and notes__add_note.',
   'Answer from the tool results, and from the knowledge passages (the <source> elements of the knowledge data message) when they answer the question (name the document).',
 ].join(' ');
 
@@ -66,6 +68,9 @@ export function createDemoAgent(settings: ModelSettings): Agent {
       // No origins allowed: the sandbox can reach no server at all, not even this one.
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
     ],
+    // The demo server's notes store, through the proxy route that holds its token. Reading
+    // notes needs no approval (the tools say they are read-only); adding one does.
+    mcp: [{ name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-only' }],
     memory: { database: DEMO_DATABASE },
     // Documents from the knowledge panel: the best passages go into each run's context.
     // A real embedding model gets Airlock's default cut-off; the offline one its own.

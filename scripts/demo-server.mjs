@@ -1,7 +1,8 @@
 // The demo's production server, shared by `npm run demo:serve` (scripts/demo-serve.mjs)
 // and the end-to-end test: serves a built demo (`demo/dist`) and mounts the model endpoint
 // at /llm/v1, chosen as on the dev server (the proxy with OPENAI_API_KEY, else the
-// offline model). Plain Node; the endpoint is TypeScript, loaded by Vite's module runner.
+// offline model), and the notes MCP server's proxy route at /mcp/notes. Plain Node; the
+// endpoint is TypeScript, loaded by Vite's module runner.
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -70,6 +71,13 @@ export async function startDemoServer({
   /** @type {{ module: typeof import('../demo/server/model-endpoint.js') }} */
   const { module } = await runnerImport(endpointModule, { configFile: false, logLevel: 'warn' });
   const endpoint = module.createModelEndpoint(env);
+  /** @type {{ module: typeof import('../demo/server/notes-mcp.js') }} */
+  const { module: notesModule } = await runnerImport(
+    fileURLToPath(new URL('../demo/server/notes-mcp.ts', import.meta.url)),
+    { configFile: false, logLevel: 'warn' },
+  );
+  const notes = await notesModule.startNotesMcp();
+  const mcpPath = notesModule.MCP_PATH;
   // The model is written into the page here, so one build serves either endpoint.
   const page = module.injectServedModel(indexHtml, endpoint.model);
 
@@ -77,6 +85,10 @@ export async function startDemoServer({
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (pathname === MODEL_PATH || pathname.startsWith(`${MODEL_PATH}/`)) {
       endpoint.listener(req, res);
+      return;
+    }
+    if (pathname.startsWith(`${mcpPath}/`)) {
+      notes.listener(req, res);
       return;
     }
     serveStatic(base, pathname, page, req.method ?? 'GET', res).catch(() => {
@@ -97,6 +109,7 @@ export async function startDemoServer({
     close: () =>
       new Promise((done) => {
         endpoint.close();
+        void notes.close();
         server.close(() => done(undefined));
         // Keep-alive and streaming connections would otherwise hold `close` open.
         server.closeAllConnections();

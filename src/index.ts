@@ -77,6 +77,7 @@ export type {
   KnowledgeRetrieval,
   KnowledgeSource,
 } from './protocol/knowledge';
+export type { McpApproval, McpServerConfig } from './protocol/mcp';
 export type {
   AuditRecord,
   ConversationExport,

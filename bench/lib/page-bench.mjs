@@ -7,12 +7,14 @@
  * @param {string} origin the preview server
  * @param {string} modelServerUrl the fake model server
  * @param {string} name
+ * @param {Record<string, string>} [query] more query parameters for the page
  * @returns {Promise<unknown>}
  */
-export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name) {
+export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name, query = {}) {
   const page = await browser.newPage();
   try {
-    await page.goto(`${origin}/${name}/index.html?model=${encodeURIComponent(modelServerUrl)}`);
+    const search = new URLSearchParams({ model: modelServerUrl, ...query });
+    await page.goto(`${origin}/${name}/index.html?${search}`);
     await page.waitForFunction(
       () => 'benchResults' in globalThis || 'benchError' in globalThis,
       null,

@@ -99,6 +99,8 @@ function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | stri
       return [{ name: 'slow_report', arguments: { topic: intent.topic } }];
     case 'headline':
       return [{ name: 'fetch_headline', arguments: { topic: intent.topic } }];
+    case 'list-notes':
+      return [{ name: 'notes__list_notes', arguments: {} }];
     case 'long-answer':
       return speak(LONG_ANSWER);
     case 'weather-without-city':
@@ -143,6 +145,10 @@ const TRY: readonly (readonly [tool: string, offer: string])[] = [
   ['recall_memories', 'ask "what do you remember?"'],
   ['slow_report', 'ask for "a report on sales" (a tool that times out)'],
   ['fetch_headline', 'ask for "a headline about space" (a tool in an iframe sandbox)'],
+  [
+    'notes__list_notes',
+    'ask to "list the shared notes" (a tool on an MCP server, through the proxy)',
+  ],
 ];
 
 /** What the model can do with the tools this request offers, with requests to try. */

@@ -19,6 +19,7 @@ export type Intent =
   | { readonly kind: 'theme-without-color' }
   | { readonly kind: 'report'; readonly topic: string }
   | { readonly kind: 'headline'; readonly topic: string }
+  | { readonly kind: 'list-notes' }
   | { readonly kind: 'long-answer' }
   | { readonly kind: 'other' };
 
@@ -45,6 +46,8 @@ const WORD = /\p{L}[\p{L}'’-]*/gu;
 
 const REPORT_WORDS = /\b(report|slow)\b/i;
 const HEADLINE_WORDS = /\b(headlines?|news)\b/i;
+/** The shared notes of the demo's MCP server (after memory requests: "note that …" is one). */
+const NOTES_WORDS = /\b(shared notes|(?:list|show)(?: the| my)? notes|mcp)\b/i;
 const LONG_WORDS = /\b(story|essay|long|in detail|tour|explain)\b/i;
 /** The topic of a report or a headline: what follows "on", "about" or "for". */
 const TOPIC = /\b(?:on|about|for|of)\s+([^?!.;:]+)/i;
@@ -68,6 +71,7 @@ export function readIntent(question: string): Intent {
     return cities.length > 0 ? { kind: 'weather', cities } : { kind: 'weather-without-city' };
   }
   if (REPORT_WORDS.test(question)) return { kind: 'report', topic: findTopic(question, 'sales') };
+  if (NOTES_WORDS.test(question)) return { kind: 'list-notes' };
   if (HEADLINE_WORDS.test(question)) {
     return { kind: 'headline', topic: findTopic(question, 'technology') };
   }

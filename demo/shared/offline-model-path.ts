@@ -20,3 +20,6 @@ export const DEMO_EMBEDDING_MODEL = 'text-embedding-3-small';
  * texts; a question sharing two of its three content words with a passage scores above 0.3.
  */
 export const OFFLINE_KNOWLEDGE_MIN_SCORE = 0.3;
+
+/** The proxy route of the demo server's notes MCP server (`demo/server/notes-mcp.ts`). */
+export const MCP_NOTES_PATH = '/mcp/notes';

@@ -7,6 +7,7 @@
 import type { AgentEvent, ErrorData, SandboxStats } from 'airlock-agents';
 import { createElement, formatDuration } from './dom';
 import { finishedText } from './run-status';
+import { tierOf } from './tool-tiers';
 
 /** Runs kept on the timeline, over all conversations; older ones are dropped. */
 const MAX_RUNS = 20;
@@ -143,10 +144,14 @@ function createTimelineRun(
           rowFor(event.step);
           break;
         case 'tool-call': {
+          const tier = tierOf(event.toolName);
           const chip = createElement('li', {
             className: 'step-tool',
             text: event.toolName,
-            attributes: { 'data-state': 'running' },
+            attributes: {
+              'data-state': 'running',
+              ...(tier === 'MCP server' ? { 'data-tier': 'mcp' } : {}),
+            },
           });
           chips.set(event.callId, chip);
           rowFor(event.step).tools.append(chip);
@@ -157,7 +162,8 @@ function createTimelineRun(
           if (!chip) break;
           chip.dataset.state = event.ok ? 'ok' : 'error';
           const what = event.ok ? 'ok' : event.error.code;
-          chip.textContent = `${event.toolName} · ${what} · ${formatDuration(event.durationMs)}`;
+          const via = chip.dataset.tier === 'mcp' ? ' · MCP' : '';
+          chip.textContent = `${event.toolName}${via} · ${what} · ${formatDuration(event.durationMs)}`;
           break;
         }
         case 'step-finish': {

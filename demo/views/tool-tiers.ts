@@ -12,5 +12,7 @@ const TIERS: Readonly<Record<string, string>> = {
 
 /** Where `toolName` runs, or `undefined` for a tool the demo does not define. */
 export function tierOf(toolName: string): string | undefined {
+  // MCP tools are named `<server>__<tool>`: they run on that server, reached through the proxy.
+  if (toolName.includes('__')) return 'MCP server';
   return TIERS[toolName];
 }

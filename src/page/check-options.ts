@@ -102,6 +102,8 @@ const AGENT_OPTIONS = shapeCheck(
         }),
       ),
     ),
+    // The URL is resolved on the page; the worker checks the rest (`ready` names a bad field).
+    mcp: optional(arrayCheck(shapeCheck({ name: nonBlank, url: baseUrlCheck }))),
     allowedTools: optional(arrayCheck(toolNameCheck)),
     limits: optional(
       shapeCheck({

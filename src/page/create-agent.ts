@@ -14,6 +14,7 @@ import {
   type KnowledgeConfig,
   type KnowledgeRetrieval,
 } from '../protocol/knowledge';
+import type { McpServerConfig } from '../protocol/mcp';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
@@ -59,6 +60,12 @@ export interface AgentOptions {
   readonly tools?: readonly Tool[];
   /** Sandboxed tools: each toolset runs in workers of its own, killed at a call's deadline. */
   readonly toolsets?: readonly ToolsetOptions[];
+  /**
+   * MCP servers whose tools the agent may call, reached from the agent worker (normally
+   * through the app's proxy route, `/mcp/<name>`); their tools are named `<server>__<tool>`.
+   * `ready` waits until each is connected and has listed its tools. See docs/mcp.md.
+   */
+  readonly mcp?: readonly McpServerConfig[];
   /** When set, only these tools are offered to the model and may run (e.g. the tools of the user's role). */
   readonly allowedTools?: readonly string[];
   /** Bounds on each run. */
@@ -207,7 +214,7 @@ export interface Agent {
   run(input: RunInput, options?: RunOptions): AgentRun;
   /**
    * Resolves with the names of all tools once toolsets have started; rejects with
-   * `invalid-options`, `toolset-unavailable` or `storage-blocked`.
+   * `invalid-options`, `toolset-unavailable`, `mcp-unavailable` or `storage-blocked`.
    */
   readonly ready: Promise<readonly string[]>;
   /**
@@ -293,6 +300,9 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
     pageTools: tools.map((tool) => tool.spec),
     toolsets: toolsets.map(toToolsetConfig),
+    ...(options.mcp === undefined
+      ? {}
+      : { mcp: options.mcp.map((server) => ({ ...server, url: resolveBaseURL(server.url) })) }),
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     limits: { ...DEFAULT_LIMITS, ...definedFields(options.limits ?? {}) },
     memory: toMemoryConfig(options.memory ?? {}),

@@ -22,6 +22,11 @@ export type ErrorCode =
   /** A toolset's worker did not start or did not describe its tools. */
   | 'toolset-unavailable'
   /**
+   * An MCP server could not be connected to, or did not list its tools, in time.
+   * `details`: `{ server }` (its name).
+   */
+  | 'mcp-unavailable'
+  /**
    * The model endpoint answered with an HTTP error (after the SDK's retries). `details`:
    * `{ status, bodyExcerpt? }` (a short, tag-stripped excerpt of a body that is not OpenAI's error JSON).
    */

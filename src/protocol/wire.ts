@@ -12,6 +12,7 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from './knowledge';
+import type { McpServerConfig } from './mcp';
 import type {
   AuditRecord,
   ConversationRecord,
@@ -173,6 +174,8 @@ export interface AgentConfig {
   readonly pageTools: readonly ToolSpec[];
   /** Sandboxed toolsets; their tools are learnt from the workers themselves. */
   readonly toolsets: readonly ToolsetConfig[];
+  /** MCP servers; their tools are learnt from the servers. Absent in configs made before MCP existed. */
+  readonly mcp?: readonly McpServerConfig[];
   /** When set, only these tools are offered and may run. */
   readonly allowedTools?: readonly string[];
   readonly limits: RunLimits;

@@ -34,14 +34,24 @@ export function isForeignOrigin(request: Request, allowedOrigins: AllowedOrigins
   return !isSameOrigin(request, origin);
 }
 
-/** The answer to a CORS preflight: 204, with allow-headers only for an allowed origin. */
-export function preflightResponse(request: Request, allowedOrigins: AllowedOrigins): Response {
+/**
+ * The answer to a CORS preflight: 204, with allow-headers only for an allowed origin. An
+ * MCP route also allows DELETE, which ends a session.
+ */
+export function preflightResponse(
+  request: Request,
+  allowedOrigins: AllowedOrigins,
+  mcp = false,
+): Response {
   const headers = new Headers();
   if (varies(allowedOrigins)) headers.set('vary', 'Origin, Access-Control-Request-Headers');
   const origin = allowedOriginOf(request, allowedOrigins);
   if (origin !== null) {
     headers.set('access-control-allow-origin', origin);
-    headers.set('access-control-allow-methods', 'GET, POST, OPTIONS');
+    headers.set(
+      'access-control-allow-methods',
+      mcp ? 'GET, POST, DELETE, OPTIONS' : 'GET, POST, OPTIONS',
+    );
     // The openai SDK sends `authorization` and a changing set of `x-stainless-*` headers;
     // echoing is safe because the handler forwards only an allowlist of them anyway.
     const requested = request.headers.get('access-control-request-headers');

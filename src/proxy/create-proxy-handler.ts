@@ -9,6 +9,7 @@ import { runAuthorize } from './authorize.js';
 import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
+import { answerMcp, mcpNameOf } from './mcp-route.js';
 import {
   type ProxyOptions,
   type ResolvedProxyOptions,
@@ -38,8 +39,14 @@ export function createProxyHandler(options: ProxyOptions): ProxyHandler {
     meter: new SpendMeter(config.counterStore, config.now),
   };
   return async (request) => {
-    if (request.method === 'OPTIONS') return preflightResponse(request, config.allowedOrigins);
-    const response = await answer(request, gateway);
+    const mcpName = config.mcp.size > 0 ? mcpNameOf(request, config.mcpPath) : undefined;
+    if (request.method === 'OPTIONS') {
+      return preflightResponse(request, config.allowedOrigins, mcpName !== undefined);
+    }
+    const response =
+      mcpName === undefined
+        ? await answer(request, gateway)
+        : await answerMcp(request, mcpName, config);
     applyCorsHeaders(response.headers, request, config.allowedOrigins);
     return response;
   };

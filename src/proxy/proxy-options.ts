@@ -6,6 +6,12 @@
 import { AirlockError } from '../errors/airlock-error.js';
 import { ANONYMOUS_USER, type Authorize } from './authorize.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
+import {
+  DEFAULT_MCP_PATH,
+  type McpUpstream,
+  type ResolvedMcpUpstream,
+  resolveMcpUpstreams,
+} from './mcp-route.js';
 import { type ProxyPath, ROUTES } from './routes.js';
 import { checkSpendLimits, type ModelPrice, type SpendLimits } from './spend-limits.js';
 
@@ -92,6 +98,14 @@ export interface ProxyOptions {
   fetch?: typeof fetch;
   /** The largest request body accepted, in bytes; larger ones get 413. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * MCP servers served at `<mcpPath>/<name>`, each with the credentials to add, e.g.
+   * `{ github: { url: 'https://…/mcp', headers: { Authorization: `Bearer ${token}` } } }`.
+   * Other names are refused. See docs/mcp.md.
+   */
+  mcp?: Readonly<Record<string, McpUpstream>>;
+  /** The path MCP servers are served under. Default `/mcp`. */
+  mcpPath?: string;
 }
 
 /** {@link RequestPolicyOptions} with defaults applied. */
@@ -130,6 +144,9 @@ export interface ResolvedProxyOptions {
   readonly upstreamHeaders: Readonly<Record<string, string>>;
   readonly fetch: typeof fetch;
   readonly maxBodyBytes: number;
+  readonly mcp: ReadonlyMap<string, ResolvedMcpUpstream>;
+  /** Starts with `/`, no trailing slash. */
+  readonly mcpPath: string;
 }
 
 /** The default mount path, shared by the handler and the Vite plugin. */
@@ -213,6 +230,8 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
     // Called unbound: some runtimes' fetch throws "Illegal invocation" when `this` is not the global.
     fetch: (input, init) => fetchUpstream(input, init),
     maxBodyBytes,
+    mcp: resolveMcpUpstreams(options.mcp),
+    mcpPath: normalizeMountPath(options.mcpPath ?? DEFAULT_MCP_PATH) || DEFAULT_MCP_PATH,
   };
 }
 

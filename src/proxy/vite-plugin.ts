@@ -4,6 +4,7 @@
  */
 import type { Connect, Plugin } from 'vite';
 import { createProxyHandler } from './create-proxy-handler.js';
+import { DEFAULT_MCP_PATH } from './mcp-route.js';
 import { toNodeListener } from './node-adapter.js';
 import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './proxy-options.js';
 
@@ -17,7 +18,12 @@ import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './pro
 export function airlockProxy(options: ProxyOptions): Plugin {
   const mountPath = normalizeMountPath(options.mountPath ?? DEFAULT_MOUNT_PATH);
   const mount = (server: { middlewares: Connect.Server }) => {
-    server.middlewares.use(mountPath || '/', toNodeListener(createProxyHandler(options)));
+    const listener = toNodeListener(createProxyHandler(options));
+    server.middlewares.use(mountPath || '/', listener);
+    // The same handler serves the MCP upstreams; it tells the two apart by path.
+    if (options.mcp && Object.keys(options.mcp).length > 0) {
+      server.middlewares.use(normalizeMountPath(options.mcpPath ?? DEFAULT_MCP_PATH), listener);
+    }
     // The upstream's origin only: a base URL can carry credentials of its own.
     const upstream = new URL(options.upstream).origin;
     const models = options.allowedModels ? ` for ${options.allowedModels.join(', ')}` : '';

@@ -41,6 +41,7 @@ import {
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { KnowledgeService } from './knowledge-api';
+import type { McpServerConnection } from './mcp/mcp-server-connection';
 import { MemoryService } from './memory-api';
 import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
 import { abortedRun, type ResumedStep } from './run-agent';
@@ -98,6 +99,8 @@ export class AgentService implements AgentWorkerApi {
   readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
   readonly #customModel: AgentServiceOptions['model'];
   readonly #supervisors: SandboxSupervisor[] = [];
+  /** The MCP servers' connections, ended with the agent. */
+  #mcp: readonly McpServerConnection[] = [];
   readonly #setup: Promise<AgentSetup>;
   readonly #served = new Set<ServedRun>();
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
@@ -163,6 +166,7 @@ export class AgentService implements AgentWorkerApi {
       };
     } catch (error) {
       for (const supervisor of this.#supervisors.splice(0)) supervisor.dispose();
+      await this.#closeMcp();
       this.#rejectSetup(error);
       return { ok: false, error: toErrorData(error) };
     }
@@ -226,7 +230,14 @@ export class AgentService implements AgentWorkerApi {
     const closing = this.#store?.close();
     const reason = new AirlockError('agent-disposed', 'The agent was disposed.');
     for (const run of this.#served) run.controller.abort(reason);
-    await closing;
+    await Promise.all([closing, this.#closeMcp()]);
+  }
+
+  /** Ends the MCP sessions (each within a second), so servers need not wait for them to expire. */
+  async #closeMcp(): Promise<void> {
+    const connections = this.#mcp;
+    this.#mcp = [];
+    await Promise.all(connections.map((connection) => connection.close()));
   }
 
   /**
@@ -408,6 +419,11 @@ export class AgentService implements AgentWorkerApi {
     );
     for (const { toolset, supervisor, specs } of started) {
       registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
+    }
+    if (config.mcp && config.mcp.length > 0) {
+      // Loaded here, so agents without MCP servers never load the MCP SDK.
+      const { connectMcpServers } = await import('./mcp/mcp-servers');
+      this.#mcp = await connectMcpServers(config.mcp, registry);
     }
     for (const name of config.allowedTools ?? []) {
       const builtIn =

@@ -7,6 +7,12 @@ import type { AgentConfig } from '../protocol/wire';
 
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
+/** Short enough to leave room for the tool's name; no `__`, which separates the two. */
+const mcpServerName = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]{1,32}$/)
+  .refine((name) => !name.includes('__'), { message: 'an MCP server name may not contain "__"' });
+
 const toolSpecSchema = z.object({
   name: toolName,
   description: z.string(),
@@ -63,6 +69,24 @@ const agentConfigSchema = z.object({
       startTimeoutMs: z.number().positive(),
     }),
   ),
+  mcp: z
+    .array(
+      z.object({
+        name: mcpServerName,
+        url: z.url({ protocol: /^https?$/ }),
+        headers: z.record(z.string(), z.string()).exactOptional(),
+        approval: z.enum(['always', 'unless-read-only', 'never']).exactOptional(),
+        allowedTools: z.array(z.string().min(1).max(128)).exactOptional(),
+        timeoutMs: z.number().positive().exactOptional(),
+        connectTimeoutMs: z.number().positive().exactOptional(),
+        maxOutputChars: z.int().positive().exactOptional(),
+      }),
+    )
+    .max(32)
+    .refine((servers) => new Set(servers.map((server) => server.name)).size === servers.length, {
+      message: 'two MCP servers have the same name',
+    })
+    .exactOptional(),
   allowedTools: z.array(toolName).exactOptional(),
   limits: z.object({
     maxSteps: z.int().min(1),

@@ -32,6 +32,28 @@ export class ToolRegistry {
     }
   }
 
+  /**
+   * Puts `specs` in place of the tools `runner` had (an MCP server's list changed). A name
+   * another runner holds is skipped rather than taken: the first owner keeps it. Runs that
+   * started before keep the tools they were offered.
+   */
+  replace(
+    runner: ToolRunner,
+    specs: readonly ToolSpec[],
+    defaultTimeoutMs: number,
+    where: string,
+  ): void {
+    for (const [name, tool] of this.#tools) {
+      if (tool.runner === runner) this.#tools.delete(name);
+    }
+    this.add(
+      specs.filter((spec) => !this.#tools.has(spec.name)),
+      runner,
+      defaultTimeoutMs,
+      where,
+    );
+  }
+
   /** A copy with more tools, leaving this registry as it is (e.g. one run's built-in tools). */
   extended(
     specs: readonly ToolSpec[],

@@ -75,6 +75,35 @@ describe('the demo server', () => {
     }
   });
 
+  it('serves the notes MCP server at /mcp/notes, with the token only the proxy holds, and no other name', async () => {
+    const initialize = (path: string) =>
+      fetch(new URL(path, server.url), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-06-18',
+            capabilities: {},
+            clientInfo: { name: 'demo-test', version: '1.0.0' },
+          },
+        }),
+      });
+
+    const response = await initialize('mcp/notes');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeTruthy();
+    expect(await response.text()).toContain('airlock-demo-notes');
+    const unknown = await initialize('mcp/other');
+    expect(unknown.status).toBe(404);
+    await unknown.text();
+  });
+
   it('answers /llm/v1 with the offline model when no API key is set', async () => {
     const response = await fetch(new URL('llm/v1/chat/completions', server.url), {
       method: 'POST',

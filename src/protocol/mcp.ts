@@ -1,0 +1,37 @@
+/**
+ * MCP servers an agent reaches from its worker (Model Context Protocol, Streamable HTTP).
+ * Plain data: the configuration crosses from the page to the agent worker.
+ */
+
+/**
+ * When a call to one of a server's tools waits for the user: `always` (the default);
+ * `unless-read-only`: not for tools the server marks `readOnlyHint: true` (a hint the
+ * server gives, so only for servers the app trusts to say so); `never`.
+ */
+export type McpApproval = 'always' | 'unless-read-only' | 'never';
+
+/** One MCP server of an agent. */
+export interface McpServerConfig {
+  /**
+   * Names the server and prefixes its tools: the model sees `<name>__<tool>`. Letters,
+   * digits, `_` and `-`, at most 32 characters, no `__`.
+   */
+  readonly name: string;
+  /** The server's Streamable HTTP endpoint, normally the app's proxy route (`/mcp/<name>`). */
+  readonly url: string;
+  /** Sent with every request (e.g. an app session token for the proxy; never a third party's secret). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Which calls wait for the user (default `always`). */
+  readonly approval?: McpApproval;
+  /** When set, only these tools of the server (their own names, unprefixed) are offered. */
+  readonly allowedTools?: readonly string[];
+  /** A call's deadline (default 30 000 ms); at the deadline the server is sent a cancellation. */
+  readonly timeoutMs?: number;
+  /** How long connecting and listing the tools may take before `ready` fails `mcp-unavailable` (default 10 000 ms). */
+  readonly connectTimeoutMs?: number;
+  /** The longest output the model is shown per call (default: the tools' default). */
+  readonly maxOutputChars?: number;
+}
+
+/** Between a server's name and its tool's name in the name the model sees. */
+export const MCP_NAME_SEPARATOR = '__';

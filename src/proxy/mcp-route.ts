@@ -1,0 +1,223 @@
+/**
+ * MCP upstreams behind the proxy: the page's agent talks to `/mcp/<name>`, the proxy
+ * forwards to the server configured under that name with the credentials the server
+ * environment holds, and streams the answer back. Only configured names are served (the
+ * proxy is never an open relay), only the headers Streamable HTTP needs cross it, and
+ * an upstream's error body is never relayed: it could quote the credentials.
+ */
+import { AirlockError } from '../errors/airlock-error.js';
+import { runAuthorize } from './authorize.js';
+import { isForeignOrigin } from './cors-policy.js';
+import { errorResponse } from './error-response.js';
+import type { ResolvedProxyOptions } from './proxy-options.js';
+import { readBodyWithin } from './request-body.js';
+
+/** One MCP server the proxy forwards to. */
+export interface McpUpstream {
+  /** The server's Streamable HTTP endpoint, e.g. `https://mcp.example.com/mcp`. */
+  url: string;
+  /** Added to every forwarded request, e.g. `{ Authorization: 'Bearer …' }` from the server environment. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/** An {@link McpUpstream} checked, with the secrets its errors must never show. */
+export interface ResolvedMcpUpstream {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** The default path MCP upstreams are served under: `/mcp/<name>`. */
+export const DEFAULT_MCP_PATH = '/mcp';
+
+/** Page request headers Streamable HTTP needs; nothing else of the page's goes upstream. */
+const FORWARDED_REQUEST_HEADERS = [
+  'accept',
+  'content-type',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+];
+
+/** Upstream response headers the page's MCP client reads. */
+const RETURNED_RESPONSE_HEADERS = [
+  'content-type',
+  'cache-control',
+  'mcp-session-id',
+  'mcp-protocol-version',
+];
+
+const METHODS = new Set(['GET', 'POST', 'DELETE']);
+
+/** Checks `mcp` of the proxy options; throws `invalid-options` on a mistake. */
+export function resolveMcpUpstreams(
+  mcp: Readonly<Record<string, McpUpstream>> | undefined,
+): ReadonlyMap<string, ResolvedMcpUpstream> {
+  const upstreams = new Map<string, ResolvedMcpUpstream>();
+  for (const [name, upstream] of Object.entries(mcp ?? {})) {
+    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
+      throw invalid(`\`mcp\` names "${name}": use letters, digits, "_" and "-".`);
+    }
+    let url: URL;
+    try {
+      url = new URL(upstream?.url);
+    } catch {
+      throw invalid(`\`mcp.${name}.url\` is not a URL.`);
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+      throw invalid(`\`mcp.${name}.url\` must be an http(s) URL.`);
+    }
+    const headers = upstream.headers ?? {};
+    if (Object.values(headers).some((value) => typeof value !== 'string')) {
+      throw invalid(`\`mcp.${name}.headers\` must map header names to strings.`);
+    }
+    upstreams.set(name, { url: url.href, headers: { ...headers } });
+  }
+  return upstreams;
+}
+
+/** The MCP server name a request's path asks for, or undefined when it is not under the MCP path. */
+export function mcpNameOf(request: Request, mcpPath: string): string | undefined {
+  const { pathname } = new URL(request.url);
+  const prefix = `${mcpPath}/`;
+  return pathname.startsWith(prefix) ? pathname.slice(prefix.length) : undefined;
+}
+
+/** Answers a request for `/mcp/<name>`: refused, or forwarded and streamed back. */
+export async function answerMcp(
+  request: Request,
+  name: string,
+  config: ResolvedProxyOptions,
+): Promise<Response> {
+  if (isForeignOrigin(request, config.allowedOrigins)) {
+    return errorResponse(
+      403,
+      'origin_not_allowed',
+      `Origin ${request.headers.get('origin') ?? ''} may not use this proxy.`,
+    );
+  }
+  const upstream = config.mcp.get(name);
+  if (!upstream) {
+    return errorResponse(404, 'not_found', 'No MCP server of that name is served by this proxy.');
+  }
+  if (!METHODS.has(request.method)) {
+    return errorResponse(
+      405,
+      'method_not_allowed',
+      `An MCP endpoint takes GET, POST or DELETE, not ${request.method}.`,
+      { headers: new Headers({ allow: 'GET, POST, DELETE' }) },
+    );
+  }
+  const authorized = await runAuthorize(config.authorize, request);
+  if (authorized.kind === 'response') return authorized.response;
+  if (authorized.kind === 'failed') {
+    config.logger(`Airlock proxy: ${authorized.reason}; the request was refused.`);
+    return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
+  }
+  let body: string | undefined;
+  if (request.method === 'POST') {
+    const read = await readJsonRpc(request, config.maxBodyBytes);
+    if (read instanceof Response) return read;
+    body = read;
+  }
+  let answer: Response;
+  try {
+    answer = await config.fetch(upstream.url, {
+      method: request.method,
+      headers: upstreamHeaders(request, upstream),
+      ...(body === undefined ? {} : { body }),
+      // A page that goes away closes the upstream request and its stream.
+      signal: request.signal,
+      // Following a redirect would resend the credentials to wherever it points.
+      redirect: 'error',
+    });
+  } catch {
+    const reason = request.signal.aborted ? 'the client disconnected' : 'it did not answer';
+    return errorResponse(
+      502,
+      'upstream_unreachable',
+      `The proxy could not reach the MCP server "${name}" (${reason}).`,
+    );
+  }
+  return relay(answer, name, config);
+}
+
+/** The body as JSON-RPC text (an object or a batch), re-serialised, or the refusal. */
+async function readJsonRpc(request: Request, maxBodyBytes: number): Promise<string | Response> {
+  let text: string | 'too-large';
+  try {
+    text = await readBodyWithin(request, maxBodyBytes);
+  } catch {
+    return errorResponse(400, 'body_unreadable', 'The request body could not be read.');
+  }
+  if (text === 'too-large') {
+    return errorResponse(
+      413,
+      'body_too_large',
+      `The request body is larger than this proxy accepts (${maxBodyBytes} bytes).`,
+    );
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return errorResponse(400, 'invalid_json', 'The request body is not JSON-RPC.');
+  }
+  if (typeof value !== 'object' || value === null) {
+    return errorResponse(400, 'invalid_json', 'The request body is not JSON-RPC.');
+  }
+  // The proxy's own serialisation: the page's text never goes upstream.
+  return JSON.stringify(value);
+}
+
+function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Headers {
+  const headers = new Headers();
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = request.headers.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  // Last, so nothing the page sends can replace them.
+  for (const [name, value] of Object.entries(upstream.headers)) headers.set(name, value);
+  return headers;
+}
+
+/**
+ * A success streams through with the session headers; an error keeps its status (a 404
+ * tells the client its session is gone) but not its body. A refused credential is the
+ * server's to fix, so it is a 502, not a 401 the page would try to answer.
+ */
+async function relay(
+  answer: Response,
+  name: string,
+  config: ResolvedProxyOptions,
+): Promise<Response> {
+  const headers = new Headers();
+  for (const header of RETURNED_RESPONSE_HEADERS) {
+    const value = answer.headers.get(header);
+    if (value !== null) headers.set(header, value);
+  }
+  if (answer.status < 400) {
+    return new Response(answer.body, { status: answer.status, headers });
+  }
+  await answer.body?.cancel().catch(() => undefined);
+  config.logger(`Airlock proxy: the MCP server "${name}" answered HTTP ${answer.status}.`);
+  if (answer.status === 401 || answer.status === 403) {
+    return errorResponse(
+      502,
+      'upstream_auth_failed',
+      `The proxy could not authenticate with the MCP server "${name}" (HTTP ${answer.status}): check the credentials configured on the server.`,
+    );
+  }
+  const error = errorResponse(
+    answer.status,
+    'upstream_error',
+    `The MCP server "${name}" answered HTTP ${answer.status}.`,
+  );
+  for (const [header, value] of headers) {
+    if (header !== 'content-type') error.headers.set(header, value);
+  }
+  return error;
+}
+
+function invalid(message: string): AirlockError {
+  return new AirlockError('invalid-options', `Airlock proxy: ${message}`);
+}

@@ -1,0 +1,298 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { AirlockError } from '../../errors/airlock-error';
+import type { McpServerConfig } from '../../protocol/mcp';
+import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
+import { waitFor } from '../../timing/wait';
+import { describeThrown } from '../../tools/run-tool';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
+import { type ToolRunner, timedOut } from '../tools/tool-runner';
+import { exposedToolNames } from './mcp-names';
+import { type McpCallResult, mcpOutcome } from './mcp-results';
+
+/** Default of `connectTimeoutMs`. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** Pages of `tools/list` read at most: a server that never stops paging is cut off. */
+const MAX_LIST_PAGES = 50;
+/** The longest description a server's tool may put in front of the model. */
+const MAX_DESCRIPTION_CHARS = 2_000;
+/** How long ending the session may take when the agent is disposed. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+const CLIENT_INFO = { name: 'airlock-agents', version: '0.1.0' } as const;
+
+/** A tool as the server listed it. */
+interface ListedTool {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly annotations?: { readonly readOnlyHint?: boolean | undefined } | undefined;
+}
+
+/** What one exposed tool maps to on the server. */
+interface ServedTool {
+  readonly original: string;
+  readonly validate: (value: unknown) => { valid: boolean; errorMessage?: string | undefined };
+}
+
+/**
+ * One MCP server, seen from the agent worker: a session over Streamable HTTP (the
+ * official SDK's client), its tools as specs the registry offers, and the runner that
+ * calls them. Arguments are checked against the tool's input schema here, so a call that
+ * does not fit is never sent. A call's deadline and the run's abort cancel the request,
+ * which the SDK tells the server (`notifications/cancelled`). A dropped response stream is
+ * resumed by the transport (`Last-Event-ID`); a session the server no longer knows is
+ * replaced by a new one.
+ */
+export class McpServerConnection implements ToolRunner {
+  readonly config: McpServerConfig;
+  readonly #validator = new CfWorkerJsonSchemaValidator();
+  readonly #calls = new Map<string, AbortController>();
+  #tools = new Map<string, ServedTool>();
+  #client: Promise<Client> | undefined;
+  #closed = false;
+  /** Told of the new specs when the server's tool list changed. */
+  onToolsChanged: ((specs: ToolSpec[]) => void) | undefined;
+
+  constructor(config: McpServerConfig) {
+    this.config = config;
+  }
+
+  get timeoutMs(): number {
+    return this.config.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  }
+
+  /** Connects and lists the tools; fails `mcp-unavailable` naming the server. */
+  async start(): Promise<ToolSpec[]> {
+    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const client = await this.#connected(signal);
+      return await this.#listTools(client, signal);
+    } catch (error) {
+      await this.close();
+      const reason = signal.aborted ? `no answer within ${timeoutMs} ms` : describeThrown(error);
+      throw new AirlockError(
+        'mcp-unavailable',
+        `The MCP server "${this.config.name}" could not be connected to: ${reason}.`,
+        { details: { server: this.config.name } },
+      );
+    }
+  }
+
+  async check(request: ToolCallRequest): Promise<ToolCheck> {
+    const tool = this.#tools.get(request.toolName);
+    if (!tool) return notServed(request.toolName);
+    const verdict = tool.validate(request.arguments);
+    if (verdict.valid) return { ok: true, needsApproval: false };
+    return {
+      ok: false,
+      error: {
+        code: 'tool-invalid-arguments',
+        message: `The arguments for tool "${request.toolName}" do not fit its schema: ${verdict.errorMessage ?? 'no detail'}. Fix them and call it again.`,
+      },
+    };
+  }
+
+  async execute(request: ToolCallRequest, timeoutMs: number): Promise<ToolOutcome> {
+    const tool = this.#tools.get(request.toolName);
+    if (!tool) return notServed(request.toolName);
+    const controller = new AbortController();
+    this.#calls.set(request.callId, controller);
+    const deadline = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
+    try {
+      return mcpOutcome(request.toolName, await this.#call(tool.original, request, controller));
+    } catch (error) {
+      if (controller.signal.reason === DEADLINE) {
+        return timedOut(request.toolName, timeoutMs, 'the server was told to cancel it');
+      }
+      if (controller.signal.aborted) {
+        return {
+          ok: false,
+          error: { code: 'tool-cancelled', message: `Tool "${request.toolName}" was cancelled.` },
+        };
+      }
+      return {
+        ok: false,
+        error: {
+          code: 'tool-failed',
+          message: `The MCP server "${this.config.name}" failed the call to "${request.toolName}": ${describeThrown(error)}`,
+        },
+      };
+    } finally {
+      clearTimeout(deadline);
+      this.#calls.delete(request.callId);
+    }
+  }
+
+  cancel(callId: string): void {
+    this.#calls.get(callId)?.abort(CANCELLED);
+  }
+
+  /** Ends the session (an HTTP DELETE) and the connection; a server that does not answer is left. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const controller of this.#calls.values()) controller.abort(CANCELLED);
+    const client = await this.#client?.catch(() => undefined);
+    this.#client = undefined;
+    if (!client) return;
+    const transport = client.transport;
+    const ending = (async () => {
+      if (transport instanceof StreamableHTTPClientTransport) {
+        await transport.terminateSession().catch(() => undefined);
+      }
+      await client.close();
+    })();
+    await waitFor(ending, { timeoutMs: CLOSE_TIMEOUT_MS });
+  }
+
+  /** Calls a tool; a session the server has forgotten (404) is replaced once, as the call never ran. */
+  async #call(
+    name: string,
+    request: ToolCallRequest,
+    controller: AbortController,
+  ): Promise<McpCallResult> {
+    const params = { name, arguments: request.arguments as Record<string, unknown> };
+    // The SDK's own timeout stays out of the way: the deadline above decides.
+    const options = { signal: controller.signal, timeout: 2 ** 31 - 1 };
+    const client = await this.#connected(controller.signal);
+    try {
+      return (await client.callTool(params, undefined, options)) as McpCallResult;
+    } catch (error) {
+      if (!sessionLost(error) || controller.signal.aborted) throw error;
+      this.#dropClient(client);
+      const fresh = await this.#connected(controller.signal);
+      return (await fresh.callTool(params, undefined, options)) as McpCallResult;
+    }
+  }
+
+  /** The connected client, connecting (again) when there is none. */
+  #connected(signal: AbortSignal): Promise<Client> {
+    if (this.#closed) return Promise.reject(new Error('the connection was closed'));
+    if (!this.#client) {
+      const connecting = this.#connect(signal);
+      this.#client = connecting;
+      // A failed connection is tried again by the next call.
+      connecting.catch(() => {
+        if (this.#client === connecting) this.#client = undefined;
+      });
+    }
+    return this.#client;
+  }
+
+  async #connect(signal: AbortSignal): Promise<Client> {
+    const client = new Client(CLIENT_INFO, {
+      capabilities: {},
+      // No code generation (ajv compiles with `new Function`), so a strict CSP is no obstacle.
+      jsonSchemaValidator: this.#validator,
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
+      requestInit: { headers: { ...this.config.headers } },
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.#refreshTools(client);
+    });
+    await client.connect(transport, { signal, timeout: 2 ** 31 - 1 });
+    if (this.#closed) {
+      await client.close();
+      throw new Error('the connection was closed');
+    }
+    return client;
+  }
+
+  #dropClient(client: Client): void {
+    void client.close().catch(() => undefined);
+    this.#client = undefined;
+  }
+
+  async #refreshTools(client: Client): Promise<void> {
+    const timeoutMs = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    try {
+      const specs = await this.#listTools(client, AbortSignal.timeout(timeoutMs));
+      if (!this.#closed) this.onToolsChanged?.(specs);
+    } catch {
+      // The previous list stays; a call to a tool that is gone fails as the server answers it.
+    }
+  }
+
+  /** Reads every page of `tools/list` and makes the specs the model is offered. */
+  async #listTools(client: Client, signal: AbortSignal): Promise<ToolSpec[]> {
+    const listed: ListedTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        signal,
+        timeout: 2 ** 31 - 1,
+      });
+      listed.push(...(result.tools as ListedTool[]));
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    const allowed = this.config.allowedTools && new Set(this.config.allowedTools);
+    const offered = listed.filter((tool) => !allowed || allowed.has(tool.name));
+    const names = exposedToolNames(
+      this.config.name,
+      offered.map((tool) => tool.name),
+    );
+    const tools = new Map<string, ServedTool>();
+    const specs: ToolSpec[] = [];
+    for (const tool of offered) {
+      const exposed = names.get(tool.name);
+      if (exposed === undefined || tools.has(exposed)) continue;
+      const { $schema: _dialect, ...parameters } = tool.inputSchema;
+      tools.set(exposed, {
+        original: tool.name,
+        validate: this.#validator.getValidator(parameters as never),
+      });
+      specs.push({
+        name: exposed,
+        description: (tool.description ?? '').slice(0, MAX_DESCRIPTION_CHARS),
+        parameters: { ...parameters, type: 'object' },
+        policy: {
+          approval: approvalOf(this.config, tool),
+          ...(this.config.maxOutputChars === undefined
+            ? {}
+            : { maxOutputChars: this.config.maxOutputChars }),
+        },
+      });
+    }
+    this.#tools = tools;
+    return specs;
+  }
+}
+
+/** Why a call's signal was aborted: its deadline, or a cancel (run aborted, agent disposed). */
+const DEADLINE = Symbol('deadline');
+const CANCELLED = Symbol('cancelled');
+
+/** A server's `readOnlyHint` lifts approval only where the app said it may. */
+function approvalOf(config: McpServerConfig, tool: ListedTool): 'always' | 'never' {
+  switch (config.approval ?? 'always') {
+    case 'never':
+      return 'never';
+    case 'unless-read-only':
+      return tool.annotations?.readOnlyHint === true ? 'never' : 'always';
+    default:
+      return 'always';
+  }
+}
+
+/** A 404 on a request with a session id: the server ended the session (restart, expiry). */
+function sessionLost(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
+}
+
+function notServed(toolName: string): ToolOutcome & { ok: false } {
+  return {
+    ok: false,
+    error: {
+      code: 'tool-not-found',
+      message: `The MCP server no longer offers "${toolName}".`,
+    },
+  };
+}

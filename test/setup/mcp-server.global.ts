@@ -1,0 +1,60 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestProject } from 'vitest/node';
+import { createProxyHandler, toNodeListener } from '../../src/proxy';
+import { startMcpTestServer } from './mcp-test-server';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Origin of the MCP test server (`/mcp?t=<tenant>`, `/control/<tenant>/…`). */
+    mcpServerUrl: string;
+    /** An address where nothing listens: an MCP server that is down. */
+    mcpDownUrl: string;
+    /**
+     * The proxy route `/mcp/notes` of an Airlock proxy in front of the MCP test server's
+     * `secret` tenant, which refuses requests without the credentials the proxy adds.
+     */
+    mcpProxyUrl: string;
+  }
+}
+
+/** One MCP test server (official SDK) for the whole run; tests keep apart by tenant. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await startMcpTestServer();
+  project.provide('mcpServerUrl', server.url);
+  project.provide('mcpDownUrl', `${await freePort()}/mcp`);
+  const proxy = createServer(
+    toNodeListener(
+      createProxyHandler({
+        upstream: 'http://127.0.0.1:9/v1',
+        apiKey: 'sk-unused-by-the-mcp-tests',
+        allowAnonymous: true,
+        logger: () => {},
+        allowedOrigins: '*',
+        mcp: {
+          notes: {
+            url: `${server.url}/mcp?t=secret`,
+            headers: { Authorization: 'Bearer upstream-secret' },
+          },
+        },
+      }),
+    ),
+  );
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const { port } = proxy.address() as AddressInfo;
+  project.provide('mcpProxyUrl', `http://127.0.0.1:${port}/mcp/notes`);
+  return async () => {
+    proxy.closeAllConnections();
+    await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    await server.close();
+  };
+}
+
+/** An origin on a port that was free a moment ago (nothing listens there once it is closed). */
+async function freePort(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
