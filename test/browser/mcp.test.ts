@@ -155,8 +155,13 @@ describe('MCP tools', () => {
       .filter((message) => message.role === 'tool')
       .map((message) => readToolOutput(message.content).body);
     expect(JSON.parse(contents?.[0] ?? '')).toEqual({ sum: 5 });
-    // The model is told of the image, not sent its base64.
+    // The tool message names the image without its base64; the image itself follows the
+    // step's tool results in a user message, as a page tool's images do.
     expect(contents?.[1]).not.toContain('iVBOR');
+    const sent = bodies[1]?.messages ?? [];
+    const afterTools = sent[sent.findLastIndex((message) => message.role === 'tool') + 1];
+    expect(afterTools?.role).toBe('user');
+    expect(JSON.stringify(afterTools?.content)).toContain('data:image/png;base64,iVBOR');
   });
 
   it('turns an isError result into a failed call the model can read', async () => {

@@ -1,4 +1,5 @@
-import type { ToolOutcome } from '../../protocol/tools';
+import type { ToolImage, ToolOutcome } from '../../protocol/tools';
+import { MAX_TOOL_IMAGE_CHARS, MAX_TOOL_IMAGES } from '../../tools/run-tool';
 
 /** One content block of an MCP tool result, as far as it is read here. */
 interface ContentBlock {
@@ -24,11 +25,13 @@ export interface McpCallResult {
 }
 
 /**
- * What an MCP result becomes: the model reads text, so structured content goes as its
- * JSON, text blocks as their text, and anything else as a JSON list of blocks in which
- * binary data (images, audio, blobs) is described by its type and size, not inlined: a
- * tool message carries text only, and base64 would spend the output cap on noise.
- * `isError` results are tool failures the model can read.
+ * What an MCP result becomes: structured content goes as its JSON, text blocks as their
+ * text, and anything else as a JSON list of blocks in which binary data (images, audio,
+ * blobs) is described by its type and size, not inlined: a tool message carries text
+ * only, and base64 would spend the output cap on noise. Image blocks also travel as the
+ * tool's images (within the same caps as a page tool's), which the model is sent in a
+ * user message after the step's tool results. `isError` results are tool failures the
+ * model can read.
  */
 export function mcpOutcome(toolName: string, result: McpCallResult): ToolOutcome {
   const blocks = result.content ?? [];
@@ -57,7 +60,31 @@ export function mcpOutcome(toolName: string, result: McpCallResult): ToolOutcome
     return { ok: true, output: text, content: text };
   }
   const output = blocks.map(describeBlock);
-  return { ok: true, output, content: JSON.stringify(output) };
+  const images = imagesOf(blocks);
+  return {
+    ok: true,
+    output,
+    content: JSON.stringify(output),
+    ...(images.length > 0 ? { images } : {}),
+  };
+}
+
+/** The image blocks a model can be sent: base64 data of an image type, within the caps. */
+function imagesOf(blocks: readonly ContentBlock[]): ToolImage[] {
+  const images: ToolImage[] = [];
+  for (const block of blocks) {
+    if (images.length === MAX_TOOL_IMAGES) break;
+    const { type, mimeType, data } = block;
+    if (
+      type === 'image' &&
+      typeof mimeType === 'string' &&
+      mimeType.startsWith('image/') &&
+      typeof data === 'string' &&
+      data.length <= MAX_TOOL_IMAGE_CHARS
+    )
+      images.push({ type: 'image', mediaType: mimeType, data });
+  }
+  return images;
 }
 
 function describeBlock(block: ContentBlock): Record<string, unknown> {
