@@ -23,6 +23,7 @@ export const airlockAliases = [
   { find: /^airlock-agents$/, replacement: source('index.ts') },
   { find: /^airlock-agents\/worker$/, replacement: source('worker.ts') },
   { find: /^airlock-agents\/sandbox$/, replacement: source('sandbox.ts') },
+  { find: /^airlock-agents\/code$/, replacement: source('code.ts') },
   { find: /^airlock-agents\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock-agents\/testing\/remote$/, replacement: source('testing-remote.ts') },
   { find: /^airlock-agents\/proxy$/, replacement: source('proxy.ts') },
@@ -42,7 +43,17 @@ function browserProject(
     extends: true,
     // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
     // the page under a running test.
-    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    optimizeDeps: {
+      include: [
+        'comlink',
+        'openai',
+        'zod',
+        'dexie',
+        'fast-check',
+        'quickjs-emscripten-core',
+        '@jitl/quickjs-singlefile-browser-release-sync',
+      ],
+    },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
     // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
     server: { cors: { origin: '*' } },
@@ -93,6 +104,7 @@ export default defineConfig({
         index: source('index.ts'),
         worker: source('worker.ts'),
         sandbox: source('sandbox.ts'),
+        code: source('code.ts'),
         testing: source('testing.ts'),
         'testing-remote': source('testing-remote.ts'),
         proxy: source('proxy.ts'),
@@ -100,7 +112,16 @@ export default defineConfig({
       formats: ['es'],
     },
     rollupOptions: {
-      external: [/^node:/, 'openai', /^openai\//, 'comlink', 'zod', 'dexie'],
+      external: [
+        /^node:/,
+        'openai',
+        /^openai\//,
+        'comlink',
+        'zod',
+        'dexie',
+        'quickjs-emscripten-core',
+        /^@jitl\//,
+      ],
     },
     sourcemap: true,
   },

@@ -344,6 +344,7 @@ export class AgentService implements AgentWorkerApi {
     for (const { toolset, supervisor, specs } of started) {
       registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
     }
+    registry.describeCallableTools();
     for (const name of config.allowedTools ?? []) {
       const builtIn =
         (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||

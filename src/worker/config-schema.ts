@@ -14,6 +14,7 @@ const toolSpecSchema = z.object({
     maxOutputChars: z.int().positive().exactOptional(),
     approval: z.enum(['never', 'always', 'by-arguments']),
   }),
+  callableTools: z.array(toolName).max(64).exactOptional(),
 });
 
 const count = z.number().min(0);
