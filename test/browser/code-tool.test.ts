@@ -54,8 +54,8 @@ async function runScripts(scripts: readonly string[]) {
 describe('code tool', () => {
   it('stops a script that allocates without end at its memory limit, and the next script in the same worker runs', async () => {
     const { results, agent } = await runScripts([
-      // Many small objects, then fewer large strings: the limit counts both.
-      'const kept = []; for (let i = 0; ; i++) kept.push({ i, text: "item " + i });',
+      // Many small strings, then fewer large ones: the limit counts both.
+      'const kept = []; for (let i = 0; ; i++) kept.push(`item${i} `.repeat(2000).split(" "));',
       'const kept = []; for (let i = 0; ; i++) kept.push("x".repeat(50000) + i);',
       'console.log("still here"); return 6 * 7;',
     ]);
