@@ -3,11 +3,12 @@
 // bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
 // but a contestant that does not finish its scenario makes the command fail.
 //
-//   npm run bench                   every page (peers, sandbox, memory, knowledge), then BENCHMARKS.md
+//   npm run bench                   every page (peers, sandbox, code, memory, knowledge), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
-//                                   contestant, no files written; fails if one does not finish
+//                                   contestant, one pass of the code page, no files written;
+//                                   fails if one does not finish
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +25,7 @@ import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-r
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
 
-const PAGES = ['peers', 'sandbox', 'memory', 'knowledge'];
+const PAGES = ['peers', 'sandbox', 'code', 'memory', 'knowledge'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const runs = Number(
@@ -32,7 +33,7 @@ const runs = Number(
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
 const pages = smoke
-  ? ['peers']
+  ? ['peers', 'code']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();
@@ -83,8 +84,12 @@ try {
       date: new Date().toISOString(),
       chromium: browser.version(),
       node: process.version,
-      [name]: await runSelfMeasuringPage(browser, origin, modelServer.url, name),
+      [name]: await runSelfMeasuringPage(browser, origin, modelServer.url, name, smoke),
     };
+    if (smoke) {
+      log(`The ${name} page finished: ${JSON.stringify(results[name])}`);
+      continue;
+    }
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote bench/results/${name}.json`);
     if (name === 'sandbox') await benchSandboxEngines(results.date, results.sandbox);

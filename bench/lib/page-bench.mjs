@@ -7,12 +7,14 @@
  * @param {string} origin the preview server
  * @param {string} modelServerUrl the fake model server
  * @param {string} name
+ * @param {boolean} [smoke] asks the page for one pass of each measure
  * @returns {Promise<unknown>}
  */
-export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name) {
+export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name, smoke = false) {
   const page = await browser.newPage();
   try {
-    await page.goto(`${origin}/${name}/index.html?model=${encodeURIComponent(modelServerUrl)}`);
+    const query = `model=${encodeURIComponent(modelServerUrl)}${smoke ? '&smoke' : ''}`;
+    await page.goto(`${origin}/${name}/index.html?${query}`);
     await page.waitForFunction(
       () => 'benchResults' in globalThis || 'benchError' in globalThis,
       null,
