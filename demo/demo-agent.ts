@@ -43,6 +43,7 @@ const INSTRUCTIONS = [
   'To change the page colour call set_theme (the user approves it first).',
   'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
   'For a report call slow_report; for a headline call fetch_headline.',
+  'To compare or analyse data (the warmest city, an average), write JavaScript for run_js; it can call tools.get_weather.',
   'Answer from the tool results, and from the knowledge passages (the <source> elements of the knowledge data message) when they answer the question (name the document).',
 ].join(' ');
 
@@ -62,6 +63,12 @@ export function createDemoAgent(settings: ModelSettings): Agent {
         name: 'demo',
         worker: () =>
           new Worker(new URL('./tools/tools.worker.ts', import.meta.url), { type: 'module' }),
+      },
+      // Model-written JavaScript in QuickJS, with the weather tool granted (code mode).
+      {
+        name: 'code',
+        worker: () =>
+          new Worker(new URL('./tools/code.worker.ts', import.meta.url), { type: 'module' }),
       },
       // No origins allowed: the sandbox can reach no server at all, not even this one.
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
