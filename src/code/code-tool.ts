@@ -1,3 +1,4 @@
+// The release build with its WebAssembly inlined: no .wasm file for the app to serve.
 import variant from '@jitl/quickjs-singlefile-browser-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
@@ -16,6 +17,7 @@ import {
 } from '../errors/field-checks';
 import type { ToolOutcome } from '../protocol/tools';
 import { type Tool, tool } from '../tools/define-tool';
+import { describeThrown } from '../tools/run-tool';
 import { ToolFault } from '../tools/tool-fault';
 import { type HostAnswer, runScript, type ScriptOutput, watchGrowth } from './run-script';
 
@@ -166,18 +168,22 @@ function notGranted(toolName: string): HostAnswer {
  */
 async function loadQuickJs(heapPages: number): Promise<QuickJSWASMModule> {
   try {
-    // The smallest valid module first: compiling it asks the CSP and nothing else.
+    // The smallest valid module: compiling it asks the CSP and nothing else.
     new WebAssembly.Module(new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]));
-    // QuickJS's own limit refuses any one allocation past it, but this build cannot measure
-    // the blocks it got (no malloc_usable_size) and undercounts what a script keeps. A
-    // WebAssembly memory that cannot grow past the cap makes malloc fail there instead.
-    const wasmMemory = new WebAssembly.Memory({ initial: BASE_HEAP_PAGES, maximum: heapPages });
-    watchGrowth(wasmMemory);
-    return await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory }));
   } catch (error) {
     throw new ToolFault(
       'tool-failed',
-      `WebAssembly cannot be compiled here, so code cannot run; the Content-Security-Policy must allow 'wasm-unsafe-eval' in script-src (${error instanceof Error ? error.message : String(error)}).`,
+      `WebAssembly cannot be compiled here, so code cannot run; the Content-Security-Policy must allow 'wasm-unsafe-eval' in script-src (${describeThrown(error)}).`,
     );
+  }
+  // QuickJS's own limit refuses any one allocation past it, but this build cannot measure
+  // the blocks it got (no malloc_usable_size) and undercounts what a script keeps. A
+  // WebAssembly memory that cannot grow past the cap makes malloc fail there instead.
+  const wasmMemory = new WebAssembly.Memory({ initial: BASE_HEAP_PAGES, maximum: heapPages });
+  watchGrowth(wasmMemory);
+  try {
+    return await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory }));
+  } catch (error) {
+    throw new ToolFault('tool-failed', `QuickJS could not be started: ${describeThrown(error)}`);
   }
 }
