@@ -327,6 +327,10 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
     'sandboxed tool call (agent worker → pooled tool worker → back, no-op tool), ms',
   'callMs.mcpViaProxy':
     'MCP tool call through the proxy (agent worker → proxy `/mcp/notes` → MCP server → back, echo), ms',
+  coldCodeWorkerStartMs: 'cold code tool worker (create → QuickJS loaded → tool described), ms',
+  warmCodeCallMs: 'warm code tool call (`return 6 * 7`, fresh QuickJS runtime and context), ms',
+  tenCallsInScriptMs: 'run with 10 tool calls in one script (code mode), wall ms',
+  tenCallsAsStepsMs: 'run with the same 10 calls as 10 model steps, wall ms',
   appendStepMs: 'append a step (messages, checkpoint, audit; one transaction), ms',
   'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
   'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
@@ -378,15 +382,17 @@ function selfMeasuredSection(name, title) {
   if (!figures) return `## ${title}\n\nNo figures yet: \`npm run bench -- ${name}\`.`;
   const imports = /** @type {Record<string, number> | undefined} */ (figures.importChunksPerSecond);
   const extra =
-    typeof figures.storageBytesPerMessage === 'number'
-      ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
-      : typeof figures.storageBytesPerChunk === 'number' && imports
-        ? `\n\nImport (chunk, embed locally, store; no model latency): ${Object.entries(imports)
-            .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
-            .join(
-              ', ',
-            )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. Loading the index of 50k chunks from IndexedDB (what a new agent worker does on its first query): ${figures.indexLoadMs50k} ms.`
-        : '';
+    typeof figures.modelCallsScript === 'number'
+      ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency.`
+      : typeof figures.storageBytesPerMessage === 'number'
+        ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
+        : typeof figures.storageBytesPerChunk === 'number' && imports
+          ? `\n\nImport (chunk, embed locally, store; no model latency): ${Object.entries(imports)
+              .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
+              .join(
+                ', ',
+              )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. Loading the index of 50k chunks from IndexedDB (what a new agent worker does on its first query): ${figures.indexLoadMs50k} ms.`
+          : '';
   return `## ${title}
 
 Measured ${stored.date} (Chromium ${stored.chromium}, Node ${stored.node}).
@@ -504,6 +510,7 @@ every contestant once and fails if one does not finish (no figures).`,
   }
   parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
   parts.push(engineSandboxSection());
+  parts.push(selfMeasuredSection('code', 'Code tool'));
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
   parts.push(selfMeasuredSection('mcp', 'MCP tools'));

@@ -3,12 +3,12 @@
 // bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
 // but a contestant that does not finish its scenario makes the command fail.
 //
-//   npm run bench                   every page (peers, sandbox, memory, knowledge, mcp), then BENCHMARKS.md
+//   npm run bench                   every page (peers, sandbox, code, memory, knowledge, mcp), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
-//                                   contestant, a few MCP calls, no files written; fails if one
-//                                   does not finish
+//                                   contestant, one pass of the code page, a few MCP calls,
+//                                   no files written; fails if one does not finish
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -25,7 +25,7 @@ import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-r
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
 
-const PAGES = ['peers', 'sandbox', 'memory', 'knowledge', 'mcp'];
+const PAGES = ['peers', 'sandbox', 'code', 'memory', 'knowledge', 'mcp'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const runs = Number(
@@ -33,7 +33,7 @@ const runs = Number(
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
 const pages = smoke
-  ? ['peers', 'mcp']
+  ? ['peers', 'code', 'mcp']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();
@@ -82,7 +82,10 @@ try {
       continue;
     }
     log(`Running the ${name} bench…`);
-    const query = name === 'mcp' ? { mcp: mcp?.url ?? '', ...(smoke ? { smoke: '1' } : {}) } : {};
+    const query = {
+      ...(name === 'mcp' ? { mcp: mcp?.url ?? '' } : {}),
+      ...(smoke ? { smoke: '1' } : {}),
+    };
     const figures = await runSelfMeasuringPage(browser, origin, modelServer.url, name, query);
     if (smoke) {
       log(`The ${name} page finished: ${JSON.stringify(figures)}`);

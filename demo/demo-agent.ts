@@ -45,6 +45,7 @@ const INSTRUCTIONS = [
   'When the user asks you to remember or note something, call save_memory; to look memories up, call recall_memories.',
   'For a report call slow_report; for a headline call fetch_headline.',
   'Shared notes live on an MCP server: notes__list_notes, notes__read_note and notes__add_note.',
+  'To compare or analyse data (the warmest city, an average), write JavaScript for run_js; it can call tools.get_weather.',
   'Answer from the tool results, and from the knowledge passages (the <source> elements of the knowledge data message) when they answer the question (name the document).',
 ].join(' ');
 
@@ -64,6 +65,12 @@ export function createDemoAgent(settings: ModelSettings): Agent {
         name: 'demo',
         worker: () =>
           new Worker(new URL('./tools/tools.worker.ts', import.meta.url), { type: 'module' }),
+      },
+      // Model-written JavaScript in QuickJS, with the weather tool granted (code mode).
+      {
+        name: 'code',
+        worker: () =>
+          new Worker(new URL('./tools/code.worker.ts', import.meta.url), { type: 'module' }),
       },
       // No origins allowed: the sandbox can reach no server at all, not even this one.
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },

@@ -82,6 +82,8 @@ function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | stri
   switch (intent.kind) {
     case 'weather':
       return intent.cities.map((city) => ({ name: 'get_weather', arguments: { city } }));
+    case 'weather-analysis':
+      return [{ name: 'run_js', arguments: { code: analysisScript(intent.cities) } }];
     case 'arithmetic':
       return [{ name: 'calculate', arguments: { expression: intent.expression } }];
     case 'remember':
@@ -140,6 +142,10 @@ const INTRODUCTION =
 const TRY: readonly (readonly [tool: string, offer: string])[] = [
   ['get_weather', 'ask about the weather ("What is the weather in Paris and Oslo?")'],
   ['calculate', 'give me arithmetic ("what is (2+3)*4")'],
+  [
+    'run_js',
+    'ask for analysis ("which is warmest: Paris, Oslo or Rome?", JavaScript in a sandbox)',
+  ],
   ['set_theme', 'change the page ("make the page green", after your approval)'],
   ['save_memory', 'tell me to "remember that my favourite colour is green"'],
   ['recall_memories', 'ask "what do you remember?"'],
@@ -158,6 +164,22 @@ function capabilities(request: ChatRequest): string {
     return `This request offers none of the tools I know (${TRY.map(([tool]) => tool).join(', ')}), so I can only say this.`;
   }
   return `You can ${offers.join('; or ')}. Or ask for "a long story", and press Stop while it streams.`;
+}
+
+/** The script a model would write to compare the weather of `cities` (code mode: one step, many calls). */
+function analysisScript(cities: readonly string[]): string {
+  return [
+    `const cities = ${JSON.stringify(cities)};`,
+    'const readings = [];',
+    'for (const city of cities) {',
+    '  const weather = await tools.get_weather({ city });',
+    "  console.log(weather.city + ': ' + weather.temperatureC + ' °C');",
+    '  readings.push(weather);',
+    '}',
+    'readings.sort((a, b) => b.temperatureC - a.temperatureC);',
+    'const averageC = readings.reduce((sum, r) => sum + r.temperatureC, 0) / readings.length;',
+    'return { warmest: readings[0].city, coldest: readings.at(-1).city, averageC: Math.round(averageC * 10) / 10 };',
+  ].join('\n');
 }
 
 function missingTool(name: string, request: ChatRequest): string {

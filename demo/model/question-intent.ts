@@ -9,6 +9,8 @@ import { findThemeColor } from './theme-request.js';
 /** What a message asks for. */
 export type Intent =
   | { readonly kind: 'weather'; readonly cities: readonly string[] }
+  /** Statistics over the weather of several cities: a script for the code tool. */
+  | { readonly kind: 'weather-analysis'; readonly cities: readonly string[] }
   | { readonly kind: 'weather-without-city' }
   | { readonly kind: 'arithmetic'; readonly expression: string }
   | { readonly kind: 'calculate-without-expression' }
@@ -28,6 +30,7 @@ const MAX_CITIES = 5;
 
 const WEATHER_WORDS =
   /\b(weather|temperature|forecast|degrees|hot|cold|warm|sunny|rain|raining|snow|snowing|windy)\b/i;
+const ANALYSIS_WORDS = /\b(warmest|coldest|hottest|average|mean|compare|analy[sz]e)\b/i;
 const CALCULATE_WORDS = /\b(calculate|compute|evaluate|solve)\b/i;
 /** Runs of characters an expression is made of; the longest one with a digit is the candidate. */
 const EXPRESSION_RUNS = /[\d.+\-*/()\s]+/g;
@@ -41,6 +44,7 @@ const NOT_A_CITY = new Set([
   ...['today', 'tomorrow', 'tonight', 'now', 'right', 'currently', 'moment', 'this', 'that'],
   ...['week', 'weekend', 'morning', 'afternoon', 'evening', 'hot', 'cold', 'warm', 'sunny'],
   ...['rain', 'raining', 'snow', 'snowing', 'windy', 'do', 'does', 'can', 'could', 'will', 'i'],
+  ...['which', 'warmest', 'coldest', 'hottest', 'average', 'compare', 'analyse', 'analyze'],
 ]);
 const WORD = /\p{L}[\p{L}'’-]*/gu;
 
@@ -66,6 +70,10 @@ export function readIntent(question: string): Intent {
     return theme.color === undefined
       ? { kind: 'theme-without-color' }
       : { kind: 'theme', color: theme.color };
+  if (ANALYSIS_WORDS.test(question)) {
+    const cities = findCities(question);
+    if (cities.length > 1) return { kind: 'weather-analysis', cities };
+  }
   if (WEATHER_WORDS.test(question)) {
     const cities = findCities(question);
     return cities.length > 0 ? { kind: 'weather', cities } : { kind: 'weather-without-city' };

@@ -65,6 +65,13 @@ export function describeOutput(tool: string, args: Arguments, output: Output): s
     case 'recall_memories':
       if (Array.isArray(output.value)) return describeMemories(output.value, args);
       break;
+    case 'run_js': {
+      const result = asRecord(fields.result);
+      if (typeof result.warmest === 'string' && typeof result.averageC === 'number') {
+        return `I wrote a script that looked the cities up and compared them: ${result.warmest} is the warmest, ${String(result.coldest)} the coldest, and the average is ${result.averageC} °C.`;
+      }
+      break;
+    }
     case 'fetch_headline':
       if (typeof fields.headline === 'string') return describeHeadline(fields.headline, fields);
       break;

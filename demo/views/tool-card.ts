@@ -114,10 +114,10 @@ export function createToolCard(toolName: string): ToolCard {
       argumentsText.textContent += delta;
     },
     showArguments(text, parsed) {
-      argumentsText.textContent = parsed === undefined ? text : formatValue(parsed);
+      argumentsText.textContent = parsed === undefined ? text : formatArguments(parsed);
     },
     complete(text, parsed) {
-      argumentsText.textContent = parsed === undefined ? text : formatValue(parsed);
+      argumentsText.textContent = parsed === undefined ? text : formatArguments(parsed);
       if (!settled) startTimer();
     },
     awaitApproval(args) {
@@ -129,7 +129,7 @@ export function createToolCard(toolName: string): ToolCard {
       if (!settled) startTimer();
     },
     succeed(output, durationMs) {
-      settle('ok', `ok${took(durationMs)}`, 'Result', formatValue(output));
+      settle('ok', `ok${took(durationMs)}`, 'Result', formatOutput(output));
     },
     fail(error, durationMs) {
       const state = STATE_OF_ERROR[error.code] ?? 'error';
@@ -144,6 +144,27 @@ export function createToolCard(toolName: string): ToolCard {
       setState('stopped', 'stopped');
     },
   };
+}
+
+/** A code tool's arguments read best as the code itself. */
+function formatArguments(parsed: unknown): string {
+  const fields = asCode(parsed);
+  return fields ? fields.code : formatValue(parsed);
+}
+
+function asCode(value: unknown): { code: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { code, ...rest } = value as Record<string, unknown>;
+  return typeof code === 'string' && Object.keys(rest).length === 0 ? { code } : undefined;
+}
+
+/** A code tool's `{ result, logs }` shows its console lines, then the result. */
+function formatOutput(output: unknown): string {
+  if (typeof output !== 'object' || output === null) return formatValue(output);
+  const { result, logs, ...rest } = output as Record<string, unknown>;
+  if (!Array.isArray(logs) || Object.keys(rest).length > 0) return formatValue(output);
+  const lines = logs.map(String);
+  return [...lines, `→ ${result === undefined ? '(no result)' : formatValue(result)}`].join('\n');
 }
 
 /** Tool errors with a look of their own; the rest are plain errors. */

@@ -174,8 +174,10 @@ export type ToolErrorCode =
   | 'tool-not-allowed'
   /** The user rejected the call when asked for approval. */
   | 'tool-rejected'
-  /** The tool ran past its `timeoutMs`; a sandboxed one was killed. */
+  /** The tool ran past its `timeoutMs`; a sandboxed one was killed (a code tool's script interrupted). */
   | 'tool-timeout'
+  /** A code tool's script went over its memory limit; the script was stopped, the worker kept. */
+  | 'tool-memory-limit'
   /** The tool's sandbox died or could not be started. */
   | 'tool-crashed'
   /**

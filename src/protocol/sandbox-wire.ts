@@ -15,7 +15,9 @@ export type SandboxRequest =
   | { readonly kind: 'describe'; readonly id: number }
   | { readonly kind: 'check'; readonly id: number; readonly request: ToolCallRequest }
   | { readonly kind: 'execute'; readonly id: number; readonly request: ToolCallRequest }
-  | { readonly kind: 'cancel'; readonly callId: string };
+  | { readonly kind: 'cancel'; readonly callId: string }
+  /** The answer to the tool worker's `call-tool` with the same `id`. */
+  | { readonly kind: 'tool-called'; readonly id: number; readonly outcome: ToolOutcome };
 
 /**
  * Tool worker → supervisor: the answer to the request with the same `id`, naming the call
@@ -35,6 +37,20 @@ export type SandboxResponse =
       readonly id: number;
       readonly callId: string;
       readonly outcome: ToolOutcome;
+    }
+  /** Answers `describe`: the worker cannot serve here (no WebAssembly under the page's CSP, say). */
+  | { readonly kind: 'unavailable'; readonly id: number; readonly reason: string }
+  /**
+   * Not an answer but a request of the worker's own, in its own `id` sequence: while the
+   * call `callId` runs, run another of the agent's tools for it. The agent worker decides
+   * (the tool must be one the toolset declared callable) and answers with `tool-called`.
+   */
+  | {
+      readonly kind: 'call-tool';
+      readonly id: number;
+      readonly callId: string;
+      readonly toolName: string;
+      readonly arguments: unknown;
     };
 
 /** How a toolset is isolated. */

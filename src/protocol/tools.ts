@@ -25,6 +25,11 @@ export interface ToolPolicy {
 /** A tool as the agent worker knows it: what the model is told and how calls are treated. */
 export interface ToolSpec extends ToolDescriptor {
   readonly policy: ToolPolicy;
+  /**
+   * The agent's tools this tool may call while it runs (a code tool's `tools`). Declared by
+   * the toolset's policy worker; the agent worker refuses calls to any other.
+   */
+  readonly callableTools?: readonly string[];
 }
 
 /** A request to run one tool call, after its arguments parsed as JSON. */

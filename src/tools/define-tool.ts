@@ -10,7 +10,7 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
-import type { ToolSpec } from '../protocol/tools';
+import type { ToolOutcome, ToolSpec } from '../protocol/tools';
 import {
   type InferSchemaOutput,
   objectJsonSchema,
@@ -24,6 +24,12 @@ export interface ToolContext {
   readonly callId: string;
   /** Aborted when the run is aborted or the call's deadline passes; long work should stop when it fires. */
   readonly signal: AbortSignal;
+  /**
+   * Calls one of the agent's tools that this tool's spec lists in `callableTools` (a code
+   * tool's granted tools). The agent worker runs the call like one of the model's (schema,
+   * allowlists, approval, budget, audit) and answers; only sandboxed tools get it.
+   */
+  readonly callTool?: (toolName: string, args: unknown) => Promise<ToolOutcome>;
 }
 
 /** How a tool is written by the app. */
@@ -62,6 +68,12 @@ export type ApprovalRule<A> = { decide(args: A): boolean | Promise<boolean> }['d
 /** A tool ready to hand to `createAgent` or `serveTools`: its definition and what the agent worker is told. */
 export interface Tool<S extends ToolSchema = ToolSchema> extends ToolDefinition<S> {
   readonly spec: ToolSpec;
+  /**
+   * Loads what the tool needs before its worker describes itself (a code tool's WebAssembly),
+   * so a cold start is not charged to a call. A rejection makes the toolset unavailable,
+   * with the rejection's message.
+   */
+  readonly prepare?: () => Promise<void>;
 }
 
 /** A tool made by `tool()` or `toolFromFunction()`, as `createAgent` and `serveTools` take it. */

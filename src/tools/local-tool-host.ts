@@ -19,13 +19,22 @@ export class LocalToolHost implements ToolHost {
     return tool ? checkTool(tool, request) : notHere(request.toolName);
   }
 
-  async execute(request: ToolCallRequest): Promise<ToolOutcome> {
+  /** Runs a call; `callTool` reaches the agent's other tools, for tools that declared some. */
+  async execute(
+    request: ToolCallRequest,
+    callTool?: (toolName: string, args: unknown) => Promise<ToolOutcome>,
+  ): Promise<ToolOutcome> {
     const tool = this.#tools.get(request.toolName);
     if (!tool) return notHere(request.toolName);
     const controller = new AbortController();
     this.#running.set(request.callId, controller);
     try {
-      return await runTool(tool, request, controller.signal);
+      return await runTool(
+        tool,
+        request,
+        controller.signal,
+        tool.spec.callableTools?.length ? callTool : undefined,
+      );
     } finally {
       this.#running.delete(request.callId);
     }

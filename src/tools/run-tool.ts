@@ -5,8 +5,9 @@ import type {
   ToolImage,
   ToolOutcome,
 } from '../protocol/tools';
-import type { Tool } from './define-tool';
+import type { Tool, ToolContext } from './define-tool';
 import { formatIssues, type ValidationResult } from './standard-schema';
+import { ToolFault } from './tool-fault';
 
 /** The longest output the model sees from a tool that sets no `maxOutputChars`. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
@@ -36,6 +37,7 @@ export async function runTool(
   tool: Tool,
   request: ToolCallRequest,
   signal: AbortSignal,
+  callTool?: ToolContext['callTool'],
 ): Promise<ToolOutcome> {
   const validation = await validate(tool, request);
   if ('failure' in validation) return validation.failure;
@@ -43,9 +45,13 @@ export async function runTool(
   if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
   let output: unknown;
   try {
-    output = await tool.execute(validation.value, { callId: request.callId, signal });
+    const context: ToolContext = callTool
+      ? { callId: request.callId, signal, callTool }
+      : { callId: request.callId, signal };
+    output = await tool.execute(validation.value, context);
   } catch (thrown) {
     if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
+    if (thrown instanceof ToolFault) return failure(thrown.code, capContent(thrown.message, 2_000));
     return failure('tool-failed', `Tool "${tool.name}" failed: ${describeThrown(thrown)}`);
   }
   return serializeOutput(tool.name, output, tool.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS);

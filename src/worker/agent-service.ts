@@ -425,6 +425,8 @@ export class AgentService implements AgentWorkerApi {
       const { connectMcpServers } = await import('./mcp/mcp-servers');
       this.#mcp = await connectMcpServers(config.mcp, registry);
     }
+    // After the MCP tools are in, so a code tool may be granted them too.
+    registry.describeCallableTools();
     for (const name of config.allowedTools ?? []) {
       const builtIn =
         (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||

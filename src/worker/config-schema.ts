@@ -22,6 +22,7 @@ const toolSpecSchema = z.object({
     maxOutputChars: z.int().positive().exactOptional(),
     approval: z.enum(['never', 'always', 'by-arguments']),
   }),
+  callableTools: z.array(toolName).max(64).exactOptional(),
 });
 
 /** Tool descriptions: the page's, a toolset's, or the ones a run brings. */

@@ -143,7 +143,10 @@ describe('attachments', () => {
       { type: 'file', data: file },
     ]).result;
     const [request] = await session.requests();
-    const input = (request?.body as { input: Array<{ role?: string; content?: unknown }> }).input;
+    const body = (request?.body ?? { input: [] }) as {
+      input: Array<{ role?: string; content?: unknown }>;
+    };
+    const input = body.input;
     expect(input.find((item) => item.role === 'user')?.content).toEqual([
       { type: 'input_text', text: 'What are these?' },
       { type: 'input_image', image_url: PNG_DATA_URL, detail: 'low' },

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle-entries.mjs';
 
@@ -17,5 +19,18 @@ describe('the page bundle', () => {
     for (const marker of OPENAI_MARKERS) expect(worker.code).toContain(marker);
     expect(worker.code).toContain('ZodError');
     expect(page.code).toContain('createAgent');
+  }, 60_000);
+
+  it('leaves QuickJS and its WebAssembly to the code tool worker: neither the page nor the agent worker carries them', async () => {
+    const [page, worker] = await Promise.all([bundleEntry('page'), bundleEntry('worker')]);
+    // QuickJS's exported functions are named QTS_*, in its glue code and in quickjs-emscripten-core.
+    const core = readFileSync(
+      fileURLToPath(import.meta.resolve('quickjs-emscripten-core')),
+      'utf8',
+    );
+
+    expect(core).toContain('QTS_');
+    expect(page.code).not.toContain('QTS_');
+    expect(worker.code).not.toContain('QTS_');
   }, 60_000);
 });

@@ -54,6 +54,12 @@ export interface ToolCallResult {
   readonly images?: readonly ToolImage[];
 }
 
+/** A call settled here: its result, and the outcome a nested call (code mode) answers with. */
+interface SettledCall {
+  readonly result: ToolCallResult;
+  readonly outcome: ToolOutcome;
+}
+
 /** The longest a tool may run when neither it nor its toolset says. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
@@ -71,7 +77,9 @@ export async function runToolCalls(
   for (const [index, call] of calls.entries()) {
     await context.emit(toolCallEvent(context.step, call, parsed[index]!));
   }
-  return Promise.all(calls.map((call, index) => runToolCall(call, parsed[index]!, context)));
+  return Promise.all(
+    calls.map(async (call, index) => (await runToolCall(call, parsed[index]!, context)).result),
+  );
 }
 
 /** The `tool-call` event; arguments that are not JSON travel as text alone (the tool message tells the model). */
@@ -93,7 +101,7 @@ async function runToolCall(
   call: ChatToolCall,
   parsed: ParsedArguments,
   context: ToolCallsContext,
-): Promise<ToolCallResult> {
+): Promise<SettledCall> {
   const toolName = call.function.name;
   const progress: CallProgress = {
     started: performance.now(),
@@ -128,9 +136,8 @@ async function runToolCall(
     content: formatToolOutput(toolName, call.id, outcome),
   };
   await context.onSettled?.(message);
-  return outcome.ok && outcome.images
-    ? { message, ok: true, images: outcome.images }
-    : { message, ok: outcome.ok };
+  const images = outcome.ok ? outcome.images : undefined;
+  return { result: { message, ok: outcome.ok, ...(images ? { images } : {}) }, outcome };
 }
 
 /** When a call's execution started, and the arguments it was (or would be) run with. */
@@ -227,9 +234,62 @@ async function settle(
   await context.beforeExecute?.(request);
   progress.started = performance.now();
   const executed = request;
-  return whileRunning(tool, executed, context, async () =>
-    acceptOutcome(await tool.runner.execute(executed, timeoutMs, scope), tool.spec),
-  );
+  const callable = tool.spec.callableTools ?? [];
+  if (callable.length === 0) {
+    return whileRunning(tool, executed, context, async () =>
+      acceptOutcome(await tool.runner.execute(executed, timeoutMs, scope), tool.spec),
+    );
+  }
+  // A code tool's script calls tools of the agent's; they end when the script does.
+  const scriptEnded = new AbortController();
+  const nested = nestedCalls(call.id, callable, {
+    ...context,
+    signal: AbortSignal.any([context.signal, scriptEnded.signal]),
+  });
+  try {
+    return await whileRunning(tool, executed, context, async () =>
+      acceptOutcome(await tool.runner.execute(executed, timeoutMs, scope, nested), tool.spec),
+    );
+  } finally {
+    scriptEnded.abort();
+  }
+}
+
+/**
+ * Runs the tools a code tool's script asks for, each as one more call of the step: its
+ * own `tool-call` and `tool-result` events, allowlists, schema, guardrails, approval,
+ * budget and audit. Only the tools the toolset declared callable are run, and never
+ * another code tool; nothing is added to the conversation, since the model sees the
+ * script's output instead.
+ */
+function nestedCalls(
+  parentId: string,
+  callable: readonly string[],
+  context: ToolCallsContext,
+): (toolName: string, args: unknown) => Promise<ToolOutcome> {
+  let count = 0;
+  // Persisting hooks are left out: these calls are not part of the conversation.
+  const { onSettled, beforeExecute, onAwaitingApproval, ...inner } = context;
+  return async (toolName, args) => {
+    const grantedHere = callable.includes(toolName);
+    const target = grantedHere ? context.registry.get(toolName) : undefined;
+    if (!grantedHere || (target?.spec.callableTools?.length ?? 0) > 0) {
+      return failure(
+        'tool-not-allowed',
+        `The script may call only ${callable.map((name) => `tools.${name}`).join(', ')}; "${toolName}" is not one of them.`,
+      );
+    }
+    count += 1;
+    const argumentsText = JSON.stringify(args ?? {}) ?? '{}';
+    const nestedCall: ChatToolCall = {
+      id: `${parentId}.${count}`,
+      type: 'function',
+      function: { name: toolName, arguments: argumentsText },
+    };
+    const parsed: ParsedArguments = { ok: true, value: JSON.parse(argumentsText) as unknown };
+    await inner.emit(toolCallEvent(inner.step, nestedCall, parsed));
+    return (await runToolCall(nestedCall, parsed, inner)).outcome;
+  };
 }
 
 /** Runs one phase of a call, but stops waiting for it (and tells the tool) when the run is aborted. */

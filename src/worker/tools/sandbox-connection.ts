@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SandboxRequest } from '../../protocol/sandbox-wire';
 import type { ToolCallRequest, ToolOutcome } from '../../protocol/tools';
+import { capContent } from '../../tools/run-tool';
 import { misbehaved } from './tool-answers';
 
 /** What a request to the tool worker came to: its raw answer, or a failure already decided here. */
@@ -14,7 +15,15 @@ interface Pending {
   readonly callId?: string;
   readonly toolName: string;
   readonly settle: (settled: Settled) => void;
+  /** For a running call: runs the tools it asks for (a code tool's), if it may ask. */
+  readonly onToolCall?: NestedToolCall;
 }
+
+/** Runs a tool that a running call asked for; the agent worker decides, and never rejects. */
+export type NestedToolCall = (toolName: string, args: unknown) => Promise<ToolOutcome>;
+
+/** What a worker says when asked to describe itself: its tools (unparsed), or why it cannot serve. */
+export type Described = { readonly tools: unknown } | { readonly unavailable: string };
 
 /**
  * The envelope of a tool worker's answer. What it carries (tools, check, outcome) is parsed
@@ -28,6 +37,18 @@ const responseSchema = z.discriminatedUnion('kind', [
     id: z.int(),
     callId: z.string(),
     outcome: z.unknown(),
+  }),
+  z.object({
+    kind: z.literal('unavailable'),
+    id: z.int(),
+    reason: z.string().transform((reason) => capContent(reason, 2_000)),
+  }),
+  z.object({
+    kind: z.literal('call-tool'),
+    id: z.int(),
+    callId: z.string(),
+    toolName: z.string().max(256),
+    arguments: z.unknown(),
   }),
 ]);
 
@@ -69,13 +90,13 @@ export class SandboxConnection {
     return this.#violation;
   }
 
-  /** The tools the worker says it serves (unparsed); `undefined` if it closed or misbehaved first. */
-  async describe(): Promise<unknown> {
+  /** What the worker says it serves; `undefined` if it closed or misbehaved first. */
+  async describe(): Promise<Described | undefined> {
     const settled = await this.#request('described', undefined, '(describe)', (id) => ({
       kind: 'describe',
       id,
     }));
-    return 'answer' in settled ? settled.answer : undefined;
+    return 'answer' in settled ? (settled.answer as Described) : undefined;
   }
 
   /** The worker's check of a call (unparsed), or the failure decided here. */
@@ -88,13 +109,18 @@ export class SandboxConnection {
     return 'answer' in settled ? settled.answer : settled.failure;
   }
 
-  /** The worker's outcome of a call (unparsed), or the failure decided here. */
-  async execute(request: ToolCallRequest): Promise<unknown> {
-    const settled = await this.#request('executed', request.callId, request.toolName, (id) => ({
-      kind: 'execute',
-      id,
-      request,
-    }));
+  /**
+   * The worker's outcome of a call (unparsed), or the failure decided here. While it runs,
+   * tools the call asks for go to `onToolCall`; without one, they are refused.
+   */
+  async execute(request: ToolCallRequest, onToolCall?: NestedToolCall): Promise<unknown> {
+    const settled = await this.#request(
+      'executed',
+      request.callId,
+      request.toolName,
+      (id) => ({ kind: 'execute', id, request }),
+      onToolCall,
+    );
     return 'answer' in settled ? settled.answer : settled.failure;
   }
 
@@ -118,6 +144,10 @@ export class SandboxConnection {
       return;
     }
     const response = parsed.data;
+    if (response.kind === 'call-tool') {
+      this.#askedToCall(response);
+      return;
+    }
     const pending = this.#pending.get(response.id);
     const problem = mismatch(response, pending);
     if (problem !== undefined || !pending) {
@@ -127,11 +157,44 @@ export class SandboxConnection {
     this.#pending.delete(response.id);
     const answer =
       response.kind === 'described'
-        ? response.tools
-        : response.kind === 'checked'
-          ? response.check
-          : response.outcome;
+        ? { tools: response.tools }
+        : response.kind === 'unavailable'
+          ? { unavailable: response.reason }
+          : response.kind === 'checked'
+            ? response.check
+            : response.outcome;
     pending.settle({ answer });
+  }
+
+  /**
+   * A running call asks for another tool. Only a call this worker is running may ask; what
+   * it may call is decided by the handler, and refused outright without one.
+   */
+  #askedToCall(request: Extract<z.infer<typeof responseSchema>, { kind: 'call-tool' }>): void {
+    const running = [...this.#pending.values()].find(
+      (pending) => pending.kind === 'executed' && pending.callId === request.callId,
+    );
+    if (!running) {
+      this.#violate('asked to call a tool for a call it is not running');
+      return;
+    }
+    const refused: ToolOutcome = {
+      ok: false,
+      error: {
+        code: 'tool-not-allowed',
+        message: `Tool "${running.toolName}" may not call other tools.`,
+      },
+    };
+    const asked = running.onToolCall?.(request.toolName, request.arguments);
+    void (asked ?? Promise.resolve(refused)).then((outcome) => {
+      if (this.#violation !== undefined) return;
+      const answer: SandboxRequest = { kind: 'tool-called', id: request.id, outcome };
+      try {
+        this.#port.postMessage(answer);
+      } catch {
+        // A closed port: the call it answers has already ended with its worker.
+      }
+    });
   }
 
   #violate(what: string): void {
@@ -151,6 +214,7 @@ export class SandboxConnection {
     callId: string | undefined,
     toolName: string,
     build: (id: number) => SandboxRequest,
+    onToolCall?: NestedToolCall,
   ): Promise<Settled> {
     if (this.#violation !== undefined) {
       return Promise.resolve({ failure: misbehaved(toolName, this.#violation) });
@@ -162,6 +226,7 @@ export class SandboxConnection {
         toolName,
         settle,
         ...(callId === undefined ? {} : { callId }),
+        ...(onToolCall === undefined ? {} : { onToolCall }),
       });
       this.#port.postMessage(build(id));
     });
@@ -174,7 +239,8 @@ function mismatch(
   pending: Pending | undefined,
 ): string | undefined {
   if (!pending) return 'answered a request it was never sent (or answered twice)';
-  if (pending.kind !== response.kind) return `answered a request with "${response.kind}"`;
+  const kind = response.kind === 'unavailable' ? 'described' : response.kind;
+  if (pending.kind !== kind) return `answered a request with "${response.kind}"`;
   if ('callId' in response && response.callId !== pending.callId)
     return 'answered for another call';
   return undefined;

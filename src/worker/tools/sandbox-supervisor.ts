@@ -5,7 +5,7 @@ import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { describeThrown } from '../../tools/run-tool';
 import { parseToolSpecs } from '../config-schema';
 import { TIMED_OUT, unlessAborted, withDeadline } from './deadline';
-import { SandboxConnection } from './sandbox-connection';
+import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
 import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
 
@@ -88,7 +88,12 @@ export class SandboxSupervisor implements ToolRunner {
       : answer;
   }
 
-  async execute(request: ToolCallRequest, timeoutMs: number, scope: CallScope): Promise<unknown> {
+  async execute(
+    request: ToolCallRequest,
+    timeoutMs: number,
+    scope: CallScope,
+    onToolCall?: NestedToolCall,
+  ): Promise<unknown> {
     const key = this.#scopeKey(request, scope);
     const callKey = callKeyOf(request.callId, scope);
     const call: CallInFlight = { key, cancel: new AbortController(), worker: undefined };
@@ -103,7 +108,7 @@ export class SandboxSupervisor implements ToolRunner {
         this.#release(worker, key);
         return cancelledCall(request.toolName);
       }
-      const answer = worker.execute(request);
+      const answer = worker.execute(request, onToolCall);
       const onTime = await unlessAborted(
         withDeadline(answer, timeoutMs),
         call.cancel.signal,
@@ -274,8 +279,15 @@ export class SandboxSupervisor implements ToolRunner {
   async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
     const { workerId, port } = await this.#spawner.spawn(this.#config.name);
     const worker = new SandboxConnection(workerId, port, (broken) => this.#onViolation(broken));
-    const tools = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
-    if (tools === TIMED_OUT || tools === undefined) {
+    const described = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
+    if (described !== TIMED_OUT && described !== undefined && 'unavailable' in described) {
+      await this.#kill(worker, false);
+      throw new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${this.#config.name}" cannot start: ${described.unavailable}`,
+      );
+    }
+    if (described === TIMED_OUT || described === undefined) {
       // No refill: a worker that cannot start would only be started again and again.
       await this.#kill(worker, false);
       const hint =
@@ -287,7 +299,7 @@ export class SandboxSupervisor implements ToolRunner {
         `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.startTimeoutMs} ms. ${hint}`,
       );
     }
-    return { worker, tools };
+    return { worker, tools: described.tools };
   }
 
   /** A worker broke the protocol: an idle one goes at once; a busy one when its call settles. */

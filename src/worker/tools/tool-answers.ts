@@ -22,6 +22,7 @@ const TOOL_ERROR_CODES = Object.keys({
   'tool-not-allowed': true,
   'tool-rejected': true,
   'tool-timeout': true,
+  'tool-memory-limit': true,
   'tool-crashed': true,
   'tool-misbehaved': true,
   'tool-cancelled': true,

@@ -1,5 +1,6 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolSpec } from '../../protocol/tools';
+import { withCallableSignatures } from './callable-signatures';
 import type { CallScope, ToolRunner } from './tool-runner';
 
 /** A tool the agent can call: what the model is told, its policy, and where it runs. */
@@ -65,6 +66,30 @@ export class ToolRegistry {
     for (const [name, tool] of this.#tools) copy.#tools.set(name, tool);
     copy.add(specs, runner, defaultTimeoutMs, where);
     return copy;
+  }
+
+  /**
+   * Checks the tools each code tool may call and lists them in its description, once every
+   * tool is registered. A code tool that names a missing tool, or another code tool, is an
+   * `invalid-options` error.
+   */
+  describeCallableTools(): void {
+    for (const [name, tool] of this.#tools) {
+      const callable = tool.spec.callableTools ?? [];
+      if (callable.length === 0) continue;
+      const specs = callable.map((callee) => {
+        const found = this.#tools.get(callee);
+        if (!found || (found.spec.callableTools?.length ?? 0) > 0) {
+          throw new AirlockError(
+            'invalid-options',
+            `Tool "${name}" may call "${callee}", which ${found ? 'calls tools itself' : 'no tool is called'}.`,
+          );
+        }
+        return found.spec;
+      });
+      const description = withCallableSignatures(tool.spec, specs);
+      this.#tools.set(name, { ...tool, spec: { ...tool.spec, description } });
+    }
   }
 
   get(name: string): RegisteredTool | undefined {

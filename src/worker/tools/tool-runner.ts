@@ -15,7 +15,13 @@ export interface CallScope {
 export interface ToolRunner {
   /** Validates the arguments and, for a rule of the arguments, evaluates it; where no tool code runs. */
   check(request: ToolCallRequest, timeoutMs: number): Promise<unknown>;
-  execute(request: ToolCallRequest, timeoutMs: number, scope: CallScope): Promise<unknown>;
+  /** Runs a call; tools it asks for while it runs (a code tool's) go to `onToolCall`. */
+  execute(
+    request: ToolCallRequest,
+    timeoutMs: number,
+    scope: CallScope,
+    onToolCall?: (toolName: string, args: unknown) => Promise<ToolOutcome>,
+  ): Promise<unknown>;
   /** Asks the tool to stop (its AbortSignal fires); the run does not wait for it. */
   cancel(callId: string, scope: CallScope): void;
   /** The run ended: whatever served it alone may go. */

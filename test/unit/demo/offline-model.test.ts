@@ -191,3 +191,26 @@ describe('the offline demo model', () => {
     expect(offlineModel(request, 0)).toMatchObject({ status: 400 });
   });
 });
+
+describe('the offline demo model with the code tool', () => {
+  it('writes a script for run_js that looks each city up and compares them, ', async () => {
+    const reply = ask('Which is warmest: Paris, Oslo or Bergen?', ['get_weather', 'run_js'], 1);
+    const call = reply.toolCalls?.[0];
+    const code = String((call?.arguments as { code?: unknown } | undefined)?.code);
+
+    expect(call?.name).toBe('run_js');
+    expect(code).toContain('const cities = ["Paris","Oslo","Bergen"];');
+    expect(code).toContain('await tools.get_weather({ city })');
+    // The script is valid JavaScript as the body of an async function.
+    const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor;
+    const weather = (city: string) => ({ city, temperatureC: city.length });
+    const run = new AsyncFunction('tools', 'console', code);
+    const result = await run(
+      { get_weather: ({ city }: { city: string }) => weather(city) },
+      {
+        log: () => {},
+      },
+    );
+    expect(result).toEqual({ warmest: 'Bergen', coldest: 'Oslo', averageC: 5 });
+  });
+});

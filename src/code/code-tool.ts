@@ -1,0 +1,189 @@
+// The release build with its WebAssembly inlined: no .wasm file for the app to serve.
+import variant from '@jitl/quickjs-singlefile-browser-release-sync';
+import {
+  newQuickJSWASMModuleFromVariant,
+  newVariant,
+  type QuickJSWASMModule,
+} from 'quickjs-emscripten-core';
+import { z } from 'zod';
+import {
+  arrayCheck,
+  checkField,
+  numberCheck,
+  optional,
+  shapeCheck,
+  stringCheck,
+  toolNameCheck,
+} from '../errors/field-checks';
+import type { ToolOutcome } from '../protocol/tools';
+import { type Tool, tool } from '../tools/define-tool';
+import { describeThrown } from '../tools/run-tool';
+import { ToolFault } from '../tools/tool-fault';
+import { type HostAnswer, runScript, type ScriptOutput, watchGrowth } from './run-script';
+
+/** The limits every script of a code tool runs under. */
+export interface CodeToolLimits {
+  /**
+   * Memory of each script, in bytes (default 32 MiB). Going over it ends the script as
+   * `tool-memory-limit`. Enforced twice: by QuickJS, and by a cap on the worker's
+   * WebAssembly memory at 16 MiB (the engine's own) plus this, shared by the scripts one
+   * worker runs at once.
+   */
+  readonly memoryBytes?: number;
+  /** Stack of each script, in bytes (default 512 KiB); a deeper recursion is a `tool-failed`. */
+  readonly stackBytes?: number;
+  /**
+   * Deadline of each script, tool calls and approval waits included (default 5 000 ms): the
+   * script is interrupted there (`tool-timeout`); its worker is killed a second later if
+   * the interrupt did not take.
+   */
+  readonly timeoutMs?: number;
+  /** The longest output the model is shown (default 20 000 characters), as for other tools. */
+  readonly maxOutputChars?: number;
+  /** Characters of `console.log` output kept per script (default 10 000). */
+  readonly maxLogChars?: number;
+}
+
+/** How a code tool is defined, in the app's code tool worker. */
+export interface CodeToolOptions {
+  /** The name the model calls, e.g. `run_js`. */
+  readonly name: string;
+  /** Tells the model what the code is for; how to write it and the granted functions are added. */
+  readonly description: string;
+  /**
+   * Names of the agent's tools the script may call, as `await tools.name(args)`. Each call
+   * goes through the agent worker like one of the model's: schema, allowlists, approval,
+   * guardrails, budget, audit, events. Default none.
+   */
+  readonly tools?: readonly string[];
+  readonly limits?: CodeToolLimits;
+}
+
+const WASM_PAGE_BYTES = 65_536;
+/** The memory QuickJS's WebAssembly module starts with (16 MiB), the runtime's own use included. */
+const BASE_HEAP_PAGES = 256;
+
+/** How long after the script's deadline its worker is killed, should the interrupt not take. */
+const KILL_AFTER_MS = 1_000;
+
+const OPTIONS = shapeCheck(
+  {
+    name: toolNameCheck,
+    description: stringCheck(),
+    tools: optional(arrayCheck(toolNameCheck)),
+    limits: optional(
+      shapeCheck(
+        {
+          memoryBytes: optional(numberCheck({ integer: true, positive: true })),
+          stackBytes: optional(numberCheck({ integer: true, positive: true })),
+          timeoutMs: optional(numberCheck({ positive: true })),
+          maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
+          maxLogChars: optional(numberCheck({ integer: true, positive: true })),
+        },
+        'limits',
+      ),
+    ),
+  },
+  '',
+);
+
+const parameters = z.object({
+  code: z
+    .string()
+    .describe(
+      'JavaScript, run as the body of an async function: use `await` and `return` the result.',
+    ),
+});
+
+/**
+ * A tool that runs model-written JavaScript in QuickJS (WebAssembly), each call in a fresh
+ * runtime with a memory limit, a stack limit and an interrupt at its deadline. Serve it from
+ * a tool worker of its own: `serveTools([codeTool({ name: 'run_js', description: '…' })])`.
+ * The script gets the language, `console` (captured) and the granted `tools`; no network,
+ * timers, storage or worker globals. Its output is `{ result, logs }`.
+ */
+export function codeTool(options: CodeToolOptions): Tool {
+  checkField(options, 'options', OPTIONS);
+  const granted = [...new Set(options.tools ?? [])];
+  const memoryBytes = options.limits?.memoryBytes ?? 32 * 1024 * 1024;
+  const heapPages = BASE_HEAP_PAGES + Math.ceil(memoryBytes / WASM_PAGE_BYTES);
+  const limits = {
+    memoryBytes,
+    stackBytes: options.limits?.stackBytes ?? 512 * 1024,
+    timeoutMs: options.limits?.timeoutMs ?? 5_000,
+    maxLogChars: options.limits?.maxLogChars ?? 10_000,
+  };
+  let quickjs: Promise<QuickJSWASMModule> | undefined;
+  const load = () => {
+    quickjs ??= loadQuickJs(heapPages);
+    // A failed load is tried again by the next worker, not remembered here.
+    quickjs.catch(() => {
+      quickjs = undefined;
+    });
+    return quickjs;
+  };
+  const made = tool({
+    name: options.name,
+    description: `${options.description}\n\n${HOW_TO}`,
+    parameters,
+    // The interrupt ends the script at its deadline; the kill behind it comes later.
+    timeoutMs: limits.timeoutMs + KILL_AFTER_MS,
+    ...(options.limits?.maxOutputChars === undefined
+      ? {}
+      : { maxOutputChars: options.limits.maxOutputChars }),
+    execute: async ({ code }, { signal, callTool }): Promise<ScriptOutput> =>
+      runScript(await load(), code, limits, {
+        toolNames: callTool ? granted : [],
+        signal,
+        callTool: async (toolName, args) =>
+          callTool ? toAnswer(await callTool(toolName, args)) : notGranted(toolName),
+      }),
+  });
+  return {
+    ...made,
+    spec: granted.length > 0 ? { ...made.spec, callableTools: granted } : made.spec,
+    prepare: async () => {
+      await load();
+    },
+  };
+}
+
+const HOW_TO =
+  'The code runs in a JavaScript sandbox (QuickJS) as the body of an async function: `return` a JSON value; ' +
+  '`console.log` output is returned too. There is no network, no timers, no `import` and no DOM.';
+
+function toAnswer(outcome: ToolOutcome): HostAnswer {
+  return outcome.ok
+    ? { ok: true, output: outcome.output }
+    : { ok: false, code: outcome.error.code, message: outcome.error.message };
+}
+
+function notGranted(toolName: string): HostAnswer {
+  return { ok: false, code: 'tool-not-allowed', message: `"${toolName}" cannot be called here.` };
+}
+
+/**
+ * The QuickJS module, after checking that this realm may compile WebAssembly: a CSP without
+ * `'wasm-unsafe-eval'` forbids it, and then the toolset is unavailable, never run another way.
+ */
+async function loadQuickJs(heapPages: number): Promise<QuickJSWASMModule> {
+  try {
+    // The smallest valid module: compiling it asks the CSP and nothing else.
+    new WebAssembly.Module(new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]));
+  } catch (error) {
+    throw new ToolFault(
+      'tool-failed',
+      `WebAssembly cannot be compiled here, so code cannot run; the Content-Security-Policy must allow 'wasm-unsafe-eval' in script-src (${describeThrown(error)}).`,
+    );
+  }
+  // QuickJS's own limit refuses any one allocation past it, but this build cannot measure
+  // the blocks it got (no malloc_usable_size) and undercounts what a script keeps. A
+  // WebAssembly memory that cannot grow past the cap makes malloc fail there instead.
+  const wasmMemory = new WebAssembly.Memory({ initial: BASE_HEAP_PAGES, maximum: heapPages });
+  watchGrowth(wasmMemory);
+  try {
+    return await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory }));
+  } catch (error) {
+    throw new ToolFault('tool-failed', `QuickJS could not be started: ${describeThrown(error)}`);
+  }
+}
