@@ -26,6 +26,8 @@ export const airlockAliases = [
   { find: /^airlock-agents\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock-agents\/testing\/remote$/, replacement: source('testing-remote.ts') },
   { find: /^airlock-agents\/proxy$/, replacement: source('proxy.ts') },
+  { find: /^airlock-agents\/ai-sdk$/, replacement: source('ai-sdk.ts') },
+  { find: /^airlock-agents\/otel$/, replacement: source('otel.ts') },
 ];
 
 /**
@@ -42,7 +44,19 @@ function browserProject(
     extends: true,
     // Every dependency the tests reach, so Vite never discovers one mid-run and reloads
     // the page under a running test.
-    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'fast-check'] },
+    optimizeDeps: {
+      include: [
+        'comlink',
+        'openai',
+        'zod',
+        'dexie',
+        'fast-check',
+        'ai',
+        '@ai-sdk/react',
+        '@opentelemetry/api',
+        '@opentelemetry/sdk-trace-base',
+      ],
+    },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
     // `Origin: null`, which Vite's default CORS (localhost origins only) refuses.
     server: { cors: { origin: '*' } },
@@ -96,11 +110,22 @@ export default defineConfig({
         testing: source('testing.ts'),
         'testing-remote': source('testing-remote.ts'),
         proxy: source('proxy.ts'),
+        'ai-sdk': source('ai-sdk.ts'),
+        otel: source('otel.ts'),
       },
       formats: ['es'],
     },
     rollupOptions: {
-      external: [/^node:/, 'openai', /^openai\//, 'comlink', 'zod', 'dexie'],
+      external: [
+        /^node:/,
+        'openai',
+        /^openai\//,
+        'comlink',
+        'zod',
+        'dexie',
+        'ai',
+        /^@opentelemetry\//,
+      ],
     },
     sourcemap: true,
   },
