@@ -30,11 +30,25 @@ type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<
 /** A run the transport shows: its events, their mapping, and who watches them. */
 interface Session {
   readonly run: AgentRun;
-  readonly events: AsyncIterator<AgentEvent>;
+  events: AsyncIterator<AgentEvent>;
   readonly mapper: EventChunkMapper;
   readonly observe: (event: AgentEvent) => void;
   metadata: AirlockMessageMetadata;
+  /** Resolves once the run's last event was read. */
+  readonly ended: Promise<void>;
+  readonly markEnded: () => void;
+  /** True once the run's last event was read. */
+  done: boolean;
+  /** Called when the run pauses for approval or ends. */
+  readonly idleWaiters: (() => void)[];
 }
+
+/**
+ * How long a new run of a chat waits for the run it just ended to let go of the
+ * conversation: the worker releases its lock a moment after the run's last event.
+ */
+const BUSY_RETRY_MS = 50;
+const BUSY_RETRIES = 60;
 
 /**
  * The AI SDK's `ChatTransport` over an Airlock agent, for `useChat` and `Chat`: the chat
@@ -52,6 +66,10 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
   readonly #options: AirlockChatTransportOptions;
   /** Runs that wait for approval, by chat id: the next request of that chat answers them. */
   readonly #paused = new Map<string, Session>();
+  /** The newest run of each chat, ended or not: a new run waits until it has ended. */
+  readonly #latest = new Map<string, Session>();
+  /** Each chat's requests, one after the other, so two never start runs side by side. */
+  readonly #turns = new Map<string, Promise<unknown>>();
 
   constructor(options: AirlockChatTransportOptions) {
     if (typeof options?.agent?.run !== 'function') {
@@ -62,7 +80,37 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     this.#options = options;
   }
 
-  async sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
+  sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
+    return this.#inTurn(options.chatId, () => this.#send(options));
+  }
+
+  /**
+   * Re-attaches the chat to a run that waits for approval: one paused in this page, or one
+   * stored before a reload (resumed; its approvals are asked again). `null` when the chat
+   * has none: a run cut by a reload ended with it, and its stored text is the answer.
+   */
+  reconnectToStream(
+    options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
+  ): Promise<ReadableStream<UIMessageChunk> | null> {
+    return this.#inTurn(options.chatId, () => this.#reconnect(options.chatId, options.abortSignal));
+  }
+
+  /** Runs `work` once the chat's earlier requests have their streams (or failed). */
+  #inTurn<T>(chatId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.#turns.get(chatId) ?? Promise.resolve();
+    const turn = previous.then(work, work);
+    const settled = turn.then(
+      () => {},
+      () => {},
+    );
+    this.#turns.set(chatId, settled);
+    void settled.then(() => {
+      if (this.#turns.get(chatId) === settled) this.#turns.delete(chatId);
+    });
+    return turn;
+  }
+
+  async #send(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     const { chatId, messages, abortSignal, trigger } = options;
     const last = messages.at(-1);
     if (last?.role === 'assistant' && trigger === 'submit-message') {
@@ -75,26 +123,34 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
         'The last message must be a user message with text, or an assistant message answering approvals.',
       );
     }
-    // A new question leaves a paused run behind: it ends (aborted) before the next starts.
-    await this.#endPaused(chatId);
+    // A new question ends the chat's previous run (a paused one is aborted) before it starts.
+    const hadRun = await this.#endPrevious(chatId);
     const userTurns = messages.filter((message) => message.role === 'user').length;
     await cutHistoryToTurns(this.#options.agent, chatId, userTurns);
-    const run = this.#options.agent.run(input, {
-      conversationId: chatId,
-      ...(this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {}),
-    });
-    return this.#stream(chatId, this.#session(run), false, abortSignal);
+    const session = await this.#start(
+      chatId,
+      () =>
+        this.#options.agent.run(input, {
+          conversationId: chatId,
+          ...(this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {}),
+        }),
+      hadRun,
+      abortSignal,
+    );
+    return this.#stream(chatId, session, false, abortSignal, true);
   }
 
-  /**
-   * Re-attaches the chat to a run that waits for approval: one paused in this page, or one
-   * stored before a reload (resumed; its approvals are asked again). `null` when the chat
-   * has none: a run cut by a reload ended with it, and its stored text is the answer.
-   */
-  async reconnectToStream(
-    options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
+  async #reconnect(
+    chatId: string,
+    abortSignal: AbortSignal | undefined,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const { chatId, abortSignal } = options;
+    const latest = this.#latest.get(chatId);
+    // A run of this page still going on (e.g. a resume asked twice): wait until it pauses or ends.
+    if (latest && !latest.done && this.#paused.get(chatId) !== latest) {
+      await new Promise<void>((resolve) => latest.idleWaiters.push(resolve));
+      // Ended: its answer is stored, nothing to reconnect to. Paused: shown below.
+      if (latest.done) return null;
+    }
     const paused = this.#paused.get(chatId);
     if (paused) {
       const chunks = [
@@ -115,22 +171,71 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     });
     const newest = waiting.sort((a, b) => b.updatedAt - a.updatedAt)[0];
     if (!newest || abortSignal?.aborted) return null;
-    const run = this.#options.agent.resume(
-      newest.id,
-      this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {},
+    const hadRun = await this.#endPrevious(chatId);
+    const session = await this.#start(
+      chatId,
+      () =>
+        this.#options.agent.resume(
+          newest.id,
+          this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {},
+        ),
+      hadRun,
+      abortSignal,
     );
-    return this.#stream(chatId, this.#session(run), false, abortSignal);
+    // Closing this stream (the chat reconnecting again, say) leaves the run waiting for its answers.
+    return this.#stream(chatId, session, false, abortSignal, false);
+  }
+
+  /**
+   * Starts a run of the chat. When the chat's previous run has just ended, its lock may not
+   * be released yet: a start refused `conversation-busy` is tried again for a while.
+   */
+  async #start(
+    chatId: string,
+    begin: () => AgentRun,
+    afterAnother: boolean,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<Session> {
+    for (let attempt = 1; ; attempt++) {
+      const session = this.#session(begin());
+      this.#latest.set(chatId, session);
+      if (!afterAnother) return session;
+      const first = await session.events.next();
+      const busy =
+        !first.done &&
+        first.value.type === 'run-error' &&
+        first.value.error.code === 'conversation-busy';
+      if (busy && attempt < BUSY_RETRIES && !abortSignal?.aborted) {
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        continue;
+      }
+      session.events = prepend(first, session.events);
+      return session;
+    }
   }
 
   #session(run: AgentRun): Session {
     const observe = this.#options.observer?.startRun() ?? (() => {});
-    return {
+    let resolveEnded!: () => void;
+    const ended = new Promise<void>((resolve) => {
+      resolveEnded = resolve;
+    });
+    const session: Session = {
       run,
       events: run[Symbol.asyncIterator](),
       mapper: new EventChunkMapper(run.runId),
       observe,
       metadata: { runId: run.runId },
+      ended,
+      markEnded: () => {
+        session.done = true;
+        resolveEnded();
+        notifyIdle(session);
+      },
+      done: false,
+      idleWaiters: [],
     };
+    return session;
   }
 
   /** Sends the chat's answers to the paused run's approvals, and streams what the run does next. */
@@ -163,39 +268,52 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
         ? session.run.approve(answer.id)
         : session.run.reject(answer.id, answer.reason));
     }
-    return this.#stream(chatId, session, true, abortSignal);
+    return this.#stream(chatId, session, true, abortSignal, true);
   }
 
-  /** Aborts the chat's paused run, if any, and waits until it has ended (its lock released). */
-  async #endPaused(chatId: string): Promise<void> {
-    const session = this.#paused.get(chatId);
-    if (!session) return;
-    this.#paused.delete(chatId);
-    session.run.abort();
-    await drain(session);
+  /**
+   * Aborts the chat's previous run if it still goes on (paused for approval, or stopped and
+   * ending) and waits for its last event. Resolves with whether the chat had one.
+   */
+  async #endPrevious(chatId: string): Promise<boolean> {
+    const previous = this.#latest.get(chatId);
+    if (!previous) return false;
+    previous.run.abort();
+    if (this.#paused.get(chatId) === previous) {
+      this.#paused.delete(chatId);
+      await drain(previous);
+    }
+    await previous.ended;
+    return true;
   }
 
   /**
    * The UI stream of one stretch of a run: until it ends, or until it waits for approval
    * (then it is kept, paused, for the next request). Events are read as they come; a
-   * stopped or cancelled stream aborts the run and reads the rest without showing it.
+   * stopped or cancelled stream stops showing them, aborts the run when `abortsRun`, and
+   * reads the rest.
    */
   #stream(
     chatId: string,
     session: Session,
     continuation: boolean,
     abortSignal: AbortSignal | undefined,
+    abortsRun: boolean,
   ): ReadableStream<UIMessageChunk> {
     let open = true;
+    let aborted = false;
+    const stop = () => {
+      open = false;
+      if (!abortsRun) return;
+      aborted = true;
+      session.run.abort();
+    };
     let controller!: ReadableStreamDefaultController<UIMessageChunk>;
     const stream = new ReadableStream<UIMessageChunk>({
       start(streamController) {
         controller = streamController;
       },
-      cancel() {
-        open = false;
-        session.run.abort();
-      },
+      cancel: stop,
     });
     const send = (chunks: readonly UIMessageChunk[]) => {
       if (open) for (const chunk of chunks) controller.enqueue(chunk);
@@ -204,10 +322,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       if (open) controller.close();
       open = false;
     };
-    const onAbort = () => {
-      open = false;
-      session.run.abort();
-    };
+    const onAbort = stop;
     // The signal of this request only: a paused run goes on under the next request's signal.
     if (abortSignal?.aborted) onAbort();
     else abortSignal?.addEventListener('abort', onAbort, { once: true });
@@ -222,18 +337,23 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
           if (event.type === 'run-start') session.metadata = { runId: event.runId };
           if (event.type === 'run-finish' || event.type === 'run-error') {
             send(session.mapper.map(event) as UIMessageChunk[]);
+            session.markEnded();
             break;
           }
           send(session.mapper.map(event) as UIMessageChunk[]);
-          if (open && session.mapper.paused) {
+          // A run aborted here ends; one only left unwatched waits to be reconnected.
+          if (!aborted && session.mapper.paused) {
             send(session.mapper.pause(session.metadata) as UIMessageChunk[]);
             this.#paused.set(chatId, session);
             close();
+            notifyIdle(session);
             return;
           }
         }
+        session.markEnded();
         close();
       } catch (error) {
+        session.markEnded();
         if (open) controller.error(error);
         open = false;
       } finally {
@@ -246,11 +366,35 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
 
 /** Reads a run's remaining events (to its observer) until it ends. */
 async function drain(session: Session): Promise<void> {
-  for (;;) {
-    const next = await session.events.next();
-    if (next.done) return;
-    session.observe(next.value);
+  try {
+    for (;;) {
+      const next = await session.events.next();
+      if (next.done) return;
+      session.observe(next.value);
+    }
+  } finally {
+    session.markEnded();
   }
+}
+
+/** Wakes whoever waits for the session to pause or end. */
+function notifyIdle(session: Session): void {
+  for (const wake of session.idleWaiters.splice(0)) wake();
+}
+
+/** The events of `rest`, after one already taken from it. */
+function prepend(
+  first: IteratorResult<AgentEvent>,
+  rest: AsyncIterator<AgentEvent>,
+): AsyncIterator<AgentEvent> {
+  let taken = false;
+  return {
+    next: () => {
+      if (taken) return rest.next();
+      taken = true;
+      return Promise.resolve(first);
+    },
+  };
 }
 
 /** The text of a user message: its text parts, joined. */

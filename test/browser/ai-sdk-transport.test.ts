@@ -373,8 +373,14 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
       messages: await loadChatMessages(after, 'chat-reload'),
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     });
-    await chat.resumeStream();
+    // Twice at once, as React's StrictMode mounts useChat({ resume: true }): the first
+    // request is aborted by the second, and the run must still wait for its answer.
+    const resumes = [chat.resumeStream(), chat.resumeStream()];
+    await Promise.all(resumes);
+    await until(() => toolParts(chat.lastMessage).length > 0, 'the resumed approval');
 
+    // One assistant message: the waiting step was never stored, and the double resume shows it once.
+    expect(chat.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
     const [asking] = toolParts(chat.lastMessage) as { state: string; approval: { id: string } }[];
     expect(asking?.state).toBe('approval-requested');
     await chat.addToolApprovalResponse({ id: asking?.approval.id ?? '', approved: true });
@@ -466,8 +472,9 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
       abortSignal: undefined,
     });
     const types: string[] = [];
-    for await (const chunk of stream as unknown as AsyncIterable<UIMessageChunk>)
-      types.push(chunk.type);
+    const reader = stream.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read())
+      types.push(read.value.type);
     expect(types).toContain('tool-output-available');
     expect(types.at(-1)).toBe('finish');
     expect(counter.runs).toBe(1);
