@@ -126,17 +126,20 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     // A new question ends the chat's previous run (a paused one is aborted) before it starts.
     const hadRun = await this.#endPrevious(chatId);
     const userTurns = messages.filter((message) => message.role === 'user').length;
-    await cutHistoryToTurns(this.#options.agent, chatId, userTurns);
-    const session = await this.#start(
-      chatId,
-      () =>
-        this.#options.agent.run(input, {
-          conversationId: chatId,
-          ...(this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {}),
-        }),
-      hadRun,
-      abortSignal,
-    );
+    const restore = await cutHistoryToTurns(this.#options.agent, chatId, userTurns);
+    const begin = () =>
+      this.#options.agent.run(input, {
+        conversationId: chatId,
+        ...(this.#options.allowedTools ? { allowedTools: this.#options.allowedTools } : {}),
+      });
+    let session: Session;
+    try {
+      session = await this.#start(chatId, begin, hadRun, abortSignal);
+    } catch (error) {
+      // Refused before it began (e.g. `input-too-large`): the turns cut for it come back.
+      await restore?.();
+      throw error;
+    }
     return this.#stream(chatId, session, false, abortSignal, true);
   }
 
@@ -408,13 +411,16 @@ function userText(message: UIMessage): string {
 /** The approval answers in a message: tool parts in state `approval-responded`. */
 function approvalAnswers(message: UIMessage): { id: string; approved: boolean; reason?: string }[] {
   const answers: { id: string; approved: boolean; reason?: string }[] = [];
+  const seen = new Set<string>();
   for (const part of message.parts as readonly unknown[]) {
     if (typeof part !== 'object' || part === null) continue;
     const { state, approval } = part as { state?: unknown; approval?: unknown };
     if (state !== 'approval-responded' || typeof approval !== 'object' || approval === null)
       continue;
     const { id, approved, reason } = approval as Record<string, unknown>;
-    if (typeof id !== 'string' || typeof approved !== 'boolean') continue;
+    // An id given twice is answered once: the first answer counts.
+    if (typeof id !== 'string' || typeof approved !== 'boolean' || seen.has(id)) continue;
+    seen.add(id);
     answers.push({ id, approved, ...(typeof reason === 'string' ? { reason } : {}) });
   }
   return answers;

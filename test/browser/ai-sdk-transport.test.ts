@@ -321,7 +321,7 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
     expect(await agent.memory.listRuns({ statuses: ['awaiting-approval'] })).toEqual([]);
   });
 
-  it('stop() aborts the run: the model request is closed and the next message runs', async () => {
+  it('stop() aborts the run: the answer stops short, and the next message runs', async () => {
     const session = await scriptModel([
       { text: 'one two three four five six seven eight nine ten eleven', chunkDelayMs: 300 },
       { text: 'Fine.' },
@@ -344,6 +344,10 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
     await chat.sendMessage({ text: 'Next' });
     expect(chat.error).toBeUndefined();
     expect(chat.lastMessage?.metadata?.reason).toBe('stop');
+    // The stopped run had ended before the next one began.
+    const runs = await agent.memory.listRuns({ conversationId: 'chat-stop' });
+    expect(runs.map((run) => run.status).filter((status) => status === 'running')).toEqual([]);
+    expect(runs).toHaveLength(2);
   });
 
   it('after a reload, reconnects to the run that waits for approval and finishes it', async () => {
@@ -478,6 +482,63 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
     expect(types).toContain('tool-output-available');
     expect(types.at(-1)).toBe('finish');
     expect(counter.runs).toBe(1);
+  });
+
+  it('answers an approval given twice in one message once, and refuses an oversized input before the model', async () => {
+    const { counter, deleteNote } = deleteNoteTool();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
+      { text: 'Deleted.' },
+    ]);
+    const agent = agentFor(session, {
+      tools: [deleteNote],
+      memory: { tools: false },
+      limits: { maxInputChars: 1_000 },
+    });
+    const transport = new AirlockChatTransport({ agent });
+    const chat = new Chat<AirlockUIMessage>({ id: 'chat-twice', transport });
+    await chat.sendMessage({ text: 'Delete note n1' });
+    const asked = chat.lastMessage as AirlockUIMessage;
+    const [asking] = toolParts(asked) as { approval: { id: string } }[];
+    const answered = (approved: boolean) => ({
+      ...(toolParts(asked)[0] as object),
+      state: 'approval-responded',
+      approval: { id: asking?.approval.id, approved },
+    });
+
+    const stream = await transport.sendMessages({
+      trigger: 'submit-message',
+      chatId: 'chat-twice',
+      messageId: undefined,
+      messages: [
+        ...chat.messages.slice(0, -1),
+        { ...asked, parts: [answered(true), answered(false)] } as AirlockUIMessage,
+      ],
+      abortSignal: undefined,
+    });
+    const reader = stream.getReader();
+    while (!(await reader.read()).done);
+    expect(counter.runs).toBe(1);
+
+    const huge = await transport
+      .sendMessages({
+        trigger: 'submit-message',
+        chatId: 'chat-twice',
+        messageId: undefined,
+        messages: [{ id: 'u2', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(5_000) }] }],
+        abortSignal: undefined,
+      })
+      .catch((error: unknown) => error);
+    expect(isAirlockError(huge) && huge.code).toBe('input-too-large');
+    expect(await session.requests()).toHaveLength(2);
+    // As an edit of the first message it would have replaced that turn: the turn is kept.
+    const detail = await agent.memory.getConversation('chat-twice');
+    expect(detail?.messages.map((record) => record.message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
   });
 
   it('refuses a last message without text, and an agent that is not one', async () => {
