@@ -125,8 +125,13 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     }
     // A new question ends the chat's previous run (a paused one is aborted) before it starts.
     const hadRun = await this.#endPrevious(chatId);
+    // Only a regenerate or an edit (a message id given) rewrites history: a chat that merely
+    // started without the stored messages must not cut them.
+    const rewrites = trigger === 'regenerate-message' || options.messageId !== undefined;
     const userTurns = messages.filter((message) => message.role === 'user').length;
-    const restore = await cutHistoryToTurns(this.#options.agent, chatId, userTurns);
+    const restore = rewrites
+      ? await cutHistoryToTurns(this.#options.agent, chatId, userTurns)
+      : undefined;
     const begin = () =>
       this.#options.agent.run(input, {
         conversationId: chatId,

@@ -171,7 +171,11 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
   });
 
   it('sends only the new user message: the history comes from IndexedDB', async () => {
-    const session = await scriptModel([{ text: 'First answer.' }, { text: 'Second answer.' }]);
+    const session = await scriptModel([
+      { text: 'First answer.' },
+      { text: 'Second answer.' },
+      { text: 'Third answer.' },
+    ]);
     const agent = agentFor(session, { memory: { tools: false } });
     const chat = new Chat<AirlockUIMessage>({
       id: 'chat-history',
@@ -195,10 +199,30 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
       'assistant',
     ]);
     expect(await validateUIMessages({ messages: stored })).toHaveLength(4);
+
+    // A chat opened without the stored messages (an app that skipped loadChatMessages) adds
+    // to the conversation; it never cuts it.
+    const fresh = new Chat<AirlockUIMessage>({
+      id: 'chat-history',
+      transport: new AirlockChatTransport({ agent }),
+    });
+    await fresh.sendMessage({ text: 'Three' });
+    const third = (await receivedBodies(session))[2];
+    expect(third?.messages.map((message) => message.content)).toEqual([
+      'One',
+      'First answer.',
+      'Two',
+      'Second answer.',
+      'Three',
+    ]);
   });
 
-  it('regenerates an answer: the stored turn is replaced, and the model never sees the old answer', async () => {
-    const session = await scriptModel([{ text: 'Old answer.' }, { text: 'New answer.' }]);
+  it('regenerates an answer and edits a message: the stored turn is replaced, and the model never sees the old one', async () => {
+    const session = await scriptModel([
+      { text: 'Old answer.' },
+      { text: 'New answer.' },
+      { text: 'Edited answer.' },
+    ]);
     const agent = agentFor(session, { memory: { tools: false } });
     const chat = new Chat<AirlockUIMessage>({
       id: 'chat-regenerate',
@@ -216,6 +240,16 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
     expect(detail?.messages.map((record) => record.message.content)).toEqual([
       'Tell me',
       'New answer.',
+    ]);
+
+    // Editing the first message replaces its turn the same way.
+    await chat.sendMessage({ text: 'Tell me more', messageId: chat.messages[0]?.id ?? '' });
+    const third = (await receivedBodies(session))[2];
+    expect(third?.messages.map((message) => message.content)).toEqual(['Tell me more']);
+    const edited = await agent.memory.getConversation('chat-regenerate');
+    expect(edited?.messages.map((record) => record.message.content)).toEqual([
+      'Tell me more',
+      'Edited answer.',
     ]);
   });
 
@@ -524,14 +558,15 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
       .sendMessages({
         trigger: 'submit-message',
         chatId: 'chat-twice',
-        messageId: undefined,
+        // An edit of the first message (its id given): its turn is cut before the run starts.
+        messageId: 'u2',
         messages: [{ id: 'u2', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(5_000) }] }],
         abortSignal: undefined,
       })
       .catch((error: unknown) => error);
     expect(isAirlockError(huge) && huge.code).toBe('input-too-large');
     expect(await session.requests()).toHaveLength(2);
-    // As an edit of the first message it would have replaced that turn: the turn is kept.
+    // The refused edit put the turn it had cut back.
     const detail = await agent.memory.getConversation('chat-twice');
     expect(detail?.messages.map((record) => record.message.role)).toEqual([
       'user',
