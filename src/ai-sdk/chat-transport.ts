@@ -270,11 +270,19 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       );
     }
     this.#paused.delete(chatId);
-    for (const answer of answers) {
-      session.mapper.answered(answer.id);
-      await (answer.approved
-        ? session.run.approve(answer.id)
-        : session.run.reject(answer.id, answer.reason));
+    try {
+      for (const answer of answers) {
+        session.mapper.answered(answer.id);
+        await (answer.approved
+          ? session.run.approve(answer.id)
+          : session.run.reject(answer.id, answer.reason));
+      }
+    } catch (error) {
+      // A decision the run did not take (it ended meanwhile): nothing will show the rest of
+      // its events, so they are read here, and the chat's next run need not wait for them.
+      session.run.abort();
+      void drain(session);
+      throw error;
     }
     return this.#stream(chatId, session, true, abortSignal, true);
   }
