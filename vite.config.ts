@@ -27,6 +27,8 @@ export const airlockAliases = [
   { find: /^airlock-agents\/testing$/, replacement: source('testing.ts') },
   { find: /^airlock-agents\/testing\/remote$/, replacement: source('testing-remote.ts') },
   { find: /^airlock-agents\/proxy$/, replacement: source('proxy.ts') },
+  { find: /^airlock-agents\/ai-sdk$/, replacement: source('ai-sdk.ts') },
+  { find: /^airlock-agents\/otel$/, replacement: source('otel.ts') },
 ];
 
 /**
@@ -57,6 +59,10 @@ function browserProject(
         '@modelcontextprotocol/sdk/validation/cfworker',
         'quickjs-emscripten-core',
         '@jitl/quickjs-singlefile-browser-release-sync',
+        'ai',
+        '@ai-sdk/react',
+        '@opentelemetry/api',
+        '@opentelemetry/sdk-trace-base',
       ],
     },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
@@ -113,6 +119,8 @@ export default defineConfig({
         testing: source('testing.ts'),
         'testing-remote': source('testing-remote.ts'),
         proxy: source('proxy.ts'),
+        'ai-sdk': source('ai-sdk.ts'),
+        otel: source('otel.ts'),
       },
       formats: ['es'],
     },
@@ -128,6 +136,8 @@ export default defineConfig({
         '@cfworker/json-schema',
         'quickjs-emscripten-core',
         /^@jitl\//,
+        'ai',
+        /^@opentelemetry\//,
       ],
     },
     sourcemap: true,

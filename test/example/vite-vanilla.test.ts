@@ -168,7 +168,10 @@ describe('the Quick start as a fresh Vite app, installed from the packed tarball
   });
 });
 
-/** Every entry of the package's export map, and its source in this repository. */
+/**
+ * Every entry of the package's export map, and its source in this repository; but
+ * `airlock-agents/otel`, which loads its peer `@opentelemetry/api` (not in this app).
+ */
 const SOURCES: Record<string, () => Promise<object>> = {
   'airlock-agents': () => import('../../src/index'),
   'airlock-agents/worker': () => import('../../src/worker'),
@@ -176,6 +179,8 @@ const SOURCES: Record<string, () => Promise<object>> = {
   'airlock-agents/testing': () => import('../../src/testing'),
   'airlock-agents/testing/remote': () => import('../../src/testing-remote'),
   'airlock-agents/proxy': () => import('../../src/proxy'),
+  // Its peer `ai` gives it types only: it loads without it.
+  'airlock-agents/ai-sdk': () => import('../../src/ai-sdk'),
 };
 
 /** Uses a value or type of every entry, so tsc fails when one does not resolve. */

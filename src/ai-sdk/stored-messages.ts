@@ -1,0 +1,129 @@
+import type { UIMessage } from 'ai';
+import { decodeDataText } from '../model/data-encoding';
+import type { Agent } from '../page/create-agent';
+import type { ChatToolCall, UserContentPart } from '../protocol/chat';
+import type { MessageRecord } from '../protocol/memory';
+import type { AirlockDataParts, AirlockMessageMetadata } from './event-chunks';
+
+/** The UI message the transport streams: Airlock's metadata and data parts, tools untyped. */
+export type AirlockUIMessage = UIMessage<AirlockMessageMetadata, AirlockDataParts>;
+
+type Part = AirlockUIMessage['parts'][number];
+
+/**
+ * A stored conversation as UI messages, for `useChat({ messages })` / `new Chat({ messages })`
+ * after a reload: one user message per input, one assistant message per run (its steps'
+ * text and tool calls with their results). An unknown conversation is an empty chat. A run
+ * that waits for approval shows its finished steps here; `reconnectToStream` brings its
+ * pending calls back.
+ */
+export async function loadChatMessages(
+  agent: Agent,
+  conversationId: string,
+): Promise<AirlockUIMessage[]> {
+  const detail = await agent.memory.getConversation(conversationId);
+  return detail ? toUIMessages(detail.messages) : [];
+}
+
+/** Stored messages (in `seq` order) as UI messages. */
+export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessage[] {
+  const messages: AirlockUIMessage[] = [];
+  let assistant: { message: AirlockUIMessage; runId: string } | undefined;
+  /** Tool parts by call id, so a tool message fills in its call's part. */
+  const calls = new Map<string, number>();
+  for (const record of records) {
+    const { message } = record;
+    const id = `${record.conversationId}:${record.seq}`;
+    if (message.role === 'user' || message.role === 'system') {
+      assistant = undefined;
+      messages.push({ id, role: message.role, parts: userParts(message.content) });
+      continue;
+    }
+    if (!assistant || assistant.runId !== record.runId) {
+      assistant = {
+        runId: record.runId,
+        message: {
+          id,
+          role: 'assistant',
+          metadata: { runId: record.runId, conversationId: record.conversationId },
+          parts: [],
+        },
+      };
+      messages.push(assistant.message);
+    }
+    const parts = assistant.message.parts;
+    if (message.role === 'assistant') {
+      parts.push({ type: 'step-start' });
+      if (message.reasoning)
+        parts.push({ type: 'reasoning', text: message.reasoning, state: 'done' });
+      if (message.content) parts.push({ type: 'text', text: message.content, state: 'done' });
+      for (const call of message.tool_calls ?? []) {
+        calls.set(call.id, parts.length);
+        parts.push(pendingToolPart(call));
+      }
+    } else {
+      const index = calls.get(message.tool_call_id);
+      const part = index === undefined ? undefined : parts[index];
+      if (index !== undefined && part) parts[index] = settledToolPart(part, message.content);
+    }
+  }
+  return messages;
+}
+
+/**
+ * A stored user message's parts: its text, and each attachment as an `attachment` data part
+ * naming it (`{ hash, mediaType, size }`, with the file's name): the store keeps the bytes,
+ * not a URL a UI could show, so the app decides how to render one. An image the model
+ * fetched by `https:` URL is a file part.
+ */
+function userParts(content: string | readonly UserContentPart[]): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part): Part => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image':
+        return 'url' in part
+          ? { type: 'file', mediaType: 'image/*', url: part.url }
+          : { type: 'data-attachment', data: { ...part.attachment } };
+      case 'file':
+        return 'attachment' in part
+          ? { type: 'data-attachment', data: { ...part.attachment, filename: part.filename } }
+          : { type: 'file', mediaType: 'application/octet-stream', url: part.data };
+    }
+  });
+}
+
+/** A call whose result is not stored (yet): its input is available. */
+function pendingToolPart(call: ChatToolCall): Part {
+  return {
+    type: `tool-${call.function.name}`,
+    toolCallId: call.id,
+    state: 'input-available',
+    input: parseJson(call.function.arguments),
+  } as Part;
+}
+
+/** Reads the stored tool message (`<tool_output … status="ok|error">body</tool_output>`) into the call's part. */
+function settledToolPart(part: Part, content: string): Part {
+  const match = /^<tool_output [^>]*status="(ok|error)">([\s\S]*)<\/tool_output>$/.exec(content);
+  const call = part as Part & { input: unknown };
+  if (!match) return { ...call, state: 'output-available', output: content } as Part;
+  const body = parseJson(decodeDataText(match[2] ?? ''));
+  if (match[1] === 'ok') return { ...call, state: 'output-available', output: body } as Part;
+  const error = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  if (error?.code === 'tool-rejected') {
+    return { ...call, state: 'output-denied', approval: { id: '', approved: false } } as Part;
+  }
+  const errorText = typeof error?.message === 'string' ? error.message : String(body);
+  return { ...call, state: 'output-error', errorText } as Part;
+}
+
+/** JSON text as a value, or the text itself when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
