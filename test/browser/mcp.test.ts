@@ -125,7 +125,10 @@ describe('MCP tools', () => {
     ]);
     const agent = agentFor(session, { mcp: [notesServer(tenant)] });
 
-    const results = toolResults(await collect(agent.run('Use them')));
+    // Results arrive as the calls settle; they run in parallel, so order them by call id.
+    const results = toolResults(await collect(agent.run('Use them'))).sort((a, b) =>
+      a.callId.localeCompare(b.callId),
+    );
 
     expect(results).toMatchObject([
       { callId: 'call_add', ok: true, output: { sum: 5 } },
