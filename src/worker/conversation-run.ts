@@ -17,7 +17,6 @@ import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
 import type { OutputVerdict } from './event-sink';
 import type { GuardrailGate } from './guardrail-gate';
-import { extractMemories } from './learn-by-model';
 import { abortedRun, type ResumedStep, runAgent } from './run-agent';
 import { NO_RUN_USAGE, sumRunUsage } from './run-usage';
 import { StoredRowCheck } from './stored-rows';
@@ -336,6 +335,8 @@ async function learnMemories(
   }))
     await save(memory);
   if (!learn.model || signal.aborted) return undefined;
+  // Loaded on use: most agents learn by rules or not at all.
+  const { extractMemories } = await import('./learn-by-model');
   const extraction = await extractMemories({
     config: learn.model,
     model: setup.model,
