@@ -1,5 +1,5 @@
 /** How the demo page builds its agent from the model settings. */
-import { type Agent, createAgent } from 'airlock-agents';
+import { type Agent, createAgent, type LearnRule } from 'airlock-agents';
 import {
   DEMO_EMBEDDING_MODEL,
   MCP_NOTES_PATH,
@@ -50,6 +50,27 @@ const INSTRUCTIONS = [
 ].join(' ');
 
 /**
+ * What the agent learns from the user's own words after each answer; in confirm mode, the
+ * memory panel asks before anything is kept.
+ */
+const LEARN_RULES: readonly LearnRule[] = [
+  {
+    name: 'name',
+    pattern: "\\bmy name is ([A-Z][\\w'-]{0,40})",
+    flags: 'i',
+    key: 'user.name',
+    content: 'The user is called $1.',
+  },
+  {
+    name: 'preference',
+    pattern: '\\bI prefer ([^.!?\\n]{1,120})',
+    flags: 'i',
+    key: 'user.preference',
+    content: 'The user prefers $1.',
+  },
+];
+
+/**
  * An agent in its own worker with the demo's tools in all three places: `set_theme` on
  * the page, weather, calculator and slow report in a sandbox worker, and the headline
  * tool in a worker inside a sandboxed iframe.
@@ -78,7 +99,7 @@ export function createDemoAgent(settings: ModelSettings): Agent {
     // The demo server's notes store, through the proxy route that holds its token. Reading
     // notes needs no approval (the tools say they are read-only); adding one does.
     mcp: [{ name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-only' }],
-    memory: { database: DEMO_DATABASE },
+    memory: { database: DEMO_DATABASE, learn: { rules: LEARN_RULES, confirm: true } },
     // Documents from the knowledge panel: the best passages go into each run's context.
     // A real embedding model gets Airlock's default cut-off; the offline one its own.
     knowledge: {

@@ -22,6 +22,7 @@ import { createConversationList } from './views/conversation-list';
 import { createElement, requireElement } from './views/dom';
 import { renderHistory } from './views/history-view';
 import { createKnowledgePanel } from './views/knowledge-panel';
+import { createLearnedMemories } from './views/learned-memories';
 import { createMemoryPanel } from './views/memory-panel';
 import { playRun } from './views/play-run';
 import { createResponsivenessPanel } from './views/responsiveness-panel';
@@ -81,6 +82,11 @@ const memories = createMemoryPanel({
   contentInput: requireElement('memory-content', HTMLInputElement),
   memory: () => agent?.memory,
 });
+const learned = createLearnedMemories(
+  requireElement('memory-learned', HTMLUListElement),
+  () => agent?.memory,
+  () => void memories.refresh(),
+);
 const knowledgePanel = createKnowledgePanel({
   list: requireElement('knowledge-list', HTMLUListElement),
   form: requireElement('knowledge-form', HTMLFormElement),
@@ -255,7 +261,7 @@ async function play(
   setRunning(true);
   const conversationId = selectedId;
   try {
-    await playRun(run, { view, timeline: entry, approvals, afterEvent: scrollToEnd });
+    await playRun(run, { view, timeline: entry, approvals, afterEvent: scrollToEnd, learned });
     // What the run stored is on the page already: a change notice must not redraw it.
     const detail = await agent?.memory.getConversation(conversationId).catch(() => undefined);
     if (detail && conversationId === selectedId) renderedSeq = detail.conversation.lastSeq;

@@ -3,6 +3,7 @@
  * tools, and read typed events. It imports neither the model SDK nor the database.
  */
 export { AirlockError, isAirlockError } from './errors/airlock-error';
+export type { LearnRule } from './memory/learn-rules';
 export type { ModelOptions } from './model/model-options';
 export type { AddKnowledgeOptions, AgentKnowledge } from './page/agent-knowledge';
 export type { AgentMemory } from './page/agent-memory';
@@ -87,6 +88,7 @@ export type {
   MemoryInput,
   MemoryRecord,
   MemoryScope,
+  MemorySource,
   MessageRecord,
   PendingApproval,
   RunRecord,

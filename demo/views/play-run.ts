@@ -2,7 +2,7 @@
  * Plays one run's events into the page: the conversation log, the run timeline, and the
  * approval dialog for calls that wait for the user.
  */
-import type { AgentRun } from 'airlock-agents';
+import type { AgentEvent, AgentRun } from 'airlock-agents';
 import type { ApprovalDialog } from './approval-dialog';
 import type { TimelineRun } from './run-timeline';
 import type { RunView } from './run-view';
@@ -14,6 +14,8 @@ export interface RunPlayers {
   readonly approvals: ApprovalDialog;
   /** Called after each event (the page scrolls). */
   readonly afterEvent: () => void;
+  /** Shown what the agent learnt from the run. */
+  readonly learned?: (event: Extract<AgentEvent, { type: 'memory-learned' }>) => void;
 }
 
 /** Reads `run` to its end. Approval questions still open when it ends are withdrawn. */
@@ -24,6 +26,7 @@ export async function playRun(run: AgentRun, players: RunPlayers): Promise<void>
     for await (const event of run) {
       view.handle(event);
       timeline.handle(event);
+      if (event.type === 'memory-learned') players.learned?.(event);
       players.afterEvent();
       if (event.type !== 'approval-request') continue;
       // Not awaited: other events (and other approval requests) keep coming meanwhile.

@@ -172,6 +172,15 @@ function createTimelineRun(
           row.summary.textContent = `${formatDuration(event.durationMs)} · ${event.usage.totalTokens} tokens · ${event.finishReason ?? 'no finish reason'}`;
           break;
         }
+        case 'memory-learned':
+          entry.insertBefore(
+            createElement('p', {
+              className: 'timeline-learned',
+              text: `learned ${event.memory.key} · ${event.status}`,
+            }),
+            outcome,
+          );
+          break;
         case 'run-finish':
           end(
             event.reason,

@@ -28,13 +28,24 @@ export interface LearnRule {
   readonly importance?: number;
 }
 
+/** The model-based extractor of `memory.learn`: one structured-output call after each finished run. */
+export interface LearnModelConfig {
+  /** What to look for, added to the extractor's own instructions (app-written: trusted). */
+  readonly instructions?: string;
+  /** The most tokens the extractor's answer may take (sent as `max_completion_tokens`). */
+  readonly maxTokens: number;
+}
+
 /** How an agent learns memories after each finished run. */
 export interface LearnConfig {
   readonly rules: readonly LearnRule[];
+  /** The model-based extractor; absent: rules only. */
+  readonly model?: LearnModelConfig;
   /**
    * Hold what is learnt for the app to confirm: the `memory-learned` events carry proposals
-   * (status `proposed`) that the app saves with `agent.memory.saveMemory`, or not. Default
-   * false: memories are saved at once (status `saved`).
+   * (status `proposed`, or `proposed-delete` from the model extractor) that the app applies
+   * with `agent.memory.saveMemory` (or `deleteMemory`), or not. Default false: applied at
+   * once (status `saved`, `deleted`).
    */
   readonly confirm: boolean;
 }
@@ -50,9 +61,20 @@ export interface CompiledRule extends LearnRule {
   readonly regex: RegExp;
 }
 
-/** Compiles the rules; a pattern that is not a regular expression is `invalid-options`. */
+/**
+ * Compiles the rules; a pattern that is not a regular expression, or that repeats a group
+ * which itself repeats without bound (`(a+)+`, `(\w*)*`: the shape that backtracks
+ * exponentially and would hang the agent worker on a crafted message), is `invalid-options`.
+ */
 export function compileRules(rules: readonly LearnRule[]): CompiledRule[] {
   return rules.map((rule, index) => {
+    if (repeatsRepetition(rule.pattern))
+      throw new AirlockError(
+        'invalid-options',
+        `memory.learn.rules[${index}].pattern repeats a group that itself repeats without bound ` +
+          '(e.g. "(a+)+"), which can take exponential time on a crafted message; rewrite it without the nesting.',
+        { details: { field: `memory.learn.rules[${index}].pattern` } },
+      );
     try {
       const flags = new Set([...(rule.flags ?? ''), 'g']);
       return { ...rule, regex: new RegExp(rule.pattern, [...flags].join('')) };
@@ -131,4 +153,66 @@ function expand(template: string, match: RegExpMatchArray): string {
     const group = Number(token);
     return group < match.length ? (match[group] ?? '') : whole;
   });
+}
+
+/**
+ * Whether a pattern quantifies with `*`, `+`, `{n,}` or `{n,m}` (m > 1) a group that holds
+ * such a quantifier: star height above one, the common cause of catastrophic backtracking.
+ * A heuristic, not a proof: overlapping alternatives under one quantifier (`(a|a)*`) pass it.
+ */
+export function repeatsRepetition(pattern: string): boolean {
+  // For each open group, whether it holds an unbounded repetition so far.
+  const groups: boolean[] = [false];
+  // Whether the atom just read is a group holding one (what a quantifier would repeat).
+  let atomRepeats = false;
+  for (let index = 0; index < pattern.length; index += 1) {
+    const char = pattern[index];
+    if (char === '\\') {
+      index += 1;
+      atomRepeats = false;
+    } else if (char === '[') {
+      // A class is one atom; `]` right after `[` or `[^` is literal, escapes are skipped.
+      index += pattern[index + 1] === '^' ? 2 : 1;
+      if (pattern[index] === ']') index += 1;
+      while (index < pattern.length && pattern[index] !== ']')
+        index += pattern[index] === '\\' ? 2 : 1;
+      atomRepeats = false;
+    } else if (char === '(') {
+      groups.push(false);
+      atomRepeats = false;
+    } else if (char === ')') {
+      const inner = groups.length > 1 ? (groups.pop() ?? false) : false;
+      if (inner) groups[groups.length - 1] = true;
+      atomRepeats = inner;
+    } else {
+      const repeat = repetitionAt(pattern, index);
+      if (repeat === undefined) {
+        atomRepeats = false;
+        continue;
+      }
+      if (repeat.unbounded) {
+        if (atomRepeats) return true;
+        groups[groups.length - 1] = true;
+      }
+      index = repeat.end - 1;
+      atomRepeats = false;
+    }
+  }
+  return false;
+}
+
+/** The quantifier starting at `index`, if any: whether it repeats more than once, and where it ends. */
+function repetitionAt(
+  pattern: string,
+  index: number,
+): { readonly unbounded: boolean; readonly end: number } | undefined {
+  const char = pattern[index];
+  if (char === '*' || char === '+') return { unbounded: true, end: index + 1 };
+  if (char === '?') return { unbounded: false, end: index + 1 };
+  if (char !== '{') return undefined;
+  const braces = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(index));
+  if (!braces) return undefined;
+  const [whole, , comma, max] = braces;
+  const unbounded = comma !== undefined && (max === '' || Number(max) > 1);
+  return { unbounded, end: index + whole.length };
 }

@@ -99,29 +99,32 @@ export function normalizeMemoryInput(input: MemoryInput): NormalizedMemoryInput 
   return { ...base, expiresAt: input.expiresAt };
 }
 
+/** The longest `reason` a model-learnt memory's source keeps. */
+export const MAX_SOURCE_REASON_CHARS = 500;
+
 /** A memory's `source`, copied field by field so nothing else rides along. */
 function checkedSource(source: unknown): MemorySource {
-  const fields = source as Partial<Record<keyof MemorySource, unknown>> | null;
-  const text = (value: unknown) =>
-    typeof value === 'string' && value !== '' && value.length <= MAX_MEMORY_KEY_CHARS;
+  const fields = source as Record<string, unknown> | null;
+  const text = (value: unknown, maxChars = MAX_MEMORY_KEY_CHARS) =>
+    typeof value === 'string' && value !== '' && value.length <= maxChars;
   if (
     typeof source !== 'object' ||
     fields === null ||
-    fields.via !== 'rule' ||
-    !text(fields.rule) ||
+    !(
+      (fields.via === 'rule' && text(fields.rule)) ||
+      (fields.via === 'model' && text(fields.reason, MAX_SOURCE_REASON_CHARS))
+    ) ||
     !text(fields.runId) ||
     !text(fields.conversationId)
   )
     throw invalid(
-      'A memory `source` must be { via: "rule", rule, runId, conversationId } with short strings.',
+      'A memory `source` must be { via: "rule", rule, runId, conversationId } or { via: "model", reason, runId, conversationId } with short strings.',
       'source',
     );
-  return {
-    via: 'rule',
-    rule: fields.rule as string,
-    runId: fields.runId as string,
-    conversationId: fields.conversationId as string,
-  };
+  const run = { runId: fields.runId as string, conversationId: fields.conversationId as string };
+  return fields.via === 'rule'
+    ? { via: 'rule', rule: fields.rule as string, ...run }
+    : { via: 'model', reason: fields.reason as string, ...run };
 }
 
 /** Checks the fields of a memory update, as `normalizeMemoryInput` does for a new one. */

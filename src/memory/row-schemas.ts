@@ -119,12 +119,20 @@ export const memoryRowSchema = z.object({
   scope: z.string().refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"'),
   expiresAt: timestamp.exactOptional(),
   source: z
-    .object({
-      via: z.literal('rule'),
-      rule: z.string().min(1),
-      runId: z.string().min(1),
-      conversationId: z.string().min(1),
-    })
+    .discriminatedUnion('via', [
+      z.object({
+        via: z.literal('rule'),
+        rule: z.string().min(1),
+        runId: z.string().min(1),
+        conversationId: z.string().min(1),
+      }),
+      z.object({
+        via: z.literal('model'),
+        reason: z.string().min(1),
+        runId: z.string().min(1),
+        conversationId: z.string().min(1),
+      }),
+    ])
     .exactOptional(),
   createdAt: timestamp,
   updatedAt: timestamp,

@@ -128,20 +128,28 @@ const AGENT_OPTIONS = shapeCheck(
         maxMemoryTokens: optional(atLeastOne),
         learn: optional(
           shapeCheck({
-            rules: arrayCheck(
-              shapeCheck({
-                name: nonBlank,
-                pattern: nonBlank,
-                key: nonBlank,
-                content: nonBlank,
-                flags: optional(stringCheck()),
-                from: optional(oneOfCheck(['user', 'assistant', 'both'])),
-                scope: optional(oneOfCheck(['conversation', 'lasting'])),
-                expiresInMs: optional(positive),
-                importance: optional(numberCheck({ min: 0, max: 1 })),
-              }),
+            rules: optional(
+              arrayCheck(
+                shapeCheck({
+                  name: nonBlank,
+                  pattern: nonBlank,
+                  key: nonBlank,
+                  content: nonBlank,
+                  flags: optional(stringCheck()),
+                  from: optional(oneOfCheck(['user', 'assistant', 'both'])),
+                  scope: optional(oneOfCheck(['conversation', 'lasting'])),
+                  expiresInMs: optional(positive),
+                  importance: optional(numberCheck({ min: 0, max: 1 })),
+                }),
+              ),
             ),
             confirm: optional(booleanCheck),
+            model: optional(
+              shapeCheck({
+                instructions: optional(stringCheck({ maxChars: 4_000 })),
+                maxTokens: optional(numberCheck({ integer: true, min: 1, max: 4_000 })),
+              }),
+            ),
           }),
         ),
       }),

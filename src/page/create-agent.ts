@@ -152,11 +152,22 @@ export interface MemoryOptions {
    */
   readonly persist?: boolean;
   /**
-   * Learn memories from each finished run by rules: where a rule's pattern matches the
-   * user's input (or the answer), a memory is saved, or proposed for the app to confirm
-   * (`confirm: true`); each one is announced by a `memory-learned` event.
+   * Learn memories from each finished run: by rules (where a rule's pattern matches the
+   * user's input or the answer) and, with `model`, by one structured-output call to the
+   * agent's model that proposes adds, updates and deletions. What is learnt is applied, or
+   * proposed for the app to confirm (`confirm: true`); each change is announced by a
+   * `memory-learned` event.
    */
-  readonly learn?: { readonly rules: readonly LearnRule[]; readonly confirm?: boolean };
+  readonly learn?: {
+    readonly rules?: readonly LearnRule[];
+    readonly confirm?: boolean;
+    /**
+     * The model extractor (default: off). `instructions` say what to look for (app-written,
+     * so trusted); `maxTokens` caps its answer (default 600). Its tokens are reported apart,
+     * as the run result's `learning`.
+     */
+    readonly model?: { readonly instructions?: string; readonly maxTokens?: number };
+  };
 }
 
 /** Options of one run. */
@@ -555,6 +566,9 @@ async function closeThenTerminate(
 /** Default of `memory.openTimeoutMs`. */
 const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
 
+/** The default cap on the memory extractor's answer: room for a handful of changes with reasons. */
+const DEFAULT_LEARN_MAX_TOKENS = 600;
+
 /**
  * How long `agent.storage` waits for the browser's answer on persistence. Firefox asks the
  * user first, and a prompt may never be answered (or not in a headless browser at all).
@@ -601,8 +615,23 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
     maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
     tools: options.tools ?? true,
     openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
-    ...(options.learn?.rules.length
-      ? { learn: { rules: options.learn.rules, confirm: options.learn.confirm ?? false } }
+    ...(options.learn?.rules?.length || options.learn?.model
+      ? {
+          learn: {
+            rules: options.learn.rules ?? [],
+            confirm: options.learn.confirm ?? false,
+            ...(options.learn.model
+              ? {
+                  model: {
+                    ...(options.learn.model.instructions === undefined
+                      ? {}
+                      : { instructions: options.learn.model.instructions }),
+                    maxTokens: options.learn.model.maxTokens ?? DEFAULT_LEARN_MAX_TOKENS,
+                  },
+                }
+              : {}),
+          },
+        }
       : {}),
   };
 }

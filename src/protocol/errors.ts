@@ -156,7 +156,17 @@ export type WarningCode =
    * A stored message refers to an attachment that is not in the store (or whose stored row
    * is not valid): the model is sent a placeholder text in its place.
    */
-  | 'attachment-missing';
+  | 'attachment-missing'
+  /**
+   * The model-based memory extractor (`memory.learn.model`) failed, or answered with
+   * something that is not the JSON asked for: nothing was learnt from the run.
+   */
+  | 'learning-failed'
+  /**
+   * The memory extractor asked to change memories it may not (one the app or the model's
+   * tools saved, or one that does not exist): those changes were left out, the rest applied.
+   */
+  | 'learning-refused';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =

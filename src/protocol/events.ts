@@ -50,6 +50,11 @@ export interface RunResult {
    * the run asked for structured output and finished with reason `stop`.
    */
   readonly output?: unknown;
+  /**
+   * What the model extractor of `memory.learn` used after the run, apart from `usage` (and
+   * from the run's budgets, which it cannot make the run exceed); absent when it did not run.
+   */
+  readonly learning?: Usage;
 }
 
 /**
@@ -182,9 +187,10 @@ export type AgentEvent =
     }
   | {
       /**
-       * A rule of `memory.learn` found a memory in the finished run: `saved` (stored, with
-       * its id), or `proposed` (held for the app, which saves it with
-       * `agent.memory.saveMemory(event.memory)` if the user agrees). Sent before `run-finish`.
+       * `memory.learn` (a rule, or the model extractor: see `memory.source`) found a memory
+       * in the finished run: `saved` (stored, with its id), or `proposed` (held for the app,
+       * which saves it with `agent.memory.saveMemory(event.memory)` if the user agrees).
+       * Sent before `run-finish`.
        */
       readonly type: 'memory-learned';
       readonly status: 'saved';
@@ -194,6 +200,17 @@ export type AgentEvent =
       readonly type: 'memory-learned';
       readonly status: 'proposed';
       readonly memory: MemoryInput;
+    }
+  | {
+      /**
+       * The model extractor found a learnt memory wrong or obsolete: `deleted`, or
+       * `proposed-delete` (the app deletes it with `agent.memory.deleteMemory(event.memory.id)`
+       * if the user agrees). `reason` is the extractor's, data to show, never instructions.
+       */
+      readonly type: 'memory-learned';
+      readonly status: 'deleted' | 'proposed-delete';
+      readonly memory: MemoryRecord;
+      readonly reason: string;
     }
   | {
       /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */

@@ -57,14 +57,25 @@ export interface MemoryRecord {
   readonly updatedAt: number;
 }
 
-/** Where a learnt memory came from: the rule that found it, in which run of which conversation. */
-export interface MemorySource {
-  readonly via: 'rule';
-  /** The `name` of the rule in `memory.learn.rules`. */
-  readonly rule: string;
-  readonly runId: string;
-  readonly conversationId: string;
-}
+/**
+ * Where a learnt memory came from, in which run of which conversation: the rule that found
+ * it, or the model extractor and the reason it gave.
+ */
+export type MemorySource =
+  | {
+      readonly via: 'rule';
+      /** The `name` of the rule in `memory.learn.rules`. */
+      readonly rule: string;
+      readonly runId: string;
+      readonly conversationId: string;
+    }
+  | {
+      readonly via: 'model';
+      /** Why the extractor learnt it, in its own words (data, never instructions). */
+      readonly reason: string;
+      readonly runId: string;
+      readonly conversationId: string;
+    };
 
 /** What saving a memory takes; `id`, timestamps are filled in. Same scope and key: replaced. */
 export interface MemoryInput {

@@ -125,6 +125,12 @@ const agentConfigSchema = z.object({
           )
           .max(100),
         confirm: z.boolean(),
+        model: z
+          .object({
+            instructions: z.string().max(4_000).exactOptional(),
+            maxTokens: z.int().min(1).max(4_000),
+          })
+          .exactOptional(),
       })
       .exactOptional(),
   }),

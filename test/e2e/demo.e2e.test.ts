@@ -532,6 +532,27 @@ describe('the demo, built and served', () => {
     );
   });
 
+  it('proposes what it learnt from "my name is …" in the memory panel, and keeps it when the user says so', async () => {
+    expect(await ask(page, 'Hello, my name is Ada.')).toBe('stop');
+
+    const proposal = page.locator('#memory-learned .learned[data-key="user.name"]');
+    await eventually(() => attribute(proposal, 'data-status')).toBe('proposed');
+    expect(await proposal.locator('.learned-text').textContent()).toBe(
+      'Remember user.name: The user is called Ada.?',
+    );
+    expect(await page.locator('#memory-list .memory[data-key="user.name"]').count()).toBe(0);
+    expect(await texts(page.locator('.timeline-run:not([hidden]) .timeline-learned'))).toContain(
+      'learned user.name · proposed',
+    );
+    await proposal.getByRole('button', { name: 'Remember “user.name”' }).click();
+
+    const content = page.locator('#memory-list .memory[data-key="user.name"] .memory-content');
+    await eventually(async () =>
+      (await content.count()) > 0 ? await content.inputValue() : '',
+    ).toBe('The user is called Ada.');
+    expect(await proposal.count()).toBe(0);
+  });
+
   it('raised no uncaught error in the page', async () => {
     expect(await browser?.pageErrors()).toEqual([]);
   });

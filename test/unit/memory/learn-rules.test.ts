@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compileRules, learnFrom, MAX_LEARNED_PER_RUN } from '../../../src/memory/learn-rules';
+import {
+  compileRules,
+  learnFrom,
+  MAX_LEARNED_PER_RUN,
+  repeatsRepetition,
+} from '../../../src/memory/learn-rules';
 import { normalizeMemoryInput } from '../../../src/memory/memory-rules';
 
 const exchange = (user: string, assistant = '') => ({
@@ -64,6 +69,32 @@ describe('learning memories by rules', () => {
     expect(learnFrom(rules, exchange(many))).toHaveLength(MAX_LEARNED_PER_RUN);
     const late = `${'a'.repeat(25_000)} n1`;
     expect(learnFrom(rules, exchange(late))).toEqual([]);
+  });
+
+  it('refuses a pattern that repeats a repeating group, and passes the usual shapes', () => {
+    for (const pattern of [
+      '(a+)+$',
+      '(\\w*)*x',
+      '((ab)+c)*',
+      '(?:x|y+){2,}',
+      '(a+){1,9}',
+      '(?<n>\\d+)+',
+    ])
+      expect(repeatsRepetition(pattern), pattern).toBe(true);
+    for (const pattern of [
+      orderRule.pattern,
+      'my name is (\\w+)',
+      '(a+)?b',
+      '(ab){3}',
+      '[(+]+(x)',
+      '\\(a+\\)+',
+      '(a+)b+',
+      '(a{2})*',
+    ])
+      expect(repeatsRepetition(pattern), pattern).toBe(false);
+    expect(() => compileRules([{ ...orderRule, pattern: '(x+)+y' }])).toThrowError(
+      expect.objectContaining({ code: 'invalid-options' }),
+    );
   });
 
   it('keeps hostile text as content only, and refuses a pattern that is no regular expression', () => {
