@@ -79,18 +79,14 @@ export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessag
 function userParts(content: string | readonly UserContentPart[]): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part): Part => {
-    switch (part.type) {
-      case 'text':
-        return { type: 'text', text: part.text };
-      case 'image':
-        return 'url' in part
-          ? { type: 'file', mediaType: 'image/*', url: part.url }
-          : { type: 'data-attachment', data: { ...part.attachment } };
-      case 'file':
-        return 'attachment' in part
-          ? { type: 'data-attachment', data: { ...part.attachment, filename: part.filename } }
-          : { type: 'file', mediaType: 'application/octet-stream', url: part.data };
-    }
+    if (part.type === 'text') return { type: 'text', text: part.text };
+    if (part.type === 'image')
+      return 'url' in part
+        ? { type: 'file', mediaType: 'image/*', url: part.url }
+        : { type: 'data-attachment', data: { ...part.attachment } };
+    return 'attachment' in part
+      ? { type: 'data-attachment', data: { ...part.attachment, filename: part.filename } }
+      : { type: 'file', mediaType: 'application/octet-stream', url: part.data };
   });
 }
 
