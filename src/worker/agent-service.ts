@@ -39,7 +39,7 @@ import {
   type RunChannel,
   runConversation,
 } from './conversation-run';
-import { ConversationWatch } from './conversation-watch';
+import type { ConversationWatch } from './conversation-watch';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { markRunInterrupted } from './interrupted-runs';
@@ -459,6 +459,8 @@ export class AgentService implements AgentWorkerApi {
     );
     const setup = await this.#setup;
     const { database } = setup.config.memory;
+    // Loaded here, so agents that never watch never load the relay's parser.
+    const { ConversationWatch } = await import('./conversation-watch');
     const watch = new ConversationWatch(
       {
         conversationId,

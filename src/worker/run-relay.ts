@@ -2,7 +2,9 @@ import { toErrorData } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
 import type { RelayAction, RelayMessage } from '../protocol/tab-relay';
 import { randomId } from './random-id';
-import { parseRelayMessage } from './relay-schema';
+
+/** The relay's parser, loaded when a first message arrives: most runs are never watched. */
+type RelaySchema = typeof import('./relay-schema');
 
 /** What the running tab does with a stop or decision another tab relays. */
 export interface RunRelayHandlers {
@@ -33,12 +35,19 @@ export class RunRelay {
   /** The number of the next event published. */
   #next = 0;
   #closed = false;
+  /** Messages are handled one after another, in order, once the parser is loaded. */
+  #received: Promise<RelaySchema> | undefined;
 
   constructor(channelName: string, runId: string, handlers: RunRelayHandlers) {
     this.#channel = new BroadcastChannel(channelName);
     this.#runId = runId;
     this.#handlers = handlers;
-    this.#channel.onmessage = (message: MessageEvent<unknown>) => this.#receive(message.data);
+    this.#channel.onmessage = (message: MessageEvent<unknown>) => {
+      this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
+        this.#receive(schema, message.data);
+        return schema;
+      });
+    };
   }
 
   /** Relays one event; the events of one task go out as one message. */
@@ -79,8 +88,9 @@ export class RunRelay {
     this.#next += events.length;
   }
 
-  #receive(data: unknown): void {
-    const parsed = parseRelayMessage(data);
+  #receive(schema: RelaySchema, data: unknown): void {
+    if (this.#closed) return;
+    const parsed = schema.parseRelayMessage(data);
     // The running tab has nobody to warn: a message it cannot read is not for it.
     if (!parsed.ok) return;
     const message = parsed.message;
