@@ -13,6 +13,15 @@ export function relayChannelName(database: string, conversationId: string): stri
   return `airlock:${database}:conversation:${conversationId}:relay`;
 }
 
+/**
+ * The Web Lock a relaying worker holds from a run's start until its last event is posted
+ * (or its tab is gone). Watchers wait for it to learn that the run is over without ever
+ * holding the conversation's lock, which the next run needs at once.
+ */
+export function relayPresenceLockName(channelName: string, runId: string): string {
+  return `${channelName}:run:${runId}`;
+}
+
 /** One stop or approval decision, as a watcher asks the running tab to apply it. */
 export type RelayAction =
   | { readonly action: 'stop' }

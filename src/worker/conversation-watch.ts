@@ -1,9 +1,14 @@
 import { AirlockError } from '../errors/airlock-error';
 import { rowProblems } from '../memory/row-schemas';
-import type { ConversationStore } from '../memory/store';
+import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ErrorData } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/events';
-import type { PageToWatch, RelayMessage, WatchToPage } from '../protocol/tab-relay';
+import {
+  type PageToWatch,
+  type RelayMessage,
+  relayPresenceLockName,
+  type WatchToPage,
+} from '../protocol/tab-relay';
 import { markRunInterrupted } from './interrupted-runs';
 import { randomId } from './random-id';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
@@ -12,8 +17,9 @@ import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
 const CONTROL_TIMEOUT_MS = 5_000;
 
 /**
- * How long a watched run whose lock came free, and whose record says it ended, may take to
- * relay its last event (it is posted before the lock is released, but may arrive after).
+ * How long a watched run whose relay let go of its presence lock, and whose record says it
+ * ended, may take to deliver its last event (posted before the lock is released, it may
+ * still arrive after).
  */
 const LAST_EVENT_GRACE_MS = 2_000;
 
@@ -23,7 +29,7 @@ const MAX_WARNINGS = 20;
 /** Run ids a watch remembers as ended, to ignore their late messages. */
 const MAX_ENDED_RUNS = 64;
 
-/** Where a watch looks: the conversation, its relay channel and lock, and the store. */
+/** Where a watch looks: the conversation, its relay channel, its lock (for repairs) and the store. */
 export interface WatchTarget {
   readonly conversationId: string;
   readonly channelName: string;
@@ -37,7 +43,7 @@ interface FollowedRun {
   readonly source: string;
   expected: number;
   ended: boolean;
-  /** Ends the wait for the conversation's lock. */
+  /** Ends the wait for the run's presence lock. */
   readonly lockWait: AbortController;
 }
 
@@ -55,8 +61,8 @@ interface PendingControl {
  * channel, follows one run at a time (the one holding the conversation's lock), and passes
  * its events to the page in order, each once. Every message is parsed; one that is
  * malformed, from another sender than the run's relay, or for a run that is not the live
- * one, is dropped with a `relay-message-dropped` warning. A run is vouched for by the lock:
- * when the lock comes free before the run's last event, the run's record decides (a forged
+ * one, is dropped with a `relay-message-dropped` warning. A run is vouched for by its relay's
+ * presence lock: when it comes free before the run's last event, the run's record decides (a forged
  * run has none; a run its tab left `running` is marked interrupted and the watch gets a
  * `run-error` with `run-interrupted`).
  */
@@ -92,7 +98,7 @@ export class ConversationWatch {
     port.postMessage({ kind: 'listening' } satisfies WatchToPage);
   }
 
-  /** Stops listening, ends the wait for the lock and closes the port. Idempotent. */
+  /** Stops listening, ends the wait for the run's relay and closes the port. Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#flush();
@@ -189,7 +195,7 @@ export class ConversationWatch {
     this.#settle(message.requestId, message.error);
   }
 
-  /** Follows a run from event number `expected` on, until its last event or its lock comes free. */
+  /** Follows a run from event number `expected` on, until its last event or its relay is gone. */
   #follow(runId: string, source: string, expected: number): FollowedRun {
     const followed: FollowedRun = {
       runId,
@@ -199,15 +205,22 @@ export class ConversationWatch {
       lockWait: new AbortController(),
     };
     this.#current = followed;
+    // Granted when the relaying worker let go of it: the run's last event is posted, or its
+    // tab is gone. Released at once: the check that follows needs no lock.
     navigator.locks
-      .request(this.#target.lockName, { signal: followed.lockWait.signal }, () =>
-        this.#lockFreed(followed),
+      .request(
+        relayPresenceLockName(this.#target.channelName, runId),
+        { signal: followed.lockWait.signal },
+        () => undefined,
       )
-      .catch((error: unknown) => {
-        // Aborted: the run ended, or the watch closed, before its lock came free.
-        if (error instanceof DOMException && error.name === 'AbortError') return;
-        this.#warn(`Run ${runId} could not be checked: ${String(error)}.`);
-      });
+      .then(
+        () => this.#relayGone(followed),
+        (error: unknown) => {
+          // Aborted: the run ended, or the watch closed, first.
+          if (error instanceof DOMException && error.name === 'AbortError') return;
+          this.#warn(`Run ${runId} could not be followed to its end: ${String(error)}.`);
+        },
+      );
     return followed;
   }
 
@@ -229,35 +242,21 @@ export class ConversationWatch {
   }
 
   /**
-   * The conversation's lock came free (it is held here until this returns): the followed run
-   * ended or its tab is gone. Its record says which.
+   * The followed run's relay let go of its presence lock before the watch saw the run's last
+   * event: the run ended (the event is on its way) or its tab is gone. Its record says which.
    */
-  async #lockFreed(run: FollowedRun): Promise<void> {
+  async #relayGone(run: FollowedRun): Promise<void> {
     if (run.ended || this.#closed) return;
-    let row: unknown;
-    try {
-      row = await this.#target.store.getRun(run.runId);
-    } catch (error) {
-      this.#warn(`Run ${run.runId} could not be read: ${String(error)}.`);
-      return;
-    }
-    if (run.ended || this.#closed) return;
-    if (
-      row === undefined ||
-      rowProblems('runs', row).length > 0 ||
-      (row as { conversationId?: unknown }).conversationId !== this.#target.conversationId
-    ) {
+    const row = await this.#readRun(run);
+    if (row === 'failed' || run.ended || this.#closed) return;
+    if (row === undefined) {
       this.#warn(`No tab runs run ${run.runId} and none stored it; its events were not a run's.`);
       this.#endRun(run);
       return;
     }
-    const record = row as Parameters<typeof markRunInterrupted>[1];
+    const record = row;
     if (record.status === 'running') {
-      try {
-        await markRunInterrupted(this.#target.store, record);
-      } catch (error) {
-        this.#warn(`Run ${run.runId} could not be marked interrupted: ${String(error)}.`);
-      }
+      await this.#repair(run);
       this.#interrupted(run, 'interrupted');
     } else if (record.status === 'awaiting-approval') {
       this.#interrupted(run, 'awaiting-approval');
@@ -268,6 +267,42 @@ export class ConversationWatch {
         this.#warn(`Run ${run.runId} ended (${record.status}) without relaying its last event.`);
         this.#endRun(run);
       }, LAST_EVENT_GRACE_MS);
+    }
+  }
+
+  /** The followed run's record: undefined when it is not a run of this conversation, `failed` when unreadable. */
+  async #readRun(run: FollowedRun): Promise<RunRecord | undefined | 'failed'> {
+    let row: unknown;
+    try {
+      row = await this.#target.store.getRun(run.runId);
+    } catch (error) {
+      this.#warn(`Run ${run.runId} could not be read: ${String(error)}.`);
+      return 'failed';
+    }
+    if (
+      row === undefined ||
+      rowProblems('runs', row).length > 0 ||
+      (row as { conversationId?: unknown }).conversationId !== this.#target.conversationId
+    )
+      return undefined;
+    return row as RunRecord;
+  }
+
+  /**
+   * Marks a run its tab left `running` as interrupted, under the conversation's lock if it is
+   * free (a lock held means another tab is already at it, or runs the conversation again: the
+   * repair at an agent's start then covers the record).
+   */
+  async #repair(run: FollowedRun): Promise<void> {
+    try {
+      await navigator.locks.request(this.#target.lockName, { ifAvailable: true }, async (lock) => {
+        if (!lock) return;
+        const row = await this.#readRun(run);
+        if (row !== 'failed' && row?.status === 'running')
+          await markRunInterrupted(this.#target.store, row);
+      });
+    } catch (error) {
+      this.#warn(`Run ${run.runId} could not be marked interrupted: ${String(error)}.`);
     }
   }
 

@@ -1,6 +1,6 @@
 import { toErrorData } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
-import type { RelayAction, RelayMessage } from '../protocol/tab-relay';
+import { type RelayAction, type RelayMessage, relayPresenceLockName } from '../protocol/tab-relay';
 import { randomId } from './random-id';
 
 /** The relay's parser, loaded when a first message arrives: most runs are never watched. */
@@ -35,6 +35,10 @@ export class RunRelay {
   /** The number of the next event published. */
   #next = 0;
   #closed = false;
+  /** Set once the run's presence lock is held: nothing is posted before, so no watcher sees the run without it. */
+  #held = false;
+  #closing = false;
+  #releasePresence: () => void = () => {};
   /** Messages are handled one after another, in order, once the parser is loaded. */
   #received: Promise<RelaySchema> | undefined;
 
@@ -42,6 +46,16 @@ export class RunRelay {
     this.#channel = new BroadcastChannel(channelName);
     this.#runId = runId;
     this.#handlers = handlers;
+    void navigator.locks.request(
+      relayPresenceLockName(channelName, runId),
+      () =>
+        new Promise<void>((release) => {
+          this.#held = true;
+          this.#releasePresence = release;
+          this.#flush();
+          if (this.#closing) this.#finish();
+        }),
+    );
     this.#channel.onmessage = (message: MessageEvent<unknown>) => {
       this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
         this.#receive(schema, message.data);
@@ -52,7 +66,7 @@ export class RunRelay {
 
   /** Relays one event; the events of one task go out as one message. */
   publish(event: AgentEvent): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#closing) return;
     if (event.type === 'run-start') this.#runStart = event;
     if (event.type === 'approval-request') this.#openApprovals.set(event.approvalId, event);
     if (event.type === 'tool-result') {
@@ -65,17 +79,23 @@ export class RunRelay {
     if (this.#batch.length === 1) queueMicrotask(() => this.#flush());
   }
 
-  /** Sends what is batched and stops listening. */
+  /** Sends what is batched, stops listening and releases the run's presence lock. */
   close(): void {
+    this.#closing = true;
+    if (this.#held) this.#finish();
+  }
+
+  #finish(): void {
     if (this.#closed) return;
     this.#flush();
     this.#closed = true;
     this.#channel.onmessage = null;
     this.#channel.close();
+    this.#releasePresence();
   }
 
   #flush(): void {
-    if (this.#closed || this.#batch.length === 0) return;
+    if (this.#closed || !this.#held || this.#batch.length === 0) return;
     const events = this.#batch;
     this.#batch = [];
     this.#post({
@@ -95,7 +115,7 @@ export class RunRelay {
     if (!parsed.ok) return;
     const message = parsed.message;
     if (message.kind === 'sync') {
-      if (!this.#runStart) return;
+      if (!this.#runStart || !this.#held) return;
       // What is batched goes first, so `next` is the number of the first event the watcher has not seen.
       this.#flush();
       this.#post({

@@ -84,13 +84,18 @@ describe('live runs in every tab', () => {
     expect(counter.runs).toBe(0);
   });
 
-  it('goes on from run to run, and a watch that joins mid-run starts at run-start and sees the rest', async () => {
+  it('goes on from run to run, and a watch that joins mid-run gets run-start and the waiting approval, then the rest', async () => {
     const { database, conversationId } = sharedPlace();
+    const { counter, deleteNote } = deleteNoteTool();
     const session = await scriptModel([
       { text: 'First answer.' },
-      { text: STREAMED, chunkDelayMs: 30 },
+      {
+        text: 'Checking. ',
+        toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }],
+      },
+      { text: STREAMED, chunkDelayMs: 5 },
     ]);
-    const running = agentFor(session, { memory: { database } });
+    const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
     const watching = agentFor(session, { memory: { database } });
     const early = watching.watch(conversationId);
     await early.listening;
@@ -109,23 +114,66 @@ describe('live runs in every tab', () => {
     let late: Promise<AgentEvent[]> | undefined;
     for await (const event of second) {
       ran.push(event);
-      // Joins once the answer is streaming.
-      if (event.type === 'text-delta' && !late) late = watchOneRun(watching.watch(conversationId));
+      if (event.type !== 'approval-request') continue;
+      // Joins while the run waits for the user: what it streamed so far is not replayed.
+      let sawRequest: () => void = () => {};
+      const requestSeen = new Promise<void>((resolve) => {
+        sawRequest = resolve;
+      });
+      late = watchOneRun(watching.watch(conversationId), (seen) => {
+        if (seen.type === 'approval-request') sawRequest();
+      });
+      await requestSeen;
+      await second.approve(event.approvalId);
     }
-    const lateSeen = await late;
+    const lateSeen = (await late) ?? [];
     await following;
 
-    const runStart = ran[0];
-    expect(runStart?.type).toBe('run-start');
-    expect(lateSeen?.[0]).toEqual(runStart);
-    // After its start, what the late watch saw is the end of the run, in order.
-    const rest = lateSeen?.slice(1) ?? [];
-    expect(rest.length).toBeGreaterThan(0);
-    expect(ran.slice(-rest.length)).toEqual(rest);
+    const request = ran.find((event) => event.type === 'approval-request') as AgentEvent;
+    expect(lateSeen[0]).toEqual(ran[0]);
+    expect(lateSeen[0]?.type).toBe('run-start');
+    expect(lateSeen[1]).toEqual(request);
+    // Then every event after the request, in order, each once.
+    expect(lateSeen.slice(2)).toEqual(ran.slice(ran.indexOf(request) + 1));
+    expect(counter.runs).toBe(1);
     // The early watch saw both runs, whole.
     const starts = earlySeen.filter((event) => event.type === 'run-start');
     expect(starts).toHaveLength(2);
     expect(earlySeen.slice(earlySeen.indexOf(starts[1] as AgentEvent))).toEqual(ran);
+  });
+
+  it('never holds up the next run: back-to-back runs in the running tab all start, and the watch sees each', async () => {
+    const { database, conversationId } = sharedPlace();
+    const RUNS = 6;
+    const session = await scriptModel(
+      Array.from({ length: RUNS }, (_, i) => ({ text: `Answer ${i}.` })),
+    );
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const finishedTexts: string[] = [];
+    const following = (async () => {
+      for await (const event of watch) {
+        if (event.type === 'run-finish') finishedTexts.push(event.text);
+        if (event.type === 'run-error') finishedTexts.push(`error ${event.error.code}`);
+        if (finishedTexts.length === RUNS) break;
+      }
+    })();
+
+    const results: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const outcome = await running.run(`Question ${i}`, { conversationId }).result.then(
+        (result) => result.text,
+        (error: { code: string }) => `error ${error.code}`,
+      );
+      results.push(outcome);
+    }
+    await following;
+
+    const expected = Array.from({ length: RUNS }, (_, i) => `Answer ${i}.`);
+    expect(results).toEqual(expected);
+    expect(finishedTexts).toEqual(expected);
   });
 
   it('stops a run from the other tab: it ends aborted in both', async () => {
