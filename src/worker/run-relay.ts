@@ -46,16 +46,19 @@ export class RunRelay {
     this.#channel = new BroadcastChannel(channelName);
     this.#runId = runId;
     this.#handlers = handlers;
-    void navigator.locks.request(
-      relayPresenceLockName(channelName, runId),
-      () =>
-        new Promise<void>((release) => {
-          this.#held = true;
-          this.#releasePresence = release;
-          this.#flush();
-          if (this.#closing) this.#finish();
-        }),
-    );
+    navigator.locks
+      .request(
+        relayPresenceLockName(channelName, runId),
+        () =>
+          new Promise<void>((release) => {
+            this.#held = true;
+            this.#releasePresence = release;
+            this.#flush();
+            if (this.#closing) this.#finish();
+          }),
+      )
+      // Only a worker being torn down fails to take a lock no one else names: the run is not relayed.
+      .catch(() => this.#abandon());
     this.#channel.onmessage = (message: MessageEvent<unknown>) => {
       this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
         this.#receive(schema, message.data);
@@ -83,6 +86,14 @@ export class RunRelay {
   close(): void {
     this.#closing = true;
     if (this.#held) this.#finish();
+  }
+
+  /** Gives up relaying: the channel closes and nothing batched is sent. */
+  #abandon(): void {
+    this.#batch = [];
+    this.#closed = true;
+    this.#channel.onmessage = null;
+    this.#channel.close();
   }
 
   #finish(): void {
