@@ -8,6 +8,7 @@ export type { ModelOptions } from './model/model-options';
 export type { AddKnowledgeOptions, AgentKnowledge } from './page/agent-knowledge';
 export type { AgentMemory } from './page/agent-memory';
 export { AgentRun } from './page/agent-run';
+export { AgentWatch } from './page/agent-watch';
 export {
   type Agent,
   type AgentOptions,

@@ -1,7 +1,7 @@
 import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { installErrorTransfer } from '../errors/error-transfer';
-import { invalidField } from '../errors/field-checks';
+import { checkField, idCheck, invalidField } from '../errors/field-checks';
 import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
 import {
@@ -38,6 +38,7 @@ import {
 import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
 import { type AgentMemory, createAgentMemory } from './agent-memory';
 import { AgentRun, type StructuredRunResult } from './agent-run';
+import { AgentWatch } from './agent-watch';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
 import type { RunInput } from './run-input';
@@ -244,6 +245,13 @@ export interface Agent {
     options: Omit<StructuredRunOptions<S>, 'conversationId'>,
   ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
   resume(runId: string, options?: Omit<RunOptions, 'conversationId'>): AgentRun;
+  /**
+   * Follows the runs of a conversation (default: the agent's) that any tab of the origin
+   * starts on the same database, live: their events in order, each once, and `stop`,
+   * `approve` and `reject` relayed to the tab that runs them. See docs/tabs.md. Throws
+   * `invalid-input` at once for a conversation id that is not a non-empty string.
+   */
+  watch(conversationId?: string): AgentWatch;
   /** The conversation runs continue by default. */
   readonly conversationId: string;
   /** Stored conversations, memories, runs and the tool-call audit log. */
@@ -342,6 +350,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
   const remote = Comlink.wrap<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
+  const watches = new Set<AgentWatch>();
   let disposed = false;
   /** True once the worker answered: from then on an error event is a crash, not a failed load. */
   let started = false;
@@ -379,6 +388,7 @@ export function createAgent(options: AgentOptions): Agent {
   const failAll = (error: AirlockError) => {
     failReady(error);
     for (const run of [...runs]) run.fail(error);
+    for (const watch of [...watches]) watch.end();
     toolHost.cancelAll();
   };
   const onWorkerError = (event: ErrorEvent) => {
@@ -507,6 +517,21 @@ export function createAgent(options: AgentOptions): Agent {
         (port, tools) => remote.resume(request, port, tools && Comlink.proxy(tools)),
       );
     }) as Agent['resume'],
+    watch(conversationId = defaultConversation) {
+      checkField(conversationId, 'conversationId', idCheck, 'invalid-input');
+      const channel = new MessageChannel();
+      const watch = new AgentWatch(conversationId, channel.port1, () => watches.delete(watch));
+      if (disposed) {
+        watch.end();
+        return watch;
+      }
+      watches.add(watch);
+      ready
+        .then(() => remote.watch(conversationId, Comlink.transfer(channel.port2, [channel.port2])))
+        // A failed start or a crash ends the watch; `ready` says why.
+        .catch(() => watch.end());
+      return watch;
+    },
     conversationId: defaultConversation,
     // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
     memory: createAgentMemory(

@@ -134,7 +134,13 @@ export type ErrorCode =
    */
   | 'output-invalid'
   /** A bug in Airlock: an exception nobody expected. */
-  | 'internal-error';
+  | 'internal-error'
+  /**
+   * A watched run stopped without ending: the tab that ran it closed (or its agent worker
+   * died). Its record is `interrupted` (or still `awaiting-approval`), so a tab can resume
+   * it. `details`: `{ runId, status }`.
+   */
+  | 'run-interrupted';
 
 /** An error as plain data: what crosses `postMessage` and is rebuilt as an `AirlockError`. */
 export interface ErrorData {
@@ -166,7 +172,12 @@ export type WarningCode =
    * The memory extractor asked to change memories it may not (one the app or the model's
    * tools saved, or one that does not exist): those changes were left out, the rest applied.
    */
-  | 'learning-refused';
+  | 'learning-refused'
+  /**
+   * `agent.watch` dropped a message of another tab's run relay: malformed, out of turn, or
+   * naming a run no tab holds. The watch goes on with the runs it can vouch for.
+   */
+  | 'relay-message-dropped';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =

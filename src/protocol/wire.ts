@@ -249,6 +249,12 @@ export interface AgentWorkerApi {
   run(request: RunRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   /**
+   * Follows the runs of a conversation started in any tab of the origin (on the same
+   * database): their events, stops and decisions cross `events` (see `tab-relay.ts`).
+   * Resolves when the page closes the watch or the agent ends.
+   */
+  watch(conversationId: string, events: MessagePort): Promise<void>;
+  /**
    * Closes the store and resolves once none of its IndexedDB transactions is in flight, so
    * the page can terminate the worker without leaving the database unusable (WebKit).
    */

@@ -21,6 +21,7 @@ import type { AgentEvent } from '../protocol/events';
 import type { GuardrailHost } from '../protocol/guardrails';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/knowledge';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
+import { relayChannelName } from '../protocol/tab-relay';
 import type { ToolHost } from '../protocol/tools';
 import type {
   AgentConfig,
@@ -38,14 +39,23 @@ import {
   type RunChannel,
   runConversation,
 } from './conversation-run';
+import type { ConversationWatch } from './conversation-watch';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
+import { markRunInterrupted } from './interrupted-runs';
 import { KnowledgeService } from './knowledge-api';
 import type { McpServerConnection } from './mcp/mcp-server-connection';
 import { MemoryService } from './memory-api';
-import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
+import {
+  apiSchemas,
+  claimedRunId,
+  parseArgument,
+  parseResumeRequest,
+  parseRunRequest,
+} from './request-schema';
 import { abortedRun, type ResumedStep } from './run-agent';
 import { readRunInput, withText } from './run-input';
+import { RunRelay } from './run-relay';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
@@ -79,6 +89,8 @@ interface ServedRun {
   conversationId?: string;
   readonly controller: AbortController;
   readonly ended: Promise<void>;
+  /** Set for a run that ends before it takes the conversation's lock: no other tab hears of it. */
+  unrelayed?: true;
 }
 
 /** How long deleting a conversation waits for its runs to end before deleting anyway. */
@@ -103,6 +115,10 @@ export class AgentService implements AgentWorkerApi {
   #mcp: readonly McpServerConnection[] = [];
   readonly #setup: Promise<AgentSetup>;
   readonly #served = new Set<ServedRun>();
+  /** The watches of this worker's page, closed with the agent. */
+  readonly #watches = new Set<ConversationWatch>();
+  /** The agent's database, once configured: runs are relayed on channels named for it. */
+  #database: string | undefined;
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
   #storageWarning: string | undefined;
   /** The store, from the moment configure opens it, so `close` can close it even mid-start. */
@@ -138,6 +154,7 @@ export class AgentService implements AgentWorkerApi {
       const config = parseAgentConfig(value);
       const chatModel = this.#chatModel(config.model);
       const learnRules = compileRules(config.memory.learn?.rules ?? []);
+      this.#database = config.memory.database;
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -230,6 +247,7 @@ export class AgentService implements AgentWorkerApi {
     const closing = this.#store?.close();
     const reason = new AirlockError('agent-disposed', 'The agent was disposed.');
     for (const run of this.#served) run.controller.abort(reason);
+    for (const watch of this.#watches) watch.close();
     await Promise.all([closing, this.#closeMcp()]);
   }
 
@@ -283,6 +301,7 @@ export class AgentService implements AgentWorkerApi {
         signal,
       );
       if (guarded === GUARDRAIL_ABORTED) {
+        served.unrelayed = true;
         await emit({
           type: 'run-start',
           runId: request.runId,
@@ -369,11 +388,19 @@ export class AgentService implements AgentWorkerApi {
       onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
     });
     const warning = this.#storageWarning;
-    const emit = async (event: AgentEvent) => {
+    let relay: RunRelay | undefined;
+    const send = async (event: AgentEvent) => {
       await sink.emit(event);
+      relay?.publish(event);
+    };
+    const emit = async (event: AgentEvent) => {
+      // `run-start` is emitted under the conversation's lock: from then on, other tabs hear the run.
+      if (event.type === 'run-start' && served.conversationId !== undefined && !served.unrelayed)
+        relay = this.#openRelay(served.conversationId, event.runId, controller, approvals);
+      await send(event);
       // Every run on memory says so, right after it starts.
       if (event.type === 'run-start' && warning !== undefined)
-        await sink.emit({ type: 'warning', code: 'storage-unavailable', message: warning });
+        await send({ type: 'warning', code: 'storage-unavailable', message: warning });
     };
     try {
       const channel: RunChannel = {
@@ -393,8 +420,61 @@ export class AgentService implements AgentWorkerApi {
       this.#served.delete(served);
       markEnded();
       sink.close();
+      relay?.close();
       // The page's end of the run's tool host closes with it.
       if (typeof runTools?.[releaseProxy] === 'function') runTools[releaseProxy]();
+    }
+  }
+
+  /**
+   * Relays a run's events to the other tabs of the origin, and applies their stops and
+   * decisions as the page's own: through the run's abort and its approval gate.
+   */
+  #openRelay(
+    conversationId: string,
+    runId: string,
+    controller: AbortController,
+    approvals: ApprovalGate,
+  ): RunRelay | undefined {
+    const database = this.#database;
+    // Without BroadcastChannel (very old engines) the run simply is not watchable.
+    if (database === undefined || typeof BroadcastChannel !== 'function') return undefined;
+    return new RunRelay(relayChannelName(database, conversationId), runId, {
+      onStop: () => controller.abort(),
+      onApproval: (approvalId, approved, reason) =>
+        approvals.decide(approvalId, approved ? { approved: true } : { approved: false, reason }),
+    });
+  }
+
+  /**
+   * Follows the runs of a conversation, in whichever tab they run, on `port` until the page
+   * closes the watch or the agent ends. Resolves when the watch ends.
+   */
+  async watch(untrustedConversationId: string, port: MessagePort): Promise<void> {
+    const conversationId = parseArgument(
+      apiSchemas.id,
+      untrustedConversationId,
+      'conversationId',
+      'invalid-input',
+    );
+    const setup = await this.#setup;
+    const { database } = setup.config.memory;
+    // Loaded here, so agents that never watch never load the relay's parser.
+    const { ConversationWatch } = await import('./conversation-watch');
+    const watch = new ConversationWatch(
+      {
+        conversationId,
+        channelName: relayChannelName(database, conversationId),
+        lockName: conversationLockName(database, conversationId),
+        store: setup.store,
+      },
+      port,
+    );
+    this.#watches.add(watch);
+    try {
+      await watch.closed;
+    } finally {
+      this.#watches.delete(watch);
     }
   }
 
@@ -500,13 +580,7 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
     const run = row;
     if (held.has(conversationLockName(database, run.conversationId))) continue;
     try {
-      await store.commitStep({
-        conversationId: run.conversationId,
-        runId: run.id,
-        messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
-        status: 'interrupted',
-        run: { ...run, status: 'interrupted', updatedAt: Date.now() },
-      });
+      await markRunInterrupted(store, run);
     } catch (error) {
       // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
       if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))

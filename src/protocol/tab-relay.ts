@@ -1,0 +1,82 @@
+/**
+ * The messages of live runs across tabs. The agent worker running a conversation (the one
+ * holding its Web Lock) relays the run's events on a `BroadcastChannel` of that database
+ * and conversation; watchers in any tab of the origin read them and send stops and
+ * approval decisions back. Types only: the agent worker parses every one of these on
+ * arrival, because any same-origin script can post on the channel.
+ */
+import type { ErrorData } from './errors';
+import type { AgentEvent } from './events';
+
+/** The `BroadcastChannel` a conversation's runs are relayed on. */
+export function relayChannelName(database: string, conversationId: string): string {
+  return `airlock:${database}:conversation:${conversationId}:relay`;
+}
+
+/**
+ * The Web Lock a relaying worker holds from a run's start until its last event is posted
+ * (or its tab is gone). Watchers wait for it to learn that the run is over without ever
+ * holding the conversation's lock, which the next run needs at once.
+ */
+export function relayPresenceLockName(channelName: string, runId: string): string {
+  return `${channelName}:run:${runId}`;
+}
+
+/** One stop or approval decision, as a watcher asks the running tab to apply it. */
+export type RelayAction =
+  | { readonly action: 'stop' }
+  | {
+      readonly action: 'approval';
+      readonly approvalId: string;
+      readonly approved: boolean;
+      readonly reason?: string;
+    };
+
+/** What goes over a conversation's relay channel. */
+export type RelayMessage =
+  /**
+   * Events of a run, in order: `events[i]` is the run's event number `seq + i` (`run-start`
+   * is 0). `source` names the relaying worker for this run alone.
+   */
+  | {
+      readonly kind: 'events';
+      readonly source: string;
+      readonly runId: string;
+      readonly seq: number;
+      readonly events: readonly AgentEvent[];
+    }
+  /** A watcher asks the running tab where its run is (sent when a watch starts or misses a run's start). */
+  | { readonly kind: 'sync' }
+  /**
+   * The running tab's answer to `sync`: the run's `run-start` and its open `approval-request`s,
+   * and the number its next event will carry.
+   */
+  | {
+      readonly kind: 'joined';
+      readonly source: string;
+      readonly runId: string;
+      readonly next: number;
+      readonly events: readonly AgentEvent[];
+    }
+  /** A watcher asks the running tab to apply `action` to run `runId`. */
+  | ({ readonly kind: 'control'; readonly requestId: string; readonly runId: string } & RelayAction)
+  /** The running tab's answer: applied, or refused with `error` (e.g. `approval-unknown`). */
+  | {
+      readonly kind: 'control-answer';
+      readonly source: string;
+      readonly requestId: string;
+      readonly runId: string;
+      readonly error?: ErrorData;
+    };
+
+/** Page → agent worker, on a watch's port: a stop or decision to relay, or the end of the watch. */
+export type PageToWatch =
+  | ({ readonly kind: 'control'; readonly requestId: string; readonly runId: string } & RelayAction)
+  | { readonly kind: 'close' };
+
+/** Agent worker → page, on a watch's port: events as a run's port carries them, or a control's answer. */
+export type WatchToPage =
+  /** The watch hears the conversation's relay: runs that start from now on are seen from their start. */
+  | { readonly kind: 'listening' }
+  | { readonly kind: 'events'; readonly events: readonly AgentEvent[] }
+  | { readonly kind: 'answer'; readonly requestId: string; readonly error?: ErrorData };

@@ -1,0 +1,169 @@
+import { toErrorData } from '../errors/airlock-error';
+import type { AgentEvent } from '../protocol/events';
+import { type RelayAction, type RelayMessage, relayPresenceLockName } from '../protocol/tab-relay';
+import { randomId } from './random-id';
+
+/** The relay's parser, loaded when a first message arrives: most runs are never watched. */
+type RelaySchema = typeof import('./relay-schema');
+
+/** What the running tab does with a stop or decision another tab relays. */
+export interface RunRelayHandlers {
+  /** Stops the run, as the page's `abort()` does. */
+  readonly onStop: () => void;
+  /** Applies a decision; throws an `AirlockError` to refuse it (unknown or already decided). */
+  readonly onApproval: (approvalId: string, approved: boolean, reason: string) => void;
+}
+
+/**
+ * The running tab's end of a run's relay: every event of the run, numbered from 0
+ * (`run-start`), on the conversation's `BroadcastChannel`; answers to `sync` (where the run
+ * is, for a watcher that joins late); and stops and decisions from watchers, applied through
+ * the same gate as the page's own (so an approval id the run never issued is refused).
+ * Opened by the worker that holds the conversation's lock, at `run-start`, and closed after
+ * the run's last event.
+ */
+export class RunRelay {
+  readonly #channel: BroadcastChannel;
+  readonly #runId: string;
+  readonly #handlers: RunRelayHandlers;
+  /** Names this relay in its messages, so a watcher can tell them from another sender's. */
+  readonly #source = randomId('relay');
+  #runStart: AgentEvent | undefined;
+  /** Approval requests the run made and no watcher or page has seen settled yet. */
+  readonly #openApprovals = new Map<string, AgentEvent>();
+  #batch: AgentEvent[] = [];
+  /** The number of the next event published. */
+  #next = 0;
+  #closed = false;
+  /** Set once the run's presence lock is held: nothing is posted before, so no watcher sees the run without it. */
+  #held = false;
+  #closing = false;
+  #releasePresence: () => void = () => {};
+  /** Messages are handled one after another, in order, once the parser is loaded. */
+  #received: Promise<RelaySchema> | undefined;
+
+  constructor(channelName: string, runId: string, handlers: RunRelayHandlers) {
+    this.#channel = new BroadcastChannel(channelName);
+    this.#runId = runId;
+    this.#handlers = handlers;
+    navigator.locks
+      .request(
+        relayPresenceLockName(channelName, runId),
+        () =>
+          new Promise<void>((release) => {
+            this.#held = true;
+            this.#releasePresence = release;
+            this.#flush();
+            if (this.#closing) this.#finish();
+          }),
+      )
+      // Only a worker being torn down fails to take a lock no one else names: the run is not relayed.
+      .catch(() => this.#abandon());
+    this.#channel.onmessage = (message: MessageEvent<unknown>) => {
+      this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
+        this.#receive(schema, message.data);
+        return schema;
+      });
+    };
+  }
+
+  /** Relays one event; the events of one task go out as one message. */
+  publish(event: AgentEvent): void {
+    if (this.#closed || this.#closing) return;
+    if (event.type === 'run-start') this.#runStart = event;
+    if (event.type === 'approval-request') this.#openApprovals.set(event.approvalId, event);
+    if (event.type === 'tool-result') {
+      for (const [approvalId, request] of this.#openApprovals)
+        if (request.type === 'approval-request' && request.callId === event.callId)
+          this.#openApprovals.delete(approvalId);
+    }
+    if (event.type === 'step-finish') this.#openApprovals.clear();
+    this.#batch.push(event);
+    if (this.#batch.length === 1) queueMicrotask(() => this.#flush());
+  }
+
+  /** Sends what is batched, stops listening and releases the run's presence lock. */
+  close(): void {
+    this.#closing = true;
+    if (this.#held) this.#finish();
+  }
+
+  /** Gives up relaying: the channel closes and nothing batched is sent. */
+  #abandon(): void {
+    this.#batch = [];
+    this.#closed = true;
+    this.#channel.onmessage = null;
+    this.#channel.close();
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    this.#flush();
+    this.#closed = true;
+    this.#channel.onmessage = null;
+    this.#channel.close();
+    this.#releasePresence();
+  }
+
+  #flush(): void {
+    if (this.#closed || !this.#held || this.#batch.length === 0) return;
+    const events = this.#batch;
+    this.#batch = [];
+    this.#post({
+      kind: 'events',
+      source: this.#source,
+      runId: this.#runId,
+      seq: this.#next,
+      events,
+    });
+    this.#next += events.length;
+  }
+
+  #receive(schema: RelaySchema, data: unknown): void {
+    if (this.#closed) return;
+    const parsed = schema.parseRelayMessage(data);
+    // The running tab has nobody to warn: a message it cannot read is not for it.
+    if (!parsed.ok) return;
+    const message = parsed.message;
+    if (message.kind === 'sync') {
+      if (!this.#runStart || !this.#held) return;
+      // What is batched goes first, so `next` is the number of the first event the watcher has not seen.
+      this.#flush();
+      this.#post({
+        kind: 'joined',
+        source: this.#source,
+        runId: this.#runId,
+        next: this.#next,
+        events: [this.#runStart, ...this.#openApprovals.values()],
+      });
+    } else if (message.kind === 'control' && message.runId === this.#runId) {
+      this.#apply(message.requestId, message);
+    }
+  }
+
+  #apply(requestId: string, action: RelayAction): void {
+    let error: ReturnType<typeof toErrorData> | undefined;
+    try {
+      if (action.action === 'stop') this.#handlers.onStop();
+      else
+        this.#handlers.onApproval(
+          action.approvalId,
+          action.approved,
+          action.reason ?? 'No reason given.',
+        );
+    } catch (refusal) {
+      error = toErrorData(refusal);
+    }
+    this.#post({
+      kind: 'control-answer',
+      source: this.#source,
+      requestId,
+      runId: this.#runId,
+      ...(error === undefined ? {} : { error }),
+    });
+  }
+
+  #post(message: RelayMessage): void {
+    this.#channel.postMessage(message);
+  }
+}

@@ -1,0 +1,439 @@
+import {
+  type AgentEvent,
+  type AgentWatch,
+  createAgent,
+  isAirlockError,
+  tool,
+} from 'airlock-agents';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { z } from 'zod';
+import { agentFor, collect, scriptModel } from './support';
+
+// Two agents on one database are two agent workers sharing IndexedDB, Web Locks and
+// BroadcastChannel, exactly as two tabs of one origin do: one runs, the other watches.
+
+/** The events of a watch up to the end of the first run it sees (its `run-finish` or `run-error`). */
+async function watchOneRun(
+  watch: AgentWatch,
+  onEvent: (event: AgentEvent) => void | Promise<void> = () => {},
+): Promise<AgentEvent[]> {
+  const events: AgentEvent[] = [];
+  for await (const event of watch) {
+    events.push(event);
+    await onEvent(event);
+    if (event.type === 'run-finish' || event.type === 'run-error') break;
+  }
+  return events;
+}
+
+function deleteNoteTool() {
+  const counter = { runs: 0 };
+  const deleteNote = tool({
+    name: 'delete_note',
+    description: 'Deletes a note.',
+    parameters: z.object({ id: z.string() }),
+    needsApproval: true,
+    execute: ({ id }) => {
+      counter.runs++;
+      return { deleted: id };
+    },
+  });
+  return { counter, deleteNote };
+}
+
+/** Two tabs of one origin: the same database and conversation. */
+function sharedPlace() {
+  return { database: `test-${crypto.randomUUID()}`, conversationId: crypto.randomUUID() };
+}
+
+/** The relay channel of a conversation, as any same-origin script can open it. */
+function relayChannel(database: string, conversationId: string): BroadcastChannel {
+  const channel = new BroadcastChannel(`airlock:${database}:conversation:${conversationId}:relay`);
+  onTestFinished(() => channel.close());
+  return channel;
+}
+
+const STREAMED = 'one two three four five six seven eight nine ten';
+
+describe('live runs in every tab', () => {
+  it('shows the other tab every event of a run, in order, each once', async () => {
+    const { database, conversationId } = sharedPlace();
+    const { counter, deleteNote } = deleteNoteTool();
+    const session = await scriptModel([
+      { text: 'Looking. ', toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] },
+      { text: STREAMED, chunkDelayMs: 5 },
+    ]);
+    const lookup = tool({
+      name: 'lookup',
+      description: 'Looks up.',
+      parameters: z.object({ q: z.string() }),
+      execute: ({ q }) => ({ found: q }),
+    });
+    const running = agentFor(session, { memory: { database }, tools: [lookup, deleteNote] });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+
+    const [ran, watched] = await Promise.all([
+      collect(running.run('Find x', { conversationId })),
+      watchOneRun(watch),
+    ]);
+
+    expect(ran.map((event) => event.type)).toContain('tool-result');
+    expect(watched).toEqual(ran);
+    expect(counter.runs).toBe(0);
+  });
+
+  it('goes on from run to run, and a watch that joins mid-run gets run-start and the waiting approval, then the rest', async () => {
+    const { database, conversationId } = sharedPlace();
+    const { counter, deleteNote } = deleteNoteTool();
+    const session = await scriptModel([
+      { text: 'First answer.' },
+      {
+        text: 'Checking. ',
+        toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }],
+      },
+      { text: STREAMED, chunkDelayMs: 5 },
+    ]);
+    const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
+    const watching = agentFor(session, { memory: { database } });
+    const early = watching.watch(conversationId);
+    await early.listening;
+    const earlySeen: AgentEvent[] = [];
+    const following = (async () => {
+      let finished = 0;
+      for await (const event of early) {
+        earlySeen.push(event);
+        if (event.type === 'run-finish' && ++finished === 2) break;
+      }
+    })();
+
+    await collect(running.run('First', { conversationId }));
+    const second = running.run('Second', { conversationId });
+    const ran: AgentEvent[] = [];
+    let late: Promise<AgentEvent[]> | undefined;
+    for await (const event of second) {
+      ran.push(event);
+      if (event.type !== 'approval-request') continue;
+      // Joins while the run waits for the user: what it streamed so far is not replayed.
+      let sawRequest: () => void = () => {};
+      const requestSeen = new Promise<void>((resolve) => {
+        sawRequest = resolve;
+      });
+      late = watchOneRun(watching.watch(conversationId), (seen) => {
+        if (seen.type === 'approval-request') sawRequest();
+      });
+      await requestSeen;
+      await second.approve(event.approvalId);
+    }
+    const lateSeen = (await late) ?? [];
+    await following;
+
+    const request = ran.find((event) => event.type === 'approval-request') as AgentEvent;
+    expect(lateSeen[0]).toEqual(ran[0]);
+    expect(lateSeen[0]?.type).toBe('run-start');
+    expect(lateSeen[1]).toEqual(request);
+    // Then every event after the request, in order, each once.
+    expect(lateSeen.slice(2)).toEqual(ran.slice(ran.indexOf(request) + 1));
+    expect(counter.runs).toBe(1);
+    // The early watch saw both runs, whole.
+    const starts = earlySeen.filter((event) => event.type === 'run-start');
+    expect(starts).toHaveLength(2);
+    expect(earlySeen.slice(earlySeen.indexOf(starts[1] as AgentEvent))).toEqual(ran);
+  });
+
+  it('never holds up the next run: back-to-back runs in the running tab all start, and the watch sees each', async () => {
+    const { database, conversationId } = sharedPlace();
+    const RUNS = 6;
+    const session = await scriptModel(
+      Array.from({ length: RUNS }, (_, i) => ({ text: `Answer ${i}.` })),
+    );
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const finishedTexts: string[] = [];
+    const following = (async () => {
+      for await (const event of watch) {
+        if (event.type === 'run-finish') finishedTexts.push(event.text);
+        if (event.type === 'run-error') finishedTexts.push(`error ${event.error.code}`);
+        if (finishedTexts.length === RUNS) break;
+      }
+    })();
+
+    const results: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const outcome = await running.run(`Question ${i}`, { conversationId }).result.then(
+        (result) => result.text,
+        (error: { code: string }) => `error ${error.code}`,
+      );
+      results.push(outcome);
+    }
+    await following;
+
+    const expected = Array.from({ length: RUNS }, (_, i) => `Answer ${i}.`);
+    expect(results).toEqual(expected);
+    expect(finishedTexts).toEqual(expected);
+  });
+
+  it('stops a run from the other tab: it ends aborted in both', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: STREAMED.repeat(20), chunkDelayMs: 50 }]);
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+
+    const run = running.run('Talk', { conversationId });
+    const watched = await watchOneRun(watch, async (event) => {
+      if (event.type === 'text-delta' && event.delta.startsWith('one')) {
+        const runId = watch.liveRunId;
+        expect(runId).toBe(run.runId);
+        await watch.stop(run.runId);
+      }
+    });
+
+    expect((await run.result).reason).toBe('aborted');
+    expect(watched.at(-1)).toMatchObject({ type: 'run-finish', reason: 'aborted' });
+    const [record] = await watching.memory.listRuns({ conversationId });
+    expect(record?.status).not.toBe('running');
+  });
+
+  it('answers an approval from the other tab: the tool runs once, and the id is used once', async () => {
+    const { database, conversationId } = sharedPlace();
+    const { counter, deleteNote } = deleteNoteTool();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
+      { text: 'Deleted.' },
+    ]);
+    const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+
+    const run = running.run('Delete note n1', { conversationId });
+    const ranEvents = collect(run);
+    let approvalId = '';
+    const watched = await watchOneRun(watch, async (event) => {
+      if (event.type !== 'approval-request') return;
+      approvalId = event.approvalId;
+      expect(counter.runs).toBe(0);
+      await watch.approve(approvalId);
+      // A second answer, from either tab, is refused with the existing typed errors.
+      await expect(watch.approve(approvalId)).rejects.toMatchObject({
+        code: 'approval-already-decided',
+      });
+      await expect(run.approve(approvalId)).rejects.toMatchObject({
+        code: 'approval-already-decided',
+      });
+    });
+
+    expect((await run.result).text).toBe('Deleted.');
+    expect(counter.runs).toBe(1);
+    expect(watched).toEqual(await ranEvents);
+    const audit = await watching.memory.toolCalls({ conversationId });
+    expect(audit.filter((row) => row.toolName === 'delete_note')).toHaveLength(1);
+    // An id no watched run asked for is refused before anything is relayed.
+    await expect(watch.approve('approval_never_issued')).rejects.toMatchObject({
+      code: 'approval-unknown',
+    });
+  });
+
+  it('tells the watching tab, and leaves the run interrupted, when the running tab goes away', async () => {
+    const { database, conversationId } = sharedPlace();
+    // The answer streams, then the server goes silent: the run is mid-step when its tab goes.
+    const session = await scriptModel([
+      { text: STREAMED, chunkDelayMs: 10, fault: { kind: 'stall', afterChunks: 6 } },
+    ]);
+    let runningWorker: Worker | undefined;
+    const running = createAgent({
+      worker: () => {
+        runningWorker = new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
+          type: 'module',
+        });
+        return runningWorker;
+      },
+      model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+      memory: { database },
+    });
+    onTestFinished(() => running.dispose());
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+
+    const run = running.run('Talk', { conversationId });
+    run.result.catch(() => {});
+    const watched = await watchOneRun(watch, (event) => {
+      // The tab closes: its worker ends at once, as it does when a tab is closed.
+      if (event.type === 'text-delta') runningWorker?.terminate();
+    });
+
+    const last = watched.at(-1);
+    expect(last).toMatchObject({
+      type: 'run-error',
+      runId: run.runId,
+      error: { code: 'run-interrupted', details: { runId: run.runId, status: 'interrupted' } },
+    });
+    const runs = await watching.memory.listRuns({ conversationId });
+    expect(runs.map((record) => [record.id, record.status])).toEqual([[run.runId, 'interrupted']]);
+  });
+});
+
+describe('what other tabs post on the relay channel', () => {
+  it('drops malformed messages and forged events with a warning, and still follows the real run exactly', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: STREAMED, chunkDelayMs: 20 }]);
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const forger = relayChannel(database, conversationId);
+
+    for (const junk of [
+      42,
+      'events',
+      null,
+      { kind: 'events' },
+      { kind: 'events', source: 's', runId: 'r', seq: -1, events: [{ type: 'run-start' }] },
+      { kind: 'events', source: 's', runId: 'r', seq: 0, events: [{ type: 'no-such-event' }] },
+      { kind: 'joined', source: 's', runId: 'r', next: 0, events: [] },
+      { kind: 'control-answer', requestId: 7 },
+    ])
+      forger.postMessage(junk);
+
+    const run = running.run('Talk', { conversationId });
+    const ranEvents = collect(run);
+    const seen: AgentEvent[] = [];
+    for await (const event of watch) {
+      seen.push(event);
+      if (event.type === 'run-start') {
+        // Same run id, another sender: text that the running tab never streamed.
+        forger.postMessage({
+          kind: 'events',
+          source: 'relay_forged',
+          runId: run.runId,
+          seq: 1,
+          events: [{ type: 'text-delta', step: 1, delta: 'FORGED' }],
+        });
+        // A run-finish for another run while this one is live.
+        forger.postMessage({
+          kind: 'events',
+          source: 'relay_forged',
+          runId: 'run_other',
+          seq: 5,
+          events: [{ type: 'run-error', runId: 'run_other', error: { code: 'x', message: 'x' } }],
+        });
+      }
+      if (event.type === 'run-finish' || event.type === 'run-error') break;
+    }
+    const ran = await ranEvents;
+
+    const warnings = seen.filter((event) => event.type === 'warning');
+    const runEvents = seen.filter((event) => event.type !== 'warning');
+    expect(runEvents).toEqual(ran);
+    expect(warnings.length).toBeGreaterThanOrEqual(9);
+    expect(
+      warnings.map((warning) => (warning.type === 'warning' ? warning.message : '')),
+    ).toContain(`Events for run ${run.runId} from another sender than its relay were dropped.`);
+    for (const warning of warnings)
+      expect(warning).toMatchObject({ type: 'warning', code: 'relay-message-dropped' });
+    expect(JSON.stringify(runEvents)).not.toContain('FORGED');
+  });
+
+  it('ends a forged run no tab holds, and follows the next real run', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: 'Real answer.' }]);
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const forger = relayChannel(database, conversationId);
+
+    forger.postMessage({
+      kind: 'events',
+      source: 'relay_forged',
+      runId: 'run_forged',
+      seq: 0,
+      events: [{ type: 'run-start', runId: 'run_forged', model: 'm' }],
+    });
+    const events = watch[Symbol.asyncIterator]();
+    const seen: AgentEvent[] = [];
+    // The forged run is dropped once the watch finds its lock free and no record of it.
+    for (let i = 0; i < 2; i++) seen.push((await events.next()).value as AgentEvent);
+    const ran = await collect(running.run('Real', { conversationId }));
+    for (;;) {
+      const event = (await events.next()).value as AgentEvent;
+      seen.push(event);
+      if (event.type === 'run-finish') break;
+    }
+
+    expect(seen[0]).toEqual({ type: 'run-start', runId: 'run_forged', model: 'm' });
+    expect(seen[1]).toMatchObject({ type: 'warning', code: 'relay-message-dropped' });
+    expect(seen.slice(2)).toEqual(ran);
+    expect(seen.at(-1)).toMatchObject({ type: 'run-finish', text: 'Real answer.' });
+  });
+
+  it('refuses a decision or a stop forged by an unrelated sender unless the run issued that approval', async () => {
+    const { database, conversationId } = sharedPlace();
+    const { counter, deleteNote } = deleteNoteTool();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
+      { text: 'Kept.' },
+    ]);
+    const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
+    const run = running.run('Delete note n1', { conversationId });
+    const forger = relayChannel(database, conversationId);
+    const answers: unknown[] = [];
+    forger.onmessage = (message) => {
+      if (message.data?.kind === 'control-answer') answers.push(message.data);
+    };
+
+    for await (const event of run) {
+      if (event.type !== 'approval-request') continue;
+      // An approval id the model chose (its call id), and one made up: neither is Airlock's.
+      for (const approvalId of ['call_del', 'approval_forged'])
+        forger.postMessage({
+          kind: 'control',
+          requestId: `forged-${approvalId}`,
+          runId: run.runId,
+          action: 'approval',
+          approvalId,
+          approved: true,
+        });
+      // Malformed controls, and a stop for a run that is not this one, are ignored.
+      forger.postMessage({ kind: 'control', requestId: 'x', runId: run.runId, action: 'explode' });
+      forger.postMessage({ kind: 'control', requestId: 'y', runId: 'run_other', action: 'stop' });
+      await expect.poll(() => answers.length).toBe(2);
+      expect(counter.runs).toBe(0);
+      await run.reject(event.approvalId, 'No.');
+    }
+
+    expect(answers).toEqual([
+      expect.objectContaining({
+        requestId: 'forged-call_del',
+        error: expect.objectContaining({ code: 'approval-unknown' }),
+      }),
+      expect.objectContaining({
+        requestId: 'forged-approval_forged',
+        error: expect.objectContaining({ code: 'approval-unknown' }),
+      }),
+    ]);
+    expect(counter.runs).toBe(0);
+    expect((await run.result).text).toBe('Kept.');
+  });
+
+  it('refuses watch arguments that are not a conversation id, and a stop for no live run', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session);
+    for (const bad of ['', 42, 'x'.repeat(300)])
+      expect(() => agent.watch(bad as string)).toThrow(
+        expect.objectContaining({ code: 'invalid-input' }),
+      );
+    const watch = agent.watch();
+    await watch.listening;
+    const stopped = await watch.stop('run_nobody_runs').catch((error: unknown) => error);
+    expect(isAirlockError(stopped) && stopped.code).toBe('not-found');
+    watch.close();
+    expect(await watch[Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
+  });
+});
