@@ -13,6 +13,7 @@ import type { ChatModel } from '../model/chat-model';
 import { checkedModel } from '../model/checked-model';
 import type { EmbeddingModel } from '../model/embedding-model';
 import { TokenCalibration } from '../model/estimate-tokens';
+import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
 import { withPromptedTools } from '../model/prompted-tools';
 import { withRateLimit } from '../model/rate-limited-model';
@@ -449,12 +450,15 @@ function offersKnowledgeTool(config: AgentConfig): boolean {
 }
 
 /**
- * The agent's model behind the agent's rate limit (one limiter for all its runs), behind
+ * The agent's model waiting for the network, behind the agent's rate limit (one limiter for all its runs), behind
  * prompted tool calling when the endpoint has no function calling (outermost, so the
  * limiter measures the prompt that is really sent).
  */
 function wrapModel(chatModel: ChatModel, config: AgentConfig, tokens: TokenCalibration): ChatModel {
-  let model = chatModel;
+  // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
+  let model = withNetworkWait(chatModel, {
+    maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
+  });
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
   return model;
