@@ -14,6 +14,7 @@ import {
 } from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
+import { goOffline } from './test/setup/network.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
@@ -77,7 +78,7 @@ function browserProject(
         enabled: true,
         headless: true,
         instances: [{ browser }],
-        commands: { workerThreads },
+        commands: { workerThreads, goOffline },
         ...options,
       },
     },

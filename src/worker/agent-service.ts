@@ -2,7 +2,6 @@ import type * as Comlink from 'comlink';
 import { releaseProxy } from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
-import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
 import { compileRules } from '../memory/learn-rules';
@@ -45,7 +44,8 @@ import { KnowledgeService } from './knowledge-api';
 import type { McpServerConnection } from './mcp/mcp-server-connection';
 import { MemoryService } from './memory-api';
 import { claimedRunId, parseResumeRequest, parseRunRequest } from './request-schema';
-import { abortedRun, type ResumedStep } from './run-agent';
+import { interruptedMessages, planResume } from './resume-plan';
+import { abortedRun } from './run-agent';
 import { readRunInput, withText } from './run-input';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
@@ -325,26 +325,10 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<void> {
     return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
       const request = parseResumeRequest(untrusted);
-      const run = readRunRow(await setup.store.getRun(request.runId));
-      if (!run?.pendingStep || run.status !== 'awaiting-approval') {
-        throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
-      }
+      const { run, start } = await planResume(setup.store, request.runId, request.allowedTools);
       served.conversationId = run.conversationId;
       assertAsksHold(setup, request, channel);
-      const pending = readPendingStep(run);
-      const resume: ResumedStep = {
-        step: run.step,
-        assistant: pending.assistant,
-        settled: pending.settled,
-        started: pending.started ?? [],
-      };
-      // The record was checked whole (allowlist included) by readRunRow.
-      const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
-      const resumed: RunRecord = {
-        ...run,
-        ...(allowedTools === undefined ? {} : { allowedTools }),
-      };
-      await runConversation(setup, resumed, { resume }, channel, request);
+      await runConversation(setup, run, start, channel, request);
     });
   }
 
@@ -507,7 +491,7 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
       await store.commitStep({
         conversationId: run.conversationId,
         runId: run.id,
-        messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
+        messages: interruptedMessages(run),
         status: 'interrupted',
         run: { ...run, status: 'interrupted', updatedAt: Date.now() },
       });
@@ -517,17 +501,6 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
         throw error;
     }
   }
-}
-
-/** What a resume may run: the stored allowlist, narrowed (never widened) by the one the resume asks for. */
-function narrowAllowlist(
-  stored: readonly string[] | undefined,
-  requested: readonly string[] | undefined,
-): readonly string[] | undefined {
-  if (requested === undefined) return stored;
-  if (stored === undefined) return requested;
-  const allowed = new Set(stored);
-  return requested.filter((name) => allowed.has(name));
 }
 
 function titleFrom(input: string): string {
