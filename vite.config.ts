@@ -13,8 +13,8 @@ import {
   xvfbPath,
 } from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
-import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { goOffline } from './test/setup/network.mjs';
+import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
