@@ -31,11 +31,13 @@ async function outcomeOf(run: AgentRun): Promise<string> {
 }
 
 describe('a run that loses the network', () => {
-  // Playwright's setOffline reaches the agent worker as `navigator.onLine` false (with no
-  // `online`/`offline` events in the worker, and its fetches not blocked), so the wait is seen
-  // through the periodic re-check. The Firefox and WebKit providers drive the browser over
-  // WebDriver, which has no offline switch: there the command answers false and the test is
-  // skipped (the wait's logic is covered by test/unit/model/network-wait.test.ts).
+  // In Chromium, Playwright's setOffline reaches the agent worker as `navigator.onLine` false
+  // (with no `online`/`offline` events in the worker, and its fetches not blocked), so the wait
+  // ends through the periodic re-check. The Firefox and WebKit providers drive the browser over
+  // WebDriver, which has no offline switch that reaches a worker (puppeteer's setOfflineMode
+  // over BiDi was tried in Firefox 153 ESR: the agent worker stayed online and its request went
+  // through), so there the command answers false and these tests are skipped; the wait's logic
+  // is covered in every case by test/unit/model/network-wait.test.ts.
   it('waits for the network before step 2, then finishes with each tool run once', async (context) => {
     const session = await scriptModel([
       { toolCalls: [{ name: 'lookup', arguments: { q: 'train' } }] },
