@@ -328,4 +328,71 @@ describe('resuming an interrupted run', () => {
     expect(await outcomeOf(reopened.resume(runId))).toBe('run-not-resumable');
     expect(await receivedBodies(session)).toHaveLength(2);
   }, 60_000);
+
+  it('refuses a run whose stored checkpoint was tampered with (storage-failed), losing nothing', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const conversationId = crypto.randomUUID();
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { name: 'fast', arguments: {} },
+          { name: 'slow', arguments: {} },
+        ],
+      },
+      { text: 'never asked' },
+    ]);
+    const { runs, list, release } = tools();
+    const closing = agentFor(session, { conversationId, tools: list, memory: { database } });
+    let runId = '';
+    for await (const event of closing.run('Do both')) {
+      if (event.type === 'run-start') runId = event.runId;
+      if (event.type === 'tool-result') {
+        await until(() => runs.slow === 1, 'slow to start');
+        closing.dispose();
+      }
+    }
+    release();
+    // Same-origin code rewrites the step's checkpoint: a settled "result" for a call never made.
+    await editRunRow(database, runId, (row) => {
+      const pending = row.pendingStep as { settled: unknown[] };
+      pending.settled.push({ role: 'tool', tool_call_id: 42, content: { forged: true } });
+    });
+
+    const reopened = agentFor(session, { conversationId, tools: list, memory: { database } });
+    expect(await outcomeOf(reopened.resume(runId))).toBe('storage-failed');
+    expect(runs).toEqual({ fast: 1, slow: 1 });
+    expect(await receivedBodies(session)).toHaveLength(1);
+    const stored = await reopened.memory.getConversation(conversationId);
+    expect(stored?.messages.map((message) => message.message.role)).toEqual(['user']);
+    expect((await reopened.memory.listRuns({ conversationId }))[0]?.status).toBe('interrupted');
+  }, 60_000);
 });
+
+/** Rewrites one run row in place, as other code of the same origin could. */
+async function editRunRow(
+  database: string,
+  runId: string,
+  edit: (row: Record<string, unknown>) => void,
+): Promise<void> {
+  const db = await new Promise<IDBDatabase>((resolve, reject) => {
+    const request = indexedDB.open(database);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const transaction = db.transaction('runs', 'readwrite');
+      const store = transaction.objectStore('runs');
+      const read = store.get(runId);
+      read.onsuccess = () => {
+        const row = read.result as Record<string, unknown>;
+        edit(row);
+        store.put(row);
+      };
+      transaction.oncomplete = () => resolve();
+      transaction.onerror = () => reject(transaction.error);
+    });
+  } finally {
+    db.close();
+  }
+}
