@@ -13,6 +13,7 @@ import {
   xvfbPath,
 } from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
+import { goOffline } from './test/setup/network.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
@@ -77,7 +78,7 @@ function browserProject(
         enabled: true,
         headless: true,
         instances: [{ browser }],
-        commands: { workerThreads },
+        commands: { workerThreads, goOffline },
         ...options,
       },
     },

@@ -44,6 +44,7 @@ export interface AirlockDataParts {
   warning: { code: string; message: string };
   'storage-error': { code: string; message: string };
   'rate-limit-wait': { step: number; waitMs: number; limit: 'requests' | 'tokens' };
+  'waiting-for-network': { step: number; reason: 'offline' | 'unreachable'; maxWaitMs: number };
   /** A stored user message's image or file, by reference (`loadChatMessages`). */
   attachment: { hash: string; mediaType: string; size: number; filename?: string };
   [key: string]: unknown;
@@ -268,6 +269,14 @@ export class EventChunkMapper {
           {
             type: 'data-rate-limit-wait',
             data: { step: event.step, waitMs: event.waitMs, limit: event.limit },
+            transient: true,
+          },
+        ];
+      case 'waiting-for-network':
+        return [
+          {
+            type: 'data-waiting-for-network',
+            data: { step: event.step, reason: event.reason, maxWaitMs: event.maxWaitMs },
             transient: true,
           },
         ];

@@ -41,6 +41,15 @@ export interface RateLimitWait {
   readonly limit: 'requests' | 'tokens';
 }
 
+/**
+ * A model call held back because the network is gone: the browser says it is offline, or
+ * the endpoint, which answered before, could not be reached. It waits at most `maxWaitMs`.
+ */
+export interface NetworkWait {
+  readonly reason: 'offline' | 'unreachable';
+  readonly maxWaitMs: number;
+}
+
 /** Options of one streamed model call. */
 export interface ModelCallOptions {
   /** Aborts the HTTP request (or the wait for the rate limit). */
@@ -49,6 +58,8 @@ export interface ModelCallOptions {
   readonly idleTimeoutMs: number;
   /** Told (and awaited) before the call waits for the rate limit. */
   readonly onRateLimitWait?: (wait: RateLimitWait) => Promise<void> | void;
+  /** Told (and awaited) once when the call starts waiting for the network. */
+  readonly onNetworkWait?: (wait: NetworkWait) => Promise<void> | void;
 }
 
 /**

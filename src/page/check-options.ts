@@ -112,6 +112,7 @@ const AGENT_OPTIONS = shapeCheck(
         maxInputChars: optional(atLeastOne),
         maxAttachmentBytes: optional(atLeastOne),
         maxInputBytes: optional(atLeastOne),
+        networkWaitMs: optional(nonNegative),
       }),
     ),
     conversationId: optional(idCheck),

@@ -236,7 +236,10 @@ export interface Agent {
   readonly storage: Promise<StorageStatus>;
   /**
    * Picks up a run that waits for approval (see `memory.listRuns`), e.g. after a reload:
-   * its `approval-request` events come again, and once answered the run goes on. Throws
+   * its `approval-request` events come again, and once answered the run goes on. An
+   * interrupted run (closed tab, disposed agent, abort) goes on from its last committed step,
+   * reusing stored tool results and never running a started call again. A finished run ends
+   * `run-not-resumable`, one running in another tab `conversation-busy`. Throws
    * `invalid-input` at once for a run id that is not a non-empty string, `invalid-options`
    * for bad options.
    */

@@ -116,6 +116,11 @@ export type ErrorCode =
   /** A conversation, memory or run with that id does not exist. */
   | 'not-found'
   /**
+   * `agent.resume` named a run that cannot go on: it finished or failed. Only runs waiting
+   * for approval and interrupted runs resume. `details`: `{ runId, status }`.
+   */
+  | 'run-not-resumable'
+  /**
    * An embedding's length differs from the vectors already stored (the embedding model
    * changed): nothing was stored or searched. `details`: `{ expected, received }`.
    */

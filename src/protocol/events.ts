@@ -224,7 +224,18 @@ export type AgentEvent =
       readonly message: string;
     }
   | ({ readonly type: 'run-finish' } & RunResult)
-  | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData };
+  | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData }
+  | {
+      /**
+       * The model call waits for the network (`limits.networkWaitMs` at most) instead of
+       * failing: the browser is `offline`, or the endpoint, which answered before, is
+       * `unreachable`. Sent once per call; the run goes on when the network is back.
+       */
+      readonly type: 'waiting-for-network';
+      readonly step: number;
+      readonly reason: 'offline' | 'unreachable';
+      readonly maxWaitMs: number;
+    };
 
 /** The `type` names of all events. */
 export type AgentEventType = AgentEvent['type'];

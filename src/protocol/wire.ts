@@ -124,6 +124,11 @@ export interface RunLimits {
   readonly maxAttachmentBytes?: number;
   /** Most attachment bytes one run's input may carry in all; more fails `input-too-large` (default 20 MiB). */
   readonly maxInputBytes?: number;
+  /**
+   * Longest a model call waits for the network (offline, or a connection refused) before it
+   * fails `model-unreachable` (default 60 000 ms; 0: never wait).
+   */
+  readonly networkWaitMs?: number;
 }
 
 /** Where and how an agent remembers. */

@@ -2,7 +2,6 @@ import type * as Comlink from 'comlink';
 import { releaseProxy } from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import { KnowledgeBase } from '../knowledge/knowledge-base';
-import { readPendingStep, readRunRow } from '../memory/checkpoint-schema';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
 import { compileRules } from '../memory/learn-rules';
@@ -13,6 +12,7 @@ import type { ChatModel } from '../model/chat-model';
 import { checkedModel } from '../model/checked-model';
 import type { EmbeddingModel } from '../model/embedding-model';
 import { TokenCalibration } from '../model/estimate-tokens';
+import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
 import { withPromptedTools } from '../model/prompted-tools';
 import { withRateLimit } from '../model/rate-limited-model';
@@ -53,7 +53,8 @@ import {
   parseResumeRequest,
   parseRunRequest,
 } from './request-schema';
-import { abortedRun, type ResumedStep } from './run-agent';
+import { planResume } from './resume-plan';
+import { abortedRun } from './run-agent';
 import { readRunInput, withText } from './run-input';
 import { RunRelay } from './run-relay';
 import { ApprovalGate } from './tools/approval-gate';
@@ -343,26 +344,10 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<void> {
     return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
       const request = parseResumeRequest(untrusted);
-      const run = readRunRow(await setup.store.getRun(request.runId));
-      if (!run?.pendingStep || run.status !== 'awaiting-approval') {
-        throw new AirlockError('not-found', `No run ${request.runId} waits for approval.`);
-      }
+      const { run, start } = await planResume(setup.store, request.runId, request.allowedTools);
       served.conversationId = run.conversationId;
       assertAsksHold(setup, request, channel);
-      const pending = readPendingStep(run);
-      const resume: ResumedStep = {
-        step: run.step,
-        assistant: pending.assistant,
-        settled: pending.settled,
-        started: pending.started ?? [],
-      };
-      // The record was checked whole (allowlist included) by readRunRow.
-      const allowedTools = narrowAllowlist(run.allowedTools, request.allowedTools);
-      const resumed: RunRecord = {
-        ...run,
-        ...(allowedTools === undefined ? {} : { allowedTools }),
-      };
-      await runConversation(setup, resumed, { resume }, channel, request);
+      await runConversation(setup, run, start, channel, request);
     });
   }
 
@@ -529,12 +514,15 @@ function offersKnowledgeTool(config: AgentConfig): boolean {
 }
 
 /**
- * The agent's model behind the agent's rate limit (one limiter for all its runs), behind
+ * The agent's model waiting for the network, behind the agent's rate limit (one limiter for all its runs), behind
  * prompted tool calling when the endpoint has no function calling (outermost, so the
  * limiter measures the prompt that is really sent).
  */
 function wrapModel(chatModel: ChatModel, config: AgentConfig, tokens: TokenCalibration): ChatModel {
-  let model = chatModel;
+  // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
+  let model = withNetworkWait(chatModel, {
+    maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
+  });
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
   return model;
@@ -587,17 +575,6 @@ async function markInterruptedRuns(store: ConversationStore, database: string): 
         throw error;
     }
   }
-}
-
-/** What a resume may run: the stored allowlist, narrowed (never widened) by the one the resume asks for. */
-function narrowAllowlist(
-  stored: readonly string[] | undefined,
-  requested: readonly string[] | undefined,
-): readonly string[] | undefined {
-  if (requested === undefined) return stored;
-  if (stored === undefined) return requested;
-  const allowed = new Set(stored);
-  return requested.filter((name) => allowed.has(name));
 }
 
 function titleFrom(input: string): string {

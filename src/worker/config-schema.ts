@@ -95,6 +95,7 @@ const agentConfigSchema = z.object({
     maxInputChars: z.int().min(1),
     maxAttachmentBytes: z.int().min(1).exactOptional(),
     maxInputBytes: z.int().min(1).exactOptional(),
+    networkWaitMs: z.number().min(0).exactOptional(),
   }),
   memory: z.object({
     database: z.string().min(1),

@@ -106,6 +106,21 @@ export class ConversationJournal implements RunJournal {
     );
   }
 
+  async toolsRunning(pending: ResumedStep): Promise<void> {
+    this.#run = {
+      ...this.#run,
+      status: 'running',
+      updatedAt: Date.now(),
+      pendingStep: {
+        assistant: pending.assistant,
+        settled: [...pending.settled],
+        started: [...pending.started],
+        awaiting: [],
+      },
+    };
+    await this.#checkpoint();
+  }
+
   async awaitingApproval(
     pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
   ): Promise<void> {
@@ -124,7 +139,24 @@ export class ConversationJournal implements RunJournal {
         })),
       },
     };
-    await this.#write(() => this.#store.putRun(this.#record()));
+    await this.#checkpoint();
+  }
+
+  /**
+   * Writes the step's checkpoint with the audit records of the calls settled so far, in one
+   * transaction: a resume reuses those calls' results, so their records are never written again.
+   */
+  async #checkpoint(): Promise<void> {
+    const audit = this.#audit.splice(0);
+    await this.#write(() =>
+      this.#store.commitStep({
+        conversationId: this.#run.conversationId,
+        runId: this.#run.id,
+        messages: [],
+        run: this.#record(),
+        audit,
+      }),
+    );
   }
 
   /**

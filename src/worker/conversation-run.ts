@@ -63,15 +63,27 @@ export interface RunAsks extends RunModelOverrides {
   readonly output?: OutputRequest;
 }
 
-/** A new run's input, or a run to resume at a step that waited for approval. */
-export type RunStart =
+/**
+ * A new run's input, a run to resume at a step whose tools were cut short (or waited for
+ * approval), or an interrupted run to go on from the step after its last committed one.
+ */
+export type RunStart = (
   | {
       readonly input: ChatMessage;
       /** The attachments the input refers to: stored with it, and sent from memory. */
       readonly attachments?: readonly AttachmentData[];
       readonly resume?: never;
+      readonly continueAt?: never;
     }
-  | { readonly resume: ResumedStep; readonly input?: never };
+  | { readonly resume: ResumedStep; readonly input?: never; readonly continueAt?: never }
+  | { readonly continueAt: number; readonly input?: never; readonly resume?: never }
+) & {
+  /**
+   * Called first under the conversation's lock: throws when the run may no longer start
+   * (a resumed run that another resume finished meanwhile).
+   */
+  readonly claim?: () => Promise<void>;
+};
 
 /**
  * One run of a conversation: under the conversation's Web Lock, write the input, build
@@ -91,6 +103,7 @@ export async function runConversation(
   await withConversationLock(
     conversationLockName(config.memory.database, run.conversationId),
     async () => {
+      await start.claim?.();
       const scopes = memoryScopes(config, run.conversationId);
       const { retrieval } = setup.knowledge.config;
       const knowledgeUsed =
@@ -183,6 +196,7 @@ export async function runConversation(
           history: [...context.data, ...context.history],
           journal,
           ...(start.resume ? { resume: start.resume } : {}),
+          ...(start.continueAt ? { startStep: start.continueAt } : {}),
           ...(output
             ? { output: { jsonSchema: output.jsonSchema, check: channel.checkOutput } }
             : {}),

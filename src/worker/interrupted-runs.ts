@@ -9,8 +9,21 @@ export async function markRunInterrupted(store: ConversationStore, run: RunRecor
   await store.commitStep({
     conversationId: run.conversationId,
     runId: run.id,
-    messages: run.partialText ? [{ role: 'assistant', content: run.partialText }] : [],
+    messages: interruptedMessages(run),
     status: 'interrupted',
     run: { ...run, status: 'interrupted', updatedAt: Date.now() },
   });
+}
+
+/**
+ * What a run cut short leaves in the conversation: the text it had streamed, as an
+ * interrupted message. None when its step's checkpoint holds that text (the resume
+ * stores it with the step).
+ */
+export function interruptedMessages(
+  run: RunRecord,
+): { readonly role: 'assistant'; readonly content: string }[] {
+  return run.partialText && !run.pendingStep
+    ? [{ role: 'assistant', content: run.partialText }]
+    : [];
 }

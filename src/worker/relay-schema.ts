@@ -105,6 +105,12 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     usage,
   }),
   z.looseObject({ type: z.literal('run-error'), runId: id, error: errorData }),
+  z.looseObject({
+    type: z.literal('waiting-for-network'),
+    step,
+    reason: z.enum(['offline', 'unreachable']),
+    maxWaitMs: z.number().min(0),
+  }),
 ]);
 
 /** Does not compile while an event type of `AgentEvent` has no relay schema above. */

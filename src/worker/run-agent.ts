@@ -43,6 +43,11 @@ export interface RunJournal {
     messages: readonly ChatMessage[],
     attachments?: readonly AttachmentData[],
   ): Promise<void>;
+  /**
+   * The step's tools run: the step's response and each call as it starts and settles, so a
+   * resume after a reload finishes the step without running a settled or started call again.
+   */
+  toolsRunning(pending: ResumedStep): Promise<void>;
   /** The step's calls wait for the user: what is needed to finish the step after a reload. */
   awaitingApproval(
     pending: ResumedStep & { readonly awaiting: readonly ChatToolCall[] },
@@ -77,6 +82,8 @@ export interface RunContext {
   readonly guardrails: GuardrailGate;
   /** Finish this step before streaming a new one. */
   readonly resume?: ResumedStep;
+  /** The step an interrupted run goes on from (its earlier steps are in `history`); default 1. */
+  readonly startStep?: number;
   /** The final answer must be JSON fitting this schema, as the page's `check` decides. */
   readonly output?: RunOutput;
   readonly signal: AbortSignal;
@@ -129,7 +136,11 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     ...(output && reason === 'stop' ? { output: output.value } : {}),
   });
 
-  for (let step = context.resume?.step ?? 1; step <= config.limits.maxSteps; step++) {
+  for (
+    let step = context.resume?.step ?? context.startStep ?? 1;
+    step <= config.limits.maxSteps;
+    step++
+  ) {
     if (signal.aborted) return finish('aborted');
     const resumed = context.resume?.step === step ? context.resume : undefined;
     // A resumed step's model call was made (and counted) before the reload.
@@ -335,10 +346,10 @@ export function abortedRun(runId: string, conversationId: string): RunResult {
 }
 
 /**
- * Runs a step's tool calls (those not settled before a resume), keeping the journal told.
- * Once a call of the step waits for approval the step has a checkpoint a reload resumes
- * from; from then on every call that starts executing is written into it before it runs,
- * and every call that settles after, so a resume never runs a call a second time.
+ * Runs a step's tool calls (those not settled before a resume), keeping the journal told:
+ * every call that starts executing is written into the step's checkpoint before it runs,
+ * and every call that settles after, so a resume never runs a call a second time. Once a
+ * call waits for approval the checkpoint says so (the run waits for approval).
  */
 async function runStepTools(
   context: RunContext,
@@ -359,15 +370,18 @@ async function runStepTools(
   const already = new Map(settled.map((message) => [message.tool_call_id, message]));
   const toRun = calls.filter((call) => !already.has(call.id));
   const awaiting = new Map<string, ChatToolCall>();
-  let checkpointed = resumed !== undefined;
+  /** A call of the step asked for approval: checkpoints say the run waits for it. */
+  let asked = false;
   const checkpoint = () =>
-    context.journal.awaitingApproval({
-      step,
-      assistant,
-      settled,
-      started: [...started],
-      awaiting: [...awaiting.values()],
-    });
+    asked
+      ? context.journal.awaitingApproval({
+          step,
+          assistant,
+          settled,
+          started: [...started],
+          awaiting: [...awaiting.values()],
+        })
+      : context.journal.toolsRunning({ step, assistant, settled, started: [...started] });
   const { guardrails, signal } = context;
   const guardContext = { runId: context.runId, conversationId: context.conversationId };
   const results = await runToolCalls(toRun, {
@@ -387,16 +401,16 @@ async function runStepTools(
     },
     beforeExecute: async (request) => {
       started.add(request.callId);
-      if (checkpointed) await checkpoint();
+      await checkpoint();
     },
     onSettled: async (message) => {
       settled.push(message);
       awaiting.delete(message.tool_call_id);
-      if (checkpointed && awaiting.size > 0) await checkpoint();
+      if (!asked || awaiting.size > 0) await checkpoint();
     },
     onAwaitingApproval: async (call) => {
       awaiting.set(call.id, call);
-      checkpointed = true;
+      asked = true;
       await checkpoint();
     },
   });

@@ -84,6 +84,7 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
     signal: context.signal,
     idleTimeoutMs: context.idleTimeoutMs,
     onRateLimitWait: (wait) => emit({ type: 'rate-limit-wait', step, ...wait }),
+    onNetworkWait: (wait) => emit({ type: 'waiting-for-network', step, ...wait }),
   });
   let received = false;
   try {
