@@ -239,11 +239,12 @@ describe('live runs in every tab', () => {
     });
   });
 
-  it('tells the watching tab, and leaves the run interrupted, when the running tab goes away', async () => {
+  it('tells the watching tab, and leaves the run interrupted and resumable, when the running tab goes away', async () => {
     const { database, conversationId } = sharedPlace();
     // The answer streams, then the server goes silent: the run is mid-step when its tab goes.
     const session = await scriptModel([
       { text: STREAMED, chunkDelayMs: 10, fault: { kind: 'stall', afterChunks: 6 } },
+      { text: 'Picked up again.' },
     ]);
     let runningWorker: Worker | undefined;
     const running = createAgent({
@@ -276,6 +277,12 @@ describe('live runs in every tab', () => {
     });
     const runs = await watching.memory.listRuns({ conversationId });
     expect(runs.map((record) => [record.id, record.status])).toEqual([[run.runId, 'interrupted']]);
+
+    // Resumable from the tab that is left: the step is asked for again, and the run finishes.
+    const resumed = await watching.resume(run.runId).result;
+    expect(resumed).toMatchObject({ reason: 'stop', text: 'Picked up again.' });
+    const after = await watching.memory.listRuns({ conversationId });
+    expect(after.map((record) => [record.id, record.status])).toEqual([[run.runId, 'finished']]);
   });
 });
 
