@@ -90,6 +90,7 @@ export class SandboxHost implements SandboxSpawner {
   readonly #workers = new Map<number, { toolset: string; kill: () => void }>();
   readonly #stats = new Map<string, { started: number; killed: number }>();
   #nextId = 1;
+  #disposed = false;
 
   /** Checks every toolset's options; a bad one is an `invalid-options` error. */
   constructor(toolsets: readonly ToolsetOptions[]) {
@@ -98,6 +99,8 @@ export class SandboxHost implements SandboxSpawner {
   }
 
   async spawn(toolset: string): Promise<{ workerId: number; port: MessagePort }> {
+    // A supervisor still busy when the agent was disposed must not start workers nobody ends.
+    if (this.#disposed) throw new AirlockError('agent-disposed', 'The agent was disposed.');
     const launch = this.#launchers.get(toolset);
     if (!launch)
       throw new AirlockError('invalid-options', `There is no toolset named "${toolset}".`);
@@ -129,6 +132,7 @@ export class SandboxHost implements SandboxSpawner {
 
   /** Terminates every worker (the agent was disposed). */
   dispose(): void {
+    this.#disposed = true;
     for (const { kill } of this.#workers.values()) kill();
     this.#workers.clear();
   }
