@@ -2,6 +2,7 @@ import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxConnect, SandboxSpawner, ToolReuse } from '../protocol/sandbox-wire';
 import { planIframeSandbox, startIframeWorker } from './iframe-sandbox';
+import { checkToolsetOptions } from './toolset-checks';
 
 /** Options every toolset takes, whatever its isolation. */
 export interface ToolsetCommonOptions {
@@ -144,27 +145,14 @@ export class SandboxHost implements SandboxSpawner {
 }
 
 function toLauncher(toolset: ToolsetOptions): WorkerLauncher {
-  // Options come from app code that may not be type-checked; the tier is checked here.
-  const isolation: unknown = toolset.isolation ?? 'worker';
-  if (isolation === 'iframe') {
+  checkToolsetOptions(toolset);
+  if (toolset.isolation === 'iframe') {
     const plan = planIframeSandbox(toolset.name, toolset.workerUrl, toolset.allowedOrigins);
     return (port) => startIframeWorker(toolset.name, plan, port);
   }
-  if (isolation !== 'worker') {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset.name}": isolation must be "worker" or "iframe", not "${String(isolation)}".`,
-    );
-  }
-  const createWorker: unknown = toolset.worker;
-  if (typeof createWorker !== 'function') {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset.name}": \`worker\` must be a function that returns a new Worker (or use isolation "iframe" with \`workerUrl\`).`,
-    );
-  }
+  const createWorker = toolset.worker;
   return (port) => {
-    const worker = (createWorker as () => Worker)();
+    const worker = createWorker();
     const connect: SandboxConnect = { kind: 'airlock-sandbox-connect', port };
     worker.postMessage(connect, [port]);
     return () => worker.terminate();

@@ -121,4 +121,18 @@ describe('sandbox pool after a burst', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(agent.sandboxStats().test).toMatchObject({ live: 0, started });
   });
+
+  it('starts no tool worker when the agent is disposed before its sandbox host has loaded', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 2 }],
+    });
+    // Before the host's module has loaded the toolset has no worker, and says so.
+    expect(agent.sandboxStats()).toEqual({ test: { live: 0, started: 0, killed: 0 } });
+    agent.dispose();
+    await expect(agent.ready).rejects.toMatchObject({ code: 'agent-disposed' });
+    // Time for the module to load and for a host that ignored the dispose to start its pool.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(agent.sandboxStats().test?.live ?? 0).toBe(0);
+  });
 });
