@@ -3,10 +3,12 @@
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { noVerdictReason } from './lib/load-check.mjs';
 import { sectionInReport } from './lib/report-section.mjs';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
 import { modalitiesSection } from './modalities-section.mjs';
 import { PROXY_HEADING, proxySection } from './proxy-section.mjs';
+import { scaleSection } from './scale-section.mjs';
 import { SOAK_HEADING, soakSection } from './soak-section.mjs';
 
 /** @typedef {import('./lib/targets.mjs').Summary} Summary */
@@ -301,16 +303,29 @@ ${table(
   return sections;
 }
 
-/** @param {ReturnType<typeof judgeTargets>} verdicts */
-function targetsSection(verdicts) {
+/**
+ * @param {ReturnType<typeof judgeTargets>} verdicts
+ * @param {string | undefined} refused why the run gets no verdicts, if it gets none
+ */
+function targetsSection(verdicts, refused) {
   return `## Targets
-
+${
+  refused
+    ? `
+**No verdicts for this run: ${refused}.** The figures are kept; run the bench again on a quiet machine.
+`
+    : ''
+}
 ${table(
   ['target', 'measured (medians)', 'verdict', 'what would close a miss'],
   verdicts.map((verdict) => [
     verdict.target,
     verdict.measured,
-    verdict.met ? `**met**${verdict.by ? ` (${verdict.by})` : ''}` : `**missed** by ${verdict.by}`,
+    refused
+      ? 'no verdict'
+      : verdict.met
+        ? `**met**${verdict.by ? ` (${verdict.by})` : ''}`
+        : `**missed** by ${verdict.by}`,
     verdict.close || '–',
   ]),
 )}`;
@@ -341,6 +356,13 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   'indexScanMs.1k': 'VectorIndex scan alone (256 dims, top 5), 1k chunks, ms',
   'indexScanMs.10k': 'VectorIndex scan alone (256 dims, top 5), 10k chunks, ms',
   'indexScanMs.50k': 'VectorIndex scan alone (256 dims, top 5), 50k chunks, ms',
+  'searchMs.100k': 'knowledge search (embed locally, scan, read k chunks), 100k chunks, ms',
+  'indexScanMs.100k': 'VectorIndex scan alone (256 dims, top 5), 100k chunks, ms',
+  'concurrentRuns.loneRunMs': 'a lone run, paced stream, wall ms',
+  'concurrentRuns.concurrentRunMs': 'each of 20 runs at once, paced streams, wall ms',
+  'concurrentRuns.ratioToLone': 'each of 20 runs at once, ratio to a lone run',
+  'sandboxBurst.callMs': 'each of 100 sandboxed calls in flight, ms',
+  'conversationList.listMs': 'conversation list, 1,000 conversations / 100,000 messages, ms',
 });
 
 /**
@@ -379,7 +401,12 @@ function selfMeasuredSection(name, title) {
       readResults(name)
     );
   const figures = stored?.[name];
-  if (!figures) return `## ${title}\n\nNo figures yet: \`npm run bench -- ${name}\`.`;
+  if (!figures) {
+    return (
+      sectionInReport(`## ${title}`) ??
+      `## ${title}\n\nNo figures yet: \`npm run bench -- ${name}\`.`
+    );
+  }
   const imports = /** @type {Record<string, number> | undefined} */ (figures.importChunksPerSecond);
   const extra =
     typeof figures.modelCallsScript === 'number'
@@ -420,7 +447,8 @@ function engineSandboxSection() {
       readResults('sandbox-engines')
     );
   const title = '## Sandboxed tools in each engine';
-  if (!stored) return `${title}\n\nNo figures yet: \`npm run bench -- sandbox\`.`;
+  if (!stored)
+    return sectionInReport(title) ?? `${title}\n\nNo figures yet: \`npm run bench -- sandbox\`.`;
   const engines = Object.entries(stored.engines);
   const rows = ENGINE_MEASURES.map((key) => [
     SELF_MEASURED_LABELS[key] ?? key,
@@ -469,7 +497,19 @@ const FAIRNESS = `## How fair each setup is
 - **The machine.** Figures taken on a shared, loaded machine are noisy (see the load
   average above); ratios within one round are steadier than absolute times.`;
 
-/** Writes BENCHMARKS.md from whatever results are stored. */
+/** The sections written from peers.json, kept as they are when a run leaves the peers out. */
+const PEERS_HEADINGS = [
+  '## Targets',
+  '## Machine',
+  '## Versions',
+  '## The conversation',
+  '## Results',
+  '## Bundle sizes',
+  '## Structured output and images',
+  '## How fair each setup is',
+];
+
+/** Writes BENCHMARKS.md from whatever results are stored; a page with none keeps its section. */
 export function writeReport() {
   const peers = /** @type {PeersFile | undefined} */ (readResults('peers'));
   const memory = /** @type {{ memory?: { appendStepMs?: Summary } } | undefined} */ (
@@ -483,7 +523,7 @@ regenerates it. Do not edit by hand. \`npm run bench:smoke\` runs a tiny convers
 every contestant once and fails if one does not finish (no figures).`,
   ];
   if (peers) {
-    parts.push(targetsSection(judgeTargets(peers, memory)));
+    parts.push(targetsSection(judgeTargets(peers, memory), noVerdictReason(peers.machine)));
     parts.push(...peersSections(peers));
     if (peers.failures.length > 0) {
       parts.push(
@@ -506,7 +546,11 @@ every contestant once and fails if one does not finish (no figures).`,
     );
     parts.push(FAIRNESS);
   } else {
-    parts.push('## Peers\n\nNo figures yet: `npm run bench -- peers`.');
+    // A bench of other pages only: the peers' sections stay as the last full run wrote them.
+    const kept = PEERS_HEADINGS.flatMap((heading) => sectionInReport(heading) ?? []);
+    parts.push(
+      ...(kept.length > 0 ? kept : ['## Peers\n\nNo figures yet: `npm run bench -- peers`.']),
+    );
   }
   parts.push(selfMeasuredSection('sandbox', 'Sandboxed tools'));
   parts.push(engineSandboxSection());
@@ -514,6 +558,14 @@ every contestant once and fails if one does not finish (no figures).`,
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
   parts.push(selfMeasuredSection('mcp', 'MCP tools'));
+  parts.push(
+    scaleSection(
+      /** @type {import('./scale-section.mjs').ScaleFile | undefined} */ (readResults('scale')),
+      /** @type {import('./scale-section.mjs').KnowledgeFile | undefined} */ (
+        readResults('knowledge')
+      ),
+    ),
+  );
   // The soak and the proxy load test run on their own commands (`npm run soak`,
   // `npm run bench:proxy`): from their results when there are any, else their last sections.
   const soak = readResults('soak');

@@ -29,7 +29,6 @@ import type {
 } from '../protocol/wire';
 import { waitFor } from '../timing/wait';
 import type { Tool } from '../tools/define-tool';
-import { LocalToolHost } from '../tools/local-tool-host';
 import {
   type InferSchemaOutput,
   objectJsonSchema,
@@ -41,8 +40,10 @@ import { AgentRun, type StructuredRunResult } from './agent-run';
 import { AgentWatch } from './agent-watch';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
+import { lazySandboxHost } from './lazy-sandbox-host';
+import { PageToolHost } from './page-tool-host';
 import type { RunInput } from './run-input';
-import { SandboxHost, type SandboxStats, type ToolsetOptions } from './sandbox-host';
+import type { SandboxStats, ToolsetOptions } from './sandbox-host';
 import { workerCallGuard } from './worker-call-guard';
 
 /** How the page describes an agent. */
@@ -336,8 +337,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
   installErrorTransfer();
-  const toolHost = new LocalToolHost(tools);
-  const sandboxHost = new SandboxHost(toolsets);
+  const toolHost = new PageToolHost(tools);
+  const sandboxHost = lazySandboxHost(toolsets);
   // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
   // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
   let createFailure: AirlockError | undefined;
@@ -364,12 +365,16 @@ export function createAgent(options: AgentOptions): Agent {
   const persisted = askPersistence(options.memory?.persist);
   const ready = new Promise<readonly string[]>((resolve, reject) => {
     failReady = reject;
-    remote
-      .configure(
-        config,
-        Comlink.proxy(toolHost),
-        Comlink.proxy(sandboxHost),
-        Comlink.proxy(guardrailHost),
+    sandboxHost.spawner
+      // The sandbox host's module loads first when the agent has toolsets.
+      .then(
+        async (spawner) =>
+          await remote.configure(
+            config,
+            Comlink.proxy(toolHost),
+            Comlink.proxy(spawner),
+            Comlink.proxy(guardrailHost),
+          ),
       )
       .then((result) => {
         if (result.ok) {
@@ -437,8 +442,8 @@ export function createAgent(options: AgentOptions): Agent {
     conversationId: string,
     signal: AbortSignal | undefined,
     output: ToolSchema | undefined,
-    runTools: LocalToolHost | undefined,
-    start: (port: MessagePort, runTools: LocalToolHost | undefined) => Promise<void>,
+    runTools: PageToolHost | undefined,
+    start: (port: MessagePort, runTools: PageToolHost | undefined) => Promise<void>,
   ): AgentRun => {
     const channel = new MessageChannel();
     const onAbort = () => run.abort();
@@ -708,13 +713,13 @@ function runOverrides(options: Omit<RunOptions, 'conversationId'>): RunModelOver
 }
 
 /** Where a run's own tools run: a host of their own on the page, for that run alone. */
-function runToolHost(tools: readonly Tool[] | undefined): LocalToolHost | undefined {
+function runToolHost(tools: readonly Tool[] | undefined): PageToolHost | undefined {
   if (!tools?.length) return undefined;
   assertUnique(
     tools.map((tool) => tool.name),
     'options.tools',
   );
-  return new LocalToolHost(tools);
+  return new PageToolHost(tools);
 }
 
 function assertUnique(names: readonly string[], what: string): void {

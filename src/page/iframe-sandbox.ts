@@ -1,4 +1,9 @@
-import { AirlockError } from '../errors/airlock-error';
+import {
+  IFRAME_BOOTSTRAP_HASH,
+  IFRAME_TRUSTED_TYPES_POLICY,
+  parseWorkerUrl,
+  toCspOrigin,
+} from './toolset-checks';
 
 /**
  * The only script of the sandbox document. It starts the tool worker once the page hands
@@ -34,24 +39,6 @@ addEventListener('message', function start(event) {
   };
 });
 `;
-
-/**
- * CSP hash of the sandbox's bootstrap script (a test checks it still matches). The sandbox
- * document and its worker inherit the host page's CSP, so on a host with a CSP:
- * - `script-src` must allow this hash (or `'unsafe-inline'`) and the tool worker's origin
- *   (`'self'` when it is served with the app);
- * - `worker-src` (or `child-src`, or `script-src`) must allow `blob:` and, for Firefox,
- *   the tool worker's origin (Firefox checks a worker module's static imports against it);
- * - `connect-src` must allow the toolset's `allowedOrigins`, as the iframe's own policy does.
- * `frame-src` and `child-src 'none'` do not stop `srcdoc` iframes.
- */
-export const IFRAME_BOOTSTRAP_HASH = "'sha256-JLhjCFUzArade3RDC8nV6cixnmXw0h5orraqYLQvr1c='";
-
-/**
- * Name of the Trusted Types policy that writes the sandbox document. A host page that
- * enforces Trusted Types and lists its policies (`trusted-types`) must list this one.
- */
-export const IFRAME_TRUSTED_TYPES_POLICY = 'airlock-sandbox';
 
 /** What the page posts to the sandbox document; the port is transferred on to the worker. */
 interface IframeStart {
@@ -170,61 +157,6 @@ function toTrustedHtml(document: string): string {
   }
   // TrustedHTML is what `srcdoc` takes under Trusted Types; TypeScript's DOM types say string.
   return (htmlPolicy?.createHTML(document) ?? document) as string;
-}
-
-function parseWorkerUrl(toolset: string, workerUrl: unknown): URL {
-  if (typeof workerUrl !== 'string' && !(workerUrl instanceof URL)) {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset}" uses isolation "iframe" and needs \`workerUrl\`, the URL of its tool worker module (with Vite: \`import url from './tools.worker.ts?worker&url'\`).`,
-    );
-  }
-  let url: URL;
-  try {
-    url = new URL(workerUrl, globalThis.location?.href);
-  } catch (error) {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset}": workerUrl "${String(workerUrl)}" is not a valid URL.`,
-      { cause: error },
-    );
-  }
-  // The opaque-origin sandbox can only import over the network, with CORS.
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset}": workerUrl must be an http(s) URL, not "${url.protocol}".`,
-    );
-  }
-  return url;
-}
-
-/** Origins only, in a form that cannot smuggle CSP syntax (`;`, quotes, spaces) into the policy. */
-const CSP_ORIGIN =
-  /^(https?|wss?):\/\/(\[[0-9a-f:.]+\]|(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*)(:\d{1,5})?$/;
-
-function toCspOrigin(toolset: string, value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  const isOrigin =
-    url !== undefined &&
-    url.pathname === '/' &&
-    url.search === '' &&
-    url.hash === '' &&
-    url.username === '' &&
-    url.password === '' &&
-    CSP_ORIGIN.test(url.origin);
-  if (!url || !isOrigin) {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset}": allowedOrigins entry "${value}" is not an origin like "https://api.example.com".`,
-    );
-  }
-  return url.origin;
 }
 
 function escapeAttribute(value: string): string {

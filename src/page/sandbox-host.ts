@@ -2,6 +2,7 @@ import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxConnect, SandboxSpawner, ToolReuse } from '../protocol/sandbox-wire';
 import { planIframeSandbox, startIframeWorker } from './iframe-sandbox';
+import { checkToolsetOptions } from './toolset-checks';
 
 /** Options every toolset takes, whatever its isolation. */
 export interface ToolsetCommonOptions {
@@ -90,6 +91,7 @@ export class SandboxHost implements SandboxSpawner {
   readonly #workers = new Map<number, { toolset: string; kill: () => void }>();
   readonly #stats = new Map<string, { started: number; killed: number }>();
   #nextId = 1;
+  #disposed = false;
 
   /** Checks every toolset's options; a bad one is an `invalid-options` error. */
   constructor(toolsets: readonly ToolsetOptions[]) {
@@ -98,6 +100,8 @@ export class SandboxHost implements SandboxSpawner {
   }
 
   async spawn(toolset: string): Promise<{ workerId: number; port: MessagePort }> {
+    // A supervisor still busy when the agent was disposed must not start workers nobody ends.
+    if (this.#disposed) throw new AirlockError('agent-disposed', 'The agent was disposed.');
     const launch = this.#launchers.get(toolset);
     if (!launch)
       throw new AirlockError('invalid-options', `There is no toolset named "${toolset}".`);
@@ -129,6 +133,7 @@ export class SandboxHost implements SandboxSpawner {
 
   /** Terminates every worker (the agent was disposed). */
   dispose(): void {
+    this.#disposed = true;
     for (const { kill } of this.#workers.values()) kill();
     this.#workers.clear();
   }
@@ -140,27 +145,14 @@ export class SandboxHost implements SandboxSpawner {
 }
 
 function toLauncher(toolset: ToolsetOptions): WorkerLauncher {
-  // Options come from app code that may not be type-checked; the tier is checked here.
-  const isolation: unknown = toolset.isolation ?? 'worker';
-  if (isolation === 'iframe') {
+  checkToolsetOptions(toolset);
+  if (toolset.isolation === 'iframe') {
     const plan = planIframeSandbox(toolset.name, toolset.workerUrl, toolset.allowedOrigins);
     return (port) => startIframeWorker(toolset.name, plan, port);
   }
-  if (isolation !== 'worker') {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset.name}": isolation must be "worker" or "iframe", not "${String(isolation)}".`,
-    );
-  }
-  const createWorker: unknown = toolset.worker;
-  if (typeof createWorker !== 'function') {
-    throw new AirlockError(
-      'invalid-options',
-      `Toolset "${toolset.name}": \`worker\` must be a function that returns a new Worker (or use isolation "iframe" with \`workerUrl\`).`,
-    );
-  }
+  const createWorker = toolset.worker;
   return (port) => {
-    const worker = (createWorker as () => Worker)();
+    const worker = createWorker();
     const connect: SandboxConnect = { kind: 'airlock-sandbox-connect', port };
     worker.postMessage(connect, [port]);
     return () => worker.terminate();

@@ -25,7 +25,8 @@ interface Warming {
  *   it, at start) and checks calls (schemas, approval rules of the arguments). It is never
  *   asked to execute, so no tool code ever runs in it;
  * - execution workers run calls. A fresh one is bound to the call's run or conversation
- *   (`reuse`) and never serves another; fresh ones are kept warm (`poolSize`).
+ *   (`reuse`) and never serves another; fresh ones are kept warm (`poolSize`). A burst
+ *   starts up to `maxConcurrency` of them; once its calls settle its scope keeps one.
  */
 export class SandboxSupervisor implements ToolRunner {
   readonly #config: ToolsetConfig;
@@ -228,11 +229,20 @@ export class SandboxSupervisor implements ToolRunner {
     return [...this.#calls.values()].some((call) => call.key === key);
   }
 
-  /** One call of scope `key` settled; the last one of an ended run takes the run's workers with it. */
+  /**
+   * One call of scope `key` settled. The last one of an ended run takes the run's workers
+   * with it; the last one of a burst leaves its scope one idle worker (the one used last),
+   * so a burst's extra workers do not outlive it and the toolset shrinks back to its pool.
+   */
   #callSettled(key: string): void {
-    if (this.#hasCallsOf(key) || !this.#ending.delete(key)) return;
-    for (const worker of this.#bound.get(key) ?? []) void this.#kill(worker);
-    this.#bound.delete(key);
+    if (this.#hasCallsOf(key)) return;
+    const idle = this.#bound.get(key) ?? [];
+    if (this.#ending.delete(key)) {
+      for (const worker of idle) void this.#kill(worker);
+      this.#bound.delete(key);
+      return;
+    }
+    for (const worker of idle.slice(0, -1)) void this.#kill(worker);
   }
 
   /** Idle bound workers beyond `maxConcurrency` are stopped, least recently used scope first. */
@@ -247,7 +257,7 @@ export class SandboxSupervisor implements ToolRunner {
   }
 
   #policyWorker(): Promise<SandboxConnection> {
-    if (this.#disposed) throw new AirlockError('agent-disposed', 'The toolset was stopped.');
+    if (this.#disposed) throw stopped();
     if (!this.#policy) {
       const starting = this.#spawn().then(({ worker }) => {
         if (this.#policy === starting) this.#policyConnection = worker;
@@ -277,8 +287,14 @@ export class SandboxSupervisor implements ToolRunner {
    * killed (and the kill settled) before the failure is reported.
    */
   async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
+    if (this.#disposed) throw stopped();
     const { workerId, port } = await this.#spawner.spawn(this.#config.name);
     const worker = new SandboxConnection(workerId, port, (broken) => this.#onViolation(broken));
+    // Disposed while the page started it: the worker goes at once rather than outlive its toolset.
+    if (this.#disposed) {
+      await this.#kill(worker, false);
+      throw stopped();
+    }
     const described = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
     if (described !== TIMED_OUT && described !== undefined && 'unavailable' in described) {
       await this.#kill(worker, false);
@@ -366,6 +382,10 @@ interface CallInFlight {
   readonly cancel: AbortController;
   /** The worker serving it, once it has one. */
   worker: SandboxConnection | undefined;
+}
+
+function stopped(): AirlockError {
+  return new AirlockError('agent-disposed', 'The toolset was stopped.');
 }
 
 /** What waiting for a call resolves to when its run cancelled it. */

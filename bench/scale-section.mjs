@@ -1,0 +1,126 @@
+// The "Scale" section of BENCHMARKS.md, from bench/results/scale.json and the knowledge
+// page's figures: each figure beside its target, with a verdict unless the machine was
+// too busy when the run began.
+import { noVerdictReason } from './lib/load-check.mjs';
+
+/** @typedef {import('./lib/targets.mjs').Summary} Summary */
+/**
+ * @typedef {{
+ *   machine?: { cores: number; loadAverage?: { start: number[]; end: number[] } };
+ *   date: string;
+ *   scale: {
+ *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number };
+ *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
+ *     conversationList: { conversations: number; messages: number; listMs: Summary };
+ *   };
+ * }} ScaleFile
+ */
+/**
+ * @typedef {{
+ *   machine?: { cores: number; loadAverage?: { start: number[]; end: number[] } };
+ *   date: string;
+ *   knowledge: { searchMs: Record<string, Summary>; indexLoadMs50k: number };
+ * }} KnowledgeFile
+ */
+
+export const SCALE_HEADING = '## Scale';
+
+const ms = (/** @type {number} */ value) =>
+  `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`;
+const spread = (/** @type {Summary} */ summary, unit = ' ms') =>
+  `${summary.p50}${unit} p50 (${summary.min}–${summary.max}, p95 ${summary.p95})`;
+
+/**
+ * @param {{ machine?: { cores: number; loadAverage?: { start: number[] } } } | undefined} file
+ * @param {boolean} met
+ */
+function verdict(file, met) {
+  const refused = noVerdictReason(file?.machine);
+  if (refused) return `no verdict: ${refused}`;
+  return met ? '**met**' : '**missed**';
+}
+
+/**
+ * @param {ScaleFile | undefined} scale
+ * @param {KnowledgeFile | undefined} knowledge
+ */
+export function scaleSection(scale, knowledge) {
+  /** @type {string[][]} */
+  const rows = [];
+  const figures = scale?.scale;
+  if (figures) {
+    const runs = figures.concurrentRuns;
+    rows.push([
+      `${runs.runs} runs at once on one agent, the server pacing every stream (${runs.chunkDelayMs} ms between chunks, ${runs.wordsPerReply} words): each run's wall time ≤ 1.5× a lone run's`,
+      `lone ${spread(runs.loneRunMs)}; at once ${spread(runs.concurrentRunMs)}; ratio ${spread(runs.ratioToLone, '×')}; the burst ${ms(runs.burstMs)}`,
+      verdict(scale, runs.ratioToLone.max <= 1.5),
+    ]);
+    rows.push([
+      `No long task on the page while the ${runs.runs} runs go on`,
+      `${runs.longTasks} long task(s)`,
+      verdict(scale, runs.longTasks === 0),
+    ]);
+    const burst = figures.sandboxBurst;
+    rows.push([
+      `${burst.calls} sandboxed calls in flight across one toolset (\`maxConcurrency\` ${burst.maxConcurrency}, \`poolSize\` ${burst.poolSize}): throughput and p95 (no target), all succeed`,
+      `${burst.callsPerSecond} calls/s; call ${spread(burst.callMs)}; ${burst.failed} failed`,
+      verdict(scale, burst.failed === 0),
+    ]);
+    rows.push([
+      `After the burst the toolset shrinks back: the policy worker, \`poolSize\` fresh workers and the one the conversation keeps (${burst.expectedLiveWorkersAfter})`,
+      `${burst.peakLiveWorkers} live at the peak, ${burst.liveWorkersAfter} after; ${burst.workersStarted} started in all`,
+      verdict(scale, burst.liveWorkersAfter === burst.expectedLiveWorkersAfter),
+    ]);
+    const list = figures.conversationList;
+    rows.push([
+      `Conversation list with ${list.conversations.toLocaleString('en-US')} conversations and ${list.messages.toLocaleString('en-US')} messages stored ≤ 20 ms p50`,
+      spread(list.listMs),
+      verdict(scale, list.listMs.p50 <= 20),
+    ]);
+    rows.push([
+      'Conversation search at the same size ≤ 20 ms p50',
+      'not measured: Airlock has no conversation search yet',
+      'not judged',
+    ]);
+  }
+  const search = knowledge?.knowledge.searchMs['100k'];
+  if (knowledge && search) {
+    rows.push([
+      'Knowledge search at 100,000 chunks (embed locally, scan, read k chunks) ≤ 15 ms p50',
+      spread(search),
+      verdict(knowledge, search.p50 <= 15),
+    ]);
+    const load = knowledge.knowledge.indexLoadMs50k;
+    rows.push([
+      "The knowledge index's cold load at 50,000 chunks (a new agent worker's first query) ≤ 500 ms",
+      ms(load),
+      verdict(knowledge, load <= 500),
+    ]);
+  }
+  if (rows.length === 0)
+    return `${SCALE_HEADING}\n\nNo figures yet: \`npm run bench -- scale knowledge\`.`;
+  const loads = [
+    ['scale', scale],
+    ['knowledge', knowledge],
+  ].flatMap(([name, file]) => {
+    const machine = /** @type {ScaleFile | undefined} */ (file)?.machine;
+    const load = machine?.loadAverage;
+    return load
+      ? [
+          `${name} page ${/** @type {ScaleFile} */ (file).date.slice(0, 16)}: load ${load.start.map((value) => value.toFixed(1)).join(' / ')} at the start, ${load.end.map((value) => value.toFixed(1)).join(' / ')} at the end, ${machine.cores} cores`,
+        ]
+      : [];
+  });
+  const line = (/** @type {string[]} */ cells) => `| ${cells.join(' | ')} |`;
+  return `${SCALE_HEADING}
+
+\`npm run bench -- scale knowledge\`. A run whose load average at the start exceeds the
+machine's cores is not judged; its figures are kept, but they measure the other work too.
+${loads.length > 0 ? `\n${loads.map((entry) => `- ${entry}`).join('\n')}\n` : ''}
+${line(['target', 'measured', 'verdict'])}
+${line(['---', '---', '---'])}
+${rows.map(line).join('\n')}
+
+Not measured yet: the agent worker's CPU time per run in the burst, and worker heap per
+agent and per open conversation.`;
+}

@@ -1,0 +1,3 @@
+import { serveAgent } from 'airlock-agents/worker';
+
+serveAgent();

@@ -1,0 +1,210 @@
+import { type AgentEvent, createAgent } from 'airlock-agents';
+import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
+import { openStore } from '../../src/memory/dexie-store';
+import { reportBench } from '../page-report';
+import { type Summary, summarize } from '../stats';
+
+// Airlock at scale: many conversations running at once on one agent, a burst of sandboxed
+// calls across a toolset, and the conversation list with many conversations stored.
+
+const params = new URLSearchParams(location.search);
+const modelServerUrl = params.get('model') ?? '';
+/** `npm run bench:smoke`: a few of everything, to prove the page still runs. */
+const smoke = params.has('smoke');
+
+const CONCURRENT_RUNS = smoke ? 3 : 20;
+/** Like a real model: the server waits this long between SSE chunks. */
+const CHUNK_DELAY_MS = 20;
+const WORDS_PER_REPLY = 30;
+const SANDBOXED_CALLS = smoke ? 10 : 100;
+const SANDBOX_CONCURRENCY = 16;
+const SANDBOX_POOL = 1;
+const CONVERSATIONS = smoke ? 20 : 1_000;
+const MESSAGES_PER_CONVERSATION = smoke ? 10 : 100;
+
+const agentWorker = () =>
+  new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' });
+const toolsWorker = () =>
+  new Worker(new URL('../sandbox/tools.worker.ts', import.meta.url), { type: 'module' });
+
+const reply = (): ScriptedTurn => ({
+  text: Array.from({ length: WORDS_PER_REPLY }, (_, i) => `word${i}`).join(' '),
+  chunkDelayMs: CHUNK_DELAY_MS,
+});
+
+/** Long tasks on the page while `work` runs. */
+async function withLongTasks<T>(work: () => Promise<T>): Promise<{ value: T; longTasks: number }> {
+  let longTasks = 0;
+  const observer = new PerformanceObserver((list) => {
+    longTasks += list.getEntries().length;
+  });
+  observer.observe({ type: 'longtask', buffered: false });
+  try {
+    const value = await work();
+    return { value, longTasks };
+  } finally {
+    observer.disconnect();
+  }
+}
+
+async function timedRun(
+  agent: ReturnType<typeof createAgent>,
+  conversationId: string,
+): Promise<number> {
+  const started = performance.now();
+  const events: AgentEvent[] = [];
+  for await (const event of agent.run('Say thirty words', { conversationId })) events.push(event);
+  const last = events.at(-1);
+  if (last?.type !== 'run-finish') throw new Error(`A run did not finish: ${JSON.stringify(last)}`);
+  return performance.now() - started;
+}
+
+/** Runs at once on one agent, each paced by the server, against a lone run at the same pacing. */
+async function concurrentRuns(): Promise<Record<string, unknown>> {
+  const lone = 3;
+  const session = await createRemoteSession(
+    modelServerUrl,
+    Array.from({ length: 1 + lone + CONCURRENT_RUNS }, reply),
+  );
+  const agent = createAgent({
+    worker: agentWorker,
+    model: { baseURL: session.baseURL, model: 'bench' },
+    memory: { database: `airlock-bench-scale-${Date.now()}` },
+  });
+  try {
+    await agent.ready;
+    await timedRun(agent, 'warm-up');
+    const loneMs: number[] = [];
+    for (let i = 0; i < lone; i++) loneMs.push(await timedRun(agent, `lone-${i}`));
+    const burstStarted = performance.now();
+    const { value: runMs, longTasks } = await withLongTasks(() =>
+      Promise.all(Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(agent, `burst-${i}`))),
+    );
+    const burstMs = performance.now() - burstStarted;
+    const loneP50 = summarize(loneMs).p50;
+    return {
+      runs: CONCURRENT_RUNS,
+      chunkDelayMs: CHUNK_DELAY_MS,
+      wordsPerReply: WORDS_PER_REPLY,
+      loneRunMs: summarize(loneMs),
+      concurrentRunMs: summarize(runMs),
+      ratioToLone: summarize(runMs.map((ms) => ms / loneP50)),
+      burstMs: Math.round(burstMs),
+      longTasks,
+    };
+  } finally {
+    agent.dispose();
+  }
+}
+
+/** Sandboxed calls all requested in one step, across one toolset; then the pool shrinks back. */
+async function sandboxBurst(): Promise<Record<string, unknown>> {
+  const session = await createRemoteSession(modelServerUrl, [
+    {
+      toolCalls: Array.from({ length: SANDBOXED_CALLS }, (_, i) => ({
+        name: 'echo',
+        arguments: { text: `call ${i}` },
+      })),
+    },
+    { text: 'done' },
+  ]);
+  const agent = createAgent({
+    worker: agentWorker,
+    model: { baseURL: session.baseURL, model: 'bench' },
+    memory: { database: `airlock-bench-scale-tools-${Date.now()}` },
+    toolsets: [
+      {
+        name: 'bench',
+        worker: toolsWorker,
+        reuse: 'conversation',
+        poolSize: SANDBOX_POOL,
+        maxConcurrency: SANDBOX_CONCURRENCY,
+      },
+    ],
+    limits: { maxSteps: 3 },
+  });
+  try {
+    await agent.ready;
+    let firstCall = 0;
+    let lastResult = 0;
+    const durations: number[] = [];
+    let failed = 0;
+    let peakLive = 0;
+    for await (const event of agent.run('Echo a hundred times')) {
+      peakLive = Math.max(peakLive, agent.sandboxStats().bench?.live ?? 0);
+      if (event.type === 'tool-call' && firstCall === 0) firstCall = performance.now();
+      if (event.type === 'tool-result') {
+        lastResult = performance.now();
+        durations.push(event.durationMs);
+        if (!event.ok) failed += 1;
+      }
+    }
+    // The policy worker, the pool, and the one worker the conversation keeps.
+    const expected = 1 + SANDBOX_POOL + 1;
+    const settleStarted = performance.now();
+    while ((agent.sandboxStats().bench?.live ?? 0) > expected) {
+      if (performance.now() - settleStarted > 10_000) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const stats = agent.sandboxStats().bench;
+    return {
+      calls: SANDBOXED_CALLS,
+      maxConcurrency: SANDBOX_CONCURRENCY,
+      poolSize: SANDBOX_POOL,
+      failed,
+      callsPerSecond: Math.round(SANDBOXED_CALLS / ((lastResult - firstCall) / 1000)),
+      callMs: summarize(durations),
+      peakLiveWorkers: peakLive,
+      liveWorkersAfter: stats?.live,
+      expectedLiveWorkersAfter: expected,
+      workersStarted: stats?.started,
+    };
+  } finally {
+    agent.dispose();
+  }
+}
+
+/** The conversation list with many conversations and messages stored. */
+async function conversationList(): Promise<{
+  conversations: number;
+  messages: number;
+  listMs: Summary;
+}> {
+  const store = openStore({ name: `airlock-bench-scale-list-${Date.now()}` });
+  try {
+    for (let c = 0; c < CONVERSATIONS; c++) {
+      const conversationId = `conversation-${c}`;
+      await store.ensureConversation(conversationId, `Conversation ${c}`);
+      const messages = Array.from({ length: MESSAGES_PER_CONVERSATION / 2 }, (_, i) => [
+        { role: 'user' as const, content: `Question ${i} of conversation ${c}` },
+        { role: 'assistant' as const, content: `Answer ${i}. ${'Some detail. '.repeat(8)}` },
+      ]).flat();
+      await store.commitStep({ conversationId, runId: `seed-${c}`, messages });
+    }
+    const times: number[] = [];
+    for (let i = 0; i < (smoke ? 2 : 30); i++) {
+      const started = performance.now();
+      const listed = await store.listConversations();
+      times.push(performance.now() - started);
+      if (listed.length !== CONVERSATIONS)
+        throw new Error(`Listed ${listed.length} conversations.`);
+    }
+    return {
+      conversations: CONVERSATIONS,
+      messages: CONVERSATIONS * MESSAGES_PER_CONVERSATION,
+      listMs: summarize(times),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+async function main(): Promise<unknown> {
+  return {
+    concurrentRuns: await concurrentRuns(),
+    sandboxBurst: await sandboxBurst(),
+    conversationList: await conversationList(),
+  };
+}
+
+reportBench(main);

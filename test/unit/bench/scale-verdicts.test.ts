@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { noVerdictReason } from '../../../bench/lib/load-check.mjs';
+import { scaleSection } from '../../../bench/scale-section.mjs';
+
+const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
+
+function scaleFile(load: number) {
+  return {
+    date: '2026-12-01T03:00:00.000Z',
+    machine: { cores: 2, loadAverage: { start: [load, load, load], end: [load, load, load] } },
+    scale: {
+      concurrentRuns: {
+        runs: 20,
+        chunkDelayMs: 20,
+        wordsPerReply: 30,
+        loneRunMs: summary(700),
+        concurrentRunMs: summary(800),
+        ratioToLone: { n: 20, p50: 1.1, p95: 1.2, min: 1, max: 1.2 },
+        burstMs: 900,
+        longTasks: 0,
+      },
+      sandboxBurst: {
+        calls: 100,
+        maxConcurrency: 16,
+        poolSize: 1,
+        failed: 0,
+        callsPerSecond: 500,
+        callMs: summary(10),
+        peakLiveWorkers: 17,
+        liveWorkersAfter: 5,
+        expectedLiveWorkersAfter: 3,
+        workersStarted: 18,
+      },
+      conversationList: { conversations: 1_000, messages: 100_000, listMs: summary(12) },
+    },
+  };
+}
+
+describe('bench verdicts and the machine load', () => {
+  it('refuses a verdict when the load average at the start exceeds the cores, and says why', () => {
+    expect(noVerdictReason({ cores: 2, loadAverage: { start: [1.5] } })).toBeUndefined();
+    expect(noVerdictReason({ cores: 2, loadAverage: { start: [2] } })).toBeUndefined();
+    expect(noVerdictReason({ cores: 2, loadAverage: { start: [2.1] } })).toContain(
+      'load average at the start (2.1) exceeded the 2 cores',
+    );
+    // A run that did not record its machine is not judged either.
+    expect(noVerdictReason(undefined)).toContain('not recorded');
+  });
+
+  it('judges the scale figures on a quiet machine, and only reports them on a busy one', () => {
+    const quiet = scaleSection(scaleFile(0.5), undefined);
+    expect(quiet).toMatch(/each run's wall time ≤ 1\.5× a lone run's \|.*\| \*\*met\*\* \|/);
+    // Five live workers after the burst where three were expected: the shrink target is missed.
+    expect(quiet).toMatch(/shrinks back.*\| \*\*missed\*\* \|/);
+    expect(quiet).not.toContain('no verdict:');
+
+    const busy = scaleSection(scaleFile(9), undefined);
+    expect(busy).not.toContain('**met**');
+    expect(busy).not.toContain('**missed**');
+    expect(busy).toContain('no verdict: the load average at the start (9.0) exceeded the 2 cores');
+  });
+});
