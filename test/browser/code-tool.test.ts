@@ -56,7 +56,7 @@ describe('code tool', () => {
   it('stops a script that allocates without end at its memory limit, and the next script in the same worker runs', async () => {
     const { results, agent } = await runScripts([
       // Many small strings, then fewer large ones: the limit counts both.
-      'const kept = []; for (let i = 0; ; i++) kept.push(`item${i} `.repeat(2000).split(" "));',
+      'const kept = []; for (let i = 0; ; i++) kept.push(("item" + i + " ").repeat(2000).split(" "));',
       'const kept = []; for (let i = 0; ; i++) kept.push("x".repeat(50000) + i);',
       'console.log("still here"); return 6 * 7;',
     ]);
