@@ -68,13 +68,15 @@ export type RunStart =
       readonly input: ChatMessage;
       /** The attachments the input refers to: stored with it, and sent from memory. */
       readonly attachments?: readonly AttachmentData[];
+      /** Settles once the conversation's row exists (asked for while the lock is taken). */
+      readonly conversationReady?: Promise<unknown>;
       readonly resume?: never;
     }
-  | { readonly resume: ResumedStep; readonly input?: never };
+  | { readonly resume: ResumedStep; readonly input?: never; readonly conversationReady?: never };
 
 /**
- * One run of a conversation: under the conversation's Web Lock, write the input, build
- * the context from the store, run the loop with a journal that saves each step, and
+ * One run of a conversation: under the conversation's Web Lock, write the input while the
+ * context is read from the store, run the loop with a journal that saves each step, and
  * record how the run ended. Failures are thrown for the caller to report.
  */
 export async function runConversation(
@@ -127,16 +129,21 @@ export async function runConversation(
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.input) await journal.started(start.input, start.attachments ?? []);
-      await emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name });
-      const rows = new StoredRowCheck(emit);
-      try {
-        const knowledge =
-          // An input of images alone has no text to search with.
-          (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== ''
-            ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
-            : [];
-        const context = await buildContext({
+      if (start.conversationReady) await start.conversationReady;
+      const begun = (
+        start.input ? journal.started(start.input, start.attachments ?? []) : Promise.resolve()
+      ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name }));
+      // What the context build reports waits for run-start, which stays the run's first event.
+      const emitAfterStart = async (event: AgentEvent) => {
+        await begun;
+        await emit(event);
+      };
+      const rows = new StoredRowCheck(emitAfterStart);
+      // An input of images alone has no text to search with.
+      const injectsKnowledge =
+        (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== '';
+      const contextOf = (knowledge: ChatMessage[]) =>
+        buildContext({
           store,
           model,
           conversationId: run.conversationId,
@@ -152,9 +159,25 @@ export async function runConversation(
           tokens: setup.tokens,
           knowledge,
           rows,
-          warn: (code, message) => emit({ type: 'warning', code, message }),
+          warn: (code, message) => emitAfterStart({ type: 'warning', code, message }),
           signal,
         });
+      // The context is read while the input is written: the reads leave out the run's own
+      // rows, so they find the same whichever lands first. The model is called only once
+      // both are done. With knowledge to inject, the search comes first (its event after run-start).
+      const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
+      try {
+        await begun;
+      } catch (error) {
+        // Nothing of the run goes on while the lock is released: let the reads end first.
+        await early?.catch(() => undefined);
+        throw error;
+      }
+      try {
+        const knowledge = injectsKnowledge
+          ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
+          : [];
+        const context = await (early ?? contextOf(knowledge));
         const result = await runAgent({
           runId: run.id,
           conversationId: run.conversationId,
@@ -212,6 +235,15 @@ export async function runConversation(
       }
     },
   );
+}
+
+/**
+ * `promise`, marked as handled until someone awaits it: a failure met while another wait
+ * is pending is still thrown where it is awaited, never reported as unhandled.
+ */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /**
