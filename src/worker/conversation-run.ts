@@ -130,9 +130,14 @@ export async function runConversation(
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
       if (start.conversationReady) await start.conversationReady;
-      const begun = (
-        start.input ? journal.started(start.input, start.attachments ?? []) : Promise.resolve()
-      ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name }));
+      // Settled once the input is stored (or its failure reported) and run-start is sent;
+      // started below, after the context's reads are asked for.
+      let begin: (started: Promise<void>) => void = () => {};
+      const begun = settledLater(
+        new Promise<void>((resolve) => {
+          begin = resolve;
+        }),
+      );
       // What the context build reports waits for run-start, which stays the run's first event.
       const emitAfterStart = async (event: AgentEvent) => {
         await begun;
@@ -162,17 +167,30 @@ export async function runConversation(
           warn: (code, message) => emitAfterStart({ type: 'warning', code, message }),
           signal,
         });
-      // The context is read while the input is written: the reads leave out the run's own
-      // rows, so they find the same whichever lands first. The model is called only once
-      // both are done. With knowledge to inject, the search comes first (its event after run-start).
+      // The context's reads are asked for first and the input's write right after, so the
+      // reads do not wait for the write (they leave out the run's own rows, so they find the
+      // same either way). With knowledge to inject, the search comes first (its event after run-start).
       const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
-      try {
-        await begun;
-      } catch (error) {
-        // Nothing of the run goes on while the lock is released: let the reads end first.
-        await early?.catch(() => undefined);
-        throw error;
-      }
+      begin(
+        (start.input
+          ? journal.started(start.input, start.attachments ?? [])
+          : Promise.resolve()
+        ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
+      );
+      if (injectsKnowledge) await begun;
+      // The first step's start is queued behind run-start without waiting, so the first model
+      // request goes out while the input is written; every later event waits for both, so
+      // nothing of the answer reaches the page before the input is stored.
+      let first: Promise<void> | undefined;
+      const emitInOrder = async (event: AgentEvent) => {
+        journal.observe(event);
+        if (!first) {
+          first = settledLater(begun.then(() => emit(event)));
+          return;
+        }
+        await first;
+        await emit(event);
+      };
       try {
         const knowledge = injectsKnowledge
           ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
@@ -209,11 +227,10 @@ export async function runConversation(
             ? { output: { jsonSchema: output.jsonSchema, check: channel.checkOutput } }
             : {}),
           signal,
-          emit: async (event) => {
-            journal.observe(event);
-            await emit(event);
-          },
+          emit: emitInOrder,
         });
+        await begun;
+        await first;
         // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
         if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
@@ -221,6 +238,8 @@ export async function runConversation(
           await learnMemories(setup, run, result.text, scopes, emit);
         await emit({ type: 'run-finish', ...result });
       } catch (error) {
+        // What follows is said after the events already queued.
+        await Promise.allSettled([begun, first]);
         // Whatever an abort broke on its way (a summary call, a knowledge search), the run
         // was aborted: it ends as such, with what it had stored kept. An abort with a reason
         // of Airlock's own (its conversation was deleted) fails it with that reason.
