@@ -11,6 +11,8 @@ export interface OpenAITransport {
   readonly fail: (error: unknown) => AirlockError;
   /** Awaits an SDK call unless `signal` aborts first (the SDK's retry waits do not listen). */
   readonly settled: <T>(promise: Promise<T>, signal: AbortSignal) => Promise<T>;
+  /** The JSON payloads of a streamed response's body (see `streamedPayloads`). */
+  readonly payloads: (response: Response, signal: AbortSignal) => AsyncIterable<unknown>;
 }
 
 /**

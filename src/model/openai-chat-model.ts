@@ -22,6 +22,7 @@ import { createLazyResponsesModel } from './lazy-responses-model';
 import { httpError, unreachableError } from './model-errors';
 import { chatRequestFields, mergeModelOptions } from './model-options';
 import { capRetryAfter } from './retry-after';
+import { streamedPayloads } from './sse-stream';
 import { isContent, streamWithStallRetry } from './stream-attempts';
 
 /** A model configuration that names its endpoint, as the `openai` client needs it. */
@@ -53,35 +54,38 @@ export function createOpenAIChatModel(
     watchdog: IdleWatchdog,
     progress: { content: boolean },
   ): AsyncIterable<ModelStreamPart> {
-    const stream = await settledUnlessAborted(
-      client.chat.completions.create(
-        {
-          ...requestFields(config, request),
-          messages: request.messages.map(toMessageParam),
-          ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
-          ...(request.responseFormat
-            ? {
-                response_format: {
-                  type: 'json_schema' as const,
-                  json_schema: {
-                    name: request.responseFormat.name,
-                    schema: { ...request.responseFormat.schema },
-                    strict: request.responseFormat.strict,
+    // The SDK makes the request (retries, errors, headers); the body is parsed here, in one pass.
+    const response = await settledUnlessAborted(
+      client.chat.completions
+        .create(
+          {
+            ...requestFields(config, request),
+            messages: request.messages.map(toMessageParam),
+            ...(request.tools.length > 0 ? { tools: request.tools.map(toToolParam) } : {}),
+            ...(request.responseFormat
+              ? {
+                  response_format: {
+                    type: 'json_schema' as const,
+                    json_schema: {
+                      name: request.responseFormat.name,
+                      schema: { ...request.responseFormat.schema },
+                      strict: request.responseFormat.strict,
+                    },
                   },
-                },
-              }
-            : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal },
-      ),
+                }
+              : {}),
+            stream: true,
+            stream_options: { include_usage: true },
+          },
+          { signal },
+        )
+        .asResponse(),
       options.signal,
     );
     watchdog.start();
-    for await (const chunk of stream) {
+    for await (const chunk of payloadsOf(response, signal)) {
       watchdog.stop();
-      for (const part of partsOf(chunk)) {
+      for (const part of partsOf(chunk as ChatCompletionChunk)) {
         if (isContent(part)) progress.content = true;
         yield part;
       }
@@ -92,7 +96,7 @@ export function createOpenAIChatModel(
   if (config.api === 'responses') {
     return createLazyResponsesModel(
       config,
-      { client, fail, settled: settledUnlessAborted },
+      { client, fail, settled: settledUnlessAborted, payloads: payloadsOf },
       timers,
     );
   }
@@ -257,6 +261,15 @@ function reasoningOf(delta: object): string | undefined {
   if (typeof fields.reasoning_content === 'string') return fields.reasoning_content;
   if (typeof fields.reasoning === 'string') return fields.reasoning;
   return undefined;
+}
+
+/** A streamed body's payloads; an `error` payload throws the SDK's `APIError`, as its own stream does. */
+function payloadsOf(response: Response, signal: AbortSignal): AsyncIterable<unknown> {
+  return streamedPayloads(
+    response,
+    signal,
+    (error, headers) => new APIError(undefined, error, undefined, headers),
+  );
 }
 
 /**

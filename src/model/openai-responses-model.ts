@@ -29,7 +29,7 @@ import { isContent, streamWithStallRetry } from './stream-attempts';
  */
 export function createOpenAIResponsesModel(
   config: ModelConfig,
-  { client, fail, settled }: OpenAITransport,
+  { client, fail, settled, payloads }: OpenAITransport,
   timers: Timers,
 ): ChatModel {
   async function* attempt(
@@ -39,13 +39,16 @@ export function createOpenAIResponsesModel(
     watchdog: { start(): void; stop(): void },
     progress: { content: boolean },
   ): AsyncIterable<ModelStreamPart> {
-    const stream = await settled(
-      client.responses.create({ ...requestBody(config, request), stream: true }, { signal }),
+    // The SDK makes the request (retries, errors, headers); the body is parsed here, in one pass.
+    const response = await settled(
+      client.responses
+        .create({ ...requestBody(config, request), stream: true }, { signal })
+        .asResponse(),
       options.signal,
     );
     const reader = new ResponsesEventReader();
     watchdog.start();
-    for await (const event of stream as AsyncIterable<unknown>) {
+    for await (const event of payloads(response, signal)) {
       watchdog.stop();
       for (const part of reader.read(event)) {
         if (isContent(part)) progress.content = true;

@@ -332,8 +332,20 @@ export class AgentService implements AgentWorkerApi {
         startedAt: now,
         updatedAt: now,
       };
-      await setup.store.ensureConversation(request.conversationId, titleFrom(guarded.value));
-      await runConversation(setup, run, { input, attachments: read.attachments }, channel, request);
+      // Created while the conversation's lock is taken; awaited under it, before the input is written.
+      const conversationReady = setup.store.ensureConversation(
+        request.conversationId,
+        titleFrom(guarded.value),
+      );
+      // A refused lock leaves it unawaited; its failure is then not the run's to report.
+      conversationReady.catch(() => undefined);
+      await runConversation(
+        setup,
+        run,
+        { input, attachments: read.attachments, conversationReady },
+        channel,
+        request,
+      );
     });
   }
 

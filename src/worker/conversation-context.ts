@@ -89,10 +89,13 @@ const PREVIOUS_SUMMARY_EXCERPT = 4_000;
  */
 export async function buildContext(request: ContextRequest): Promise<RunContextMessages> {
   const { store, conversationId, window, rows } = request;
-  const recent = await rows.keep(
-    'messages',
-    await store.recentMessages(conversationId, window.maxMessages + 1),
-  );
+  // The three reads do not depend on each other: asked at once, they cost one wait, not three.
+  const [recentRows, conversationRow, memoryRows] = await Promise.all([
+    store.recentMessages(conversationId, window.maxMessages + 1),
+    store.ensureConversation(conversationId),
+    store.listMemories({ scopes: request.scopes }),
+  ]);
+  const recent = await rows.keep('messages', recentRows);
   const earlier = recent.filter((record) => record.runId !== request.runId);
   const own = request.input
     ? [request.input]
@@ -104,9 +107,9 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
     maxMessages: Math.max(0, window.maxMessages - own.length),
     maxTokens: Math.max(0, inEstimates(window.maxTokens) - ownTokens),
   });
-  const summary = await currentSummary(request, startSeq - 1);
+  const summary = await currentSummary(request, conversationRow, startSeq - 1);
   const memories = memoriesWithin(
-    await rows.keep('memories', await store.listMemories({ scopes: request.scopes })),
+    await rows.keep('memories', memoryRows),
     inEstimates(request.maxMemoryTokens),
   );
   const data = [
@@ -148,12 +151,13 @@ function ownMessages(records: readonly MessageRecord[]): ChatMessage[] {
  * reported and read as having no summary; a failed update is a `summary-failed` warning and
  * leaves the stored summary and its pointer as they were. An abort is not a failure.
  */
-async function currentSummary(request: ContextRequest, fellThrough: number): Promise<string> {
+async function currentSummary(
+  request: ContextRequest,
+  conversationRow: unknown,
+  fellThrough: number,
+): Promise<string> {
   const { store, conversationId, signal } = request;
-  const conversation = await request.rows.one(
-    'conversations',
-    await store.ensureConversation(conversationId),
-  );
+  const conversation = await request.rows.one('conversations', conversationRow);
   const previous = conversation?.summary ?? '';
   const through = conversation?.summarizedThroughSeq ?? 0;
   if (!request.summarize || fellThrough <= through) return previous;

@@ -72,11 +72,23 @@ export type RunStart = (
       readonly input: ChatMessage;
       /** The attachments the input refers to: stored with it, and sent from memory. */
       readonly attachments?: readonly AttachmentData[];
+      /** Settles once the conversation's row exists (asked for while the lock is taken). */
+      readonly conversationReady?: Promise<unknown>;
       readonly resume?: never;
       readonly continueAt?: never;
     }
-  | { readonly resume: ResumedStep; readonly input?: never; readonly continueAt?: never }
-  | { readonly continueAt: number; readonly input?: never; readonly resume?: never }
+  | {
+      readonly resume: ResumedStep;
+      readonly input?: never;
+      readonly continueAt?: never;
+      readonly conversationReady?: never;
+    }
+  | {
+      readonly continueAt: number;
+      readonly input?: never;
+      readonly resume?: never;
+      readonly conversationReady?: never;
+    }
 ) & {
   /**
    * Called first under the conversation's lock: throws when the run may no longer start
@@ -86,8 +98,8 @@ export type RunStart = (
 };
 
 /**
- * One run of a conversation: under the conversation's Web Lock, write the input, build
- * the context from the store, run the loop with a journal that saves each step, and
+ * One run of a conversation: under the conversation's Web Lock, write the input while the
+ * context is read from the store, run the loop with a journal that saves each step, and
  * record how the run ended. Failures are thrown for the caller to report.
  */
 export async function runConversation(
@@ -141,16 +153,26 @@ export async function runConversation(
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.input) await journal.started(start.input, start.attachments ?? []);
-      await emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name });
-      const rows = new StoredRowCheck(emit);
-      try {
-        const knowledge =
-          // An input of images alone has no text to search with.
-          (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== ''
-            ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
-            : [];
-        const context = await buildContext({
+      if (start.conversationReady) await start.conversationReady;
+      // Settled once the input is stored (or its failure reported) and run-start is sent;
+      // started below, after the context's reads are asked for.
+      let begin: (started: Promise<void>) => void = () => {};
+      const begun = settledLater(
+        new Promise<void>((resolve) => {
+          begin = resolve;
+        }),
+      );
+      // What the context build reports waits for run-start, which stays the run's first event.
+      const emitAfterStart = async (event: AgentEvent) => {
+        await begun;
+        await emit(event);
+      };
+      const rows = new StoredRowCheck(emitAfterStart);
+      // An input of images alone has no text to search with.
+      const injectsKnowledge =
+        (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== '';
+      const contextOf = (knowledge: ChatMessage[]) =>
+        buildContext({
           store,
           model,
           conversationId: run.conversationId,
@@ -166,9 +188,38 @@ export async function runConversation(
           tokens: setup.tokens,
           knowledge,
           rows,
-          warn: (code, message) => emit({ type: 'warning', code, message }),
+          warn: (code, message) => emitAfterStart({ type: 'warning', code, message }),
           signal,
         });
+      // The context's reads are asked for first and the input's write right after, so the
+      // reads do not wait for the write (they leave out the run's own rows, so they find the
+      // same either way). With knowledge to inject, the search comes first (its event after run-start).
+      const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
+      begin(
+        (start.input
+          ? journal.started(start.input, start.attachments ?? [])
+          : Promise.resolve()
+        ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
+      );
+      if (injectsKnowledge) await begun;
+      // The first step's start is queued behind run-start without waiting, so the first model
+      // request goes out while the input is written; every later event waits for both, so
+      // nothing of the answer reaches the page before the input is stored.
+      let first: Promise<void> | undefined;
+      const emitInOrder = async (event: AgentEvent) => {
+        journal.observe(event);
+        if (!first) {
+          first = settledLater(begun.then(() => emit(event)));
+          return;
+        }
+        await first;
+        await emit(event);
+      };
+      try {
+        const knowledge = injectsKnowledge
+          ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
+          : [];
+        const context = await (early ?? contextOf(knowledge));
         const result = await runAgent({
           runId: run.id,
           conversationId: run.conversationId,
@@ -201,11 +252,10 @@ export async function runConversation(
             ? { output: { jsonSchema: output.jsonSchema, check: channel.checkOutput } }
             : {}),
           signal,
-          emit: async (event) => {
-            journal.observe(event);
-            await emit(event);
-          },
+          emit: emitInOrder,
         });
+        await begun;
+        await first;
         // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
         if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
@@ -215,6 +265,8 @@ export async function runConversation(
             : undefined;
         await emit({ type: 'run-finish', ...result, ...(learning ? { learning } : {}) });
       } catch (error) {
+        // What follows is said after the events already queued.
+        await Promise.allSettled([begun, first]);
         // Whatever an abort broke on its way (a summary call, a knowledge search), the run
         // was aborted: it ends as such, with what it had stored kept. An abort with a reason
         // of Airlock's own (its conversation was deleted) fails it with that reason.
@@ -229,6 +281,15 @@ export async function runConversation(
       }
     },
   );
+}
+
+/**
+ * `promise`, marked as handled until someone awaits it: a failure met while another wait
+ * is pending is still thrown where it is awaited, never reported as unhandled.
+ */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /**

@@ -66,6 +66,34 @@ describe('memory in IndexedDB', () => {
     ]);
   });
 
+  it('has stored the input when run-start and the first text reach the page, though the model request goes out while it is written', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const session = await scriptModel([{ text: 'one two three', chunkDelayMs: 5 }]);
+    const agent = agentFor(session, { conversationId, memory: { database, tools: false } });
+    const events: AgentEvent['type'][] = [];
+    const storedAt: Record<string, string[]> = {};
+    const run = agent.run('Remember this question.');
+    for await (const event of run) {
+      events.push(event.type);
+      if ((event.type === 'run-start' || event.type === 'text-delta') && !storedAt[event.type]) {
+        const stored = await agent.memory.getConversation(conversationId);
+        storedAt[event.type] = (stored?.messages ?? []).map((record) =>
+          typeof record.message.content === 'string' ? record.message.content : '',
+        );
+      }
+    }
+    agent.dispose();
+
+    expect(events.slice(0, 2)).toEqual(['run-start', 'step-start']);
+    expect(events.at(-1)).toBe('run-finish');
+    expect(storedAt['run-start']).toEqual(['Remember this question.']);
+    expect(storedAt['text-delta']?.[0]).toBe('Remember this question.');
+    expect((await receivedBodies(session))[0]?.messages.at(-1)?.content).toBe(
+      'Remember this question.',
+    );
+  });
+
   it('summarises messages that fall out of the window with the model, sends and stores the summary', async () => {
     const session = await scriptModel([
       { text: 'Answer one.' },
