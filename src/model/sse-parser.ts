@@ -7,6 +7,13 @@ export interface ServerSentEvent {
 const LINE_END = /\r\n|\r|\n/g;
 
 /**
+ * The longest one event may grow, in characters: far above any chunk a model sends (a
+ * chunk carries a few tokens), low enough that a server streaming one endless line cannot
+ * fill the worker's memory.
+ */
+export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+/**
  * A streaming parser of `text/event-stream` bytes, as the HTML spec reads them: lines end
  * in LF, CR or CRLF (a CRLF split between two reads is one line end), a line starting with
  * `:` is a comment, `data:` lines of one event are joined with LF, a blank line dispatches
@@ -23,6 +30,8 @@ export class SSEParser {
   #afterCR = false;
   #event = '';
   #data: string[] = [];
+  /** Characters of the event being read: its data lines so far and its unfinished line. */
+  #size = 0;
 
   /** The events completed by `bytes`. */
   feed(bytes: Uint8Array): ServerSentEvent[] {
@@ -39,6 +48,7 @@ export class SSEParser {
     this.#afterCR = false;
     this.#event = '';
     this.#data = [];
+    this.#size = 0;
   }
 
   #lines(text: string): ServerSentEvent[] {
@@ -61,6 +71,9 @@ export class SSEParser {
       } else this.#field(line);
     }
     if (start < text.length) this.#partial += text.slice(start);
+    if (this.#size + this.#partial.length > MAX_EVENT_CHARS)
+      // As a payload that is not JSON: the stream is malformed.
+      throw new SyntaxError(`A server-sent event grew past ${MAX_EVENT_CHARS} characters.`);
     return events;
   }
 
@@ -70,8 +83,10 @@ export class SSEParser {
     const name = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
-    if (name === 'data') this.#data.push(value);
-    else if (name === 'event') this.#event = value;
+    if (name === 'data') {
+      this.#data.push(value);
+      this.#size += value.length;
+    } else if (name === 'event') this.#event = value;
     // `id` and `retry` steer an EventSource's reconnection, which a model stream never does.
   }
 
@@ -80,6 +95,7 @@ export class SSEParser {
     const data = this.#data;
     this.#event = '';
     this.#data = [];
+    this.#size = 0;
     if (data.length === 0) return undefined;
     return { event, data: data.join('\n') };
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ServerSentEvent, SSEParser } from '../../../src/model/sse-parser';
+import { MAX_EVENT_CHARS, type ServerSentEvent, SSEParser } from '../../../src/model/sse-parser';
 
 const encoder = new TextEncoder();
 
@@ -119,5 +119,27 @@ describe('SSEParser', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('refuses an event that grows without end, as a line or as data lines, and not a long stream of small events', () => {
+    const encode = (text: string) => new TextEncoder().encode(text);
+    const piece = 'x'.repeat(1024 * 1024);
+
+    const endlessLine = new SSEParser();
+    expect(() => {
+      for (let i = 0; i <= MAX_EVENT_CHARS / piece.length; i++) endlessLine.feed(encode(piece));
+    }).toThrow(SyntaxError);
+
+    const endlessData = new SSEParser();
+    expect(() => {
+      for (let i = 0; i <= MAX_EVENT_CHARS / piece.length; i++)
+        endlessData.feed(encode(`data: ${piece}\n`));
+    }).toThrow(SyntaxError);
+
+    const manySmall = new SSEParser();
+    let events = 0;
+    for (let i = 0; i <= MAX_EVENT_CHARS / piece.length; i++)
+      events += manySmall.feed(encode(`data: ${piece}\n\n`)).length;
+    expect(events).toBe(MAX_EVENT_CHARS / piece.length + 1);
   });
 });
