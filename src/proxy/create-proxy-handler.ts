@@ -16,7 +16,7 @@ import {
   resolveProxyOptions,
 } from './proxy-options.js';
 import { createRedactor, type Redactor } from './redact-key.js';
-import { readBodyWithin } from './request-body.js';
+import { readJsonWithin } from './request-body.js';
 import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
 import { type ProxyPath, ROUTES, type Route } from './routes.js';
 import { mergeLimits, SpendMeter, type SpendRefusal, type TokenUsage } from './spend-limits.js';
@@ -151,27 +151,12 @@ async function readJsonBody(
   request: Request,
   maxBodyBytes: number,
 ): Promise<Record<string, unknown> | Response> {
-  let text: string | 'too-large';
-  try {
-    text = await readBodyWithin(request, maxBodyBytes);
-  } catch {
-    return errorResponse(400, 'body_unreadable', 'The request body could not be read.');
-  }
-  if (text === 'too-large') {
-    return errorResponse(
-      413,
-      'body_too_large',
-      `The request body is larger than this proxy accepts (${maxBodyBytes} bytes).`,
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return errorResponse(400, 'invalid_json', 'The request body is not a JSON object.');
-  }
+  const NOT_AN_OBJECT = 'The request body is not a JSON object.';
+  const read = await readJsonWithin(request, maxBodyBytes, NOT_AN_OBJECT);
+  if (read instanceof Response) return read;
+  const value = read.json;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return errorResponse(400, 'invalid_json', 'The request body is not a JSON object.');
+    return errorResponse(400, 'invalid_json', NOT_AN_OBJECT);
   }
   return value as Record<string, unknown>;
 }

@@ -10,7 +10,7 @@ import { runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
-import { readBodyWithin } from './request-body.js';
+import { readJsonWithin } from './request-body.js';
 
 /** One MCP server the proxy forwards to. */
 export interface McpUpstream {
@@ -143,27 +143,12 @@ export async function answerMcp(
 
 /** The body as JSON-RPC text (an object or a batch), re-serialised, or the refusal. */
 async function readJsonRpc(request: Request, maxBodyBytes: number): Promise<string | Response> {
-  let text: string | 'too-large';
-  try {
-    text = await readBodyWithin(request, maxBodyBytes);
-  } catch {
-    return errorResponse(400, 'body_unreadable', 'The request body could not be read.');
-  }
-  if (text === 'too-large') {
-    return errorResponse(
-      413,
-      'body_too_large',
-      `The request body is larger than this proxy accepts (${maxBodyBytes} bytes).`,
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return errorResponse(400, 'invalid_json', 'The request body is not JSON-RPC.');
-  }
+  const NOT_JSON_RPC = 'The request body is not JSON-RPC.';
+  const read = await readJsonWithin(request, maxBodyBytes, NOT_JSON_RPC);
+  if (read instanceof Response) return read;
+  const value = read.json;
   if (typeof value !== 'object' || value === null) {
-    return errorResponse(400, 'invalid_json', 'The request body is not JSON-RPC.');
+    return errorResponse(400, 'invalid_json', NOT_JSON_RPC);
   }
   // The proxy's own serialisation: the page's text never goes upstream.
   return JSON.stringify(value);

@@ -3,6 +3,38 @@
  * `Content-Length`, because a chunked upload declares no length.
  */
 
+import { errorResponse } from './error-response.js';
+
+/**
+ * A request's body parsed as JSON (`{ json }`), or the refusal to send back: 400 for a
+ * body that cannot be read or is not JSON (`notJson` says what it should have been), 413
+ * past `maxBytes`.
+ */
+export async function readJsonWithin(
+  request: Request,
+  maxBytes: number,
+  notJson: string,
+): Promise<{ readonly json: unknown } | Response> {
+  let text: string | 'too-large';
+  try {
+    text = await readBodyWithin(request, maxBytes);
+  } catch {
+    return errorResponse(400, 'body_unreadable', 'The request body could not be read.');
+  }
+  if (text === 'too-large') {
+    return errorResponse(
+      413,
+      'body_too_large',
+      `The request body is larger than this proxy accepts (${maxBytes} bytes).`,
+    );
+  }
+  try {
+    return { json: JSON.parse(text) as unknown };
+  } catch {
+    return errorResponse(400, 'invalid_json', notJson);
+  }
+}
+
 /**
  * The body of a request (or response) as text, or `'too-large'` once it passes `maxBytes`;
  * the rest is then cancelled, not read. Rejects if the stream fails (a client gone mid-upload).
