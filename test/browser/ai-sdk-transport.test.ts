@@ -14,7 +14,7 @@ import {
 } from 'airlock-agents/ai-sdk';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, receivedBodies, scriptModel } from './support';
+import { agentFor, deleteNoteTool, receivedBodies, scriptModel } from './support';
 
 /** The transport, with every chunk it streams checked against the SDK's own chunk schema. */
 function checkedTransport(transport: AirlockChatTransport) {
@@ -52,21 +52,6 @@ async function until(check: () => boolean, what: string, timeoutMs = 10_000): Pr
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-}
-
-function deleteNoteTool() {
-  const counter = { runs: 0 };
-  const deleteNote = tool({
-    name: 'delete_note',
-    description: 'Deletes a note.',
-    parameters: z.object({ id: z.string() }),
-    needsApproval: true,
-    execute: ({ id }) => {
-      counter.runs++;
-      return { deleted: id };
-    },
-  });
-  return { counter, deleteNote };
 }
 
 const lookup = tool({

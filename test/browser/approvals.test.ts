@@ -4,27 +4,13 @@ import { z } from 'zod';
 import {
   agentOver,
   collect,
+  deleteNoteTool,
   MODEL_APIS,
   readToolOutput,
   receivedBodies,
   scriptModel,
   testToolsWorker,
 } from './support';
-
-function deleteNoteTool() {
-  const counter = { runs: 0 };
-  const deleteNote = tool({
-    name: 'delete_note',
-    description: 'Deletes a note.',
-    parameters: z.object({ id: z.string() }),
-    needsApproval: true,
-    execute: ({ id }) => {
-      counter.runs++;
-      return { deleted: id };
-    },
-  });
-  return { counter, deleteNote };
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

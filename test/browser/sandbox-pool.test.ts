@@ -112,7 +112,8 @@ describe('sandbox pool after a burst', () => {
       // The first call settled: the burst is under way and its next calls are starting.
       if (event.type === 'tool-result' && results(events).length === 1) agent.dispose();
     }
-    expect(results(events)).toHaveLength(1);
+    // The call running beside the first may settle in the same delivery; none started after.
+    expect(results(events).length).toBeLessThanOrEqual(2);
     expect(events.at(-1)).toMatchObject({ type: 'run-error', error: { code: 'agent-disposed' } });
     await expect(run.result).rejects.toMatchObject({ code: 'agent-disposed' });
     expect(agent.sandboxStats().test?.live).toBe(0);

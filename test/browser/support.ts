@@ -1,4 +1,4 @@
-import { type AgentEvent, type AgentOptions, createAgent } from 'airlock-agents';
+import { type AgentEvent, type AgentOptions, createAgent, tool } from 'airlock-agents';
 import {
   createRemoteSession,
   type RemoteModelSession,
@@ -6,6 +6,7 @@ import {
   type SessionOptions,
 } from 'airlock-agents/testing/remote';
 import { inject, onTestFinished } from 'vitest';
+import { z } from 'zod';
 
 /** A scripted model session on the shared test server. */
 export function scriptModel(
@@ -183,3 +184,19 @@ export function readToolOutput(content: string | null | undefined) {
  * one that ran on (tools default to 30 s). Latency figures belong to `npm run bench`.
  */
 export const KILL_MARGIN_MS = 1_500;
+
+/** A page tool that needs approval, and how often it ran. */
+export function deleteNoteTool() {
+  const counter = { runs: 0 };
+  const deleteNote = tool({
+    name: 'delete_note',
+    description: 'Deletes a note.',
+    parameters: z.object({ id: z.string() }),
+    needsApproval: true,
+    execute: ({ id }) => {
+      counter.runs++;
+      return { deleted: id };
+    },
+  });
+  return { counter, deleteNote };
+}

@@ -7,7 +7,7 @@ import {
 } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, scriptModel } from './support';
+import { agentFor, collect, deleteNoteTool, scriptModel } from './support';
 
 // Two agents on one database are two agent workers sharing IndexedDB, Web Locks and
 // BroadcastChannel, exactly as two tabs of one origin do: one runs, the other watches.
@@ -24,21 +24,6 @@ async function watchOneRun(
     if (event.type === 'run-finish' || event.type === 'run-error') break;
   }
   return events;
-}
-
-function deleteNoteTool() {
-  const counter = { runs: 0 };
-  const deleteNote = tool({
-    name: 'delete_note',
-    description: 'Deletes a note.',
-    parameters: z.object({ id: z.string() }),
-    needsApproval: true,
-    execute: ({ id }) => {
-      counter.runs++;
-      return { deleted: id };
-    },
-  });
-  return { counter, deleteNote };
 }
 
 /** Two tabs of one origin: the same database and conversation. */
