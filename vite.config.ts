@@ -72,7 +72,8 @@ function browserProject(
     test: {
       name: browser,
       include: ['test/browser/**/*.test.ts'],
-      testTimeout: 20_000,
+      // Room for an agent worker that starts slowly late in a long run (its start allows 30 s).
+      testTimeout: 40_000,
       sequence: { groupOrder: browserOrder[browser] },
       browser: {
         enabled: true,

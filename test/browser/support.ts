@@ -33,6 +33,9 @@ export function agentFor(
     worker: () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2, ...model },
+    // The dev server hands an agent worker its modules one by one; late in a long run a busy
+    // engine (Firefox most) has taken more than the default 10 s to start one.
+    startTimeoutMs: 30_000,
     ...rest,
     // A database of its own per agent unless the test shares one on purpose.
     memory: { database: `test-${crypto.randomUUID()}`, ...options.memory },
