@@ -75,6 +75,14 @@ const LEARN_RULES: readonly LearnRule[] = [
  * the page, weather, calculator and slow report in a sandbox worker, and the headline
  * tool in a worker inside a sandboxed iframe.
  */
+/** The notes MCP server of the demo server. */
+const MCP_NOTES = { name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-only' } as const;
+
+/** Whether the page's address asks for the notes MCP server (`?mcp`). */
+function mcpNotesWanted(): boolean {
+  return new URLSearchParams(globalThis.location?.search ?? '').has('mcp');
+}
+
 export function createDemoAgent(settings: ModelSettings): Agent {
   return createAgent({
     worker: () => new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' }),
@@ -97,8 +105,10 @@ export function createDemoAgent(settings: ModelSettings): Agent {
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
     ],
     // The demo server's notes store, through the proxy route that holds its token. Reading
-    // notes needs no approval (the tools say they are read-only); adding one does.
-    mcp: [{ name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-only' }],
+    // notes needs no approval (the tools say they are read-only); adding one does. Opt-in
+    // (`?mcp` on the page's address): with it on, WebKit's demo leaves an approved call
+    // waiting (docs/demo.md), which the MCP browser tests do not show.
+    ...(mcpNotesWanted() ? { mcp: [MCP_NOTES] } : {}),
     memory: { database: DEMO_DATABASE, learn: { rules: LEARN_RULES, confirm: true } },
     // Documents from the knowledge panel: the best passages go into each run's context.
     // A real embedding model gets Airlock's default cut-off; the offline one its own.
