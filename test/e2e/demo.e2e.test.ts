@@ -318,7 +318,10 @@ describe('the demo, built and served', () => {
     await expect
       .poll(() => texts(page.locator('#knowledge-list .document-title')), { timeout: WAIT_MS })
       .toEqual(['Lighthouse notes']);
-    expect(await page.locator('#knowledge-status').textContent()).toContain('Added');
+    // The list may show the document a moment before the status line says so.
+    await expect
+      .poll(() => page.locator('#knowledge-status').textContent(), { timeout: WAIT_MS })
+      .toContain('Added');
 
     expect(await ask(page, 'Who keeps the Glimmerfen lighthouse?')).toBe('stop');
 
