@@ -202,6 +202,26 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
     ]);
   });
 
+  it('refuses a message whose file is not an image URL a model may take, sending and storing nothing', async () => {
+    const session = await scriptModel([{ text: 'Never sent.' }]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    const chat = new Chat<AirlockUIMessage>({
+      id: 'chat-hostile-file',
+      transport: new AirlockChatTransport({ agent }),
+    });
+
+    await chat.sendMessage({
+      text: 'Look',
+      files: [{ type: 'file', mediaType: 'image/png', url: 'javascript:alert(1)' }],
+    });
+
+    expect(chat.status).toBe('error');
+    // The SDK keeps the message of the transport's AirlockError (the page's input check).
+    expect(chat.error?.message).toMatch(/must be a Blob, a data: URL or an https: URL/);
+    expect(await session.requests()).toHaveLength(0);
+    expect(await loadChatMessages(agent, 'chat-hostile-file')).toEqual([]);
+  });
+
   it('sends the files of a message as images and files, and loads them back by reference with the reasoning', async () => {
     const session = await scriptModel([{ reasoning: 'A dot, then.', text: 'A single dot.' }]);
     const agent = agentFor(session, { memory: { tools: false } });
