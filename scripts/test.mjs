@@ -57,6 +57,9 @@ mkdirSync('test-results', { recursive: true });
 const totals = { passed: 0, failed: 0, skipped: 0 };
 /** @type {string[]} */
 const summary = [];
+/** Failed tests by name, listed just above the total: CI shows only the end of the output. */
+/** @type {string[]} */
+const failures = [];
 for (const run of runs) {
   const report = `test-results/vitest-${run.label}.json`;
   rmSync(report, { force: true });
@@ -94,6 +97,7 @@ for (const run of runs) {
   }
 }
 console.log(`\nPer suite (reports in test-results/vitest-*.json):\n${summary.join('\n')}`);
+if (failures.length > 0) console.log(`Failed:\n${failures.join('\n')}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 ? 1 : 0);
 
@@ -125,7 +129,7 @@ function countResults(report, exitCode) {
     return groups;
   }
   const results =
-    /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string }> }> }} */ (
+    /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }> }> }} */ (
       JSON.parse(readFileSync(report, 'utf8'))
     );
   for (const file of results.testResults) {
@@ -141,8 +145,13 @@ function countResults(report, exitCode) {
     const counts = groups.get(group) ?? { passed: 0, failed: 0, skipped: 0 };
     for (const test of file.assertionResults) {
       if (test.status === 'passed') counts.passed += 1;
-      else if (test.status === 'failed') counts.failed += 1;
-      else counts.skipped += 1;
+      else if (test.status === 'failed') {
+        counts.failed += 1;
+        const reason = (test.failureMessages?.[0] ?? '').split('\n')[0]?.slice(0, 200) ?? '';
+        failures.push(
+          `  ${label} · ${file.name.replace(/^.*?\/test\//, 'test/')} · ${test.fullName}\n      ${reason}`,
+        );
+      } else counts.skipped += 1;
     }
     groups.set(group, counts);
   }
