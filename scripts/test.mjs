@@ -147,7 +147,13 @@ function countResults(report, exitCode) {
       if (test.status === 'passed') counts.passed += 1;
       else if (test.status === 'failed') {
         counts.failed += 1;
-        const reason = (test.failureMessages?.[0] ?? '').split('\n')[0]?.slice(0, 200) ?? '';
+        // Firefox's and WebKit's messages are the bare stack: the first line that is not a frame.
+        const lines = (test.failureMessages?.[0] ?? '').split('\n');
+        const reason = (
+          lines.find((line) => !/^\s*at |@\w+:\/\//.test(line)) ??
+          lines[0] ??
+          ''
+        ).slice(0, 200);
         failures.push(
           `  ${label} · ${file.name.replace(/^.*?\/test\//, 'test/')} · ${test.fullName}\n      ${reason}`,
         );

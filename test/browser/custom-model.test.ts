@@ -1,7 +1,7 @@
 import { createAgent, isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { collect } from './support';
+import { collect, WORKER_START_MS } from './support';
 
 function weather(cities: string[]) {
   return tool({
@@ -24,6 +24,7 @@ function agentWithOwnModel(model: string, options: { prompted?: boolean; tools?:
     model: { model, ...(options.prompted ? { toolCalling: 'prompted' as const } : {}) },
     tools: [weather(cities)],
     memory: { database: `custom-model-${crypto.randomUUID()}`, tools: false },
+    startTimeoutMs: WORKER_START_MS,
   });
   onTestFinished(() => agent.dispose());
   return { agent, cities };
@@ -110,6 +111,7 @@ describe('a model of the app’s own, served by the agent worker', () => {
         new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
       model: { model: 'airlock-test-model' },
       memory: { database: `no-endpoint-${crypto.randomUUID()}` },
+      startTimeoutMs: WORKER_START_MS,
     });
     onTestFinished(() => agent.dispose());
     const failure = await agent.ready.then(

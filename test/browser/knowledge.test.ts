@@ -1,7 +1,7 @@
 import { type AgentEvent, createAgent, isAirlockError } from 'airlock-agents';
 import type { RemoteModelSession } from 'airlock-agents/testing/remote';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, collect, receivedBodies, scriptModel, WORKER_START_MS } from './support';
 
 const DOCUMENTS = [
   {
@@ -38,6 +38,7 @@ function failingReplaceAgent(session: RemoteModelSession, database: string) {
       }),
     model: { baseURL: session.baseURL, model: 'airlock-test-model' },
     memory: { database },
+    startTimeoutMs: WORKER_START_MS,
   });
   onTestFinished(() => agent.dispose());
   return agent;

@@ -20,6 +20,13 @@ export function scriptModel(
 export const testToolsWorker = () =>
   new Worker(new URL('./fixtures/tools.worker.ts', import.meta.url), { type: 'module' });
 
+/**
+ * How long a test lets an agent worker start. The dev server hands a worker its modules one
+ * by one; late in a long run, and on a busy machine, an engine (Firefox most) has taken more
+ * than the default 10 s to start one.
+ */
+export const WORKER_START_MS = 30_000;
+
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
@@ -33,9 +40,7 @@ export function agentFor(
     worker: () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2, ...model },
-    // The dev server hands an agent worker its modules one by one; late in a long run a busy
-    // engine (Firefox most) has taken more than the default 10 s to start one.
-    startTimeoutMs: 30_000,
+    startTimeoutMs: WORKER_START_MS,
     ...rest,
     // A database of its own per agent unless the test shares one on purpose.
     memory: { database: `test-${crypto.randomUUID()}`, ...options.memory },

@@ -7,7 +7,7 @@ import {
 } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, deleteNoteTool, scriptModel } from './support';
+import { agentFor, collect, deleteNoteTool, scriptModel, WORKER_START_MS } from './support';
 
 // Two agents on one database are two agent workers sharing IndexedDB, Web Locks and
 // BroadcastChannel, exactly as two tabs of one origin do: one runs, the other watches.
@@ -241,6 +241,7 @@ describe('live runs in every tab', () => {
       },
       model: { baseURL: session.baseURL, model: 'airlock-test-model' },
       memory: { database },
+      startTimeoutMs: WORKER_START_MS,
     });
     onTestFinished(() => running.dispose());
     const watching = agentFor(session, { memory: { database } });
