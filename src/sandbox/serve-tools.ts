@@ -1,6 +1,7 @@
 import { arrayCheck, checkField } from '../errors/field-checks';
 import type { SandboxConnect, SandboxRequest, SandboxResponse } from '../protocol/sandbox-wire';
 import type { ToolOutcome } from '../protocol/tools';
+import { claimWorker } from '../runtime/claim-worker';
 import { type Tool, toolCheck } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { describeThrown } from '../tools/run-tool';
@@ -9,11 +10,14 @@ import { describeThrown } from '../tools/run-tool';
  * Serves tools from this worker. Call it once from a tool worker entry of the app's own:
  * `serveTools([getWeather, calculate])`. The page connects the agent worker to it; calls
  * come and go on that port, and a call that misses its deadline ends with this worker.
- * Every request is answered, whatever a tool or its schema throws.
+ * Every request is answered, whatever a tool or its schema throws. A worker serves one
+ * list: calls after the first do nothing (WebKit may evaluate the entry again when a
+ * lazily loaded chunk imports from it).
  */
 export function serveTools(tools: readonly Tool[]): void {
   // Checked before anything listens: a worker serving a bad list would fail every call.
   checkField(tools, 'tools', arrayCheck(toolCheck));
+  if (!claimWorker('tools')) return;
   const host = new LocalToolHost(tools);
   const specs = tools.map((tool) => tool.spec);
   // Started at once, so the worker loads what its tools need while the page connects.
