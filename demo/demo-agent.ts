@@ -70,19 +70,15 @@ const LEARN_RULES: readonly LearnRule[] = [
   },
 ];
 
-/**
- * An agent in its own worker with the demo's tools in all three places: `set_theme` on
- * the page, weather, calculator and slow report in a sandbox worker, and the headline
- * tool in a worker inside a sandboxed iframe.
- */
 /** The notes MCP server of the demo server. */
 const MCP_NOTES = { name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-only' } as const;
 
-/** Whether the page's address asks for the notes MCP server (`?mcp`). */
-function mcpNotesWanted(): boolean {
-  return new URLSearchParams(globalThis.location?.search ?? '').has('mcp');
-}
-
+/**
+ * An agent in its own worker with the demo's tools in all three places: `set_theme` on
+ * the page, weather, calculator and slow report in a sandbox worker, and the headline
+ * tool in a worker inside a sandboxed iframe; the notes tools on the demo server's MCP
+ * server.
+ */
 export function createDemoAgent(settings: ModelSettings): Agent {
   return createAgent({
     worker: () => new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' }),
@@ -105,10 +101,8 @@ export function createDemoAgent(settings: ModelSettings): Agent {
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
     ],
     // The demo server's notes store, through the proxy route that holds its token. Reading
-    // notes needs no approval (the tools say they are read-only); adding one does. Opt-in
-    // (`?mcp` on the page's address): with it on, WebKit's demo leaves an approved call
-    // waiting (docs/demo.md), which the MCP browser tests do not show.
-    ...(mcpNotesWanted() ? { mcp: [MCP_NOTES] } : {}),
+    // notes needs no approval (the tools say they are read-only); adding one does.
+    mcp: [MCP_NOTES],
     memory: { database: DEMO_DATABASE, learn: { rules: LEARN_RULES, confirm: true } },
     // Documents from the knowledge panel: the best passages go into each run's context.
     // A real embedding model gets Airlock's default cut-off; the offline one its own.

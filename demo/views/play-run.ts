@@ -2,7 +2,7 @@
  * Plays one run's events into the page: the conversation log, the run timeline, and the
  * approval dialog for calls that wait for the user.
  */
-import type { AgentEvent, AgentRun } from 'airlock-agents';
+import { type AgentEvent, type AgentRun, type ErrorData, isAirlockError } from 'airlock-agents';
 import type { ApprovalDialog } from './approval-dialog';
 import type { TimelineRun } from './run-timeline';
 import type { RunView } from './run-view';
@@ -34,17 +34,21 @@ export async function playRun(run: AgentRun, players: RunPlayers): Promise<void>
         .ask({ toolName: event.toolName, arguments: event.arguments }, ended.signal)
         .then((decision) => {
           if (decision === undefined) return;
-          if (decision.approved) {
-            void run.approve(event.approvalId);
-            view.approved(event.callId);
-          } else {
-            void run.reject(event.approvalId, decision.reason);
-          }
+          const taken = decision.approved
+            ? run.approve(event.approvalId)
+            : run.reject(event.approvalId, decision.reason);
+          if (decision.approved) view.approved(event.callId);
+          // A decision the agent worker refused would leave the run waiting for good: the
+          // page says why and stops it.
+          taken.catch((error: unknown) => {
+            view.showError(failureOf(error));
+            run.abort();
+          });
         });
     }
   } catch (error) {
     // Runs report their failures as events; reaching this is a bug worth seeing on the page.
-    const failure = { code: 'internal-error' as const, message: messageOf(error) };
+    const failure = failureOf(error);
     view.showError(failure);
     timeline.fail(failure);
   } finally {
@@ -52,6 +56,11 @@ export async function playRun(run: AgentRun, players: RunPlayers): Promise<void>
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** What the page shows of a failure: an Airlock error's code, or `internal-error`. */
+function failureOf(error: unknown): ErrorData {
+  if (isAirlockError(error)) return { code: error.code, message: error.message };
+  return {
+    code: 'internal-error',
+    message: error instanceof Error ? error.message : String(error),
+  };
 }

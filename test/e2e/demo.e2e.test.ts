@@ -354,6 +354,17 @@ describe('the demo, built and served', () => {
     await screenshot('10-headline');
   });
 
+  it("lists the shared notes of the demo server's MCP server, read-only so without approval, on a card of the MCP tier", async () => {
+    expect(await ask(page, 'List the shared notes')).toBe('stop');
+
+    const card = lastCard('notes__list_notes');
+    expect(await attribute(card, 'data-state')).toBe('ok');
+    expect(await card.locator('.tool-tier').textContent()).toBe('MCP server');
+    expect(await card.locator('.tool-result').textContent()).toContain('welcome');
+    expect(await page.locator('#approval-dialog[open]').count()).toBe(0);
+    await screenshot('10-mcp-notes');
+  });
+
   // Not in WebKit: WebKitGTK's MiniBrowser under Xvfb drops frames whatever the page does.
   // Idle, the demo page got 107 frames in 4 s there, 15 gaps over 50 ms; during Airlock's
   // run 96 long frames, 13 s frozen of ~14 s. Its frame times cannot tell the page's own
