@@ -3,6 +3,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { AirlockError } from '../../errors/airlock-error';
@@ -25,6 +26,26 @@ const MAX_DESCRIPTION_CHARS = 2_000;
 const CLOSE_TIMEOUT_MS = 1_000;
 
 const CLIENT_INFO = { name: 'airlock-agents', version: '0.1.0' } as const;
+
+/** The query parameter that gives each resuming GET a URL of its own. */
+const RESUME_PARAMETER = 'airlock-resume';
+let resumptions = 0;
+
+/**
+ * The transport's fetch. It resumes a dropped response stream with a GET of the endpoint
+ * (`Last-Event-ID`) while its standalone event stream, a GET of the same URL, is open, and
+ * Firefox holds back a GET of a URL until an open GET of it ends: a resuming GET gets a URL
+ * of its own (a query parameter a server ignores; the proxy route forwards no query).
+ */
+const transportFetch: FetchLike = (url, init) => {
+  if (init?.method !== 'GET' || !new Headers(init.headers).has('last-event-id')) {
+    return fetch(url, init);
+  }
+  const resuming = new URL(url);
+  resumptions += 1;
+  resuming.searchParams.set(RESUME_PARAMETER, String(resumptions));
+  return fetch(resuming, init);
+};
 
 /** A tool as the server listed it. */
 interface ListedTool {
@@ -193,6 +214,7 @@ export class McpServerConnection implements ToolRunner {
     });
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
+      fetch: transportFetch,
     });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.#refreshTools(client);
