@@ -126,18 +126,21 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
     );
 
+  const openConversation = (id: string, title?: string) =>
+    guard('creating a conversation', () => {
+      if (typeof id !== 'string' || id === '')
+        throw invalidInput('A conversation id must be a non-empty string.');
+      const existing = conversations.get(id);
+      if (existing) return { conversation: existing, created: false };
+      const record = newConversation(id, title, Date.now());
+      conversations.set(id, copy(record));
+      notify({ table: 'conversations', conversationId: id });
+      return { conversation: record, created: true };
+    });
+
   return {
-    ensureConversation: (id, title) =>
-      guard('creating a conversation', () => {
-        if (typeof id !== 'string' || id === '')
-          throw invalidInput('A conversation id must be a non-empty string.');
-        const existing = conversations.get(id);
-        if (existing) return existing;
-        const record = newConversation(id, title, Date.now());
-        conversations.set(id, copy(record));
-        notify({ table: 'conversations', conversationId: id });
-        return record;
-      }),
+    ensureConversation: async (id, title) => (await openConversation(id, title)).conversation,
+    openConversation,
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 

@@ -31,6 +31,12 @@ export type {
   RunRecord,
 } from '../protocol/memory';
 
+/** A conversation's row, and whether the call that returned it created it. */
+export interface OpenedConversation {
+  readonly conversation: ConversationRecord;
+  readonly created: boolean;
+}
+
 /**
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
  * module that knows IndexedDB. Every method is one transaction; none stays open across
@@ -40,6 +46,8 @@ export type {
 export interface ConversationStore {
   /** Creates the conversation if it does not exist; returns its row. */
   ensureConversation(id: string, title?: string): Promise<ConversationRecord>;
+  /** `ensureConversation`, saying whether this call created the row. */
+  openConversation(id: string, title?: string): Promise<OpenedConversation>;
   getConversation(id: string): Promise<ConversationRecord | undefined>;
   /** Newest `updatedAt` first. */
   listConversations(): Promise<ConversationRecord[]>;

@@ -333,7 +333,7 @@ export class AgentService implements AgentWorkerApi {
         updatedAt: now,
       };
       // Created while the conversation's lock is taken; awaited under it, before the input is written.
-      const conversationReady = setup.store.ensureConversation(
+      const conversationReady = setup.store.openConversation(
         request.conversationId,
         titleFrom(guarded.value),
       );

@@ -2,7 +2,13 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import { type CompiledRule, learnFrom } from '../memory/learn-rules';
-import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
+import type {
+  AttachmentData,
+  ConversationStore,
+  MemoryScope,
+  OpenedConversation,
+  RunRecord,
+} from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage, Usage } from '../protocol/chat';
@@ -73,7 +79,7 @@ export type RunStart = (
       /** The attachments the input refers to: stored with it, and sent from memory. */
       readonly attachments?: readonly AttachmentData[];
       /** Settles once the conversation's row exists (asked for while the lock is taken). */
-      readonly conversationReady?: Promise<unknown>;
+      readonly conversationReady?: Promise<OpenedConversation>;
       readonly resume?: never;
       readonly continueAt?: never;
     }
@@ -153,7 +159,7 @@ export async function runConversation(
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
-      if (start.conversationReady) await start.conversationReady;
+      const opened = start.conversationReady ? await start.conversationReady : undefined;
       // Settled once the input is stored (or its failure reported) and run-start is sent;
       // started below, after the context's reads are asked for.
       let begin: (started: Promise<void>) => void = () => {};
@@ -179,6 +185,7 @@ export async function runConversation(
           runId: run.id,
           input: start.input,
           attachments: start.input ? (start.attachments ?? []) : [],
+          ...(opened ? { opened } : {}),
           instructions: asks.instructions ?? config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,

@@ -32,6 +32,7 @@ export function conversationTables(
 ): Pick<
   ConversationStore,
   | 'ensureConversation'
+  | 'openConversation'
   | 'getConversation'
   | 'listConversations'
   | 'renameConversation'
@@ -53,23 +54,26 @@ export function conversationTables(
     await conversations.delete(conversationId);
   }
 
+  const openConversation = (id: string, title?: string) =>
+    guard('creating a conversation', async () => {
+      if (typeof id !== 'string' || id === '')
+        throw invalidInput('A conversation id must be a non-empty string.');
+      let created = false;
+      const conversation = await db.transaction('rw', conversations, async () => {
+        const existing = await conversations.get(id);
+        if (existing) return existing;
+        const record = newConversation(id, title, Date.now());
+        await conversations.add(record);
+        created = true;
+        return record;
+      });
+      if (created) notify({ table: 'conversations', conversationId: id });
+      return { conversation, created };
+    });
+
   return {
-    ensureConversation: (id, title) =>
-      guard('creating a conversation', async () => {
-        if (typeof id !== 'string' || id === '')
-          throw invalidInput('A conversation id must be a non-empty string.');
-        let created = false;
-        const row = await db.transaction('rw', conversations, async () => {
-          const existing = await conversations.get(id);
-          if (existing) return existing;
-          const record = newConversation(id, title, Date.now());
-          await conversations.add(record);
-          created = true;
-          return record;
-        });
-        if (created) notify({ table: 'conversations', conversationId: id });
-        return row;
-      }),
+    openConversation,
+    ensureConversation: async (id, title) => (await openConversation(id, title)).conversation,
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 

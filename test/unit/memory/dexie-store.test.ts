@@ -95,6 +95,17 @@ describe('conversations', () => {
     expect(await store.getConversation('missing')).toBeUndefined();
   });
 
+  it('says whether opening a conversation created it, so a new run reads no history', async () => {
+    const { store } = setUp();
+    const first = await store.openConversation('c', 'Trip');
+    expect(first).toMatchObject({ created: true, conversation: { id: 'c', title: 'Trip' } });
+    const again = await store.openConversation('c', 'Other title');
+    expect(again).toEqual({ created: false, conversation: first.conversation });
+    await store.deleteConversation('c');
+    expect((await store.openConversation('c')).created).toBe(true);
+    await expect(store.openConversation('')).rejects.toMatchObject({ code: 'invalid-input' });
+  });
+
   it('refuses an empty id as invalid input', async () => {
     const { store } = setUp();
     await expect(store.ensureConversation('')).rejects.toMatchObject({ code: 'invalid-input' });
