@@ -1,6 +1,6 @@
 import type * as Comlink from 'comlink';
-import { checkField, functionCheck, sendableCheck } from '../errors/field-checks';
-import { type StoreChange, storeChannelName } from '../protocol/memory';
+import { checkField, sendableCheck } from '../errors/field-checks';
+import type { StoreChange } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
 import type { WorkerCallGuard } from './worker-call-guard';
 
@@ -41,9 +41,8 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
  */
 export function createAgentMemory(
   remote: Comlink.Remote<MemoryApi>,
-  database: string,
   guard: WorkerCallGuard,
-): AgentMemory {
+): MemoryApi {
   const call =
     <K extends keyof MemoryApi>(name: K) =>
     (...args: Parameters<MemoryApi[K]>): Promise<Awaited<ReturnType<MemoryApi[K]>>> => {
@@ -74,11 +73,5 @@ export function createAgentMemory(
     listRuns: call('listRuns'),
     conversationUsage: call('conversationUsage'),
     toolCalls: call('toolCalls'),
-    subscribe(listener) {
-      checkField(listener, 'listener', functionCheck);
-      const channel = new BroadcastChannel(storeChannelName(database));
-      channel.onmessage = (message: MessageEvent<StoreChange>) => listener(message.data);
-      return () => channel.close();
-    },
   };
 }

@@ -34,12 +34,14 @@ import {
   objectJsonSchema,
   type ToolSchema,
 } from '../tools/standard-schema';
-import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
-import { type AgentMemory, createAgentMemory } from './agent-memory';
+import type { AgentKnowledge } from './agent-knowledge';
+import type { AgentMemory } from './agent-memory';
 import { AgentRun, type StructuredRunResult } from './agent-run';
 import { AgentWatch } from './agent-watch';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
-import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
+import type { GuardrailOptions } from './guardrail-host';
+import { lazyKnowledge, lazyMemory } from './lazy-clients';
+import { lazyGuardrailHost } from './lazy-guardrail-host';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
 import type { RunInput } from './run-input';
@@ -303,7 +305,7 @@ export function createAgent(options: AgentOptions): Agent {
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const tools = options.tools ?? [];
   const toolsets = options.toolsets ?? [];
-  const guardrailHost = new PageGuardrailHost(options.guardrails ?? {});
+  const guardrails = lazyGuardrailHost(options.guardrails ?? {});
   assertUnique(
     tools.map((tool) => tool.name),
     'tools',
@@ -332,7 +334,7 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
     ...(options.prices === undefined ? {} : { prices: options.prices }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    guardrails: guardrailHost.flags,
+    guardrails: guardrails.flags,
     knowledge: toKnowledgeConfig(options.knowledge ?? {}),
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
@@ -373,7 +375,7 @@ export function createAgent(options: AgentOptions): Agent {
             config,
             Comlink.proxy(toolHost),
             Comlink.proxy(spawner),
-            Comlink.proxy(guardrailHost),
+            Comlink.proxy(guardrails.host),
           ),
       )
       .then((result) => {
@@ -542,12 +544,12 @@ export function createAgent(options: AgentOptions): Agent {
     },
     conversationId: defaultConversation,
     // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
-    memory: createAgentMemory(
+    memory: lazyMemory(
       remote.memory as unknown as Comlink.Remote<MemoryApi>,
       config.memory.database,
       workerCalls,
     ),
-    knowledge: createAgentKnowledge(
+    knowledge: lazyKnowledge(
       remote.knowledge as unknown as Comlink.Remote<KnowledgeApi>,
       workerCalls,
     ),
