@@ -1,6 +1,4 @@
-import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
-import { installErrorTransfer } from '../errors/error-transfer';
 import { checkField, idCheck, invalidField } from '../errors/field-checks';
 import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
@@ -19,8 +17,6 @@ import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
   AgentWorkerApi,
-  KnowledgeApi,
-  MemoryApi,
   MemoryConfig,
   ModelConfig,
   RunLimits,
@@ -47,6 +43,7 @@ import { PageToolHost } from './page-tool-host';
 import type { RunInput } from './run-input';
 import type { SandboxStats, ToolsetOptions } from './sandbox-host';
 import { workerCallGuard } from './worker-call-guard';
+import { type Remote, remoteOf, serveOnPort, transfer } from './worker-calls';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -338,7 +335,6 @@ export function createAgent(options: AgentOptions): Agent {
     knowledge: toKnowledgeConfig(options.knowledge ?? {}),
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
-  installErrorTransfer();
   const toolHost = new PageToolHost(tools);
   const sandboxHost = lazySandboxHost(toolsets);
   // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
@@ -354,7 +350,7 @@ export function createAgent(options: AgentOptions): Agent {
     );
     worker = unstartedWorker();
   }
-  const remote = Comlink.wrap<AgentWorkerApi>(worker);
+  const { remote, read } = remoteOf<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
   const watches = new Set<AgentWatch>();
   let disposed = false;
@@ -373,9 +369,9 @@ export function createAgent(options: AgentOptions): Agent {
         async (spawner) =>
           await remote.configure(
             config,
-            Comlink.proxy(toolHost),
-            Comlink.proxy(spawner),
-            Comlink.proxy(guardrails.host),
+            serveOnPort(toolHost),
+            serveOnPort(spawner),
+            serveOnPort(guardrails.host),
           ),
       )
       .then((result) => {
@@ -422,7 +418,7 @@ export function createAgent(options: AgentOptions): Agent {
   worker.addEventListener('error', onWorkerError);
   if (createFailure) failAll(createFailure);
   // A worker blocked by CSP, or one that never serves, may fire nothing at all: a deadline ends the wait.
-  const probe = Promise.resolve((remote as unknown as Record<string, unknown>)[START_PROBE]);
+  const probe = read(START_PROBE);
   void waitFor(probe, { signal: lifetime.signal, timeoutMs: startTimeoutMs }).then(
     (waited) => {
       if (waited.outcome === 'settled') started = true;
@@ -470,7 +466,7 @@ export function createAgent(options: AgentOptions): Agent {
     runs.add(run);
     signal?.addEventListener('abort', onAbort, { once: true });
     ready
-      .then(() => start(Comlink.transfer(channel.port2, [channel.port2]), runTools))
+      .then(() => start(transfer(channel.port2, [channel.port2]), runTools))
       .catch((error: unknown) => {
         run.fail(
           isAirlockError(error)
@@ -507,7 +503,7 @@ export function createAgent(options: AgentOptions): Agent {
         runOptions.signal,
         runOptions.output,
         runToolHost(runOptions.tools),
-        (port, tools) => remote.run(request, port, tools && Comlink.proxy(tools)),
+        (port, tools) => remote.run(request, port, tools && serveOnPort(tools)),
       );
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
@@ -524,7 +520,7 @@ export function createAgent(options: AgentOptions): Agent {
         runOptions.signal,
         runOptions.output,
         runToolHost(runOptions.tools),
-        (port, tools) => remote.resume(request, port, tools && Comlink.proxy(tools)),
+        (port, tools) => remote.resume(request, port, tools && serveOnPort(tools)),
       );
     }) as Agent['resume'],
     watch(conversationId = defaultConversation) {
@@ -537,22 +533,14 @@ export function createAgent(options: AgentOptions): Agent {
       }
       watches.add(watch);
       ready
-        .then(() => remote.watch(conversationId, Comlink.transfer(channel.port2, [channel.port2])))
+        .then(() => remote.watch(conversationId, transfer(channel.port2, [channel.port2])))
         // A failed start or a crash ends the watch; `ready` says why.
         .catch(() => watch.end());
       return watch;
     },
     conversationId: defaultConversation,
-    // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
-    memory: lazyMemory(
-      remote.memory as unknown as Comlink.Remote<MemoryApi>,
-      config.memory.database,
-      workerCalls,
-    ),
-    knowledge: lazyKnowledge(
-      remote.knowledge as unknown as Comlink.Remote<KnowledgeApi>,
-      workerCalls,
-    ),
+    memory: lazyMemory(remote.memory, config.memory.database, workerCalls),
+    knowledge: lazyKnowledge(remote.knowledge, workerCalls),
     sandboxStats: () => sandboxHost.stats(),
     dispose() {
       if (disposed) return;
@@ -580,10 +568,7 @@ const CLOSE_GRACE_MS = 1_000;
  * a worker is terminated while one of its transactions commits; a worker whose store is
  * closed has none.
  */
-async function closeThenTerminate(
-  remote: Comlink.Remote<AgentWorkerApi>,
-  worker: Worker,
-): Promise<void> {
+async function closeThenTerminate(remote: Remote<AgentWorkerApi>, worker: Worker): Promise<void> {
   // The agent is already disposed: what the worker still does must not reach the page.
   const silence = (event: Event) => event.preventDefault();
   worker.addEventListener('error', silence);
@@ -592,7 +577,6 @@ async function closeThenTerminate(
   } catch {
     // A worker that fails to close is terminated all the same.
   } finally {
-    remote[Comlink.releaseProxy]();
     worker.terminate();
     worker.removeEventListener('error', silence);
   }

@@ -1,4 +1,3 @@
-import type * as Comlink from 'comlink';
 import { checkField, functionCheck } from '../errors/field-checks';
 import { type StoreChange, storeChannelName } from '../protocol/memory';
 import type { KnowledgeApi, MemoryApi } from '../protocol/wire';
@@ -6,6 +5,7 @@ import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
 import { lazyMethods } from './lazy-methods';
 import type { WorkerCallGuard } from './worker-call-guard';
+import type { Remote } from './worker-calls';
 
 // `agent.memory` and `agent.knowledge` as the page entry holds them: their methods are
 // async, so their code (argument checks, abort handling) loads on the first call; only
@@ -16,7 +16,7 @@ import type { WorkerCallGuard } from './worker-call-guard';
  * change feed, which every agent worker on `database` posts to.
  */
 export function lazyMemory(
-  remote: Comlink.Remote<MemoryApi>,
+  remote: Remote<MemoryApi>,
   database: string,
   guard: WorkerCallGuard,
 ): AgentMemory {
@@ -51,7 +51,7 @@ export function lazyMemory(
 
 /** The page's knowledge client (see `agent-knowledge.ts`). */
 export function lazyKnowledge(
-  remote: Comlink.Remote<KnowledgeApi>,
+  remote: Remote<KnowledgeApi>,
   guard: WorkerCallGuard,
 ): AgentKnowledge {
   return lazyMethods<AgentKnowledge>(['add', 'remove', 'list', 'search'], () =>
