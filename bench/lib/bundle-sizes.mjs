@@ -37,7 +37,8 @@ async function bundleFile(entry, { alias, external = [], atStart = false }) {
       minify: true,
       target: 'es2022',
       lib: { entry, formats: ['es'], fileName: 'entry' },
-      rollupOptions: { treeshake: true, external },
+      // Vite keeps the whitespace of an ES library build; an app's bundler takes it out.
+      rollupOptions: { treeshake: true, external, output: { minify: true } },
     },
   });
   const results = Array.isArray(output) ? output : [output];
