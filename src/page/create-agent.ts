@@ -43,7 +43,14 @@ import { PageToolHost } from './page-tool-host';
 import type { RunInput } from './run-input';
 import type { SandboxStats, ToolsetOptions } from './sandbox-host';
 import { workerCallGuard } from './worker-call-guard';
-import { type Remote, remoteOf, serveOnPort, transfer } from './worker-calls';
+import {
+  isErrorData,
+  malformed,
+  type Remote,
+  remoteOf,
+  serveOnPort,
+  transfer,
+} from './worker-calls';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -375,10 +382,14 @@ export function createAgent(options: AgentOptions): Agent {
           ),
       )
       .then((result) => {
-        if (result.ok) {
-          backend = result.storage?.backend ?? 'indexeddb';
-          resolve(result.tools);
-        } else reject(AirlockError.fromData(result.error));
+        // Parsed: a worker that answers nonsense fails the start with a typed error.
+        const answer = result as Partial<Record<'ok' | 'tools' | 'error', unknown>> | null;
+        if (answer?.ok === true && isStringList(answer.tools)) {
+          backend = result.ok && result.storage?.backend === 'memory' ? 'memory' : 'indexeddb';
+          resolve(answer.tools);
+        } else if (answer?.ok === false && isErrorData(answer.error)) {
+          reject(AirlockError.fromData(answer.error));
+        } else reject(malformed('answer to configure'));
       }, reject);
   });
   // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
@@ -616,6 +627,10 @@ async function askPersistence(wanted: boolean | undefined): Promise<boolean | un
 function unstartedWorker(): Worker {
   const { port1 } = new MessageChannel();
   return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
+}
+
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 function loadFailed(message: string, startTimeoutMs: number): AirlockError {

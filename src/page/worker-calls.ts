@@ -45,11 +45,12 @@ export function serveOnPort<T extends object>(target: T): T {
 }
 
 /** Why a message the page received cannot be used. */
-function malformed(what: string): AirlockError {
+export function malformed(what: string): AirlockError {
   return new AirlockError('worker-crashed', `The agent worker sent a malformed ${what}.`);
 }
 
-function isErrorData(value: unknown): value is ErrorData {
+/** True for what an `AirlockError` crosses as: a string `code` and `message`. */
+export function isErrorData(value: unknown): value is ErrorData {
   const data = value as Partial<ErrorData> | null;
   return typeof data?.code === 'string' && typeof data.message === 'string';
 }
