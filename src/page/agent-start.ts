@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import type { GuardrailHost } from '../protocol/guardrails';
 import type {
   AgentConfig,
   AgentWorkerApi,
@@ -11,7 +12,7 @@ import { waitFor } from '../timing/wait';
 import type { Tool } from '../tools/define-tool';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { GuardrailOptions } from './guardrail-host';
-import { lazyGuardrailHost } from './lazy-guardrail-host';
+import { lazyMethods } from './lazy-methods';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
 import type { SandboxStats, ToolsetOptions } from './sandbox-host';
@@ -199,6 +200,16 @@ export function startAgent(setup: AgentSetup): AgentStart {
       void closeThenTerminate(remote, worker);
     },
   };
+}
+
+/**
+ * The app's guardrails as the agent worker reaches them: a host whose code loads when the
+ * worker first asks (it asks only for stages that have guardrails). Most agents have none.
+ */
+function lazyGuardrailHost(options: GuardrailOptions): GuardrailHost {
+  return lazyMethods<GuardrailHost>(['checkInput', 'checkOutput', 'checkToolArguments'], () =>
+    import('./guardrail-host').then(({ PageGuardrailHost }) => new PageGuardrailHost(options)),
+  );
 }
 
 function isStringList(value: unknown): value is string[] {
