@@ -275,7 +275,7 @@ ${table(
   }),
 )}
 
-Airlock's library entries alone (\`npm run size\`):
+Airlock's library entries alone, what loads when each starts (\`npm run size\`; code loaded on first use, by dynamic \`import()\`, is not counted):
 
 ${table(
   ['entry', 'gzip', 'minified', 'largest parts (share of the gzip)'],

@@ -30,7 +30,9 @@ export async function bundleEntry(name) {
       minify: true,
       target: 'es2022',
       lib: { entry: ENTRIES[name], formats: ['es'], fileName: name },
-      rollupOptions: { treeshake: true },
+      // Vite keeps the whitespace of an ES library build (for its pure annotations); an app's
+      // bundler takes it out, so it is taken out here too.
+      rollupOptions: { treeshake: true, output: { minify: true } },
     },
   });
   const results = Array.isArray(output) ? output : [output];

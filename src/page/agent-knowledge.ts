@@ -1,4 +1,3 @@
-import * as Comlink from 'comlink';
 import {
   checkField,
   functionCheck,
@@ -15,6 +14,7 @@ import type {
 } from '../protocol/knowledge';
 import type { KnowledgeApi } from '../protocol/wire';
 import type { WorkerCallGuard } from './worker-call-guard';
+import { type Remote, serveOnPort } from './worker-calls';
 
 /** Options of one import. */
 export interface AddKnowledgeOptions {
@@ -68,7 +68,7 @@ function unsendable(values: Readonly<Record<string, unknown>>): Promise<never> |
  * (`invalid-options` for `add`'s options), naming the argument.
  */
 export function createAgentKnowledge(
-  remote: Comlink.Remote<KnowledgeApi>,
+  remote: Remote<KnowledgeApi>,
   guard: WorkerCallGuard,
 ): AgentKnowledge {
   return {
@@ -89,7 +89,7 @@ export function createAgentKnowledge(
       };
       signal?.addEventListener('abort', abortListener, { once: true });
       const call = guard(() =>
-        remote.add(document, operationId, onProgress ? Comlink.proxy(onProgress) : undefined),
+        remote.add(document, operationId, onProgress ? serveOnPort(onProgress) : undefined),
       );
       // The worker's own rejection after an abort is expected; the signal's reason is what the caller sees.
       call.catch(() => undefined);

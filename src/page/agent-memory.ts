@@ -1,8 +1,8 @@
-import type * as Comlink from 'comlink';
-import { checkField, functionCheck, sendableCheck } from '../errors/field-checks';
-import { type StoreChange, storeChannelName } from '../protocol/memory';
+import { checkField, sendableCheck } from '../errors/field-checks';
+import type { StoreChange } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
 import type { WorkerCallGuard } from './worker-call-guard';
+import type { Remote } from './worker-calls';
 
 /** The stored conversations, memories, runs and audit log of an agent, read and edited from the page. */
 export interface AgentMemory extends MemoryApi {
@@ -39,11 +39,7 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
  * on a worker that will never answer. A function or symbol in an argument is refused
  * here (`invalid-input`, or `invalid-options` for `options`): it cannot be sent.
  */
-export function createAgentMemory(
-  remote: Comlink.Remote<MemoryApi>,
-  database: string,
-  guard: WorkerCallGuard,
-): AgentMemory {
+export function createAgentMemory(remote: Remote<MemoryApi>, guard: WorkerCallGuard): MemoryApi {
   const call =
     <K extends keyof MemoryApi>(name: K) =>
     (...args: Parameters<MemoryApi[K]>): Promise<Awaited<ReturnType<MemoryApi[K]>>> => {
@@ -74,11 +70,5 @@ export function createAgentMemory(
     listRuns: call('listRuns'),
     conversationUsage: call('conversationUsage'),
     toolCalls: call('toolCalls'),
-    subscribe(listener) {
-      checkField(listener, 'listener', functionCheck);
-      const channel = new BroadcastChannel(storeChannelName(database));
-      channel.onmessage = (message: MessageEvent<StoreChange>) => listener(message.data);
-      return () => channel.close();
-    },
   };
 }

@@ -1,6 +1,4 @@
-import * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
-import { installErrorTransfer } from '../errors/error-transfer';
 import { checkField, idCheck, invalidField } from '../errors/field-checks';
 import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
@@ -18,33 +16,32 @@ import type { McpServerConfig } from '../protocol/mcp';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
-  AgentWorkerApi,
-  KnowledgeApi,
-  MemoryApi,
   MemoryConfig,
   ModelConfig,
+  ResumeRequest,
   RunLimits,
   RunModelOverrides,
+  RunRequest,
   StorageStatus,
 } from '../protocol/wire';
-import { waitFor } from '../timing/wait';
 import type { Tool } from '../tools/define-tool';
 import {
   type InferSchemaOutput,
   objectJsonSchema,
   type ToolSchema,
 } from '../tools/standard-schema';
-import { type AgentKnowledge, createAgentKnowledge } from './agent-knowledge';
-import { type AgentMemory, createAgentMemory } from './agent-memory';
+import type { AgentKnowledge } from './agent-knowledge';
+import type { AgentMemory } from './agent-memory';
 import { AgentRun, type StructuredRunResult } from './agent-run';
+import type { AgentStart } from './agent-start';
 import { AgentWatch } from './agent-watch';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
-import { type GuardrailOptions, PageGuardrailHost } from './guardrail-host';
-import { lazySandboxHost } from './lazy-sandbox-host';
-import { PageToolHost } from './page-tool-host';
+import { guardrailFlags } from './guardrail-flags';
+import type { GuardrailOptions } from './guardrail-host';
+import { lazyKnowledge, lazyMemory } from './lazy-clients';
 import type { RunInput } from './run-input';
 import type { SandboxStats, ToolsetOptions } from './sandbox-host';
-import { workerCallGuard } from './worker-call-guard';
+import { checkToolsetOptions } from './toolset-checks';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -277,13 +274,6 @@ export interface Agent {
 /** Default of `startTimeoutMs`. */
 const DEFAULT_START_TIMEOUT_MS = 10_000;
 
-/**
- * A property the agent worker's Comlink endpoint does not have: reading it is answered
- * (with `undefined`) as soon as the worker has loaded and called `serveAgent`, before any
- * slow part of `configure` (toolsets, storage), so it times the worker's own start.
- */
-const START_PROBE = '__airlockStartProbe';
-
 const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 10,
   streamIdleTimeoutMs: 30_000,
@@ -303,7 +293,8 @@ export function createAgent(options: AgentOptions): Agent {
   const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
   const tools = options.tools ?? [];
   const toolsets = options.toolsets ?? [];
-  const guardrailHost = new PageGuardrailHost(options.guardrails ?? {});
+  // Taken now, as the app gave them: a later change to its options object changes nothing.
+  const guardrails = { ...options.guardrails };
   assertUnique(
     tools.map((tool) => tool.name),
     'tools',
@@ -332,109 +323,81 @@ export function createAgent(options: AgentOptions): Agent {
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
     ...(options.prices === undefined ? {} : { prices: options.prices }),
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    guardrails: guardrailHost.flags,
+    guardrails: guardrailFlags(guardrails),
     knowledge: toKnowledgeConfig(options.knowledge ?? {}),
   };
   const defaultConversation = options.conversationId ?? crypto.randomUUID();
-  installErrorTransfer();
-  const toolHost = new PageToolHost(tools);
-  const sandboxHost = lazySandboxHost(toolsets);
+  // Checked now (a bad one throws); the hosts themselves start with the rest.
+  for (const toolset of toolsets) checkToolsetOptions(toolset);
   // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
   // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
-  let createFailure: AirlockError | undefined;
+  let createError: { readonly error: unknown } | undefined;
   let worker: Worker;
   try {
     worker = options.worker();
   } catch (error) {
-    createFailure = loadFailed(
-      `The agent worker could not be created: ${error instanceof Error ? error.message : String(error)}.`,
-      startTimeoutMs,
-    );
+    createError = { error };
     worker = unstartedWorker();
   }
-  const remote = Comlink.wrap<AgentWorkerApi>(worker);
   const runs = new Set<AgentRun>();
   const watches = new Set<AgentWatch>();
   let disposed = false;
-  /** True once the worker answered: from then on an error event is a crash, not a failed load. */
-  let started = false;
   const lifetime = new AbortController();
-
-  let failReady: (error: AirlockError) => void = () => {};
-  let backend: StorageStatus['backend'] = 'indexeddb';
-  const persisted = askPersistence(options.memory?.persist);
-  const ready = new Promise<readonly string[]>((resolve, reject) => {
-    failReady = reject;
-    sandboxHost.spawner
-      // The sandbox host's module loads first when the agent has toolsets.
-      .then(
-        async (spawner) =>
-          await remote.configure(
-            config,
-            Comlink.proxy(toolHost),
-            Comlink.proxy(spawner),
-            Comlink.proxy(guardrailHost),
-          ),
-      )
-      .then((result) => {
-        if (result.ok) {
-          backend = result.storage?.backend ?? 'indexeddb';
-          resolve(result.tools);
-        } else reject(AirlockError.fromData(result.error));
-      }, reject);
-  });
-  // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
-  ready.catch(() => {});
-  // Memory and knowledge calls wait for the start and fail with it (or with dispose).
-  const workerCalls = workerCallGuard(ready, lifetime.signal);
-  const storage = ready.then(async (): Promise<StorageStatus> => {
-    const answer = await persisted;
-    return { backend, ...(answer === undefined ? {} : { persisted: answer }) };
-  });
-  storage.catch(() => {});
-
-  const failAll = (error: AirlockError) => {
-    failReady(error);
+  const endAll = (error: AirlockError) => {
     for (const run of [...runs]) run.fail(error);
     for (const watch of [...watches]) watch.end();
-    toolHost.cancelAll();
   };
+  // The start and the calls to the worker load while the worker's own script loads.
+  let started: AgentStart | undefined;
+  const starting = import('./agent-start').then(({ startAgent }) => {
+    started = startAgent({
+      worker,
+      ...(createError ? { createError } : {}),
+      config,
+      tools,
+      toolsets,
+      guardrails,
+      persist: options.memory?.persist,
+      startTimeoutMs,
+      lifetime: lifetime.signal,
+      endAll,
+    });
+    return started;
+  });
+  const ready = starting.then(
+    (start) => start.ready,
+    (error: unknown) => {
+      const failure = new AirlockError(
+        'worker-load-failed',
+        `Airlock's page code could not load: ${error instanceof Error ? error.message : String(error)}.`,
+        { details: { startTimeoutMs } },
+      );
+      worker.terminate();
+      endAll(failure);
+      throw failure;
+    },
+  );
+  // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
+  ready.catch(() => {});
+  const storage = ready.then(() => (started as AgentStart).storage);
+  storage.catch(() => {});
+  /** The started agent, once the worker has started: every call to the worker waits for it. */
+  const whenReady = () => ready.then(() => started as AgentStart);
+
   const onWorkerError = (event: ErrorEvent) => {
     // Handled here: the runs end with a typed error, so the browser need not report it as uncaught.
     event.preventDefault();
     // An error nobody caught leaves the worker in a state nobody knows: it is ended, which
     // also releases the conversation locks its runs held, rather than left half alive.
     worker.terminate();
-    failAll(
-      started
-        ? new AirlockError(
-            'worker-crashed',
-            `The agent worker failed: ${event.message || 'an error nobody caught'}.`,
-          )
-        : loadFailed(
-            `The agent worker could not be loaded: ${event.message || 'its script was not found, failed to load, or was blocked (e.g. by the CSP worker-src)'}.`,
-            startTimeoutMs,
-          ),
-    );
+    if (started) started.crashed(event.message);
+    else
+      void starting.then(
+        (start) => start.crashed(event.message),
+        () => {},
+      );
   };
   worker.addEventListener('error', onWorkerError);
-  if (createFailure) failAll(createFailure);
-  // A worker blocked by CSP, or one that never serves, may fire nothing at all: a deadline ends the wait.
-  const probe = Promise.resolve((remote as unknown as Record<string, unknown>)[START_PROBE]);
-  void waitFor(probe, { signal: lifetime.signal, timeoutMs: startTimeoutMs }).then(
-    (waited) => {
-      if (waited.outcome === 'settled') started = true;
-      if (waited.outcome !== 'timed-out' || started) return;
-      worker.terminate();
-      failAll(
-        loadFailed(
-          `The agent worker did not start within startTimeoutMs (${startTimeoutMs} ms): check its URL, the page's CSP worker-src, and that its entry calls serveAgent().`,
-          startTimeoutMs,
-        ),
-      );
-    },
-    () => {},
-  );
 
   /** Creates the page side of a run and asks the worker to start it on a port of its own. */
   const startRun = (
@@ -442,18 +405,22 @@ export function createAgent(options: AgentOptions): Agent {
     conversationId: string,
     signal: AbortSignal | undefined,
     output: ToolSchema | undefined,
-    runTools: PageToolHost | undefined,
-    start: (port: MessagePort, runTools: PageToolHost | undefined) => Promise<void>,
+    request: { readonly run: RunRequest } | { readonly resume: ResumeRequest },
+    tools: readonly Tool[] | undefined,
   ): AgentRun => {
     const channel = new MessageChannel();
     const onAbort = () => run.abort();
+    let markEnded: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      markEnded = resolve;
+    });
     const run = new AgentRun(
       runId,
       channel.port1,
       () => {
         runs.delete(run);
         signal?.removeEventListener('abort', onAbort);
-        runTools?.cancelAll();
+        markEnded();
       },
       output,
     );
@@ -467,8 +434,8 @@ export function createAgent(options: AgentOptions): Agent {
     }
     runs.add(run);
     signal?.addEventListener('abort', onAbort, { once: true });
-    ready
-      .then(() => start(Comlink.transfer(channel.port2, [channel.port2]), runTools))
+    whenReady()
+      .then((start) => start.run(request, channel.port2, tools, ended))
       .catch((error: unknown) => {
         run.fail(
           isAirlockError(error)
@@ -504,8 +471,8 @@ export function createAgent(options: AgentOptions): Agent {
         conversationId,
         runOptions.signal,
         runOptions.output,
-        runToolHost(runOptions.tools),
-        (port, tools) => remote.run(request, port, tools && Comlink.proxy(tools)),
+        { run: request },
+        runTools(runOptions.tools),
       );
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
@@ -521,8 +488,8 @@ export function createAgent(options: AgentOptions): Agent {
         '',
         runOptions.signal,
         runOptions.output,
-        runToolHost(runOptions.tools),
-        (port, tools) => remote.resume(request, port, tools && Comlink.proxy(tools)),
+        { resume: request },
+        runTools(runOptions.tools),
       );
     }) as Agent['resume'],
     watch(conversationId = defaultConversation) {
@@ -534,66 +501,39 @@ export function createAgent(options: AgentOptions): Agent {
         return watch;
       }
       watches.add(watch);
-      ready
-        .then(() => remote.watch(conversationId, Comlink.transfer(channel.port2, [channel.port2])))
+      whenReady()
+        .then((start) => start.watch(conversationId, channel.port2))
         // A failed start or a crash ends the watch; `ready` says why.
         .catch(() => watch.end());
       return watch;
     },
     conversationId: defaultConversation,
-    // Comlink types a plain property as a promise, but a call through it is forwarded like a method call.
-    memory: createAgentMemory(
-      remote.memory as unknown as Comlink.Remote<MemoryApi>,
-      config.memory.database,
-      workerCalls,
-    ),
-    knowledge: createAgentKnowledge(
-      remote.knowledge as unknown as Comlink.Remote<KnowledgeApi>,
-      workerCalls,
-    ),
-    sandboxStats: () => sandboxHost.stats(),
+    memory: lazyMemory(() => starting.then((start) => start.memory()), config.memory.database),
+    knowledge: lazyKnowledge(() => starting.then((start) => start.knowledge())),
+    sandboxStats: () =>
+      started?.sandboxStats() ??
+      Object.fromEntries(
+        toolsets.map((toolset) => [toolset.name, { live: 0, started: 0, killed: 0 }]),
+      ),
     dispose() {
       if (disposed) return;
       disposed = true;
-      failAll(
-        new AirlockError('agent-disposed', 'The agent was disposed while the run was going on.'),
+      const error = new AirlockError(
+        'agent-disposed',
+        'The agent was disposed while the run was going on.',
       );
+      endAll(error);
       lifetime.abort();
       worker.removeEventListener('error', onWorkerError);
-      sandboxHost.dispose();
-      void closeThenTerminate(remote, worker);
+      // At once when the start has loaded (tool workers and iframes end now), else once it has.
+      if (started) started.dispose(error);
+      else
+        void starting.then(
+          (start) => start.dispose(error),
+          () => worker.terminate(),
+        );
     },
   };
-}
-
-/**
- * How long a disposed agent's worker may take to close its store before it is terminated
- * anyway. Closing takes a few milliseconds: the transactions in flight finish.
- */
-const CLOSE_GRACE_MS = 1_000;
-
-/**
- * Terminates a disposed agent's worker once it has closed its store (or after
- * `CLOSE_GRACE_MS`). WebKit can leave a database unusable for every later connection when
- * a worker is terminated while one of its transactions commits; a worker whose store is
- * closed has none.
- */
-async function closeThenTerminate(
-  remote: Comlink.Remote<AgentWorkerApi>,
-  worker: Worker,
-): Promise<void> {
-  // The agent is already disposed: what the worker still does must not reach the page.
-  const silence = (event: Event) => event.preventDefault();
-  worker.addEventListener('error', silence);
-  try {
-    await waitFor(remote.close(), { timeoutMs: CLOSE_GRACE_MS });
-  } catch {
-    // A worker that fails to close is terminated all the same.
-  } finally {
-    remote[Comlink.releaseProxy]();
-    worker.terminate();
-    worker.removeEventListener('error', silence);
-  }
 }
 
 /** Default of `memory.openTimeoutMs`. */
@@ -602,38 +542,10 @@ const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
 /** The default cap on the memory extractor's answer: room for a handful of changes with reasons. */
 const DEFAULT_LEARN_MAX_TOKENS = 600;
 
-/**
- * How long `agent.storage` waits for the browser's answer on persistence. Firefox asks the
- * user first, and a prompt may never be answered (or not in a headless browser at all).
- */
-const PERSIST_ANSWER_MS = 3_000;
-
-/**
- * Asks for persistent storage when the app wants it. A page-only API (`persist` is not
- * exposed in workers), so it is asked here; a refusal, a missing API or no answer within
- * `PERSIST_ANSWER_MS` is an answer (`undefined`: none), not an error.
- */
-async function askPersistence(wanted: boolean | undefined): Promise<boolean | undefined> {
-  if (!wanted) return undefined;
-  const manager = globalThis.navigator?.storage;
-  if (typeof manager?.persist !== 'function') return undefined;
-  try {
-    const answered = await waitFor(manager.persist(), { timeoutMs: PERSIST_ANSWER_MS });
-    return answered.outcome === 'settled' ? answered.value : undefined;
-  } catch {
-    // The browser refused to ask (e.g. in an insecure context): no answer.
-    return undefined;
-  }
-}
-
 /** What stands in for a worker the factory could not create: it never answers, and ends at once. */
 function unstartedWorker(): Worker {
   const { port1 } = new MessageChannel();
   return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
-}
-
-function loadFailed(message: string, startTimeoutMs: number): AirlockError {
-  return new AirlockError('worker-load-failed', message, { details: { startTimeoutMs } });
 }
 
 function toMemoryConfig(options: MemoryOptions): MemoryConfig {
@@ -712,14 +624,14 @@ function runOverrides(options: Omit<RunOptions, 'conversationId'>): RunModelOver
   };
 }
 
-/** Where a run's own tools run: a host of their own on the page, for that run alone. */
-function runToolHost(tools: readonly Tool[] | undefined): PageToolHost | undefined {
+/** A run's own tools, checked now: they run on a host of their own on the page, for that run alone. */
+function runTools(tools: readonly Tool[] | undefined): readonly Tool[] | undefined {
   if (!tools?.length) return undefined;
   assertUnique(
     tools.map((tool) => tool.name),
     'options.tools',
   );
-  return new PageToolHost(tools);
+  return tools;
 }
 
 function assertUnique(names: readonly string[], what: string): void {

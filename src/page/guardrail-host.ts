@@ -40,7 +40,7 @@ export interface GuardrailOptions {
 
 type AnyGuardrail<V> = (value: V, context: GuardrailContext) => unknown;
 
-/** Runs the app's guardrails for the agent worker, which reaches this object over Comlink. */
+/** Runs the app's guardrails for the agent worker, which calls this object through a port of its own. */
 export class PageGuardrailHost implements GuardrailHost {
   readonly #input: readonly InputGuardrail[];
   readonly #output: readonly OutputGuardrail[];

@@ -1,7 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
 import type { SandboxHost, SandboxStats, ToolsetOptions } from './sandbox-host';
-import { checkToolsetOptions } from './toolset-checks';
 
 /** The page's side of an agent's toolsets, whose code loads only when there are toolsets. */
 export interface LazySandboxHost {
@@ -19,12 +18,10 @@ const NO_TOOLSETS: SandboxSpawner = {
 };
 
 /**
- * Checks the toolsets' options now (a bad one throws `invalid-options` from `createAgent`)
- * and loads the sandbox host, with the iframe tier, only if there are toolsets: most
- * agents have none, and their page entry stays small.
+ * Loads the sandbox host, with the iframe tier, only if there are toolsets (whose options
+ * `createAgent` has checked): most agents have none, and their page entry stays small.
  */
 export function lazySandboxHost(toolsets: readonly ToolsetOptions[]): LazySandboxHost {
-  for (const toolset of toolsets) checkToolsetOptions(toolset);
   let host: SandboxHost | undefined;
   let disposed = false;
   const spawner =

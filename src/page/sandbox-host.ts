@@ -1,8 +1,8 @@
-import * as Comlink from 'comlink';
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxConnect, SandboxSpawner, ToolReuse } from '../protocol/sandbox-wire';
 import { planIframeSandbox, startIframeWorker } from './iframe-sandbox';
 import { checkToolsetOptions } from './toolset-checks';
+import { transfer } from './worker-calls';
 
 /** Options every toolset takes, whatever its isolation. */
 export interface ToolsetCommonOptions {
@@ -110,7 +110,7 @@ export class SandboxHost implements SandboxSpawner {
     const workerId = this.#nextId++;
     this.#workers.set(workerId, { toolset, kill });
     this.#count(toolset, 'started');
-    return Comlink.transfer({ workerId, port: channel.port1 }, [channel.port1]);
+    return transfer({ workerId, port: channel.port1 }, [channel.port1]);
   }
 
   kill(workerId: number): void {

@@ -30,6 +30,37 @@ describe('agent lifecycle', () => {
     await expect(agent.run('After').result).rejects.toMatchObject({ code: 'agent-disposed' });
   });
 
+  it('ends everything when disposed in the same task as createAgent: the run, ready, memory calls, and the worker', async () => {
+    const session = await scriptModel([{ text: 'Never sent.' }]);
+    let worker: Worker | undefined;
+    const agent = createAgent({
+      worker: () => {
+        worker = new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
+          type: 'module',
+        });
+        return worker;
+      },
+      model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+    });
+    const run = agent.run('Hello');
+    agent.dispose();
+
+    await expect(run.result).rejects.toMatchObject({ code: 'agent-disposed' });
+    await expect(agent.ready).rejects.toMatchObject({ code: 'agent-disposed' });
+    await expect(agent.memory.listRuns()).rejects.toMatchObject({ code: 'agent-disposed' });
+    // The worker ends within the close grace (1 s): it answers nothing afterwards.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const answered = await Promise.race([
+      new Promise((resolve) => {
+        worker?.addEventListener('message', () => resolve('answered'));
+        worker?.postMessage({ id: 'probe', type: 'GET', path: ['x'] });
+      }),
+      new Promise((resolve) => setTimeout(() => resolve('silent'), 1_000)),
+    ]);
+    expect(answered).toBe('silent');
+    expect(await session.requests()).toHaveLength(0);
+  });
+
   it('reports a worker that fails to load as worker-load-failed', async () => {
     const agent = createAgent({
       worker: () =>

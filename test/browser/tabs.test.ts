@@ -429,4 +429,37 @@ describe('what other tabs post on the relay channel', () => {
     watch.close();
     expect(await watch[Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
   });
+
+  it('takes calls made at once, before anything was heard: a bad stop rejects, close ends the reading, a second reader is refused', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session);
+    const watch = agent.watch();
+    // Called in the same task as `watch()`: nothing of the watch may be lost or left unhandled.
+    const badStop = watch.stop('');
+    const unknownApproval = watch.approve('approval_never_asked');
+    watch.reject('approval_never_asked'); // not awaited: must not surface as an unhandled rejection
+    const events = watch[Symbol.asyncIterator]();
+    expect(() => watch[Symbol.asyncIterator]()).toThrow(
+      expect.objectContaining({ code: 'invalid-usage' }),
+    );
+    watch.close();
+
+    expect(await badStop.catch((error: unknown) => error)).toMatchObject({ code: 'invalid-input' });
+    expect(await unknownApproval.catch((error: unknown) => error)).toMatchObject({
+      code: 'approval-unknown',
+    });
+    expect(await events.next()).toEqual({ done: true, value: undefined });
+    await watch.listening;
+    expect(watch.liveRunId).toBeUndefined();
+  });
+
+  it('ends a watch whose agent is disposed in the same task, and its listening resolves', async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session);
+    const watch = agent.watch();
+    agent.dispose();
+
+    await watch.listening;
+    expect(await watch[Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
+  });
 });

@@ -77,6 +77,24 @@ describe('workers that cannot start', () => {
     expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
   });
 
+  it('fails ready, runs and memory calls with worker-crashed when the worker answers with nonsense', async () => {
+    const agent = agentOn(
+      () =>
+        new Worker(new URL('./fixtures/garbled-agent.worker.ts', import.meta.url), {
+          type: 'module',
+        }),
+    );
+
+    const [ready, result, listed] = await Promise.all(
+      [agent.ready, agent.run('Hello').result, agent.memory.listRuns()].map((call) =>
+        settledWithin(call, 8_000),
+      ),
+    );
+
+    for (const error of [ready, result, listed])
+      expect(isAirlockError(error, 'worker-crashed'), String(error)).toBe(true);
+  });
+
   it('fails memory and knowledge calls with worker-load-failed, never leaving them waiting, when the agent worker never answers', async () => {
     const agent = agentOn(
       () =>

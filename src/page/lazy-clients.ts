@@ -1,0 +1,49 @@
+import { checkField, functionCheck } from '../errors/field-checks';
+import { type StoreChange, storeChannelName } from '../protocol/memory';
+import type { MemoryApi } from '../protocol/wire';
+import type { AgentKnowledge } from './agent-knowledge';
+import type { AgentMemory } from './agent-memory';
+import { lazyMethods } from './lazy-methods';
+
+// `agent.memory` and `agent.knowledge` as the page entry holds them: their methods are
+// async, so their code (argument checks, abort handling) loads on the first call; only
+// what must answer at once, `memory.subscribe`, is here.
+
+/**
+ * The page's memory client (see `agent-memory.ts`), loaded by `load`; `subscribe` listens
+ * to the store's change feed, which every agent worker on `database` posts to.
+ */
+export function lazyMemory(load: () => Promise<MemoryApi>, database: string): AgentMemory {
+  const methods = lazyMethods<MemoryApi>(
+    [
+      'listConversations',
+      'getConversation',
+      'renameConversation',
+      'deleteConversation',
+      'exportConversation',
+      'importConversation',
+      'listMemories',
+      'saveMemory',
+      'updateMemory',
+      'deleteMemory',
+      'listRuns',
+      'conversationUsage',
+      'toolCalls',
+    ],
+    load,
+  );
+  return {
+    ...methods,
+    subscribe(listener) {
+      checkField(listener, 'listener', functionCheck);
+      const channel = new BroadcastChannel(storeChannelName(database));
+      channel.onmessage = (message: MessageEvent<StoreChange>) => listener(message.data);
+      return () => channel.close();
+    },
+  };
+}
+
+/** The page's knowledge client (see `agent-knowledge.ts`), loaded by `load`. */
+export function lazyKnowledge(load: () => Promise<AgentKnowledge>): AgentKnowledge {
+  return lazyMethods<AgentKnowledge>(['add', 'remove', 'list', 'search'], load);
+}

@@ -1,0 +1,21 @@
+/**
+ * An object whose methods load their implementation on first call: the page entry keeps
+ * only the names, and an app that never calls them never loads their code. Every method
+ * returns a promise, so a caller cannot tell the difference (a bad argument still rejects).
+ */
+export function lazyMethods<T extends object>(
+  names: readonly (keyof T & string)[],
+  load: () => Promise<T>,
+): T {
+  let loaded: Promise<T> | undefined;
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      async (...args: unknown[]) => {
+        loaded ??= load();
+        const target = await loaded;
+        return await (target[name] as (...values: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as T;
+}
