@@ -199,8 +199,9 @@ export class KnowledgeBase {
       this.#store.listDocuments(),
       this.#store.listVectorBlocks(),
     ]);
-    const { byDocument, problems } = readVectorBlocks(blocks, documents);
+    const { byDocument, count, problems } = readVectorBlocks(blocks, documents);
     const vectors = new VectorIndex();
+    vectors.reserve(count);
     for (const [docId, chunks] of byDocument) {
       try {
         vectors.setDocument(docId, chunks);

@@ -30,7 +30,7 @@ export function storedVectorsError(
 export function readVectorBlocks(
   rows: readonly unknown[],
   documents: readonly KnowledgeDocumentRecord[],
-): { byDocument: Map<string, IndexedChunk[]>; problems: AirlockError[] } {
+): { byDocument: Map<string, IndexedChunk[]>; count: number; problems: AirlockError[] } {
   const known = new Map(documents.map((document) => [document.id, document]));
   const byDocument = new Map<string, IndexedChunk[]>();
   const seen = new Set<string>();
@@ -50,7 +50,7 @@ export function readVectorBlocks(
     const strays: string[] = [];
     for (const entry of blockVectors(parsed.block)) {
       const document = known.get(entry.docId);
-      const key = JSON.stringify([entry.docId, entry.index]);
+      const key = `${entry.index} ${entry.docId}`;
       const stray = !document
         ? `document "${entry.docId}" is not stored`
         : entry.index >= document.chunkCount
@@ -78,5 +78,5 @@ export function readVectorBlocks(
       );
   }
   for (const chunks of byDocument.values()) chunks.sort((a, b) => a.index - b.index);
-  return { byDocument, problems };
+  return { byDocument, count: seen.size, problems };
 }

@@ -45,6 +45,8 @@ export class VectorIndex {
   #scanner: Int8Scanner | undefined;
   /** Per row, the float value of one int8 step. */
   #scales: Float32Array = new Float32Array(0);
+  /** Rows announced by `reserve`, allocated when the dimension is known. */
+  #reservedRows = 0;
 
   constructor(options: VectorIndexOptions = {}) {
     this.#wantsQuantised = options.scan !== 'exact';
@@ -171,7 +173,7 @@ export class VectorIndex {
 
   /** The `count` rows of highest int8 score, in no order: a min-heap of the best so far. */
   #candidates(scanner: Int8Scanner, query: Float32Array, count: number): Int32Array {
-    writeCodes(query, scanner.codes, scanner.offset(-1), scanner.stride);
+    writeCodes(query, 0, query.length, scanner.codes, scanner.offset(-1), scanner.stride);
     const dots = scanner.scan(this.#keys.length);
     const scales = this.#scales;
     const heapScores = new Float64Array(count);
@@ -232,8 +234,15 @@ export class VectorIndex {
     const scanner = this.#scanner;
     if (!scanner) return;
     const dimension = this.#dimension as number;
-    const vector = this.#rows.subarray(row * dimension, (row + 1) * dimension);
-    this.#scales[row] = writeCodes(vector, scanner.codes, scanner.offset(row), scanner.stride);
+    const { codes, stride } = scanner;
+    this.#scales[row] = writeCodes(
+      this.#rows,
+      row * dimension,
+      dimension,
+      codes,
+      scanner.offset(row),
+      stride,
+    );
   }
 
   #moveCodes(from: number, to: number): void {
@@ -244,11 +253,18 @@ export class VectorIndex {
     this.#scales[to] = this.#scales[from] as number;
   }
 
-  /** Grows the row buffer (doubling) to hold `count` rows. */
+  /** Makes room for `count` rows in all, so that a load of known size grows the buffers once. */
+  reserve(count: number): void {
+    this.#reservedRows = Math.max(this.#reservedRows, count);
+  }
+
+  /** Grows the row buffer (doubling, or to the reserved size) to hold `count` rows. */
   #reserve(count: number): void {
     const dimension = this.#dimension ?? 0;
     if (count * dimension <= this.#rows.length) return;
-    const grown = new Float32Array(Math.max(count, this.#keys.length * 2, 64) * dimension);
+    const grown = new Float32Array(
+      Math.max(count, this.#reservedRows, this.#keys.length * 2, 64) * dimension,
+    );
     grown.set(this.#rows.subarray(0, this.#keys.length * dimension));
     this.#rows = grown;
     const rows = grown.length / Math.max(dimension, 1);
@@ -266,22 +282,31 @@ interface Found {
 }
 
 /**
- * Writes `vector` as int8 codes (round(value / scale), scale = largest magnitude / 127)
- * into `stride` bytes of `codes` from `offset`, zero-padded; returns the scale.
+ * Writes the `length` values of `source` from `from` as int8 codes (round(value / scale),
+ * scale = largest magnitude / 127) into `stride` bytes of `codes` from `offset`, zero-padded;
+ * returns the scale.
  */
 function writeCodes(
-  vector: Float32Array,
+  source: Float32Array,
+  from: number,
+  length: number,
   codes: Int8Array,
   offset: number,
   stride: number,
 ): number {
   let largest = 0;
-  for (const value of vector) largest = Math.max(largest, Math.abs(value));
+  for (let i = from; i < from + length; i++) {
+    const value = source[i] as number;
+    if (value > largest) largest = value;
+    else if (-value > largest) largest = -value;
+  }
   const scale = largest / 127;
-  codes.fill(0, offset, offset + stride);
-  if (scale > 0)
-    for (let i = 0; i < vector.length; i++)
-      codes[offset + i] = Math.round((vector[i] as number) / scale);
+  const inverse = scale > 0 ? 1 / scale : 0;
+  // floor(x + 0.5) as Math.round, through an int32 truncation of a positive number: several
+  // times faster than Math.round into an Int8Array (|x| <= 127 keeps it positive).
+  for (let i = 0; i < length; i++)
+    codes[offset + i] = (((source[from + i] as number) * inverse + 128.5) | 0) - 128;
+  if (stride > length) codes.fill(0, offset + length, offset + stride);
   return scale;
 }
 
