@@ -1,4 +1,4 @@
-import { AirlockError, isAirlockError } from '../errors/airlock-error';
+import { AirlockError } from '../errors/airlock-error';
 import type { ConversationStore } from '../memory/store';
 import type { EmbeddingModel } from '../model/embedding-model';
 import type {
@@ -10,8 +10,8 @@ import type {
   KnowledgeProgress,
 } from '../protocol/knowledge';
 import { chunkText } from './chunk-text';
-import { readVectorBlocks, storedVectorsError } from './stored-vectors';
-import { toUnitVector, VectorIndex } from './vector-index';
+import { toUnitVector } from './unit-vector';
+import type { VectorIndex } from './vector-index';
 
 /** Options of one import. */
 export interface AddDocumentOptions {
@@ -195,30 +195,15 @@ export class KnowledgeBase {
   }
 
   async #load(): Promise<LoadedIndex> {
-    const [documents, blocks] = await Promise.all([
+    const [documents, blocks, { buildIndex }] = await Promise.all([
       this.#store.listDocuments(),
       this.#store.listVectorBlocks(),
+      // The index and its WebAssembly scan load with the first use of knowledge, not with the worker.
+      import('./build-index'),
     ]);
-    const { byDocument, count, problems } = readVectorBlocks(blocks, documents);
-    const vectors = new VectorIndex();
-    vectors.reserve(count);
-    for (const [docId, chunks] of byDocument) {
-      try {
-        vectors.setDocument(docId, chunks);
-      } catch (error) {
-        if (!isAirlockError(error, 'knowledge-dimension-mismatch')) throw error;
-        problems.push(
-          storedVectorsError(
-            `The stored vectors of document "${docId}" have another length than the others and were left out: ${error.message}`,
-            { docId },
-          ),
-        );
-      }
-    }
     return {
-      vectors,
+      ...buildIndex(blocks, documents),
       titles: new Map(documents.map((document) => [document.id, document.title])),
-      problems,
     };
   }
 
