@@ -157,6 +157,40 @@ describe('knowledge storage', () => {
     expect(result[0]?.docId).toBe('gardens');
   });
 
+  it('reports a hostile block once per run when the model searches with the tool', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'search_knowledge', arguments: { query: 'magma' } }] },
+      { toolCalls: [{ id: 'call_2', name: 'search_knowledge', arguments: { query: 'lava' } }] },
+      { text: 'Magma rises.' },
+    ]);
+    const first = agentFor(session, { memory: { database } });
+    await first.knowledge.add({
+      id: 'volcanoes',
+      title: 'Volcanoes',
+      text: 'Volcanoes erupt when magma rises. Lava flows.',
+    });
+    const raw = await openBlocks(database);
+    try {
+      await raw
+        .table('vectorBlocks')
+        .add({ dimension: 0, count: 0, docIds: [], indexes: [], vectors: null });
+    } finally {
+      raw.close();
+    }
+
+    const second = agentFor(session, { memory: { database }, knowledge: { retrieval: 'tool' } });
+    const events = await collect(second.run('Tell me about volcanoes.'));
+
+    const types = events.map((event) => event.type);
+    expect(types.filter((type) => type === 'storage-error')).toHaveLength(1);
+    expect(types.filter((type) => type === 'knowledge-used')).toHaveLength(2);
+    expect(types.indexOf('storage-error')).toBeLessThan(types.indexOf('knowledge-used'));
+    const used = events.find((event): event is KnowledgeUsed => event.type === 'knowledge-used');
+    expect(used?.sources[0]?.docId).toBe('volcanoes');
+    expect(events.at(-1)?.type).toBe('run-finish');
+  });
+
   it('scans 6,000 vectors with the int8 SIMD scan and finds what the exact scan finds', () => {
     const quantised = new VectorIndex();
     const exact = new VectorIndex({ scan: 'exact' });
