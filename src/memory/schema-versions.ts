@@ -54,7 +54,7 @@ export const SCHEMA_V4: StoresSpec = {
 /**
  * Version 5: knowledge vectors in packed blocks. A `vectorBlocks` row holds up to 1,000
  * vectors in one `ArrayBuffer` with each one's document and position, found by a
- * multi-entry index of its documents (to remove one) and by `count` (to fill one with room),
+ * multi-entry index of its documents (to remove one) and by `count` (to merge small ones),
  * so the index loads in one read of few rows. The upgrade moves every chunk's vector into
  * blocks and leaves the chunk rows their text.
  */

@@ -16,7 +16,7 @@ export interface VectorBlockRecord {
   /** Auto-incremented by the store. */
   readonly id?: number;
   readonly dimension: number;
-  /** How many vectors it holds (indexed: blocks with room are found by it). */
+  /** How many vectors it holds (indexed: small blocks, to merge, are found by it). */
   readonly count: number;
   /** Per vector, its document (a multi-entry index finds a document's blocks). */
   readonly docIds: readonly string[];

@@ -4,11 +4,14 @@ import { invalidInput } from '../store-failures';
 import {
   blockVectors,
   packVectorBlock,
+  packVectorBlocks,
   parseVectorBlock,
   VECTOR_BLOCK_SIZE,
-  type VectorBlockRecord,
 } from '../vector-blocks';
 import type { DexieConnection } from './database';
+
+/** How many blocks under half full are merged together. */
+const MERGE_AT = 8;
 
 /**
  * Knowledge documents, their chunks' text, and their vectors packed in blocks; a document,
@@ -41,25 +44,37 @@ export function knowledgeTables(
     }
   }
 
-  /** Appends vectors to blocks with room (of their dimension), then to new blocks. */
+  /**
+   * Writes vectors in new blocks of their own: filling a block that has room would rewrite
+   * its vectors on every add (ten times over for documents of 50 chunks). Small blocks are
+   * merged instead, once there are `MERGE_AT` of them (see `mergeSmallBlocks`).
+   */
   async function addVectors(added: readonly KnowledgeChunkRecord[]): Promise<void> {
     const dimension = added[0]?.vector.length ?? 0;
-    let next = 0;
-    while (next < added.length) {
-      const open = await vectorBlocks
-        .where('count')
-        .below(VECTOR_BLOCK_SIZE)
-        .filter((row) => {
-          const parsed = parseVectorBlock(row);
-          return 'block' in parsed && parsed.block.dimension === dimension;
-        })
-        .first();
-      const present = open ? blockVectors(open) : [];
-      const taken = added.slice(next, next + VECTOR_BLOCK_SIZE - present.length);
-      const block: VectorBlockRecord = packVectorBlock(dimension, [...present, ...taken]);
-      await vectorBlocks.put(open?.id === undefined ? block : { ...block, id: open.id });
-      next += taken.length;
-    }
+    for (let start = 0; start < added.length; start += VECTOR_BLOCK_SIZE)
+      await vectorBlocks.add(
+        packVectorBlock(dimension, added.slice(start, start + VECTOR_BLOCK_SIZE)),
+      );
+  }
+
+  /**
+   * Repacks the blocks under half full once there are `MERGE_AT` of them, so the index
+   * reads at most about twice the ideal number of rows, and each vector is rewritten about
+   * once or twice in its life. Invalid blocks are left as they are.
+   */
+  async function mergeSmallBlocks(): Promise<void> {
+    const small = vectorBlocks.where('count').below(VECTOR_BLOCK_SIZE / 2);
+    // Counted on the index alone: most adds stop here without reading a vector.
+    if ((await small.count()) < MERGE_AT) return;
+    const valid = (await small.toArray()).flatMap((row) => {
+      const parsed = parseVectorBlock(row);
+      return 'block' in parsed && row.id !== undefined ? [{ id: row.id, block: parsed.block }] : [];
+    });
+    if (valid.length < 2) return;
+    await vectorBlocks.bulkDelete(valid.map((entry) => entry.id));
+    await vectorBlocks.bulkAdd(
+      packVectorBlocks(valid.flatMap((entry) => blockVectors(entry.block))),
+    );
   }
 
   return {
@@ -75,6 +90,7 @@ export function knowledgeTables(
           await removeVectors(document.id);
           await chunks.bulkAdd(added.map(({ docId, index, text }) => ({ docId, index, text })));
           await addVectors(added);
+          await mergeSmallBlocks();
           await documents.put(document);
         });
         notify({ table: 'documents' }, { table: 'chunks' });
@@ -86,6 +102,7 @@ export function knowledgeTables(
           const existing = await documents.get(id);
           await chunkRange(id).delete();
           await removeVectors(id);
+          await mergeSmallBlocks();
           await documents.delete(id);
           return existing !== undefined;
         });

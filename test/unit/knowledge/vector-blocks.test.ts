@@ -70,13 +70,15 @@ const axisEmbedder: EmbeddingModel = {
 };
 
 describe('knowledge vectors in packed blocks', () => {
-  it('packs 2,500 vectors of three documents in blocks of at most 1,000, filling a block with room first', async () => {
+  it('packs 2,500 vectors of three documents in blocks of at most 1,000, each document in blocks of its own', async () => {
     const { store } = freshStore();
     await store.putDocument(documentOf(1, 1_200), chunksOf(1, 1_200));
     await store.putDocument(documentOf(2, 800), chunksOf(2, 800));
     await store.putDocument(documentOf(3, 500), chunksOf(3, 500));
     const stored = await blocks(store);
-    expect(stored.map((block) => block.count).sort((a, b) => b - a)).toEqual([1_000, 1_000, 500]);
+    expect(stored.map((block) => block.count).sort((a, b) => b - a)).toEqual([
+      1_000, 800, 500, 200,
+    ]);
     const vectors = stored.flatMap(blockVectors);
     expect(vectors).toHaveLength(2_500);
     const second = vectors.find((entry) => entry.docId === 'd2' && entry.index === 799);
@@ -84,6 +86,31 @@ describe('knowledge vectors in packed blocks', () => {
     // Chunk rows keep their text only.
     const [chunk] = await store.getChunks([['d1', 5]]);
     expect(chunk).toEqual({ docId: 'd1', index: 5, text: 'doc 1 chunk 5' });
+  });
+
+  it('merges small blocks once there are eight, keeping every vector', async () => {
+    const { store } = freshStore();
+    for (let doc = 0; doc < 30; doc++)
+      await store.putDocument(documentOf(doc, 10), chunksOf(doc, 10));
+    let stored = await blocks(store);
+    expect(stored.length).toBeLessThan(8);
+    expect(stored.reduce((sum, block) => sum + block.count, 0)).toBe(300);
+    const keys = stored.flatMap(blockVectors).map((entry) => `${entry.docId}#${entry.index}`);
+    expect(new Set(keys).size).toBe(300);
+    for (let doc = 0; doc < 30; doc += 2) await store.deleteDocument(`d${doc}`);
+    stored = await blocks(store);
+    expect(stored.length).toBeLessThan(8);
+    expect(stored.flatMap(blockVectors).map((entry) => entry.docId)).not.toContain('d0');
+    expect(stored.reduce((sum, block) => sum + block.count, 0)).toBe(150);
+    const knowledge = new KnowledgeBase(store, axisEmbedder, {
+      ...DEFAULT_KNOWLEDGE_CONFIG,
+      minScore: 0,
+    });
+    // Documents 3, 11, 19 and 27 share the axis of "doc 3"; the even ones are gone.
+    const hits = await knowledge.search('doc 3', { signal, k: 40 });
+    expect(new Set(hits.filter((hit) => hit.score > 0.9).map((hit) => hit.docId))).toEqual(
+      new Set(['d3', 'd11', 'd19', 'd27']),
+    );
   });
 
   it('takes a removed or replaced document out of the blocks it shared, and deletes emptied blocks', async () => {
