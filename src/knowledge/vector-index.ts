@@ -149,7 +149,8 @@ export class VectorIndex {
     let floor = minScore;
     for (let row = 0; row < this.#keys.length; row++) {
       const score = this.#exactScore(query, row * dimension, dimension);
-      if (score < floor) continue;
+      // Written so that a NaN or infinite score (a hostile stored vector) is never kept.
+      if (!(score >= floor && score < Infinity)) continue;
       let at = bestScores.length;
       while (at > 0 && (bestScores[at - 1] as number) < score) at--;
       bestScores.splice(at, 0, score);
@@ -181,6 +182,8 @@ export class VectorIndex {
     let size = 0;
     for (let row = 0; row < dots.length; row++) {
       const score = (dots[row] as number) * (scales[row] as number);
+      // A row of non-finite values has no scale (see `writeCodes`): never a candidate.
+      if (Number.isNaN(score)) continue;
       if (size < count) {
         // Sift up.
         let at = size++;
@@ -222,7 +225,7 @@ export class VectorIndex {
     const scored: { row: number; score: number }[] = [];
     for (const row of candidates) {
       const score = this.#exactScore(query, row * dimension, dimension);
-      if (score >= minScore) scored.push({ row, score });
+      if (score >= minScore && score < Infinity) scored.push({ row, score });
     }
     scored.sort((a, b) => b.score - a.score || a.row - b.row);
     const best = scored.slice(0, k);
@@ -299,6 +302,12 @@ function writeCodes(
     const value = source[i] as number;
     if (value > largest) largest = value;
     else if (-value > largest) largest = -value;
+    else if (Number.isNaN(value)) largest = Number.NaN;
+  }
+  if (!(largest < Infinity)) {
+    // NaN or infinite values (a hostile stored vector): no codes, and a NaN scale.
+    codes.fill(0, offset, offset + stride);
+    return Number.NaN;
   }
   const scale = largest / 127;
   const inverse = scale > 0 ? 1 / scale : 0;

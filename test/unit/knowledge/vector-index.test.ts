@@ -192,6 +192,28 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
     }
   });
 
+  it('never returns a row whose stored vector holds NaN or Infinity, with either scan', () => {
+    const random = seeded(3);
+    for (const [size, value] of [
+      [10, Number.NaN],
+      [1_000, Number.NaN],
+      [10, Number.POSITIVE_INFINITY],
+      [1_000, Number.POSITIVE_INFINITY],
+    ] as const) {
+      const index = new VectorIndex();
+      index.setDocument(
+        'bad',
+        Array.from({ length: size }, (_, index) => ({
+          index,
+          vector: new Float32Array(16).fill(value),
+        })),
+      );
+      index.setDocument('good', [{ index: 0, vector: randomUnit(random, 16) }]);
+      const hits = index.search(randomUnit(random, 16), 5, -1);
+      expect(hits.map((hit) => hit.docId)).toEqual(['good']);
+    }
+  });
+
   it('scans the float vectors exactly where WebAssembly SIMD is refused', () => {
     vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
     const random = seeded(5);
