@@ -353,11 +353,11 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   'searchMs.1k': 'knowledge search (embed locally, scan, read k chunks), 1k chunks, ms',
   'searchMs.10k': 'knowledge search (embed locally, scan, read k chunks), 10k chunks, ms',
   'searchMs.50k': 'knowledge search (embed locally, scan, read k chunks), 50k chunks, ms',
-  'indexScanMs.1k': 'VectorIndex scan alone (256 dims, top 5), 1k chunks, ms',
-  'indexScanMs.10k': 'VectorIndex scan alone (256 dims, top 5), 10k chunks, ms',
-  'indexScanMs.50k': 'VectorIndex scan alone (256 dims, top 5), 50k chunks, ms',
+  'indexScanMs.1k': 'VectorIndex search alone (256 dims, top 5), 1k chunks, ms',
+  'indexScanMs.10k': 'VectorIndex search alone (256 dims, top 5), 10k chunks, ms',
+  'indexScanMs.50k': 'VectorIndex search alone (256 dims, top 5), 50k chunks, ms',
   'searchMs.100k': 'knowledge search (embed locally, scan, read k chunks), 100k chunks, ms',
-  'indexScanMs.100k': 'VectorIndex scan alone (256 dims, top 5), 100k chunks, ms',
+  'indexScanMs.100k': 'VectorIndex search alone (256 dims, top 5), 100k chunks, ms',
   'concurrentRuns.loneRunMs': 'a lone run, paced stream, wall ms',
   'concurrentRuns.concurrentRunMs': 'each of 20 runs at once, paced streams, wall ms',
   'concurrentRuns.ratioToLone': 'each of 20 runs at once, ratio to a lone run',
@@ -418,7 +418,7 @@ function selfMeasuredSection(name, title) {
               .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
               .join(
                 ', ',
-              )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. Loading the index of 50k chunks from IndexedDB (what a new agent worker does on its first query): ${figures.indexLoadMs50k} ms.`
+              )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. Loading the index of 50k chunks from IndexedDB (what a new agent worker does on its first query; median of 3): ${figures.indexLoadMs50k} ms${typeof figures.vectorReadMs50k === 'number' ? `, of which ${figures.vectorReadMs50k} ms reading the packed vector blocks` : ''}.${typeof figures.indexScan === 'string' ? ` The index searched with the \`${figures.indexScan}\` scan.` : ''}`
           : '';
   return `## ${title}
 

@@ -10,7 +10,8 @@ import type {
   KnowledgeProgress,
 } from '../protocol/knowledge';
 import { chunkText } from './chunk-text';
-import { toUnitVector, VectorIndex } from './vector-index';
+import { toUnitVector } from './unit-vector';
+import type { VectorIndex } from './vector-index';
 
 /** Options of one import. */
 export interface AddDocumentOptions {
@@ -23,6 +24,8 @@ export interface AddDocumentOptions {
 interface LoadedIndex {
   readonly vectors: VectorIndex;
   readonly titles: Map<string, string>;
+  /** Stored vector rows that could not be used (`storage-failed`), reported by each run. */
+  readonly problems: AirlockError[];
 }
 
 /**
@@ -103,6 +106,15 @@ export class KnowledgeBase {
     return this.#store.listDocuments();
   }
 
+  /**
+   * What was wrong with the stored vectors when the index was read (a block of the wrong
+   * shape, or naming a chunk that is not stored): `storage-failed` errors, one per bad row.
+   * The rest of the index searches as usual.
+   */
+  async storageErrors(): Promise<readonly AirlockError[]> {
+    return (await this.#index()).problems;
+  }
+
   /** Whether any chunk is stored (a run skips retrieval, and its embedding request, if not). */
   async isEmpty(): Promise<boolean> {
     return (await this.#index()).vectors.size === 0;
@@ -126,7 +138,8 @@ export class KnowledgeBase {
     found.forEach((hit, i) => {
       const row = rows[i];
       // Removed by another tab since this index was loaded: skipped rather than shown empty.
-      if (!row) return;
+      // A row without text (written by other code) is skipped too.
+      if (typeof row?.text !== 'string') return;
       hits.push({
         docId: hit.docId,
         title: titles.get(hit.docId) ?? hit.docId,
@@ -182,21 +195,16 @@ export class KnowledgeBase {
   }
 
   async #load(): Promise<LoadedIndex> {
-    const [documents, rows] = await Promise.all([
+    const [documents, blocks, { buildIndex }] = await Promise.all([
       this.#store.listDocuments(),
-      this.#store.listChunkVectors(),
+      this.#store.listVectorBlocks(),
+      // The index and its WebAssembly scan load with the first use of knowledge, not with the worker.
+      import('./build-index'),
     ]);
-    const vectors = new VectorIndex();
-    // Rows come in key order, [docId+index]: each document's chunks are consecutive.
-    let start = 0;
-    for (let end = 1; end <= rows.length; end++) {
-      if (end === rows.length || rows[end]?.docId !== rows[start]?.docId) {
-        const first = rows[start];
-        if (first) vectors.setDocument(first.docId, rows.slice(start, end));
-        start = end;
-      }
-    }
-    return { vectors, titles: new Map(documents.map((document) => [document.id, document.title])) };
+    return {
+      ...buildIndex(blocks, documents),
+      titles: new Map(documents.map((document) => [document.id, document.title])),
+    };
   }
 
   #queue<T>(write: () => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import { Int8Scanner } from './int8-scan';
 
 /** A chunk's place in the index: its document and position. */
 export interface ChunkKey {
@@ -11,11 +12,27 @@ export interface ScoredKey extends ChunkKey {
   readonly score: number;
 }
 
+/** How the index scans: int8 codes in WebAssembly SIMD then exact rescoring, or floats only. */
+export type VectorScan = 'int8-simd' | 'exact';
+
+/** Options of a `VectorIndex`. */
+export interface VectorIndexOptions {
+  /** `'exact'` scans the float vectors only (the fallback where WebAssembly is refused). Default `'auto'`. */
+  readonly scan?: 'auto' | 'exact';
+}
+
+/** Candidates rescored exactly per search at least, and per result asked for. */
+const MIN_CANDIDATES = 256;
+const CANDIDATES_PER_RESULT = 8;
+
 /**
- * Every chunk's vector in one `Float32Array`, row after row, searched by brute force: a
- * dot product per row (vectors are stored at unit length, so it is the cosine). Rows are
- * added and removed per document without rebuilding; a removed row is filled by the last.
- * Lives in the agent worker, loaded once from the store.
+ * Every chunk's vector in one `Float32Array`, row after row (unit length, so a dot product
+ * is the cosine), and beside it an int8 copy with one scale per row in WebAssembly memory.
+ * A search scans the int8 rows with SIMD (4× fewer bytes, 16 products per instruction),
+ * keeps the best candidates in a small heap, and rescores those with the float vectors: the
+ * scores returned are exact, and so is the order whenever the true best rows are among the
+ * candidates (many more than asked for). Rows are added and removed per document without
+ * rebuilding; a removed row is filled by the last. Lives in the agent worker.
  */
 export class VectorIndex {
   #dimension: number | undefined;
@@ -23,6 +40,22 @@ export class VectorIndex {
   #keys: ChunkKey[] = [];
   /** Each document's row numbers, so removing one does not scan the others. */
   readonly #rowsByDoc = new Map<string, number[]>();
+  readonly #wantsQuantised: boolean;
+  /** The int8 rows; undefined until the dimension is known, or where WebAssembly is refused. */
+  #scanner: Int8Scanner | undefined;
+  /** Per row, the float value of one int8 step. */
+  #scales: Float32Array = new Float32Array(0);
+  /** Rows announced by `reserve`, allocated when the dimension is known. */
+  #reservedRows = 0;
+
+  constructor(options: VectorIndexOptions = {}) {
+    this.#wantsQuantised = options.scan !== 'exact';
+  }
+
+  /** How searches scan: `'int8-simd'` once vectors are held and WebAssembly SIMD is available. */
+  get scan(): VectorScan {
+    return this.#scanner ? 'int8-simd' : 'exact';
+  }
 
   /** The vectors' length, fixed by the first one added (undefined while empty and never filled). */
   get dimension(): number | undefined {
@@ -54,13 +87,18 @@ export class VectorIndex {
     this.removeDocument(docId);
     const first = chunks[0];
     if (!first) return;
-    this.#dimension ??= first.vector.length;
+    if (this.#dimension === undefined) {
+      this.#dimension = first.vector.length;
+      if (this.#wantsQuantised)
+        this.#scanner = Int8Scanner.create(Math.ceil(this.#dimension / 16) * 16);
+    }
     const dimension = this.#dimension;
     this.#reserve(this.#keys.length + chunks.length);
     const rows: number[] = [];
     for (const chunk of chunks) {
       const row = this.#keys.length;
       this.#rows.set(chunk.vector, row * dimension);
+      this.#quantise(row);
       this.#keys.push({ docId, index: chunk.index });
       rows.push(row);
     }
@@ -79,6 +117,7 @@ export class VectorIndex {
       if (row !== last) {
         const moved = this.#keys[last] as ChunkKey;
         this.#rows.copyWithin(row * dimension, last * dimension, (last + 1) * dimension);
+        this.#moveCodes(last, row);
         this.#keys[row] = moved;
         const movedRows = this.#rowsByDoc.get(moved.docId) ?? [];
         movedRows[movedRows.indexOf(last)] = row;
@@ -91,17 +130,27 @@ export class VectorIndex {
   search(query: Float32Array, k: number, minScore: number): ScoredKey[] {
     if (this.#keys.length === 0 || k <= 0) return [];
     this.checkDimension(query.length);
+    const candidates = Math.max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT);
+    const found =
+      this.#scanner && this.#keys.length > candidates
+        ? this.#rescore(query, this.#candidates(this.#scanner, query, candidates), k, minScore)
+        : this.#exactSearch(query, k, minScore);
+    return found.rows.map((row, i) => ({
+      ...(this.#keys[row] as ChunkKey),
+      score: found.scores[i] as number,
+    }));
+  }
+
+  /** Every row's exact score; the best `k` kept sorted (small k: insertion beats a heap). */
+  #exactSearch(query: Float32Array, k: number, minScore: number): Found {
     const dimension = this.#dimension as number;
-    const rows = this.#rows;
-    // The best k so far, kept sorted best first; small k makes insertion cheaper than a heap.
     const bestRows: number[] = [];
     const bestScores: number[] = [];
     let floor = minScore;
-    for (let row = 0, offset = 0; row < this.#keys.length; row++, offset += dimension) {
-      let score = 0;
-      for (let i = 0; i < dimension; i++)
-        score += (rows[offset + i] as number) * (query[i] as number);
-      if (score < floor) continue;
+    for (let row = 0; row < this.#keys.length; row++) {
+      const score = this.#exactScore(query, row * dimension, dimension);
+      // Written so that a NaN or infinite score (a hostile stored vector) is never kept.
+      if (!(score >= floor && score < Infinity)) continue;
       let at = bestScores.length;
       while (at > 0 && (bestScores[at - 1] as number) < score) at--;
       bestScores.splice(at, 0, score);
@@ -112,29 +161,162 @@ export class VectorIndex {
       }
       if (bestScores.length === k) floor = Math.max(minScore, bestScores[k - 1] as number);
     }
-    return bestRows.map((row, i) => ({
-      ...(this.#keys[row] as ChunkKey),
-      score: bestScores[i] as number,
-    }));
+    return { rows: bestRows, scores: bestScores };
   }
 
-  /** Grows the row buffer (doubling) to hold `count` rows. */
+  #exactScore(query: Float32Array, offset: number, dimension: number): number {
+    const rows = this.#rows;
+    let score = 0;
+    for (let i = 0; i < dimension; i++)
+      score += (rows[offset + i] as number) * (query[i] as number);
+    return score;
+  }
+
+  /** The `count` rows of highest int8 score, in no order: a min-heap of the best so far. */
+  #candidates(scanner: Int8Scanner, query: Float32Array, count: number): Int32Array {
+    writeCodes(query, 0, query.length, scanner.codes, scanner.offset(-1), scanner.stride);
+    const dots = scanner.scan(this.#keys.length);
+    const scales = this.#scales;
+    const heapScores = new Float64Array(count);
+    const heapRows = new Int32Array(count);
+    let size = 0;
+    for (let row = 0; row < dots.length; row++) {
+      const score = (dots[row] as number) * (scales[row] as number);
+      // A row of non-finite values has no scale (see `writeCodes`): never a candidate.
+      if (Number.isNaN(score)) continue;
+      if (size < count) {
+        // Sift up.
+        let at = size++;
+        while (at > 0) {
+          const parent = (at - 1) >> 1;
+          if ((heapScores[parent] as number) <= score) break;
+          heapScores[at] = heapScores[parent] as number;
+          heapRows[at] = heapRows[parent] as number;
+          at = parent;
+        }
+        heapScores[at] = score;
+        heapRows[at] = row;
+      } else if (score > (heapScores[0] as number)) {
+        // Replace the worst and sift down.
+        let at = 0;
+        for (;;) {
+          let child = 2 * at + 1;
+          if (child >= count) break;
+          if (
+            child + 1 < count &&
+            (heapScores[child + 1] as number) < (heapScores[child] as number)
+          )
+            child += 1;
+          if ((heapScores[child] as number) >= score) break;
+          heapScores[at] = heapScores[child] as number;
+          heapRows[at] = heapRows[child] as number;
+          at = child;
+        }
+        heapScores[at] = score;
+        heapRows[at] = row;
+      }
+    }
+    return heapRows.subarray(0, size);
+  }
+
+  /** The candidates' exact scores, at least `minScore`, best first (ties: lower row first, as the exact scan). */
+  #rescore(query: Float32Array, candidates: Int32Array, k: number, minScore: number): Found {
+    const dimension = this.#dimension as number;
+    const scored: { row: number; score: number }[] = [];
+    for (const row of candidates) {
+      const score = this.#exactScore(query, row * dimension, dimension);
+      if (score >= minScore && score < Infinity) scored.push({ row, score });
+    }
+    scored.sort((a, b) => b.score - a.score || a.row - b.row);
+    const best = scored.slice(0, k);
+    return { rows: best.map((hit) => hit.row), scores: best.map((hit) => hit.score) };
+  }
+
+  /** Writes row `row`'s int8 codes and scale from its float vector. */
+  #quantise(row: number): void {
+    const scanner = this.#scanner;
+    if (!scanner) return;
+    const dimension = this.#dimension as number;
+    const { codes, stride } = scanner;
+    this.#scales[row] = writeCodes(
+      this.#rows,
+      row * dimension,
+      dimension,
+      codes,
+      scanner.offset(row),
+      stride,
+    );
+  }
+
+  #moveCodes(from: number, to: number): void {
+    const scanner = this.#scanner;
+    if (!scanner) return;
+    const { codes, stride } = scanner;
+    codes.copyWithin(scanner.offset(to), scanner.offset(from), scanner.offset(from) + stride);
+    this.#scales[to] = this.#scales[from] as number;
+  }
+
+  /** Makes room for `count` rows in all, so that a load of known size grows the buffers once. */
+  reserve(count: number): void {
+    this.#reservedRows = Math.max(this.#reservedRows, count);
+  }
+
+  /** Grows the row buffer (doubling, or to the reserved size) to hold `count` rows. */
   #reserve(count: number): void {
     const dimension = this.#dimension ?? 0;
     if (count * dimension <= this.#rows.length) return;
-    const grown = new Float32Array(Math.max(count, this.#keys.length * 2, 64) * dimension);
+    const grown = new Float32Array(
+      Math.max(count, this.#reservedRows, this.#keys.length * 2, 64) * dimension,
+    );
     grown.set(this.#rows.subarray(0, this.#keys.length * dimension));
     this.#rows = grown;
+    const rows = grown.length / Math.max(dimension, 1);
+    const scales = new Float32Array(rows);
+    scales.set(this.#scales.subarray(0, this.#keys.length));
+    this.#scales = scales;
+    this.#scanner?.reserve(rows);
   }
 }
 
-/** `values` as a unit-length `Float32Array` (unchanged direction; all zeros stays zeros). */
-export function toUnitVector(values: ArrayLike<number>): Float32Array {
-  const vector = Float32Array.from(values);
-  let sum = 0;
-  for (const value of vector) sum += value * value;
-  const length = Math.sqrt(sum);
-  if (length > 0)
-    for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / length;
-  return vector;
+/** Rows chosen by a search and their scores, best first. */
+interface Found {
+  readonly rows: readonly number[];
+  readonly scores: readonly number[];
 }
+
+/**
+ * Writes the `length` values of `source` from `from` as int8 codes (round(value / scale),
+ * scale = largest magnitude / 127) into `stride` bytes of `codes` from `offset`, zero-padded;
+ * returns the scale.
+ */
+function writeCodes(
+  source: Float32Array,
+  from: number,
+  length: number,
+  codes: Int8Array,
+  offset: number,
+  stride: number,
+): number {
+  let largest = 0;
+  for (let i = from; i < from + length; i++) {
+    const value = source[i] as number;
+    if (value > largest) largest = value;
+    else if (-value > largest) largest = -value;
+    else if (Number.isNaN(value)) largest = Number.NaN;
+  }
+  if (!(largest < Infinity)) {
+    // NaN or infinite values (a hostile stored vector): no codes, and a NaN scale.
+    codes.fill(0, offset, offset + stride);
+    return Number.NaN;
+  }
+  const scale = largest / 127;
+  const inverse = scale > 0 ? 1 / scale : 0;
+  // floor(x + 0.5) as Math.round, through an int32 truncation of a positive number: several
+  // times faster than Math.round into an Int8Array (|x| <= 127 keeps it positive).
+  for (let i = 0; i < length; i++)
+    codes[offset + i] = (((source[from + i] as number) * inverse + 128.5) | 0) - 128;
+  if (stride > length) codes.fill(0, offset + length, offset + stride);
+  return scale;
+}
+
+export { toUnitVector } from './unit-vector';

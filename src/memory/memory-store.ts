@@ -31,6 +31,7 @@ import type {
 } from './store';
 import { createChangeFeed, type StoreChange } from './store-change';
 import { invalidInput, notFound } from './store-failures';
+import { packVectorBlocks } from './vector-blocks';
 
 /** Where the in-memory store posts its changes. */
 export interface MemoryStoreOptions {
@@ -432,18 +433,23 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         [...documents.values()].sort((a, b) => b.addedAt - a.addedAt),
       ),
 
-    listChunkVectors: () =>
-      guard('reading chunk vectors', () =>
-        [...documents.keys()]
-          .sort()
-          .flatMap((docId) => chunks.get(docId) ?? [])
-          .filter((chunk) => chunk.vector instanceof Float32Array)
-          .map(({ docId, index, vector }) => ({ docId, index, vector })),
+    // Packed on each call (the index reads them once), as the Dexie store keeps them.
+    listVectorBlocks: () =>
+      guard('reading knowledge vectors', () =>
+        packVectorBlocks(
+          [...documents.keys()]
+            .sort()
+            .flatMap((docId) => chunks.get(docId) ?? [])
+            .map(({ docId, index, vector }) => ({ docId, index, vector })),
+        ),
       ),
 
     getChunks: (keys) =>
       guard('reading chunks', () =>
-        keys.map(([docId, index]) => chunks.get(docId)?.find((chunk) => chunk.index === index)),
+        keys.map(([docId, index]) => {
+          const found = chunks.get(docId)?.find((chunk) => chunk.index === index);
+          return found && { docId: found.docId, index: found.index, text: found.text };
+        }),
       ),
 
     close: async () => {

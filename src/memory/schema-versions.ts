@@ -51,5 +51,16 @@ export const SCHEMA_V4: StoresSpec = {
   attachments: 'hash, *conversationIds',
 };
 
+/**
+ * Version 5: knowledge vectors in packed blocks. A `vectorBlocks` row holds up to 1,000
+ * vectors in one `ArrayBuffer` with each one's document and position, found by a
+ * multi-entry index of its documents (to remove one) and by `count` (to merge small ones),
+ * so the index loads in one read of few rows. The upgrade moves every chunk's vector into
+ * blocks and leaves the chunk rows their text.
+ */
+export const SCHEMA_V5: StoresSpec = {
+  vectorBlocks: '++id, *docIds, count',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 4;
+export const CURRENT_SCHEMA_VERSION = 5;

@@ -1,5 +1,9 @@
 import type { ChatMessage } from '../protocol/chat';
-import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
+import type {
+  KnowledgeChunkRecord,
+  KnowledgeChunkText,
+  KnowledgeDocumentRecord,
+} from '../protocol/knowledge';
 import type {
   AttachmentData,
   AttachmentRecord,
@@ -14,7 +18,11 @@ import type {
   RunRecord,
 } from '../protocol/memory';
 
-export type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
+export type {
+  KnowledgeChunkRecord,
+  KnowledgeChunkText,
+  KnowledgeDocumentRecord,
+} from '../protocol/knowledge';
 export type {
   AttachmentData,
   AttachmentRecord,
@@ -140,14 +148,18 @@ export interface ConversationStore {
   /** Newest `addedAt` first. */
   listDocuments(): Promise<KnowledgeDocumentRecord[]>;
   /**
-   * Every chunk's key and vector, without its text (loaded once to build the in-worker
-   * index). Rows whose vector is not a `Float32Array` are left out.
+   * Every stored block of knowledge vectors (`VectorBlockRecord`s, up to 1,000 vectors
+   * each), loaded once to build the in-worker index. Rows are returned as read: the caller
+   * checks them (`parseVectorBlock`).
    */
-  listChunkVectors(): Promise<Pick<KnowledgeChunkRecord, 'docId' | 'index' | 'vector'>[]>;
-  /** The chunks with these keys, in the same order (`undefined` for one that is gone). */
+  listVectorBlocks(): Promise<unknown[]>;
+  /**
+   * The chunks' text with these keys, in the same order (`undefined` for one that is gone).
+   * Rows are returned as read: the caller checks them.
+   */
   getChunks(
     keys: readonly (readonly [docId: string, index: number])[],
-  ): Promise<(KnowledgeChunkRecord | undefined)[]>;
+  ): Promise<(KnowledgeChunkText | undefined)[]>;
 
   /**
    * Closes the store; later calls reject with `storage-failed`. Resolves once none of its

@@ -35,6 +35,9 @@ export interface KnowledgeChunkRecord {
   readonly vector: Float32Array;
 }
 
+/** A chunk as stored from schema version 5 on: its text (its vector is kept apart, packed with others). */
+export type KnowledgeChunkText = Omit<KnowledgeChunkRecord, 'vector'>;
+
 /** A chunk found by a search, with where it came from. */
 export interface KnowledgeHit {
   readonly docId: string;

@@ -124,9 +124,19 @@ export async function runConversation(
       await start.claim?.();
       const scopes = memoryScopes(config, run.conversationId);
       const { retrieval } = setup.knowledge.config;
+      // Stored vectors the knowledge index had to leave out are reported once per run that uses it.
+      let storedVectorsReported = false;
+      const reportStoredVectors = async () => {
+        if (storedVectorsReported) return;
+        storedVectorsReported = true;
+        for (const error of await setup.knowledge.storageErrors())
+          await emit({ type: 'storage-error', error: toErrorData(error) });
+      };
       const knowledgeUsed =
-        (via: 'inject' | 'tool') => (query: string, sources: readonly KnowledgeSource[]) =>
-          emit({ type: 'knowledge-used', via, query, sources });
+        (via: 'inject' | 'tool') => async (query: string, sources: readonly KnowledgeSource[]) => {
+          await reportStoredVectors();
+          await emit({ type: 'knowledge-used', via, query, sources });
+        };
       const builtIn = [
         ...(config.memory.tools
           ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
@@ -223,6 +233,7 @@ export async function runConversation(
         await emit(event);
       };
       try {
+        if (injectsKnowledge) await reportStoredVectors();
         const knowledge = injectsKnowledge
           ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
           : [];

@@ -1,7 +1,7 @@
 import Dexie, { type DBCore, type Middleware, type Table, type Transaction } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
-import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../../protocol/knowledge';
+import type { KnowledgeChunkText, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { waitFor } from '../../timing/wait';
 import {
   CURRENT_SCHEMA_VERSION,
@@ -9,6 +9,7 @@ import {
   SCHEMA_V2,
   SCHEMA_V3,
   SCHEMA_V4,
+  SCHEMA_V5,
 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import type {
@@ -21,6 +22,7 @@ import type {
   RunRecord,
 } from '../store';
 import { createChangeFeed, type StoreChange } from '../store-change';
+import { type BlockVector, packVectorBlocks, type VectorBlockRecord } from '../vector-blocks';
 
 // The one module that imports Dexie at run time. The table modules beside it use its
 // connection and import Dexie's types only (erased from the build).
@@ -54,7 +56,9 @@ export type AirlockDatabase = Dexie & {
   /** Outbound auto-increment keys: the records stay exactly `AuditRecord`s. */
   audit: Table<AuditRecord, number>;
   documents: Table<KnowledgeDocumentRecord, string>;
-  chunks: Table<KnowledgeChunkRecord, [string, number]>;
+  /** Text only since version 5 (their vectors are in `vectorBlocks`). */
+  chunks: Table<KnowledgeChunkText, [string, number]>;
+  vectorBlocks: Table<VectorBlockRecord, number>;
   attachments: Table<AttachmentRecord, string>;
 };
 
@@ -140,6 +144,29 @@ function backfillTokenCounts(transaction: Transaction): PromiseLike<unknown> {
     });
 }
 
+/** A chunk row as versions 3 and 4 stored it: with its vector. */
+type ChunkRowV4 = KnowledgeChunkText & { vector?: unknown };
+
+/**
+ * Moves every chunk's vector into packed blocks, in key order (each document's chunks
+ * together), and leaves the chunk rows their text. A vector that is not a `Float32Array`
+ * could not be searched before either: it is dropped, and its chunk stays readable.
+ */
+async function packChunkVectors(transaction: Transaction): Promise<void> {
+  const moved: BlockVector[] = [];
+  await transaction
+    .table<ChunkRowV4, [string, number]>('chunks')
+    .toCollection()
+    .modify((row) => {
+      if (row.vector instanceof Float32Array)
+        moved.push({ docId: row.docId, index: row.index, vector: row.vector });
+      delete row.vector;
+    });
+  await transaction
+    .table<VectorBlockRecord, number>('vectorBlocks')
+    .bulkAdd(packVectorBlocks(moved));
+}
+
 function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabase {
   const db = new Dexie(name, {
     ...(options.indexedDB === undefined ? {} : { indexedDB: options.indexedDB }),
@@ -150,6 +177,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(2).stores(SCHEMA_V2).upgrade(backfillTokenCounts);
   db.version(3).stores(SCHEMA_V3);
   db.version(4).stores(SCHEMA_V4);
+  db.version(5).stores(SCHEMA_V5).upgrade(packChunkVectors);
   return db;
 }
 

@@ -1,20 +1,80 @@
 import type { KnowledgeChunkRecord } from '../../protocol/knowledge';
 import type { ConversationStore } from '../store';
 import { invalidInput } from '../store-failures';
+import {
+  blockVectors,
+  packVectorBlock,
+  packVectorBlocks,
+  parseVectorBlock,
+  VECTOR_BLOCK_SIZE,
+} from '../vector-blocks';
 import type { DexieConnection } from './database';
 
-/** Knowledge documents and their chunks (text and vector), replaced and removed together. */
+/** How many blocks under half full are merged together. */
+const MERGE_AT = 8;
+
+/**
+ * Knowledge documents, their chunks' text, and their vectors packed in blocks; a document,
+ * its chunks and its vectors are replaced and removed together, in one transaction.
+ */
 export function knowledgeTables(
   connection: DexieConnection,
 ): Pick<
   ConversationStore,
-  'putDocument' | 'deleteDocument' | 'listDocuments' | 'listChunkVectors' | 'getChunks'
+  'putDocument' | 'deleteDocument' | 'listDocuments' | 'listVectorBlocks' | 'getChunks'
 > {
   const { db, guard, notify } = connection;
-  const { documents, chunks } = db;
+  const { documents, chunks, vectorBlocks } = db;
 
   function chunkRange(docId: string) {
     return chunks.where('[docId+index]').between([docId, 0], [docId, Infinity]);
+  }
+
+  /**
+   * Takes a document's vectors out of the blocks holding them; an emptied block is deleted.
+   * A block that is not valid is left as it is (its other vectors are not this code's to drop).
+   */
+  async function removeVectors(docId: string): Promise<void> {
+    for (const row of await vectorBlocks.where('docIds').equals(docId).toArray()) {
+      const parsed = parseVectorBlock(row);
+      if (!('block' in parsed) || row.id === undefined) continue;
+      const kept = blockVectors(parsed.block).filter((entry) => entry.docId !== docId);
+      if (kept.length === 0) await vectorBlocks.delete(row.id);
+      else await vectorBlocks.put({ ...packVectorBlock(parsed.block.dimension, kept), id: row.id });
+    }
+  }
+
+  /**
+   * Writes vectors in new blocks of their own: filling a block that has room would rewrite
+   * its vectors on every add (ten times over for documents of 50 chunks). Small blocks are
+   * merged instead, once there are `MERGE_AT` of them (see `mergeSmallBlocks`).
+   */
+  async function addVectors(added: readonly KnowledgeChunkRecord[]): Promise<void> {
+    const dimension = added[0]?.vector.length ?? 0;
+    for (let start = 0; start < added.length; start += VECTOR_BLOCK_SIZE)
+      await vectorBlocks.add(
+        packVectorBlock(dimension, added.slice(start, start + VECTOR_BLOCK_SIZE)),
+      );
+  }
+
+  /**
+   * Repacks the blocks under half full once there are `MERGE_AT` of them, so the index
+   * reads at most about twice the ideal number of rows, and each vector is rewritten about
+   * once or twice in its life. Invalid blocks are left as they are.
+   */
+  async function mergeSmallBlocks(): Promise<void> {
+    const small = vectorBlocks.where('count').below(VECTOR_BLOCK_SIZE / 2);
+    // Counted on the index alone: most adds stop here without reading a vector.
+    if ((await small.count()) < MERGE_AT) return;
+    const valid = (await small.toArray()).flatMap((row) => {
+      const parsed = parseVectorBlock(row);
+      return 'block' in parsed && row.id !== undefined ? [{ id: row.id, block: parsed.block }] : [];
+    });
+    if (valid.length < 2) return;
+    await vectorBlocks.bulkDelete(valid.map((entry) => entry.id));
+    await vectorBlocks.bulkAdd(
+      packVectorBlocks(valid.flatMap((entry) => blockVectors(entry.block))),
+    );
   }
 
   return {
@@ -22,10 +82,15 @@ export function knowledgeTables(
       guard('storing a document', async () => {
         if (added.some((chunk) => chunk.docId !== document.id))
           throw invalidInput(`A chunk does not belong to document "${document.id}".`);
+        if (added.some((chunk) => chunk.vector.length !== added[0]?.vector.length))
+          throw invalidInput(`The chunks of document "${document.id}" differ in dimension.`);
         // Delete and add in one transaction: a failure part-way aborts it, old chunks intact.
-        await db.transaction('rw', [documents, chunks], async () => {
+        await db.transaction('rw', [documents, chunks, vectorBlocks], async () => {
           await chunkRange(document.id).delete();
-          await chunks.bulkAdd([...added]);
+          await removeVectors(document.id);
+          await chunks.bulkAdd(added.map(({ docId, index, text }) => ({ docId, index, text })));
+          await addVectors(added);
+          await mergeSmallBlocks();
           await documents.put(document);
         });
         notify({ table: 'documents' }, { table: 'chunks' });
@@ -33,9 +98,11 @@ export function knowledgeTables(
 
     deleteDocument: (id) =>
       guard('deleting a document', async () => {
-        const existed = await db.transaction('rw', [documents, chunks], async () => {
+        const existed = await db.transaction('rw', [documents, chunks, vectorBlocks], async () => {
           const existing = await documents.get(id);
           await chunkRange(id).delete();
+          await removeVectors(id);
+          await mergeSmallBlocks();
           await documents.delete(id);
           return existing !== undefined;
         });
@@ -46,16 +113,8 @@ export function knowledgeTables(
     listDocuments: () =>
       guard('listing documents', () => documents.orderBy('addedAt').reverse().toArray()),
 
-    listChunkVectors: () =>
-      guard('reading chunk vectors', async () => {
-        const found: Pick<KnowledgeChunkRecord, 'docId' | 'index' | 'vector'>[] = [];
-        // Rows read back are checked: a vector that is not a Float32Array would poison every search.
-        await chunks.each((row) => {
-          if (row.vector instanceof Float32Array)
-            found.push({ docId: row.docId, index: row.index, vector: row.vector });
-        });
-        return found;
-      }),
+    // One read of few rows; the caller checks each (a trust boundary).
+    listVectorBlocks: () => guard('reading knowledge vectors', () => vectorBlocks.toArray()),
 
     getChunks: (keys) =>
       guard('reading chunks', () => chunks.bulkGet(keys.map(([docId, index]) => [docId, index]))),

@@ -64,7 +64,7 @@ describe('KnowledgeBase over the Dexie store', () => {
     let vectorReads = 0;
     const counting = new Proxy(store, {
       get: (target, key) => {
-        if (key === 'listChunkVectors') vectorReads += 1;
+        if (key === 'listVectorBlocks') vectorReads += 1;
         const value: unknown = Reflect.get(target, key);
         return typeof value === 'function' ? value.bind(target) : value;
       },
@@ -108,7 +108,7 @@ describe('KnowledgeBase over the Dexie store', () => {
     );
     await expect(added).rejects.toThrow();
     expect(await store.listDocuments()).toEqual([]);
-    expect(await store.listChunkVectors()).toEqual([]);
+    expect(await store.listVectorBlocks()).toEqual([]);
   });
 
   it('rejects a malformed document with invalid-input', async () => {

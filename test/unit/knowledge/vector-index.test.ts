@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { toUnitVector, VectorIndex } from '../../../src/knowledge/vector-index';
 import { hashedEmbedding } from '../../../src/testing/hashed-embedding';
@@ -74,6 +74,153 @@ describe('VectorIndex', () => {
       /4 dimensions/,
     );
     expect(index.size).toBe(1);
+  });
+});
+
+/** A seeded generator (mulberry32), so the random data of a test is the same every run. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function randomUnit(random: () => number, dimension: number): Float32Array {
+  return toUnitVector(Array.from({ length: dimension }, () => random() - 0.5));
+}
+
+/** The same documents in an int8 index and an exact one. */
+function twinIndexes(random: () => number, documents: number, chunks: number, dimension: number) {
+  const quantised = new VectorIndex();
+  const exact = new VectorIndex({ scan: 'exact' });
+  const vectors = new Map<string, Float32Array>();
+  for (let doc = 0; doc < documents; doc++) {
+    const rows = Array.from({ length: chunks }, (_, index) => ({
+      index,
+      vector: randomUnit(random, dimension),
+    }));
+    quantised.setDocument(`d${doc}`, rows);
+    exact.setDocument(`d${doc}`, rows);
+    for (const row of rows) vectors.set(`d${doc}#${row.index}`, row.vector);
+  }
+  return { quantised, exact, vectors };
+}
+
+const keyOf = (hit: { docId: string; index: number }) => `${hit.docId}#${hit.index}`;
+
+describe('VectorIndex, int8 scan with exact rescoring', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('finds at least 90% of the exact top 10 over 100 random queries, with exact scores', () => {
+    const random = seeded(7);
+    // 100 × 50 = 5,000 rows of 200 dimensions (not a multiple of 16: the codes are padded).
+    const { quantised, exact, vectors } = twinIndexes(random, 100, 50, 200);
+    expect(quantised.scan).toBe('int8-simd');
+    expect(exact.scan).toBe('exact');
+    let found = 0;
+    for (let i = 0; i < 100; i++) {
+      const query = randomUnit(random, 200);
+      const truth = exact.search(query, 10, -1);
+      const hits = quantised.search(query, 10, -1);
+      expect(hits).toHaveLength(10);
+      const wanted = new Set(truth.map(keyOf));
+      found += hits.filter((hit) => wanted.has(keyOf(hit))).length;
+      // Every score is the exact cosine, whichever rows were chosen.
+      for (const hit of hits) {
+        const vector = vectors.get(keyOf(hit)) as Float32Array;
+        const cosine = vector.reduce((sum, value, j) => sum + value * (query[j] as number), 0);
+        expect(hit.score).toBeCloseTo(cosine, 6);
+      }
+    }
+    expect(found / 1_000).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('returns exactly the order of the exact scan when the best rows stand apart', () => {
+    const random = seeded(11);
+    const { quantised, exact } = twinIndexes(random, 80, 50, 256);
+    const query = randomUnit(random, 256);
+    // Ten rows at cosines 0.9, 0.85, … 0.45 to the query: each the query blended with noise.
+    quantised.setDocument(
+      'near',
+      Array.from({ length: 10 }, (_, index) => {
+        const cosine = 0.9 - index * 0.05;
+        const noise = randomUnit(random, 256);
+        const blend = query.map(
+          (value, i) => cosine * value + Math.sqrt(1 - cosine ** 2) * (noise[i] as number),
+        );
+        return { index, vector: toUnitVector(blend) };
+      }),
+    );
+    exact.setDocument('near', []);
+    const hits = quantised.search(query, 10, 0.3);
+    expect(hits.map((hit) => [hit.docId, hit.index])).toEqual(
+      Array.from({ length: 10 }, (_, index) => ['near', index]),
+    );
+    const scores = hits.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(quantised.search(query, 10, 0.62).map((hit) => hit.index)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('stays in step with the exact scan through removes and replaces', () => {
+    const random = seeded(23);
+    const { quantised, exact } = twinIndexes(random, 60, 50, 64);
+    for (let doc = 0; doc < 60; doc += 3) {
+      quantised.removeDocument(`d${doc}`);
+      exact.removeDocument(`d${doc}`);
+    }
+    for (let doc = 1; doc < 60; doc += 7) {
+      const rows = Array.from({ length: 20 }, (_, index) => ({
+        index,
+        vector: randomUnit(random, 64),
+      }));
+      quantised.setDocument(`d${doc}`, rows);
+      exact.setDocument(`d${doc}`, rows);
+    }
+    expect(quantised.size).toBe(exact.size);
+    expect(quantised.size).toBeGreaterThan(256);
+    for (let i = 0; i < 50; i++) {
+      const query = randomUnit(random, 64);
+      expect(quantised.search(query, 5, -1).map(keyOf)).toEqual(
+        exact.search(query, 5, -1).map(keyOf),
+      );
+    }
+  });
+
+  it('never returns a row whose stored vector holds NaN or Infinity, with either scan', () => {
+    const random = seeded(3);
+    for (const [size, value] of [
+      [10, Number.NaN],
+      [1_000, Number.NaN],
+      [10, Number.POSITIVE_INFINITY],
+      [1_000, Number.POSITIVE_INFINITY],
+    ] as const) {
+      const index = new VectorIndex();
+      index.setDocument(
+        'bad',
+        Array.from({ length: size }, (_, index) => ({
+          index,
+          vector: new Float32Array(16).fill(value),
+        })),
+      );
+      index.setDocument('good', [{ index: 0, vector: randomUnit(random, 16) }]);
+      const hits = index.search(randomUnit(random, 16), 5, -1);
+      expect(hits.map((hit) => hit.docId)).toEqual(['good']);
+    }
+  });
+
+  it('scans the float vectors exactly where WebAssembly SIMD is refused', () => {
+    vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    const random = seeded(5);
+    const { quantised, exact } = twinIndexes(random, 20, 50, 32);
+    expect(quantised.scan).toBe('exact');
+    const query = randomUnit(random, 32);
+    expect(quantised.search(query, 8, -1)).toEqual(exact.search(query, 8, -1));
   });
 });
 

@@ -8,6 +8,7 @@ import {
   SCHEMA_V2,
   SCHEMA_V3,
   SCHEMA_V4,
+  SCHEMA_V5,
 } from '../../../src/memory/schema-versions';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 
@@ -48,11 +49,72 @@ describe('schema versions', () => {
       },
       [{ docId: 'd', index: 0, text: 'text', vector }],
     );
-    expect(await store.listChunkVectors()).toEqual([{ docId: 'd', index: 0, vector }]);
+    const [block] = await store.listVectorBlocks();
+    expect(block).toMatchObject({ dimension: 2, count: 1, docIds: ['d'], indexes: [0] });
+    expect(new Float32Array((block as { vectors: ArrayBuffer }).vectors)).toEqual(vector);
     store.close();
     const raw = new Dexie('to-v3', { indexedDB, IDBKeyRange });
     await raw.open();
     expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
+    raw.close();
+  });
+
+  it('upgrades a version 4 database to version 5: chunk vectors move into packed blocks, text and documents stay', async () => {
+    const indexedDB = new IDBFactory();
+    const v4 = new Dexie('to-v5', { indexedDB, IDBKeyRange });
+    v4.version(1).stores(SCHEMA_V1);
+    v4.version(2).stores(SCHEMA_V2);
+    v4.version(3).stores(SCHEMA_V3);
+    v4.version(4).stores(SCHEMA_V4);
+    const unit = (axis: number) => Float32Array.from({ length: 4 }, (_, i) => (i === axis ? 1 : 0));
+    // 1,203 chunks of 401 documents, as version 4 stored them: text and vector in each row.
+    const documents = Array.from({ length: 401 }, (_, doc) => ({
+      id: `d${doc}`,
+      title: `Doc ${doc}`,
+      chunkCount: 3,
+      chars: 30,
+      embeddingModel: 'm',
+      dimension: 4,
+      addedAt: doc,
+    }));
+    await v4.table('documents').bulkAdd(documents);
+    await v4.table('chunks').bulkAdd(
+      documents.flatMap((document, doc) =>
+        [0, 1, 2].map((index) => ({
+          docId: document.id,
+          index,
+          text: `${document.id} chunk ${index}`,
+          // One row's vector is not a Float32Array: never searchable, its text still kept.
+          vector: doc === 7 && index === 1 ? [0, 1, 0, 0] : unit((doc + index) % 4),
+        })),
+      ),
+    );
+    v4.close();
+
+    const store = openStore({ name: 'to-v5', indexedDB, IDBKeyRange });
+    expect(await store.listDocuments()).toHaveLength(401);
+    const blocks = (await store.listVectorBlocks()) as {
+      count: number;
+      docIds: string[];
+      indexes: number[];
+      vectors: ArrayBuffer;
+    }[];
+    expect(blocks.map((block) => block.count)).toEqual([1_000, 202]);
+    const [first] = blocks;
+    expect(first?.docIds.slice(0, 4)).toEqual(['d0', 'd0', 'd0', 'd1']);
+    expect(first?.indexes.slice(0, 4)).toEqual([0, 1, 2, 0]);
+    expect(Array.from(new Float32Array(first?.vectors ?? new ArrayBuffer(0), 16 * 3, 4))).toEqual([
+      0, 1, 0, 0,
+    ]);
+    expect(blocks.flatMap((block) => block.docIds).filter((id) => id === 'd7')).toHaveLength(2);
+    expect(await store.getChunks([['d7', 1]])).toEqual([
+      { docId: 'd7', index: 1, text: 'd7 chunk 1' },
+    ]);
+    await store.close();
+    const raw = new Dexie('to-v5', { indexedDB, IDBKeyRange });
+    await raw.open();
+    expect(raw.verno).toBe(5);
+    expect((await raw.table('chunks').toArray()).filter((row) => 'vector' in row)).toEqual([]);
     raw.close();
   });
 
@@ -145,6 +207,7 @@ describe('schema versions', () => {
     newer.version(2).stores(SCHEMA_V2);
     newer.version(3).stores(SCHEMA_V3);
     newer.version(4).stores(SCHEMA_V4);
+    newer.version(5).stores(SCHEMA_V5);
     newer.version(CURRENT_SCHEMA_VERSION + 1).stores({ notes: 'id' });
     let blocked = false;
     newer.on('blocked', () => {

@@ -1,0 +1,33 @@
+import type { AirlockError } from '../errors/airlock-error';
+import { isAirlockError } from '../errors/airlock-error';
+import type { KnowledgeDocumentRecord } from '../protocol/knowledge';
+import { readVectorBlocks, storedVectorsError } from './stored-vectors';
+import { VectorIndex } from './vector-index';
+
+/**
+ * The in-worker index of the stored vector blocks, and what had to be left out of it
+ * (`storage-failed` errors). Loaded with a dynamic import: only agents that use knowledge
+ * carry the index and its WebAssembly scan.
+ */
+export function buildIndex(
+  blocks: readonly unknown[],
+  documents: readonly KnowledgeDocumentRecord[],
+): { vectors: VectorIndex; problems: AirlockError[] } {
+  const { byDocument, count, problems } = readVectorBlocks(blocks, documents);
+  const vectors = new VectorIndex();
+  vectors.reserve(count);
+  for (const [docId, chunks] of byDocument) {
+    try {
+      vectors.setDocument(docId, chunks);
+    } catch (error) {
+      if (!isAirlockError(error, 'knowledge-dimension-mismatch')) throw error;
+      problems.push(
+        storedVectorsError(
+          `The stored vectors of document "${docId}" have another length than the others and were left out: ${error.message}`,
+          { docId },
+        ),
+      );
+    }
+  }
+  return { vectors, problems };
+}
