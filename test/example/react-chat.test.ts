@@ -169,11 +169,17 @@ describe('the React example: useChat over AirlockChatTransport', () => {
       );
 
       await ask(page, 'Count slowly');
-      await until(page, async () => (await lastAssistantText(page)).length > 0, 'the count');
+      // The count's own text: until its message appears, the last one is the deletion's.
+      const counting = async () => {
+        const text = await lastAssistantText(page);
+        return text.length > 0 && SLOW.startsWith(text);
+      };
+      await until(page, counting, 'the count');
       await page.getByRole('button', { name: 'Stop' }).click();
       await until(page, async () => (await status(page)) === 'ready', 'the stop');
       const stopped = await lastAssistantText(page);
       expect(stopped.length).toBeGreaterThan(0);
+      expect(SLOW.startsWith(stopped)).toBe(true);
       expect(stopped).not.toBe(SLOW);
 
       await page.reload();
