@@ -7,7 +7,6 @@ import {
   sha256Hex,
   toBase64,
 } from './attachment-bytes';
-import { MAX_IMPORT_ATTACHMENT_BYTES } from './conversation-export-schema';
 import type {
   AttachmentData,
   AttachmentRecord,
@@ -18,6 +17,13 @@ import type {
 
 // A conversation's attachments on their way out of the store (an export) and back in (an
 // import, where the file is not trusted: every byte is checked against its hash and type).
+
+/**
+ * The most attachment bytes an import may carry in all (decoded), and the base64 text that
+ * makes: a file given as text may be that much longer than the export schema's
+ * `MAX_IMPORT_CHARS`.
+ */
+export const MAX_IMPORT_ATTACHMENT_BYTES = 32 * 1024 * 1024;
 
 /** The references a message holds to stored attachments. */
 export function attachmentRefs(message: ChatMessage): AttachmentRef[] {

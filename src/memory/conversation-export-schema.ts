@@ -1,17 +1,12 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
 import { base64Chars, SHA256_HEX } from './attachment-bytes';
+import { MAX_IMPORT_ATTACHMENT_BYTES } from './conversation-attachments';
 import { conversationFieldsSchema, memoryRowSchema, messageRowSchema } from './row-schemas';
 import type { ConversationExport, ImportOptions } from './store';
 
 /** The most text an import may be: parsing more would stall the tab for little gain. */
 export const MAX_IMPORT_CHARS = 20 * 1024 * 1024;
-
-/**
- * The most attachment bytes an import may carry in all (decoded), and the base64 text that
- * makes: a file given as text may be that much longer than `MAX_IMPORT_CHARS`.
- */
-export const MAX_IMPORT_ATTACHMENT_BYTES = 32 * 1024 * 1024;
 
 /** The longest an import given as text may be: its text and its attachments' base64. */
 export const MAX_IMPORT_FILE_CHARS = MAX_IMPORT_CHARS + base64Chars(MAX_IMPORT_ATTACHMENT_BYTES);

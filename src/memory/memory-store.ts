@@ -7,7 +7,6 @@ import {
   readImportedAttachments,
   referencedHashes,
 } from './conversation-attachments';
-import { parseConversationExport } from './conversation-export-schema';
 import {
   checkMemoryPatch,
   compareMemories,
@@ -372,6 +371,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     importConversation: async (data, importOptions = {}) => {
+      const { parseConversationExport } = await import('./conversation-export-schema');
       const value = parseConversationExport(data, importOptions);
       const imported = await readImportedAttachments(value);
       return guard('importing a conversation', () => {

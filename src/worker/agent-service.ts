@@ -5,7 +5,6 @@ import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
 import { compileRules } from '../memory/learn-rules';
-import { createMemoryStore } from '../memory/memory-store';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
@@ -14,7 +13,6 @@ import type { EmbeddingModel } from '../model/embedding-model';
 import { TokenCalibration } from '../model/estimate-tokens';
 import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../model/openai-chat-model';
-import { withPromptedTools } from '../model/prompted-tools';
 import { withRateLimit } from '../model/rate-limited-model';
 import { RateLimiter } from '../model/rate-limiter';
 import type { AgentEvent } from '../protocol/events';
@@ -163,7 +161,7 @@ export class AgentService implements AgentWorkerApi {
       const tokens = new TokenCalibration();
       this.#resolveSetup({
         config,
-        model: wrapModel(chatModel, config, tokens),
+        model: await wrapModel(chatModel, config, tokens),
         tokens,
         registry,
         store,
@@ -230,7 +228,9 @@ export class AgentService implements AgentWorkerApi {
       if (!isAirlockError(error) || error.code !== 'storage-unavailable') throw error;
       await store.close();
       this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
-      // Named as the database, so the page's subscribers still hear of its changes.
+      // Named as the database, so the page's subscribers still hear of its changes. Loaded
+      // here: only an agent without IndexedDB needs it.
+      const { createMemoryStore } = await import('../memory/memory-store');
       this.#store = createMemoryStore({ name: database });
       return this.#store;
     }
@@ -530,13 +530,21 @@ function offersKnowledgeTool(config: AgentConfig): boolean {
  * prompted tool calling when the endpoint has no function calling (outermost, so the
  * limiter measures the prompt that is really sent).
  */
-function wrapModel(chatModel: ChatModel, config: AgentConfig, tokens: TokenCalibration): ChatModel {
+async function wrapModel(
+  chatModel: ChatModel,
+  config: AgentConfig,
+  tokens: TokenCalibration,
+): Promise<ChatModel> {
   // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
   let model = withNetworkWait(chatModel, {
     maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
   });
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
-  if (config.model.toolCalling === 'prompted') model = withPromptedTools(model);
+  if (config.model.toolCalling === 'prompted') {
+    // Loaded at start, and only for an endpoint without function calling.
+    const { withPromptedTools } = await import('../model/prompted-tools');
+    model = withPromptedTools(model);
+  }
   return model;
 }
 

@@ -5,7 +5,6 @@ import {
   readImportedAttachments,
   referencedHashes,
 } from '../conversation-attachments';
-import { parseConversationExport } from '../conversation-export-schema';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import type { ConversationExport, ConversationStore } from '../store';
@@ -131,6 +130,8 @@ export function conversationTables(
         'importing a conversation',
         async () => {
           // Everything is checked before the transaction, so bad input never starts a write.
+          // The export's schema loads on the first import: most agents never import.
+          const { parseConversationExport } = await import('../conversation-export-schema');
           const value = parseConversationExport(data, importOptions);
           // Hashed and type-checked before the transaction, which cannot wait on crypto.
           const imported = await readImportedAttachments(value);
