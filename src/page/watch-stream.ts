@@ -27,7 +27,6 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
   #wakeReader: (() => void) | undefined;
   #overflowed = false;
   #ended = false;
-  #iterated = false;
   #markListening: () => void = () => {};
   /**
    * Resolves once the watch hears the conversation's relay: a run that starts from then on
@@ -98,14 +97,8 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
     this.#end(false);
   }
 
+  /** Iterated once, by its `AgentWatch`, which refuses a second reader. */
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
-    if (this.#iterated) {
-      throw new AirlockError(
-        'invalid-usage',
-        'A watch can be iterated once; watch the conversation again for another reader.',
-      );
-    }
-    this.#iterated = true;
     return {
       next: () => this.#next(),
       // Breaking out of `for await` ends the watch, not the run it watches.
