@@ -39,15 +39,7 @@ export async function bundleEntry(name) {
   const chunks = results
     .flatMap((result) => ('output' in result ? result.output : []))
     .flatMap((chunk) => (chunk.type === 'chunk' ? [chunk] : []));
-  // What loads at start: the entry chunk and every chunk it imports statically, at any depth.
-  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
-  const atStart = new Set(chunks.filter((chunk) => chunk.isEntry));
-  for (const chunk of atStart) {
-    for (const name of chunk.imports) {
-      const imported = byName.get(name);
-      if (imported) atStart.add(imported);
-    }
-  }
+  const atStart = new Set(startChunks(chunks));
   const start = [...atStart].map((chunk) => chunk.code).join('\n');
   const lazy = chunks.filter((chunk) => !atStart.has(chunk)).map((chunk) => chunk.code);
   return {
@@ -56,4 +48,23 @@ export async function bundleEntry(name) {
     gzipBytes: gzipSync(start).length,
     lazyGzipBytes: lazy.reduce((sum, code) => sum + gzipSync(code).length, 0),
   };
+}
+
+/**
+ * The chunks that load when the entry starts: the entry's and every chunk it imports
+ * statically, at any depth.
+ * @template {{ fileName: string; isEntry: boolean; imports: string[] }} C
+ * @param {C[]} chunks
+ * @returns {C[]}
+ */
+export function startChunks(chunks) {
+  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
+  const start = new Set(chunks.filter((chunk) => chunk.isEntry));
+  for (const chunk of start) {
+    for (const name of chunk.imports) {
+      const imported = byName.get(name);
+      if (imported) start.add(imported);
+    }
+  }
+  return [...start];
 }

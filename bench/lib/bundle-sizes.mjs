@@ -3,7 +3,7 @@
 // export conditions. Like scripts/bundle-entries.mjs, with the bench's aliases and plugin.
 import { gzipSync } from 'node:zlib';
 import { build } from 'vite';
-import { ENTRIES } from '../../scripts/bundle-entries.mjs';
+import { ENTRIES, startChunks } from '../../scripts/bundle-entries.mjs';
 import { agentsOpenAIPlugin, repoRoot } from './vite-setup.mjs';
 
 /**
@@ -73,25 +73,6 @@ async function bundleFile(entry, { alias, external = [], atStart = false }) {
     chunks: chunks.length,
     largest,
   };
-}
-
-/**
- * The chunks that load when the entry starts: the entry's and every chunk it imports
- * statically, at any depth (as scripts/bundle-entries.mjs finds them).
- * @template {{ fileName: string; isEntry: boolean; imports: string[] }} C
- * @param {C[]} chunks
- * @returns {C[]}
- */
-function startChunks(chunks) {
-  const byName = new Map(chunks.map((chunk) => [chunk.fileName, chunk]));
-  const start = new Set(chunks.filter((chunk) => chunk.isEntry));
-  for (const chunk of start) {
-    for (const name of chunk.imports) {
-      const imported = byName.get(name);
-      if (imported) start.add(imported);
-    }
-  }
-  return [...start];
 }
 
 /**

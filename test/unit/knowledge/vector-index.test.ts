@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { toUnitVector, VectorIndex } from '../../../src/knowledge/vector-index';
 import { hashedEmbedding } from '../../../src/testing/hashed-embedding';
+import { seededRandom } from '../../soak/soak-plan';
 
 const embed = (text: string) => toUnitVector(hashedEmbedding(text));
 
@@ -77,18 +78,6 @@ describe('VectorIndex', () => {
   });
 });
 
-/** A seeded generator (mulberry32), so the random data of a test is the same every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function randomUnit(random: () => number, dimension: number): Float32Array {
   return toUnitVector(Array.from({ length: dimension }, () => random() - 0.5));
 }
@@ -118,7 +107,7 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
   });
 
   it('finds at least 90% of the exact top 10 over 100 random queries, with exact scores', () => {
-    const random = seeded(7);
+    const random = seededRandom(7);
     // 100 × 50 = 5,000 rows of 200 dimensions (not a multiple of 16: the codes are padded).
     const { quantised, exact, vectors } = twinIndexes(random, 100, 50, 200);
     expect(quantised.scan).toBe('int8-simd');
@@ -142,7 +131,7 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
   });
 
   it('returns exactly the order of the exact scan when the best rows stand apart', () => {
-    const random = seeded(11);
+    const random = seededRandom(11);
     const { quantised, exact } = twinIndexes(random, 80, 50, 256);
     const query = randomUnit(random, 256);
     // Ten rows at cosines 0.9, 0.85, … 0.45 to the query: each the query blended with noise.
@@ -168,7 +157,7 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
   });
 
   it('stays in step with the exact scan through removes and replaces', () => {
-    const random = seeded(23);
+    const random = seededRandom(23);
     const { quantised, exact } = twinIndexes(random, 60, 50, 64);
     for (let doc = 0; doc < 60; doc += 3) {
       quantised.removeDocument(`d${doc}`);
@@ -193,7 +182,7 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
   });
 
   it('never returns a row whose stored vector holds NaN or Infinity, with either scan', () => {
-    const random = seeded(3);
+    const random = seededRandom(3);
     for (const [size, value] of [
       [10, Number.NaN],
       [1_000, Number.NaN],
@@ -216,7 +205,7 @@ describe('VectorIndex, int8 scan with exact rescoring', () => {
 
   it('scans the float vectors exactly where WebAssembly SIMD is refused', () => {
     vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
-    const random = seeded(5);
+    const random = seededRandom(5);
     const { quantised, exact } = twinIndexes(random, 20, 50, 32);
     expect(quantised.scan).toBe('exact');
     const query = randomUnit(random, 32);
