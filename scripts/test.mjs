@@ -62,7 +62,9 @@ const summary = [];
 const failures = [];
 for (const run of runs) {
   const report = `test-results/vitest-${run.label}.json`;
+  const failuresFile = `test-results/failures-${run.label}.json`;
   rmSync(report, { force: true });
+  rmSync(failuresFile, { force: true });
   console.log(`\n── ${run.projects.join(' + ')} ──`);
   const vitest = spawnSync(
     process.execPath,
@@ -75,16 +77,22 @@ for (const run of runs) {
       '--reporter=default',
       '--reporter=json',
       `--outputFile.json=${report}`,
+      '--reporter=./scripts/failure-reporter.mjs',
       ...process.argv.slice(2),
     ],
-    { stdio: 'inherit', timeout: RUN_TIMEOUT_MS, killSignal: 'SIGTERM' },
+    {
+      stdio: 'inherit',
+      timeout: RUN_TIMEOUT_MS,
+      killSignal: 'SIGTERM',
+      env: { ...process.env, AIRLOCK_FAILURES_FILE: failuresFile },
+    },
   );
   if (vitest.error || vitest.signal) {
     console.log(
       `vitest (${run.label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
     );
   }
-  const groups = [...countResults(report, vitest.status ?? 1)].sort(
+  const groups = [...countResults(report, failuresFile, vitest.status ?? 1)].sort(
     ([a], [b]) => suiteRank(a) - suiteRank(b),
   );
   for (const [group, counts] of groups) {
@@ -117,10 +125,11 @@ function suiteRank(group) {
  * the browser suite, under the engine's name. An error outside any test (a file that failed to load,
  * an unhandled error, a run that never finished) counts as a failure.
  * @param {string} report
+ * @param {string} failuresFile the failure reporter's messages (`scripts/failure-reporter.mjs`)
  * @param {number} exitCode
  * @returns {Map<string, { passed: number; failed: number; skipped: number }>}
  */
-function countResults(report, exitCode) {
+function countResults(report, failuresFile, exitCode) {
   const label = report.replace(/^.*vitest-(.*)\.json$/, '$1');
   /** @type {Map<string, { passed: number; failed: number; skipped: number }>} */
   const groups = new Map();
@@ -129,9 +138,14 @@ function countResults(report, exitCode) {
     return groups;
   }
   const results =
-    /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string; fullName: string; failureMessages?: string[] }> }> }} */ (
+    /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string; fullName: string }> }> }} */ (
       JSON.parse(readFileSync(report, 'utf8'))
     );
+  const reasons = existsSync(failuresFile)
+    ? /** @type {import('./failure-reporter.mjs').Failure[]} */ (
+        JSON.parse(readFileSync(failuresFile, 'utf8'))
+      )
+    : [];
   for (const file of results.testResults) {
     const group = /\/test\/browser\//.test(file.name)
       ? `browser suite, ${label}`
@@ -147,13 +161,12 @@ function countResults(report, exitCode) {
       if (test.status === 'passed') counts.passed += 1;
       else if (test.status === 'failed') {
         counts.failed += 1;
-        // Firefox's and WebKit's messages are the bare stack: the first line that is not a frame.
-        const lines = (test.failureMessages?.[0] ?? '').split('\n');
-        const reason = (
-          lines.find((line) => !/^\s*at |@\w+:\/\//.test(line)) ??
-          lines[0] ??
-          ''
-        ).slice(0, 200);
+        const failure = reasons.find(
+          (candidate) => candidate.file === file.name && candidate.name === test.fullName,
+        );
+        const reason = failure
+          ? `${failure.message}${failure.at ? ` (${failure.at})` : ''}`
+          : 'no message recorded';
         failures.push(
           `  ${label} · ${file.name.replace(/^.*?\/test\//, 'test/')} · ${test.fullName}\n      ${reason}`,
         );
