@@ -154,10 +154,11 @@ describe('iframe isolation', () => {
 
     const run = agent.run('Spin, then echo');
     const events: AgentEvent[] = [];
-    // Worker threads that turned busy while the spinner ran, sampled in 50 ms windows from
-    // its call until its result: on a loaded machine one window may fall before the spin
-    // starts, or give it too little CPU, so every window of its ~300 ms counts.
-    const spinners = new Set<number>();
+    // Worker threads that turned busy while the spinner ran, by how many 50 ms windows each was
+    // busy in, from its call until its result: on a loaded machine one window may fall before
+    // the spin starts, or give it too little CPU, so every window of its ~300 ms counts. Other
+    // test files' workers may turn busy meanwhile too; the spinner is busy in the most windows.
+    const busyWindows = new Map<number, number>();
     let canSample = true;
     let spinning = false;
     let sampling: Promise<void> | undefined;
@@ -173,18 +174,18 @@ describe('iframe isolation', () => {
               canSample = false;
               return;
             }
-            for (const tid of busy) if (!busyBefore.has(tid)) spinners.add(tid);
+            for (const tid of busy) {
+              if (!busyBefore.has(tid)) busyWindows.set(tid, (busyWindows.get(tid) ?? 0) + 1);
+            }
           }
         })();
       }
       if (event.type === 'tool-result' && event.toolName === 'spin') {
         spinning = false;
         await sampling;
+        const [spinner] = [...busyWindows].sort(([, a], [, b]) => b - a)[0] ?? [];
         // Chromium forcibly stops a terminated worker's JavaScript within 2 s at the latest.
-        const threads = [...spinners];
-        stopped = Promise.all(threads.map((tid) => timeUntilIdle(tid, 3_000))).then((times) =>
-          Math.max(...times),
-        );
+        if (spinner !== undefined) stopped = timeUntilIdle(spinner, 3_000);
       }
     }
     const [spin, echo] = events.filter(
@@ -205,8 +206,8 @@ describe('iframe isolation', () => {
 
     // Removing the iframe ends the spinning thread itself, not only the page's view of it.
     if (!canSample) skip('no /proc to read worker threads from');
-    // The spinner (and anything else that turned busy with it) goes idle once its iframe is gone.
-    expect(spinners.size).toBeGreaterThanOrEqual(1);
+    // The spinner goes idle once its iframe is gone.
+    expect(busyWindows.size).toBeGreaterThanOrEqual(1);
     expect(await stopped).toBeLessThan(2_500);
   });
 
