@@ -5,7 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import {
   answerPreflight,
   applyCors,
@@ -21,7 +23,7 @@ import type { ModelScript, RecordedRequest, ScriptedTurn, SessionOptions } from 
 
 /** A running fake model server. */
 export interface ModelServer {
-  /** `http://<host>:<port>`, without a trailing slash. */
+  /** `http://<host>:<port>` (`https://` with {@link ModelServerOptions.tls}), without a trailing slash. */
   readonly url: string;
   /** Registers a script; point an OpenAI client at the session's `baseURL`. */
   createSession(script: ModelScript, options?: SessionOptions): ModelSession;
@@ -44,6 +46,13 @@ export interface ModelServerOptions {
   host?: string;
   /** Default 0: a free port. */
   port?: number;
+  /**
+   * Serve HTTP/2 over TLS with this key and certificate (HTTP/1.1 still answers clients
+   * that do not offer h2). Browsers open at most six HTTP/1.1 connections to one host, so
+   * more streams than that at once queue in the browser, not in the code under test;
+   * hosted models speak HTTP/2, where they share one connection.
+   */
+  tls?: { key: string | Buffer; cert: string | Buffer };
 }
 
 /** Starts a fake OpenAI Chat Completions server; resolves once it is listening. */
@@ -59,7 +68,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     return { id, baseURL: `${url}/sessions/${id}/v1`, requests: handler.requests };
   };
 
-  const server = createServer((req, res) => {
+  const answer = (req: IncomingMessage, res: ServerResponse) => {
     const segments = (req.url ?? '/').split('?')[0]?.split('/').filter(Boolean) ?? [];
     const [root, id, sub] = segments;
     const handler = id === undefined ? undefined : handlers.get(id);
@@ -87,7 +96,20 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const what =
       root === 'sessions' && id !== undefined && !handler ? `Unknown session ${id}` : 'Invalid URL';
     sendError(res, 404, `${what} (${req.method ?? 'GET'} ${req.url ?? '/'})`);
-  });
+  };
+
+  // HTTP/2 sessions and HTTP/1.1 connections alike, to close them all with the server.
+  const tlsSockets = new Set<TLSSocket>();
+  const server = options.tls
+    ? createSecureServer(
+        { ...options.tls, allowHTTP1: true },
+        // Node's HTTP/2 compatibility API has every request and response member `answer` uses.
+        answer as unknown as Parameters<typeof createSecureServer>[1],
+      ).on('secureConnection', (socket: TLSSocket) => {
+        tlsSockets.add(socket);
+        socket.once('close', () => tlsSockets.delete(socket));
+      })
+    : createServer(answer);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -97,7 +119,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     });
   });
   const { port } = server.address() as AddressInfo;
-  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  url = `${options.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     url,
@@ -107,7 +129,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
         for (const handler of handlers.values()) handler.close();
         server.close((error) => (error ? reject(error) : resolve()));
         // Idle keep-alive sockets would otherwise hold `close` open until they time out.
-        server.closeAllConnections();
+        if ('closeAllConnections' in server) server.closeAllConnections();
+        for (const socket of tlsSockets) socket.destroy();
       }),
   };
 }
