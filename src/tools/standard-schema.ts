@@ -65,11 +65,23 @@ export const schemaCheck: FieldCheck = (value, field, code) => {
     );
 };
 
+/** Each schema's JSON Schema, converted once: tools defined for every run reuse their schemas. */
+const converted = new WeakMap<ToolSchema, JsonSchema>();
+
 /**
- * The JSON Schema of an object schema, made once by the schema library's own converter.
+ * The JSON Schema of an object schema, made once per schema by the schema library's own
+ * converter, and frozen, since the same object serves every tool defined with that schema.
  * `invalid-options` naming `field` when it cannot be converted or is not an object.
  */
 export function objectJsonSchema(schema: ToolSchema, field: string, label: string): JsonSchema {
+  const known = converted.get(schema);
+  if (known) return known;
+  const jsonSchema = deepFreeze(convertObjectSchema(schema, field, label));
+  converted.set(schema, jsonSchema);
+  return jsonSchema;
+}
+
+function convertObjectSchema(schema: ToolSchema, field: string, label: string): JsonSchema {
   let converted: JsonSchema;
   try {
     const { $schema: _dialect, ...rest } = schema['~standard'].jsonSchema.input({
@@ -90,4 +102,12 @@ export function objectJsonSchema(schema: ToolSchema, field: string, label: strin
     );
   }
   return converted;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }

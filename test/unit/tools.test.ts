@@ -44,6 +44,43 @@ describe('defining a tool', () => {
   });
 });
 
+describe('tools defined again with the same parameters', () => {
+  it('convert the schema once and share its JSON Schema, frozen so no tool can change another', () => {
+    const parameters = z.object({ text: z.string() });
+    const define = (name: string) =>
+      tool({ name, description: 'Echoes.', parameters, execute: ({ text }) => text });
+
+    const first = define('echo_a').spec.parameters;
+    const second = define('echo_b').spec.parameters;
+
+    expect(second).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first.properties)).toBe(true);
+    expect(() => {
+      (first as { type: string }).type = 'array';
+    }).toThrow(TypeError);
+    expect(define('echo_c').spec.parameters).toEqual({
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+    });
+  });
+
+  it('refuse a schema that is not an object every time, not only the first', () => {
+    const parameters = z.string();
+    const define = () =>
+      tool({
+        name: 'bad',
+        description: 'Bad.',
+        parameters: parameters as never,
+        execute: () => '',
+      });
+
+    expect(define).toThrow(/must be an object schema/);
+    expect(define).toThrow(/must be an object schema/);
+  });
+});
+
 describe('running a tool', () => {
   it('validates, applies schema defaults and returns JSON text for the model', async () => {
     expect(await runTool(add, request({ a: 2 }), signal)).toEqual({

@@ -17,6 +17,27 @@ export const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memo
 /** How many memories `recall_memories` returns at most. */
 const RECALL_LIMIT = 20;
 
+// The tools are bound to each run's scopes, but their parameters are the same for every run:
+// made once here, so their JSON Schema is converted once too.
+const SAVE_PARAMETERS = z.object({
+  key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS).describe('A short label, e.g. "user.name"'),
+  // Tighter than the API's 10 000: what the model saves is replayed into every run.
+  content: z.string().min(1).max(2_000).describe('What to remember'),
+  importance: z.number().min(0).max(1).optional().describe('0 to 1; important memories come first'),
+  scope: z
+    .enum(['conversation', 'lasting'])
+    .optional()
+    .describe(
+      '"lasting" (default) follows the user into new conversations; "conversation" stays here',
+    ),
+  expiresInSeconds: z.number().int().positive().optional().describe('Forget it after this long'),
+});
+const RECALL_PARAMETERS = z.object({
+  key: z.string().max(MAX_MEMORY_KEY_CHARS).optional().describe('An exact key'),
+  query: z.string().max(1_000).optional().describe('Words to look for in keys and contents'),
+});
+const FORGET_PARAMETERS = z.object({ key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS) });
+
 /**
  * The built-in memory tools, bound to one run's scopes. The model saves, recalls and
  * forgets long-term memories with them like any other tool.
@@ -29,33 +50,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
       name: 'save_memory',
       description:
         "Remember a fact for later (e.g. the user's name or preferences). Saving under an existing key replaces it.",
-      parameters: z.object({
-        key: z
-          .string()
-          .min(1)
-          .max(MAX_MEMORY_KEY_CHARS)
-          .describe('A short label, e.g. "user.name"'),
-        // Tighter than the API's 10 000: what the model saves is replayed into every run.
-        content: z.string().min(1).max(2_000).describe('What to remember'),
-        importance: z
-          .number()
-          .min(0)
-          .max(1)
-          .optional()
-          .describe('0 to 1; important memories come first'),
-        scope: z
-          .enum(['conversation', 'lasting'])
-          .optional()
-          .describe(
-            '"lasting" (default) follows the user into new conversations; "conversation" stays here',
-          ),
-        expiresInSeconds: z
-          .number()
-          .int()
-          .positive()
-          .optional()
-          .describe('Forget it after this long'),
-      }),
+      parameters: SAVE_PARAMETERS,
       execute: async ({ key, content, importance, scope, expiresInSeconds }) => {
         const saved = await store.saveMemory({
           key,
@@ -72,10 +67,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
     tool({
       name: 'recall_memories',
       description: 'Look up saved memories by exact key, or by words they contain.',
-      parameters: z.object({
-        key: z.string().max(MAX_MEMORY_KEY_CHARS).optional().describe('An exact key'),
-        query: z.string().max(1_000).optional().describe('Words to look for in keys and contents'),
-      }),
+      parameters: RECALL_PARAMETERS,
       execute: async ({ key, query }) => {
         const memories = await store.listMemories({
           scopes: [scopes.conversation, scopes.lasting],
@@ -94,7 +86,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
     tool({
       name: 'forget_memory',
       description: 'Forget the memory saved under a key.',
-      parameters: z.object({ key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS) }),
+      parameters: FORGET_PARAMETERS,
       execute: async ({ key }) => {
         const memories = await store.listMemories({
           scopes: [scopes.conversation, scopes.lasting],
