@@ -17,6 +17,7 @@ import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
 import { ensureBrowsers, selectedBrowsers } from '../scripts/browsers.mjs';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
+import { selfSignedCert } from '../scripts/self-signed-cert.mjs';
 import { measureBundles } from './lib/bundle-sizes.mjs';
 import { runPageIn } from './lib/engine-page.mjs';
 import { describeMachine, packageVersions } from './lib/machine.mjs';
@@ -74,6 +75,11 @@ const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { startModelServer } = await loader.ssrLoadModule('/../src/testing.ts');
 const modelServer = await startModelServer();
+// The scale page runs 20 streams at once. Over HTTP/1.1 Chromium would queue all but six
+// of them (its limit per host); hosted models serve HTTP/2, so this server does too.
+const http2ModelServer = pages.includes('scale')
+  ? await startModelServer({ tls: selfSignedCert() })
+  : undefined;
 // The MCP page's server (the official SDK's) behind the proxy's `/mcp/<name>` route.
 const mcp = pages.includes('mcp') ? await startMcpBehindProxy() : undefined;
 const browser = await chromium.launch({
@@ -95,7 +101,8 @@ try {
       ...(name === 'mcp' ? { mcp: mcp?.url ?? '' } : {}),
       ...(smoke ? { smoke: '1' } : {}),
     };
-    const figures = await runSelfMeasuringPage(browser, origin, modelServer.url, name, query);
+    const modelUrl = name === 'scale' ? (http2ModelServer?.url ?? '') : modelServer.url;
+    const figures = await runSelfMeasuringPage(browser, origin, modelUrl, name, query);
     if (smoke) {
       log(`The ${name} page finished: ${JSON.stringify(figures)}`);
       continue;
@@ -115,6 +122,7 @@ try {
   await browser.close();
   await mcp?.close();
   await modelServer.close();
+  await http2ModelServer?.close();
   await loader.close();
   await server.close();
 }

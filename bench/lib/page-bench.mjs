@@ -1,5 +1,7 @@
 // Runs a self-driving bench page (sandbox, memory): the page measures itself and leaves
-// its figures in `globalThis.benchResults`, or a message in `globalThis.benchError`.
+// its figures in `globalThis.benchResults`, or a message in `globalThis.benchError`. A page
+// may call `benchWorkerThreads()` for the CPU time of the browser's worker threads.
+import { chromiumWorkerThreads } from '../../test/setup/worker-threads.mjs';
 
 /**
  * Loads `name`'s page and waits for its figures.
@@ -11,8 +13,10 @@
  * @returns {Promise<unknown>}
  */
 export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name, query = {}) {
-  const page = await browser.newPage();
+  // An https model server has a throwaway self-signed certificate (`scripts/self-signed-cert.mjs`).
+  const page = await browser.newPage({ ignoreHTTPSErrors: modelServerUrl.startsWith('https:') });
   try {
+    await page.exposeFunction('benchWorkerThreads', () => chromiumWorkerThreads(browser));
     const search = new URLSearchParams({ model: modelServerUrl, ...query });
     await page.goto(`${origin}/${name}/index.html?${search}`);
     await page.waitForFunction(

@@ -3,6 +3,7 @@ import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/r
 import { openStore } from '../../src/memory/dexie-store';
 import { reportBench } from '../page-report';
 import { type Summary, summarize } from '../stats';
+import type { RawRunMessage, RawRunRequest } from './raw-loop.worker';
 
 // Airlock at scale: many conversations running at once on one agent, a burst of sandboxed
 // calls across a toolset, and the conversation list with many conversations stored.
@@ -24,6 +25,8 @@ const MESSAGES_PER_CONVERSATION = smoke ? 10 : 100;
 
 const agentWorker = () =>
   new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' });
+const rawLoopWorker = () =>
+  new Worker(new URL('./raw-loop.worker.ts', import.meta.url), { type: 'module' });
 const toolsWorker = () =>
   new Worker(new URL('../sandbox/tools.worker.ts', import.meta.url), { type: 'module' });
 
@@ -45,6 +48,31 @@ async function withLongTasks<T>(work: () => Promise<T>): Promise<{ value: T; lon
   } finally {
     observer.disconnect();
   }
+}
+
+/** A dedicated worker thread's CPU time so far, in Linux clock ticks of 10 ms. */
+type WorkerThread = { tid: number; cpuTicks: number };
+/** Set by `bench/lib/page-bench.mjs`: the browser's worker threads, read from /proc. */
+const readWorkerThreads = (globalThis as { benchWorkerThreads?: () => Promise<WorkerThread[]> })
+  .benchWorkerThreads;
+
+/**
+ * Runs `work` and gives the CPU time the page's worker threads spent meanwhile (ms); `null`
+ * where the driver cannot read threads (no /proc). Only the contestant's worker runs then.
+ */
+async function withWorkerCpu<T>(
+  work: () => Promise<T>,
+): Promise<{ value: T; cpuMs: number | null }> {
+  const before = (await readWorkerThreads?.()) ?? [];
+  const value = await work();
+  const after = (await readWorkerThreads?.()) ?? [];
+  if (after.length === 0) return { value, cpuMs: null };
+  const ticks = after.reduce(
+    (sum, thread) =>
+      sum + thread.cpuTicks - (before.find(({ tid }) => tid === thread.tid)?.cpuTicks ?? 0),
+    0,
+  );
+  return { value, cpuMs: ticks * 10 };
 }
 
 async function timedRun(
@@ -77,11 +105,20 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
     const loneMs: number[] = [];
     for (let i = 0; i < lone; i++) loneMs.push(await timedRun(agent, `lone-${i}`));
     const burstStarted = performance.now();
-    const { value: runMs, longTasks } = await withLongTasks(() =>
-      Promise.all(Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(agent, `burst-${i}`))),
+    const {
+      value: { value: runMs, longTasks },
+      cpuMs,
+    } = await withWorkerCpu(() =>
+      withLongTasks(() =>
+        Promise.all(
+          Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(agent, `burst-${i}`)),
+        ),
+      ),
     );
     const burstMs = performance.now() - burstStarted;
     const loneP50 = summarize(loneMs).p50;
+    const rawLoop = await rawLoopBurst();
+    const agentCpuMsPerRun = cpuMs === null ? null : cpuMs / CONCURRENT_RUNS;
     return {
       runs: CONCURRENT_RUNS,
       chunkDelayMs: CHUNK_DELAY_MS,
@@ -91,9 +128,63 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
       ratioToLone: summarize(runMs.map((ms) => ms / loneP50)),
       burstMs: Math.round(burstMs),
       longTasks,
+      agentCpuMsPerRun,
+      rawLoop,
+      cpuRatioToRawLoop:
+        agentCpuMsPerRun === null || !rawLoop.cpuMsPerRun
+          ? null
+          : Math.round((agentCpuMsPerRun / rawLoop.cpuMsPerRun) * 100) / 100,
     };
   } finally {
     agent.dispose();
+  }
+}
+
+/** The same burst through the hand-written loop in a plain worker: its wall times and CPU per run. */
+async function rawLoopBurst(): Promise<{
+  loneRunMs: Summary;
+  concurrentRunMs: Summary;
+  cpuMsPerRun: number | null;
+}> {
+  const lone = 3;
+  const session = await createRemoteSession(
+    modelServerUrl,
+    Array.from({ length: 1 + lone + CONCURRENT_RUNS }, reply),
+  );
+  const worker = rawLoopWorker();
+  const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  worker.onmessage = ({ data }: MessageEvent<RawRunMessage>) => {
+    if (data.kind === 'text-delta') return;
+    const run = waiting.get(data.runId);
+    waiting.delete(data.runId);
+    if (data.kind === 'finish') run?.resolve();
+    else run?.reject(new Error(`A raw loop run failed: ${data.message}`));
+  };
+  let nextRunId = 0;
+  const timedRawRun = async (): Promise<number> => {
+    const runId = nextRunId++;
+    const started = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      waiting.set(runId, { resolve, reject });
+      const request: RawRunRequest = { runId, baseURL: session.baseURL, input: 'Say thirty words' };
+      worker.postMessage(request);
+    });
+    return performance.now() - started;
+  };
+  try {
+    await timedRawRun();
+    const loneMs: number[] = [];
+    for (let i = 0; i < lone; i++) loneMs.push(await timedRawRun());
+    const { value: runMs, cpuMs } = await withWorkerCpu(() =>
+      Promise.all(Array.from({ length: CONCURRENT_RUNS }, timedRawRun)),
+    );
+    return {
+      loneRunMs: summarize(loneMs),
+      concurrentRunMs: summarize(runMs),
+      cpuMsPerRun: cpuMs === null ? null : cpuMs / CONCURRENT_RUNS,
+    };
+  } finally {
+    worker.terminate();
   }
 }
 

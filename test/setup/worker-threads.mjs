@@ -37,7 +37,15 @@ export async function workerThreads(context) {
     return processTree(root).flatMap((pid) => threadsOf(pid, name));
   }
   const browser = context.context?.browser();
-  if (!browser) return null;
+  return browser ? chromiumWorkerThreads(browser) : null;
+}
+
+/**
+ * The dedicated worker threads of a Playwright Chromium's renderers (the bench reads them too).
+ * @param {import('playwright').Browser} browser
+ * @returns {Promise<WorkerThread[]>}
+ */
+export async function chromiumWorkerThreads(browser) {
   // Playwright gives no process id, but CDP names this browser's renderers.
   const session = await browser.newBrowserCDPSession();
   try {
