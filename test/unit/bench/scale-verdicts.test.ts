@@ -18,6 +18,9 @@ function scaleFile(load: number) {
         ratioToLone: { n: 20, p50: 1.1, p95: 1.2, min: 1, max: 1.2 },
         burstMs: 900,
         longTasks: 0,
+        agentCpuMsPerRun: 9 as number | null,
+        rawLoop: { loneRunMs: summary(690), concurrentRunMs: summary(700), cpuMsPerRun: 6 },
+        cpuRatioToRawLoop: 1.5 as number | null,
       },
       sandboxBurst: {
         calls: 100,
@@ -52,11 +55,30 @@ describe('bench verdicts and the machine load', () => {
     expect(quiet).toMatch(/each run's wall time ≤ 1\.5× a lone run's \|.*\| \*\*met\*\* \|/);
     // Five live workers after the burst where three were expected: the shrink target is missed.
     expect(quiet).toMatch(/shrinks back.*\| \*\*missed\*\* \|/);
+    // 9 ms of worker CPU per run against the plain loop's 6: 1.5×, over the 1.2× bound.
+    expect(quiet).toMatch(
+      /CPU time per run.*9\.0 ms vs 6\.0 ms per run: 1\.5×.*\| \*\*missed\*\* \|/,
+    );
     expect(quiet).not.toContain('no verdict:');
 
     const busy = scaleSection(scaleFile(9), undefined);
     expect(busy).not.toContain('**met**');
     expect(busy).not.toContain('**missed**');
     expect(busy).toContain('no verdict: the load average at the start (9.0) exceeded the 2 cores');
+  });
+});
+
+describe('the CPU row of the scale section', () => {
+  it('is met at or under 1.2× the plain loop, and not judged where /proc could not be read', () => {
+    const file = scaleFile(0.5);
+    file.scale.concurrentRuns.agentCpuMsPerRun = 7;
+    file.scale.concurrentRuns.cpuRatioToRawLoop = 1.17;
+    expect(scaleSection(file, undefined)).toMatch(/CPU time per run.*1\.17×.*\| \*\*met\*\* \|/);
+
+    file.scale.concurrentRuns.agentCpuMsPerRun = null;
+    file.scale.concurrentRuns.cpuRatioToRawLoop = null;
+    expect(scaleSection(file, undefined)).toMatch(
+      /CPU time per run.*\| not measured: no \/proc to read worker threads from \| not judged \|/,
+    );
   });
 });
