@@ -19,9 +19,14 @@ export default class FailureReporter {
     const file = testCase.module.moduleId;
     const [error] = result.errors ?? [];
     const fileName = file.slice(file.lastIndexOf('/') + 1);
+    // The JSON report's name: the titles of the enclosing suites and the test's, spaced.
+    const titles = [testCase.name];
+    for (let parent = testCase.parent; parent.type === 'suite'; parent = parent.parent) {
+      titles.unshift(parent.name);
+    }
     this.failures.push({
       file,
-      name: testCase.fullName,
+      name: titles.join(' '),
       message: (error?.message ?? 'failed without an error').split('\n')[0]?.slice(0, 300) ?? '',
       // The first stack frame in the test file itself: which assertion it was.
       at: (error?.stack ?? '')
