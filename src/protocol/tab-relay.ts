@@ -22,6 +22,15 @@ export function relayPresenceLockName(channelName: string, runId: string): strin
   return `${channelName}:run:${runId}`;
 }
 
+/**
+ * The Web Lock every watch of a conversation holds (shared) while it listens. A relay looks
+ * for it when its run starts: with no watch there it posts none of the run's events (each
+ * post costs the running worker) until a watch that comes later asks with `sync`.
+ */
+export function relayWatchLockName(channelName: string): string {
+  return `${channelName}:watch`;
+}
+
 /** One stop or approval decision, as a watcher asks the running tab to apply it. */
 export type RelayAction =
   | { readonly action: 'stop' }
@@ -45,7 +54,10 @@ export type RelayMessage =
       readonly seq: number;
       readonly events: readonly AgentEvent[];
     }
-  /** A watcher asks the running tab where its run is (sent when a watch starts or misses a run's start). */
+  /**
+   * A watcher asks the running tab where its run is (sent when a watch starts or misses a
+   * run's start); a run that no watch was there for relays its events from then on.
+   */
   | { readonly kind: 'sync' }
   /**
    * The running tab's answer to `sync`: the run's `run-start` and its open `approval-request`s,

@@ -7,6 +7,7 @@ import {
   type PageToWatch,
   type RelayMessage,
   relayPresenceLockName,
+  relayWatchLockName,
   type WatchToPage,
 } from '../protocol/tab-relay';
 import { markRunInterrupted } from './interrupted-runs';
@@ -77,6 +78,9 @@ export class ConversationWatch {
   #batch: AgentEvent[] = [];
   #warnings = 0;
   #closed = false;
+  /** Ends the watch lock's request, or lets go of the lock once held. */
+  readonly #listening = new AbortController();
+  #releaseListening: () => void = () => {};
   #markClosed: () => void = () => {};
   /** Settles when the watch is closed (by the page or the agent's end). */
   readonly closed: Promise<void>;
@@ -93,9 +97,31 @@ export class ConversationWatch {
       const parsed = parsePageToWatch(message.data);
       if (parsed) this.#fromPage(parsed);
     };
-    // A run already going answers with where it is.
+    // Held while the watch listens, so a run that starts from now on relays its events from
+    // its start (a run no watch holds this for relays nothing until asked).
+    navigator.locks
+      .request(
+        relayWatchLockName(target.channelName),
+        { mode: 'shared', signal: this.#listening.signal },
+        () =>
+          new Promise<void>((release) => {
+            this.#releaseListening = release;
+            this.#startListening();
+          }),
+      )
+      .catch((error: unknown) => {
+        // Aborted: the watch closed before the lock came.
+        if (this.#closed) return;
+        this.#warn(`Runs that start may not be relayed to this watch: ${String(error)}.`);
+        this.#startListening();
+      });
+  }
+
+  /** A run already going answers `sync` with where it is; runs that start from now on are seen from their start. */
+  #startListening(): void {
+    if (this.#closed) return;
     this.#post({ kind: 'sync' });
-    port.postMessage({ kind: 'listening' } satisfies WatchToPage);
+    this.#port.postMessage({ kind: 'listening' } satisfies WatchToPage);
   }
 
   /** Stops listening, ends the wait for the run's relay and closes the port. Idempotent. */
@@ -103,6 +129,8 @@ export class ConversationWatch {
     if (this.#closed) return;
     this.#flush();
     this.#closed = true;
+    this.#listening.abort();
+    this.#releaseListening();
     this.#current?.lockWait.abort();
     for (const [requestId, pending] of this.#pending) {
       clearTimeout(pending.timer);

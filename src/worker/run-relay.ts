@@ -1,6 +1,11 @@
 import { toErrorData } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
-import { type RelayAction, type RelayMessage, relayPresenceLockName } from '../protocol/tab-relay';
+import {
+  type RelayAction,
+  type RelayMessage,
+  relayPresenceLockName,
+  relayWatchLockName,
+} from '../protocol/tab-relay';
 import { randomId } from './random-id';
 
 /** The relay's parser, loaded when a first message arrives: most runs are never watched. */
@@ -21,6 +26,11 @@ export interface RunRelayHandlers {
  * the same gate as the page's own (so an approval id the run never issued is refused).
  * Opened by the worker that holds the conversation's lock, at `run-start`, and closed after
  * the run's last event.
+ *
+ * Most runs are never watched, so events are posted only when a watch is there: one that
+ * holds the conversation's watch lock when the run starts (it gets every event, from
+ * `run-start`), or one that asks with `sync` later (it joins). Until then events are
+ * numbered and dropped; the run's start and open approvals are kept for a `sync`.
  */
 export class RunRelay {
   readonly #channel: BroadcastChannel;
@@ -34,6 +44,8 @@ export class RunRelay {
   #batch: AgentEvent[] = [];
   /** The number of the next event published. */
   #next = 0;
+  /** Whether a watch is there; unknown (nothing is posted yet) until the lock query answers. */
+  #watched: boolean | undefined;
   #closed = false;
   /** Set once the run's presence lock is held: nothing is posted before, so no watcher sees the run without it. */
   #held = false;
@@ -53,8 +65,7 @@ export class RunRelay {
           new Promise<void>((release) => {
             this.#held = true;
             this.#releasePresence = release;
-            this.#flush();
-            if (this.#closing) this.#finish();
+            this.#settle();
           }),
       )
       // Only a worker being torn down fails to take a lock no one else names: the run is not relayed.
@@ -65,6 +76,19 @@ export class RunRelay {
         return schema;
       });
     };
+    // A watch listening now holds its lock already: it had it before it said it was listening.
+    const watchLock = relayWatchLockName(channelName);
+    navigator.locks.query().then(
+      ({ held = [], pending = [] }) => {
+        this.#watched ||= [...held, ...pending].some((lock) => lock.name === watchLock);
+        this.#settle();
+      },
+      // Unknown, as when the run could not be relayed before: relay every event.
+      () => {
+        this.#watched = true;
+        this.#settle();
+      },
+    );
   }
 
   /** Relays one event; the events of one task go out as one message. */
@@ -85,7 +109,14 @@ export class RunRelay {
   /** Sends what is batched, stops listening and releases the run's presence lock. */
   close(): void {
     this.#closing = true;
-    if (this.#held) this.#finish();
+    this.#settle();
+  }
+
+  /** Once the presence lock is held and it is known whether a watch is there: sends or drops what is batched. */
+  #settle(): void {
+    if (!this.#held || this.#watched === undefined) return;
+    if (this.#closing) this.#finish();
+    else this.#flush();
   }
 
   /** Gives up relaying: the channel closes and nothing batched is sent. */
@@ -106,16 +137,19 @@ export class RunRelay {
   }
 
   #flush(): void {
-    if (this.#closed || !this.#held || this.#batch.length === 0) return;
+    if (this.#closed || !this.#held || this.#watched === undefined || this.#batch.length === 0)
+      return;
     const events = this.#batch;
     this.#batch = [];
-    this.#post({
-      kind: 'events',
-      source: this.#source,
-      runId: this.#runId,
-      seq: this.#next,
-      events,
-    });
+    if (this.#watched) {
+      this.#post({
+        kind: 'events',
+        source: this.#source,
+        runId: this.#runId,
+        seq: this.#next,
+        events,
+      });
+    }
     this.#next += events.length;
   }
 
@@ -126,6 +160,7 @@ export class RunRelay {
     if (!parsed.ok) return;
     const message = parsed.message;
     if (message.kind === 'sync') {
+      this.#watched = true;
       if (!this.#runStart || !this.#held) return;
       // What is batched goes first, so `next` is the number of the first event the watcher has not seen.
       this.#flush();

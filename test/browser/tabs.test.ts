@@ -161,6 +161,39 @@ describe('live runs in every tab', () => {
     expect(finishedTexts).toEqual(expected);
   });
 
+  it('posts none of the events of a run no tab watches, and all of them when a watch is there', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([
+      { text: STREAMED, chunkDelayMs: 5 },
+      { text: STREAMED, chunkDelayMs: 5 },
+    ]);
+    const running = agentFor(session, { memory: { database } });
+    // Any same-origin script may read the channel; this one never asks for anything.
+    const overheard: Array<{ kind?: unknown; runId?: unknown; seq?: unknown; events?: unknown[] }> =
+      [];
+    relayChannel(database, conversationId).onmessage = ({ data }) => overheard.push(data);
+
+    const unwatched = await collect(running.run('Nobody watches', { conversationId }));
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const [ran, watched] = await Promise.all([
+      collect(running.run('Now a tab watches', { conversationId })),
+      watchOneRun(watch),
+    ]);
+
+    expect(unwatched.at(-1)?.type).toBe('run-finish');
+    expect(watched).toEqual(ran);
+    const relayed = () => overheard.filter((message) => message.kind === 'events');
+    // This page's copy of the last post may come after the watch's.
+    await expect.poll(() => relayed().flatMap((message) => message.events)).toEqual(ran);
+    expect(relayed()[0]?.seq).toBe(0);
+    // One worker posted both runs' messages, in order: the first run's would have come first.
+    const firstRunId = unwatched[0]?.type === 'run-start' ? unwatched[0].runId : undefined;
+    expect(firstRunId).toBeDefined();
+    expect(overheard.filter((message) => message.runId === firstRunId)).toEqual([]);
+  });
+
   it('stops a run from the other tab: it ends aborted in both', async () => {
     const { database, conversationId } = sharedPlace();
     const session = await scriptModel([{ text: STREAMED.repeat(20), chunkDelayMs: 50 }]);
