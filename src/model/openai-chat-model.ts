@@ -84,7 +84,7 @@ export function createOpenAIChatModel(
     );
     watchdog.start();
     for await (const chunk of payloadsOf(response, signal)) {
-      watchdog.stop();
+      watchdog.pause();
       for (const part of partsOf(chunk as ChatCompletionChunk)) {
         if (isContent(part)) progress.content = true;
         yield part;

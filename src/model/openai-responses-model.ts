@@ -17,6 +17,7 @@ import type {
 import type { ModelConfig } from '../protocol/wire';
 import type { Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
+import type { IdleWatchdog } from './idle-watchdog';
 import type { OpenAITransport } from './lazy-responses-model';
 import { mergeModelOptions, responsesRequestFields } from './model-options';
 import { isContent, streamWithStallRetry } from './stream-attempts';
@@ -36,7 +37,7 @@ export function createOpenAIResponsesModel(
     request: ModelRequest,
     options: ModelCallOptions,
     signal: AbortSignal,
-    watchdog: { start(): void; stop(): void },
+    watchdog: Pick<IdleWatchdog, 'start' | 'pause'>,
     progress: { content: boolean },
   ): AsyncIterable<ModelStreamPart> {
     // The SDK makes the request (retries, errors, headers); the body is parsed here, in one pass.
@@ -49,7 +50,7 @@ export function createOpenAIResponsesModel(
     const reader = new ResponsesEventReader();
     watchdog.start();
     for await (const event of payloads(response, signal)) {
-      watchdog.stop();
+      watchdog.pause();
       for (const part of reader.read(event)) {
         if (isContent(part)) progress.content = true;
         yield part;
