@@ -9,7 +9,7 @@ import { noVerdictReason } from './lib/load-check.mjs';
  *   machine?: { cores: number; loadAverage?: { start: number[]; end: number[] } };
  *   date: string;
  *   scale: {
- *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; agentCpuMsPerRun?: number | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null }; cpuRatioToRawLoop?: number | null };
+ *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null };
  *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
  *     conversationList: { conversations: number; messages: number; listMs: Summary };
  *   };
@@ -41,6 +41,18 @@ function verdict(file, met) {
 }
 
 /**
+ * The per-burst figures behind a median, when there were several bursts.
+ * @param {number[] | null | undefined} airlock
+ * @param {number[] | null | undefined} raw
+ */
+function byRound(airlock, raw) {
+  if (!airlock || !raw || airlock.length < 2) return '';
+  const list = (/** @type {number[]} */ values) =>
+    values.map((value) => value.toFixed(1)).join(', ');
+  return `; medians of ${airlock.length} alternating bursts each (${list(airlock)} vs ${list(raw)})`;
+}
+
+/**
  * @param {ScaleFile | undefined} scale
  * @param {KnowledgeFile | undefined} knowledge
  */
@@ -51,7 +63,7 @@ export function scaleSection(scale, knowledge) {
   if (figures) {
     const runs = figures.concurrentRuns;
     rows.push([
-      `${runs.runs} runs at once on one agent, the server pacing every stream (${runs.chunkDelayMs} ms between chunks, ${runs.wordsPerReply} words, over HTTP/2): each run's wall time ≤ 1.5× a lone run's`,
+      `${runs.runs} runs at once on one agent, the server pacing every stream (${runs.chunkDelayMs} ms between chunks, ${runs.wordsPerReply} words, over HTTP/2): each run's wall time ≤ 1.5× a lone run's${runs.rounds && runs.rounds > 1 ? ` (${runs.rounds} bursts)` : ''}`,
       `lone ${spread(runs.loneRunMs)}; at once ${spread(runs.concurrentRunMs)}; ratio ${spread(runs.ratioToLone, '×')}; the burst ${ms(runs.burstMs)}`,
       verdict(scale, runs.ratioToLone.max <= 1.5),
     ]);
@@ -63,7 +75,7 @@ export function scaleSection(scale, knowledge) {
       rows.push([
         `The agent worker's CPU time per run in that burst ≤ 1.2× the hand-written loop's in a plain worker (the same ${runs.runs} runs at once; its runs took ${spread(raw.concurrentRunMs)})`,
         measured
-          ? `${cpu.toFixed(1)} ms vs ${rawCpu.toFixed(1)} ms per run: ${runs.cpuRatioToRawLoop}× (worker threads' CPU from /proc, in 10 ms ticks, over the whole burst)`
+          ? `${cpu.toFixed(1)} ms vs ${rawCpu.toFixed(1)} ms per run: ${runs.cpuRatioToRawLoop}×${byRound(runs.agentCpuMsPerRunByRound, raw.cpuMsPerRunByRound)} (worker threads' CPU from /proc, in 10 ms ticks, over each whole burst)`
           : 'not measured: no /proc to read worker threads from',
         measured
           ? verdict(scale, /** @type {number} */ (runs.cpuRatioToRawLoop) <= 1.2)

@@ -14,6 +14,9 @@ const modelServerUrl = params.get('model') ?? '';
 const smoke = params.has('smoke');
 
 const CONCURRENT_RUNS = smoke ? 3 : 20;
+/** Bursts per contestant, alternating, for the CPU figures' medians. */
+const BURST_ROUNDS = smoke ? 1 : 3;
+const LONE_RUNS = smoke ? 1 : 3;
 /** Like a real model: the server waits this long between SSE chunks. */
 const CHUNK_DELAY_MS = 20;
 const WORDS_PER_REPLY = 30;
@@ -87,70 +90,27 @@ async function timedRun(
   return performance.now() - started;
 }
 
-/** Runs at once on one agent, each paced by the server, against a lone run at the same pacing. */
-async function concurrentRuns(): Promise<Record<string, unknown>> {
-  const lone = 3;
-  const session = await createRemoteSession(
-    modelServerUrl,
-    Array.from({ length: 1 + lone + CONCURRENT_RUNS }, reply),
-  );
+/** A contestant of the burst: one run, timed from its call to its last event. */
+interface BurstContestant {
+  run(name: string): Promise<number>;
+  dispose(): void;
+}
+
+/** Airlock: runs on one agent, each in a new conversation. */
+async function airlockContestant(turns: number): Promise<BurstContestant> {
+  const session = await createRemoteSession(modelServerUrl, Array.from({ length: turns }, reply));
   const agent = createAgent({
     worker: agentWorker,
     model: { baseURL: session.baseURL, model: 'bench' },
     memory: { database: `airlock-bench-scale-${Date.now()}` },
   });
-  try {
-    await agent.ready;
-    await timedRun(agent, 'warm-up');
-    const loneMs: number[] = [];
-    for (let i = 0; i < lone; i++) loneMs.push(await timedRun(agent, `lone-${i}`));
-    const burstStarted = performance.now();
-    const {
-      value: { value: runMs, longTasks },
-      cpuMs,
-    } = await withWorkerCpu(() =>
-      withLongTasks(() =>
-        Promise.all(
-          Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(agent, `burst-${i}`)),
-        ),
-      ),
-    );
-    const burstMs = performance.now() - burstStarted;
-    const loneP50 = summarize(loneMs).p50;
-    const rawLoop = await rawLoopBurst();
-    const agentCpuMsPerRun = cpuMs === null ? null : cpuMs / CONCURRENT_RUNS;
-    return {
-      runs: CONCURRENT_RUNS,
-      chunkDelayMs: CHUNK_DELAY_MS,
-      wordsPerReply: WORDS_PER_REPLY,
-      loneRunMs: summarize(loneMs),
-      concurrentRunMs: summarize(runMs),
-      ratioToLone: summarize(runMs.map((ms) => ms / loneP50)),
-      burstMs: Math.round(burstMs),
-      longTasks,
-      agentCpuMsPerRun,
-      rawLoop,
-      cpuRatioToRawLoop:
-        agentCpuMsPerRun === null || !rawLoop.cpuMsPerRun
-          ? null
-          : Math.round((agentCpuMsPerRun / rawLoop.cpuMsPerRun) * 100) / 100,
-    };
-  } finally {
-    agent.dispose();
-  }
+  await agent.ready;
+  return { run: (name) => timedRun(agent, name), dispose: () => agent.dispose() };
 }
 
-/** The same burst through the hand-written loop in a plain worker: its wall times and CPU per run. */
-async function rawLoopBurst(): Promise<{
-  loneRunMs: Summary;
-  concurrentRunMs: Summary;
-  cpuMsPerRun: number | null;
-}> {
-  const lone = 3;
-  const session = await createRemoteSession(
-    modelServerUrl,
-    Array.from({ length: 1 + lone + CONCURRENT_RUNS }, reply),
-  );
+/** The hand-written loop in a plain worker, its runs told apart by id. */
+async function rawLoopContestant(turns: number): Promise<BurstContestant> {
+  const session = await createRemoteSession(modelServerUrl, Array.from({ length: turns }, reply));
   const worker = rawLoopWorker();
   const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
   worker.onmessage = ({ data }: MessageEvent<RawRunMessage>) => {
@@ -161,30 +121,105 @@ async function rawLoopBurst(): Promise<{
     else run?.reject(new Error(`A raw loop run failed: ${data.message}`));
   };
   let nextRunId = 0;
-  const timedRawRun = async (): Promise<number> => {
-    const runId = nextRunId++;
-    const started = performance.now();
-    await new Promise<void>((resolve, reject) => {
-      waiting.set(runId, { resolve, reject });
-      const request: RawRunRequest = { runId, baseURL: session.baseURL, input: 'Say thirty words' };
-      worker.postMessage(request);
-    });
-    return performance.now() - started;
+  return {
+    run: async () => {
+      const runId = nextRunId++;
+      const started = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        waiting.set(runId, { resolve, reject });
+        const request: RawRunRequest = {
+          runId,
+          baseURL: session.baseURL,
+          input: 'Say thirty words',
+        };
+        worker.postMessage(request);
+      });
+      return performance.now() - started;
+    },
+    dispose: () => worker.terminate(),
   };
+}
+
+/** A warm-up, lone runs, then `BURST_ROUNDS` bursts of runs at once, with the worker CPU of each. */
+async function measureBursts(contestant: BurstContestant) {
+  await contestant.run('warm-up');
+  const loneMs: number[] = [];
+  for (let i = 0; i < LONE_RUNS; i++) loneMs.push(await contestant.run(`lone-${i}`));
+  return {
+    loneMs,
+    /** One burst, run when the caller says, so the contestants' bursts can alternate. */
+    burst: async (round: number) => {
+      const started = performance.now();
+      const {
+        value: { value: runMs, longTasks },
+        cpuMs,
+      } = await withWorkerCpu(() =>
+        withLongTasks(() =>
+          Promise.all(
+            Array.from({ length: CONCURRENT_RUNS }, (_, i) =>
+              contestant.run(`burst-${round}-${i}`),
+            ),
+          ),
+        ),
+      );
+      return { runMs, longTasks, cpuMs, burstMs: performance.now() - started };
+    },
+  };
+}
+
+const median = (values: number[]) => summarize(values).p50;
+
+/**
+ * Runs at once on one agent, each paced by the server, against a lone run at the same pacing,
+ * and the agent worker's CPU per run against the hand-written loop's in a plain worker, their
+ * bursts alternating (`BURST_ROUNDS` each) so both meet the same machine.
+ */
+async function concurrentRuns(): Promise<Record<string, unknown>> {
+  const turns = 1 + LONE_RUNS + BURST_ROUNDS * CONCURRENT_RUNS;
+  const airlock = await airlockContestant(turns);
+  const raw = await rawLoopContestant(turns);
   try {
-    await timedRawRun();
-    const loneMs: number[] = [];
-    for (let i = 0; i < lone; i++) loneMs.push(await timedRawRun());
-    const { value: runMs, cpuMs } = await withWorkerCpu(() =>
-      Promise.all(Array.from({ length: CONCURRENT_RUNS }, timedRawRun)),
-    );
+    const airlockBursts = await measureBursts(airlock);
+    const rawBursts = await measureBursts(raw);
+    type Round = Awaited<ReturnType<typeof airlockBursts.burst>>;
+    const airlockRounds: Round[] = [];
+    const rawRounds: Round[] = [];
+    for (let round = 0; round < BURST_ROUNDS; round++) {
+      airlockRounds.push(await airlockBursts.burst(round));
+      rawRounds.push(await rawBursts.burst(round));
+    }
+    const loneP50 = median(airlockBursts.loneMs);
+    const runMs = airlockRounds.flatMap((round) => round.runMs);
+    const perRun = (rounds: Round[]) =>
+      rounds.every((round) => round.cpuMs !== null)
+        ? rounds.map((round) => (round.cpuMs as number) / CONCURRENT_RUNS)
+        : null;
+    const agentCpu = perRun(airlockRounds);
+    const rawCpu = perRun(rawRounds);
     return {
-      loneRunMs: summarize(loneMs),
+      runs: CONCURRENT_RUNS,
+      rounds: BURST_ROUNDS,
+      chunkDelayMs: CHUNK_DELAY_MS,
+      wordsPerReply: WORDS_PER_REPLY,
+      loneRunMs: summarize(airlockBursts.loneMs),
       concurrentRunMs: summarize(runMs),
-      cpuMsPerRun: cpuMs === null ? null : cpuMs / CONCURRENT_RUNS,
+      ratioToLone: summarize(runMs.map((ms) => ms / loneP50)),
+      burstMs: Math.round(median(airlockRounds.map((round) => round.burstMs))),
+      longTasks: airlockRounds.reduce((sum, round) => sum + round.longTasks, 0),
+      agentCpuMsPerRun: agentCpu && median(agentCpu),
+      agentCpuMsPerRunByRound: agentCpu,
+      rawLoop: {
+        loneRunMs: summarize(rawBursts.loneMs),
+        concurrentRunMs: summarize(rawRounds.flatMap((round) => round.runMs)),
+        cpuMsPerRun: rawCpu && median(rawCpu),
+        cpuMsPerRunByRound: rawCpu,
+      },
+      cpuRatioToRawLoop:
+        agentCpu && rawCpu ? Math.round((median(agentCpu) / median(rawCpu)) * 100) / 100 : null,
     };
   } finally {
-    worker.terminate();
+    airlock.dispose();
+    raw.dispose();
   }
 }
 
