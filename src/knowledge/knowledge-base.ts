@@ -40,6 +40,8 @@ export class KnowledgeBase {
   readonly #embedder: EmbeddingModel;
   readonly #config: KnowledgeConfig;
   #loaded: Promise<LoadedIndex> | undefined;
+  /** The index once read, for the answers that must not wait. */
+  #ready: LoadedIndex | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
   constructor(store: ConversationStore, embedder: EmbeddingModel, config: KnowledgeConfig) {
@@ -120,6 +122,15 @@ export class KnowledgeBase {
     return (await this.#index()).vectors.size === 0;
   }
 
+  /**
+   * True when the index is read, holds no chunk and found nothing wrong with the stored
+   * vectors: a run has nothing to retrieve or report, and need not wait to learn it.
+   */
+  get knownEmpty(): boolean {
+    const index = this.#ready;
+    return index !== undefined && index.vectors.size === 0 && index.problems.length === 0;
+  }
+
   /** The `k` chunks nearest `query` scoring at least `minScore`, best first, with their text. */
   async search(
     query: string,
@@ -187,10 +198,16 @@ export class KnowledgeBase {
 
   /** The index, read from the store on first use. A failed read is retried next time. */
   #index(): Promise<LoadedIndex> {
-    this.#loaded ??= this.#load().catch((error: unknown) => {
-      this.#loaded = undefined;
-      throw error;
-    });
+    this.#loaded ??= this.#load().then(
+      (index) => {
+        this.#ready = index;
+        return index;
+      },
+      (error: unknown) => {
+        this.#loaded = undefined;
+        throw error;
+      },
+    );
     return this.#loaded;
   }
 

@@ -169,7 +169,6 @@ export async function runConversation(
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
       const journal = new ConversationJournal(store, run, emit, signal);
-      const opened = start.conversationReady ? await start.conversationReady : undefined;
       // Settled once the input is stored (or its failure reported) and run-start is sent;
       // started below, after the context's reads are asked for.
       let begin: (started: Promise<void>) => void = () => {};
@@ -184,9 +183,12 @@ export async function runConversation(
         await emit(event);
       };
       const rows = new StoredRowCheck(emitAfterStart);
-      // An input of images alone has no text to search with.
+      // An input of images alone has no text to search with, and an empty index nothing to
+      // find: the run then starts its reads and the model request without waiting for run-start.
       const injectsKnowledge =
-        (retrieval === 'inject' || retrieval === 'both') && run.input.trim() !== '';
+        (retrieval === 'inject' || retrieval === 'both') &&
+        run.input.trim() !== '' &&
+        !setup.knowledge.knownEmpty;
       const contextOf = (knowledge: ChatMessage[]) =>
         buildContext({
           store,
@@ -195,7 +197,7 @@ export async function runConversation(
           runId: run.id,
           input: start.input,
           attachments: start.input ? (start.attachments ?? []) : [],
-          ...(opened ? { opened } : {}),
+          ...(start.conversationReady ? { opened: start.conversationReady } : {}),
           instructions: asks.instructions ?? config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,
@@ -212,6 +214,8 @@ export async function runConversation(
       // reads do not wait for the write (they leave out the run's own rows, so they find the
       // same either way). With knowledge to inject, the search comes first (its event after run-start).
       const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
+      // The input is written into the conversation's row, so after the row is there.
+      if (start.conversationReady) await start.conversationReady;
       begin(
         (start.input
           ? journal.started(start.input, start.attachments ?? [])
