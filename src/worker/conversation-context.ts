@@ -35,11 +35,12 @@ export interface ContextRequest {
   /** The run being built: its own stored messages are told apart from earlier history by it. */
   readonly runId: string;
   /**
-   * The conversation's row as the run opened it. A conversation this run created has no
-   * history to read: a run never waits for a conversation's lock (it is refused while
-   * another holds it), so no other run can have added messages since.
+   * The conversation's row as the run opens it (the reads that do not need it start
+   * meanwhile). A conversation this run created has no history to read: a run never waits
+   * for a conversation's lock (it is refused while another holds it), so no other run can
+   * have added messages since.
    */
-  readonly opened?: OpenedConversation;
+  readonly opened?: Promise<OpenedConversation>;
   /** A new run's user message, always sent last; absent when a run resumes. */
   readonly input?: ChatMessage | undefined;
   /** The new input's attachments, sent from memory (their stored copies are not read back). */
@@ -98,9 +99,10 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
   const { store, conversationId, window, rows, opened } = request;
   // The reads do not depend on each other: asked at once, they cost one wait, not three.
   // Those the opened conversation answers are not asked.
+  const recentOf = () => store.recentMessages(conversationId, window.maxMessages + 1);
   const [recentRows, conversationRow, memoryRows] = await Promise.all([
-    opened?.created ? [] : store.recentMessages(conversationId, window.maxMessages + 1),
-    opened?.conversation ?? store.ensureConversation(conversationId),
+    opened ? opened.then((open) => (open.created ? [] : recentOf())) : recentOf(),
+    opened ? opened.then((open) => open.conversation) : store.ensureConversation(conversationId),
     store.listMemories({ scopes: request.scopes }),
   ]);
   const recent = await rows.keep('messages', recentRows);
