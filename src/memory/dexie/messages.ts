@@ -43,18 +43,20 @@ export function messageTables(
                 at: now,
               }),
             );
-            if (added.length > 0) {
-              await messages.bulkAdd(added);
-              await conversations.put({
-                ...conversation,
-                lastSeq: conversation.lastSeq + added.length,
-                updatedAt: now,
-              });
-            }
-            await holdAttachments(connection, conversationId, step.attachments ?? []);
-            if (step.run !== undefined) await runs.put(step.run);
-            if (step.audit !== undefined && step.audit.length > 0)
-              await audit.bulkAdd([...step.audit]);
+            // Asked for at once: the transaction runs them in order, without a wait between
+            // each and the next (one failure aborts them all).
+            await Promise.all([
+              added.length > 0 && messages.bulkAdd(added),
+              added.length > 0 &&
+                conversations.put({
+                  ...conversation,
+                  lastSeq: conversation.lastSeq + added.length,
+                  updatedAt: now,
+                }),
+              holdAttachments(connection, conversationId, step.attachments ?? []),
+              step.run !== undefined && runs.put(step.run),
+              step.audit !== undefined && step.audit.length > 0 && audit.bulkAdd([...step.audit]),
+            ]);
             return added;
           });
           const changes: StoreChange[] = [];
