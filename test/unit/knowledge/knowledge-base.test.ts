@@ -54,6 +54,23 @@ describe('KnowledgeBase over the Dexie store', () => {
     expect(hits[0]?.text).toContain('volcanoes');
   });
 
+  it('knows it is empty only once its index is read, and not after a document is added or removed to nothing', async () => {
+    const { store } = freshStore();
+    const knowledge = new KnowledgeBase(store, fakeEmbedder(), config);
+    // Not read yet: a run must not skip retrieval on a guess.
+    expect(knowledge.knownEmpty).toBe(false);
+    expect(await knowledge.isEmpty()).toBe(true);
+    expect(knowledge.knownEmpty).toBe(true);
+
+    await knowledge.add(
+      { id: 'volcanoes', title: 'Volcanoes', text: long('volcanoes') },
+      { signal },
+    );
+    expect(knowledge.knownEmpty).toBe(false);
+    await knowledge.remove('volcanoes');
+    expect(knowledge.knownEmpty).toBe(true);
+  });
+
   it('loads the index once from the store and keeps it in step with adds and removes', async () => {
     const fixture = freshStore();
     const first = new KnowledgeBase(fixture.store, fakeEmbedder(), config);
