@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { noVerdictReason } from './lib/load-check.mjs';
+import { consecutiveRunsSection, readPeersHistory } from './lib/peers-history.mjs';
 import { sectionInReport } from './lib/report-section.mjs';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
 import { modalitiesSection } from './modalities-section.mjs';
@@ -524,6 +525,7 @@ every contestant once and fails if one does not finish (no figures).`,
   ];
   if (peers) {
     parts.push(targetsSection(judgeTargets(peers, memory), noVerdictReason(peers.machine)));
+    parts.push(consecutiveRunsSection(readPeersHistory(new URL('peers-history.json', resultsDir))));
     parts.push(...peersSections(peers));
     if (peers.failures.length > 0) {
       parts.push(

@@ -10,7 +10,7 @@
 //                                   contestant, one pass of the code page, a few MCP calls,
 //                                   a small scale page, no files written; fails if one
 //                                   does not finish
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
@@ -23,6 +23,7 @@ import { runPageIn } from './lib/engine-page.mjs';
 import { describeMachine, packageVersions } from './lib/machine.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
+import { recordPeersRun } from './lib/peers-history.mjs';
 import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-results.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
@@ -321,5 +322,11 @@ async function benchPeers() {
   };
   writeFileSync('bench/results/peers.json', `${JSON.stringify(results, null, 2)}\n`);
   log('Wrote bench/results/peers.json');
+  // Judged as the report judges it: from the file just written.
+  recordPeersRun(
+    'bench/results/peers-history.json',
+    JSON.parse(readFileSync('bench/results/peers.json', 'utf8')),
+  );
+  log('Added the run to bench/results/peers-history.json');
   return results.failures.length === 0;
 }

@@ -1,0 +1,111 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  consecutiveRunsSection,
+  readPeersHistory,
+  recordPeersRun,
+} from '../../../bench/lib/peers-history.mjs';
+import { judgeTargets } from '../../../bench/lib/targets.mjs';
+
+const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
+
+/** A peers result with Airlock's page JS and first text as given, the rest fixed. */
+function peersResults({ pageJs = 4, firstText = 10, load = 0.5, date = '2026-12-01T10:00:00Z' }) {
+  const contestant = (
+    label: string,
+    loop: 'page' | 'worker',
+    figures: { pageJsMs: number; firstTextMs: number },
+  ) => ({
+    label,
+    loop,
+    kind: 'baseline' as const,
+    summary: { pageJsMs: summary(figures.pageJsMs), firstTextMs: summary(figures.firstTextMs) },
+    samples: [{ pageJsMs: figures.pageJsMs, longTasks: 0 }],
+  });
+  return {
+    date,
+    machine: { cores: 2, loadAverage: { start: [load, load, load], end: [load, load, load] } },
+    scenario: { textDeltas: 2000, steps: 5 },
+    contestants: {
+      airlock: contestant('Airlock', 'worker', { pageJsMs: pageJs, firstTextMs: firstText }),
+      'raw-worker': contestant('hand-written loop, worker', 'worker', {
+        pageJsMs: 6,
+        firstTextMs: 8,
+      }),
+      'raw-page': contestant('hand-written loop, page', 'page', {
+        pageJsMs: 80,
+        firstTextMs: 6,
+      }),
+    },
+    perStep: {
+      extraMsPerStep: -10,
+      overheadPercent: -20,
+      overheadPercentPerRound: summary(-20),
+      airlockMsPerStep: summary(40),
+      rawWorkerMsPerStep: summary(50),
+    },
+    delivery: {
+      summary: {
+        airlockPercentOfPort: summary(55),
+        rawWorkerPercentOfPort: summary(40),
+        airlockEventsPerSecond: summary(70_000),
+        portEventsPerSecond: summary(130_000),
+      },
+    },
+    bundles: {
+      airlockLibrary: {
+        page: { bytes: 20_000, gzipBytes: 4_000, chunks: 1, largest: [] },
+        worker: { bytes: 400_000, gzipBytes: 120_000, chunks: 1, largest: [] },
+      },
+    },
+  };
+}
+
+const verdict = (results: ReturnType<typeof peersResults>, key: string) =>
+  judgeTargets(results, undefined).find((candidate) => candidate.key === key);
+
+describe('the peers targets', () => {
+  it('holds page JS to 5 % of the best page-thread peer', () => {
+    expect(verdict(peersResults({ pageJs: 4 }), 'page-js')?.met).toBe(true);
+    expect(verdict(peersResults({ pageJs: 4.4 }), 'page-js')?.met).toBe(false);
+  });
+
+  it('holds the first text to the raw worker loop + 3 ms and the best page-thread peer + 5 ms', () => {
+    // Raw worker 8 ms, quickest page peer 6 ms: 11 is the bound.
+    expect(verdict(peersResults({ firstText: 11 }), 'first-text')).toMatchObject({
+      met: true,
+      measured: expect.stringContaining('raw loop in a worker 8.0 ms (+3.0)'),
+    });
+    expect(verdict(peersResults({ firstText: 11.5 }), 'first-text')).toMatchObject({
+      met: false,
+      by: '0.5 ms',
+    });
+  });
+});
+
+describe('the run-after-run section', () => {
+  it('says a target held only when it was met in each of the last three runs, on a quiet machine', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'airlock-history-')), 'history.json');
+    recordPeersRun(path, peersResults({ pageJs: 30, date: '2026-12-01T09:00:00Z' }));
+    recordPeersRun(path, peersResults({ date: '2026-12-01T10:00:00Z' }));
+    recordPeersRun(path, peersResults({ date: '2026-12-01T11:00:00Z' }));
+    recordPeersRun(path, peersResults({ firstText: 20, date: '2026-12-01T12:00:00Z' }));
+
+    const history = readPeersHistory(path);
+    expect(history).toHaveLength(4);
+    const section = consecutiveRunsSection(history);
+    // The first run, whose page JS missed, is not among the last three.
+    expect(section).not.toContain('09:00');
+    expect(section).toMatch(/page-thread JS time ≤ 5 %.*\| \*\*yes\*\* \|$/m);
+    // The newest run missed the first-text target.
+    expect(section).toMatch(/first text delta.*\*\*missed\*\* \| no \|$/m);
+
+    recordPeersRun(path, peersResults({ load: 9, date: '2026-12-01T13:00:00Z' }));
+    const busy = consecutiveRunsSection(readPeersHistory(path));
+    expect(busy).toContain('load 9.0');
+    expect(busy).toMatch(/page-thread JS time.*no verdict \| no \|$/m);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toHaveLength(5);
+  });
+});
