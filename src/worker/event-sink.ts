@@ -11,6 +11,19 @@ export interface EventSinkHandlers {
   readonly onApproval: (approvalId: string, decision: ApprovalDecision) => void;
 }
 
+/**
+ * Once a run's deltas stream, its batches of deltas go out at most this often: at the
+ * speed of a fast stream the page then gets one message per interval, not one per network
+ * read, and the wait stays well under a frame (16.7 ms). Any other event goes out at once.
+ */
+export const STREAM_FLUSH_INTERVAL_MS = 8;
+
+const isDelta = (event: AgentEvent) =>
+  event.type === 'text-delta' ||
+  event.type === 'reasoning-delta' ||
+  event.type === 'tool-call-delta' ||
+  event.type === 'output-delta';
+
 /** The most characters of a rejection reason passed on to the model. */
 const MAX_REASON_CHARS = 2_000;
 
@@ -50,7 +63,9 @@ const pageMessageSchema = z.discriminatedUnion('kind', [
  *
  * Events emitted in one task go out as one message at the start of the next: a network
  * read of many stream chunks costs the page one message event and one structured clone,
- * not one per delta.
+ * not one per delta. Once a delta has gone out, later deltas wait until
+ * `STREAM_FLUSH_INTERVAL_MS` after the last message, gathering the reads in between; the
+ * first delta of a run (its first text) and every other event are not held.
  */
 export class EventSink {
   readonly #port: MessagePort;
@@ -59,6 +74,10 @@ export class EventSink {
   /** Wakes this worker in its next task, sooner than a timer (which may be clamped to 4 ms). */
   readonly #flushChannel = new MessageChannel();
   #flushScheduled = false;
+  /** A held flush of deltas, when one waits for the interval. */
+  #flushTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastFlushAt = 0;
+  #deltaSent = false;
   #inFlight = 0;
   #waitingForCredit: (() => void) | undefined;
   /** Output checks sent to the page, waiting for its verdict. */
@@ -87,10 +106,14 @@ export class EventSink {
     if (this.#closed) return;
     this.#inFlight += 1;
     this.#batch.push(event);
-    if (!this.#flushScheduled) {
-      this.#flushScheduled = true;
-      this.#flushChannel.port2.postMessage(null);
+    if (this.#flushScheduled) return;
+    const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - performance.now();
+    if (isDelta(event) && this.#deltaSent && holdMs > 0) {
+      this.#flushTimer ??= setTimeout(() => this.#flush(), holdMs);
+      return;
     }
+    this.#flushScheduled = true;
+    this.#flushChannel.port2.postMessage(null);
   }
 
   /**
@@ -126,8 +149,12 @@ export class EventSink {
 
   #flush(): void {
     this.#flushScheduled = false;
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
     if (this.#closed || this.#batch.length === 0) return;
     const events = this.#batch.splice(0);
+    this.#lastFlushAt = performance.now();
+    this.#deltaSent ||= events.some(isDelta);
     this.#port.postMessage({ kind: 'events', events } satisfies WorkerToPage);
   }
 

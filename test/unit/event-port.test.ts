@@ -60,6 +60,50 @@ describe('the event port between worker and page', () => {
     sink.close();
   });
 
+  it('sends the first delta at once and gathers the rest of a fast stream into a few messages', async () => {
+    const channel = new MessageChannel();
+    const sink = new EventSink(channel.port2, { onCancel: () => {}, onApproval: () => {} });
+    const messages: AgentEvent[][] = [];
+    channel.port1.onmessage = ({ data }: MessageEvent<{ kind: string; events: AgentEvent[] }>) => {
+      if (data.kind !== 'events') return;
+      messages.push(data.events);
+      channel.port1.postMessage({ kind: 'ack', count: data.events.length });
+    };
+    const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+    const received = async (count: number) => {
+      while (messages.length < count) await nextTask();
+    };
+    await sink.emit({ type: 'step-start', step: 1 });
+    await received(1);
+    await sink.emit(delta(0));
+    await received(2);
+    // A delta per task, as a stream read by read: each would be a message of its own.
+    for (let index = 1; index <= 100; index++) {
+      await sink.emit(delta(index));
+      await nextTask();
+    }
+    await sink.emit({
+      type: 'step-finish',
+      step: 1,
+      finishReason: 'stop',
+      usage: { promptTokens: 1, completionTokens: 101, totalTokens: 102 },
+      durationMs: 100,
+    });
+    await settle();
+
+    expect(messages[0]).toEqual([{ type: 'step-start', step: 1 }]);
+    expect(messages[1]).toEqual([delta(0)]);
+    const all = messages.flat();
+    expect(all.filter((event) => event.type === 'text-delta')).toEqual(
+      Array.from({ length: 101 }, (_, index) => delta(index)),
+    );
+    expect(all.at(-1)?.type).toBe('step-finish');
+    // 100 reads a task apart, at most one message per 8 ms: far fewer than one per read.
+    expect(messages.length).toBeLessThan(50);
+    sink.close();
+  });
+
   it('sends cancel when the reader breaks out, then drains so the worker is never stuck', async () => {
     const { sink, run, cancelledCount } = connect();
     const producing = (async () => {
