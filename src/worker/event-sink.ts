@@ -99,6 +99,8 @@ export class EventSink {
   /** Sends one event, waiting for credit when the window is full. A no-op once closed. */
   async emit(event: AgentEvent): Promise<void> {
     while (this.#inFlight >= EVENT_WINDOW && !this.#closed) {
+      // Deltas held for the interval go now: the page cannot acknowledge what it never got.
+      if (this.#flushTimer !== undefined) this.#flush();
       await new Promise<void>((resolve) => {
         this.#waitingForCredit = resolve;
       });
