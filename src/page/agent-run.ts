@@ -207,18 +207,17 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
     );
   }
 
-  async #next(): Promise<IteratorResult<AgentEvent>> {
-    for (;;) {
-      const event = this.#queue.shift();
-      if (event) {
-        this.#acknowledge(1);
-        return { done: false, value: event };
-      }
-      if (this.#ended) return { done: true, value: undefined };
-      await new Promise<void>((resolve) => {
-        this.#wakeReader = resolve;
-      });
+  /** A queued event is handed over at once; only an empty queue waits (one promise per wait, not per event). */
+  #next(): Promise<IteratorResult<AgentEvent>> {
+    const event = this.#queue.shift();
+    if (event) {
+      this.#acknowledge(1);
+      return Promise.resolve({ done: false, value: event });
     }
+    if (this.#ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise<void>((resolve) => {
+      this.#wakeReader = resolve;
+    }).then(() => this.#next());
   }
 
   #receive(event: AgentEvent): void {
