@@ -103,11 +103,14 @@ export class ConversationWatch {
       .request(
         relayWatchLockName(target.channelName),
         { mode: 'shared', signal: this.#listening.signal },
-        () =>
-          new Promise<void>((release) => {
+        () => {
+          // Granted as the watch closed (too late for the abort): let go at once.
+          if (this.#closed) return;
+          return new Promise<void>((release) => {
             this.#releaseListening = release;
             this.#startListening();
-          }),
+          });
+        },
       )
       .catch((error: unknown) => {
         // Aborted: the watch closed before the lock came.

@@ -186,12 +186,22 @@ describe('live runs in every tab', () => {
     expect(watched).toEqual(ran);
     const relayed = () => overheard.filter((message) => message.kind === 'events');
     // This page's copy of the last post may come after the watch's.
-    await expect.poll(() => relayed().flatMap((message) => message.events)).toEqual(ran);
+    await expect
+      .poll(() => relayed().flatMap((message) => message.events), { timeout: 10_000 })
+      .toEqual(ran);
     expect(relayed()[0]?.seq).toBe(0);
     // One worker posted both runs' messages, in order: the first run's would have come first.
     const firstRunId = unwatched[0]?.type === 'run-start' ? unwatched[0].runId : undefined;
     expect(firstRunId).toBeDefined();
     expect(overheard.filter((message) => message.runId === firstRunId)).toEqual([]);
+
+    // A closed watch lets go of its lock, so the next run is not relayed for nobody.
+    watch.close();
+    const watchLocks = async () =>
+      ((await navigator.locks.query()).held ?? []).filter(
+        (lock) => lock.name === `airlock:${database}:conversation:${conversationId}:relay:watch`,
+      ).length;
+    await expect.poll(watchLocks, { timeout: 10_000 }).toBe(0);
   });
 
   it('stops a run from the other tab: it ends aborted in both', async () => {
