@@ -1,7 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
-import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
-import { formatIssues, type ToolSchema } from '../tools/standard-schema';
+import type { ToolSchema } from '../tools/standard-schema';
+import type { RunStream } from './run-stream';
 
 /**
  * The result of a run asked for structured output: `output` is the answer validated by the
@@ -13,65 +13,47 @@ export type StructuredRunResult<Output> = Omit<RunResult, 'reason' | 'output'> &
     | { readonly reason: Exclude<RunFinishReason, 'stop'>; readonly output?: undefined }
   );
 
-/** Credit is returned in batches smaller than the window, so the worker never stalls on a reader that keeps up. */
-const ACK_BATCH = EVENT_WINDOW / 4;
+let loading: Promise<typeof import('./run-stream')> | undefined;
+
+/** Starts loading the code runs need (once); `createAgent` calls it so the first run does not wait for it. */
+export function loadRunStream(): Promise<typeof import('./run-stream')> {
+  loading ??= import('./run-stream');
+  return loading;
+}
 
 /**
  * One run, seen from the page: an async iterable of its events (one reader), the
- * result, and abort. Events arrive on a port of the run's own; the worker sends at most
- * `EVENT_WINDOW` events ahead of what the reader has taken, so a slow reader slows
- * the run instead of growing this queue.
+ * result, and abort.
  */
 export class AgentRun<Result extends RunResult = RunResult> implements AsyncIterable<AgentEvent> {
+  // The work is done by a `RunStream`, loaded with the agent's start: the page entry keeps
+  // only this. Nothing is lost meanwhile: the port holds the worker's messages until read.
   /** Identifies the run in its events and result. */
   readonly runId: string;
-  readonly #port: MessagePort;
-  readonly #queue: AgentEvent[] = [];
+  readonly #stream: Promise<RunStream<Result>>;
   readonly #result: Promise<Result>;
-  readonly #onEnd: () => void;
-  /** The run's structured output schema, which checks the worker's answers here. */
-  readonly #output: ToolSchema | undefined;
-  /** The last answer the schema accepted, as the schema outputs it (transforms applied). */
-  #validated: { readonly value: unknown } | undefined;
-  #resolveResult!: (result: Result) => void;
-  #rejectResult!: (error: AirlockError) => void;
-  #wakeReader: (() => void) | undefined;
-  #ended = false;
+  #loaded: RunStream<Result> | undefined;
   #iterated = false;
-  /** Set once nobody will read the events: they are acknowledged and dropped on arrival. */
-  #draining = false;
-  #takenSinceAck = 0;
-  /** Approval ids this run asked for and no decision was sent for yet. */
-  readonly #openApprovals = new Set<string>();
-  /** Approval ids a decision was sent for: each request is answered once. */
-  readonly #decidedApprovals = new Set<string>();
-  /** Decisions sent, waiting for the worker to say whether it took them. */
-  readonly #sentDecisions = new Map<string, (error: AirlockError | undefined) => void>();
 
   /** @internal Created by `Agent.run`. */
   constructor(runId: string, port: MessagePort, onEnd: () => void, output?: ToolSchema) {
     this.runId = runId;
-    this.#port = port;
-    this.#onEnd = onEnd;
-    this.#output = output;
-    this.#result = new Promise<Result>((resolve, reject) => {
-      this.#resolveResult = resolve;
-      this.#rejectResult = reject;
-    });
+    this.#stream = loadRunStream().then(
+      ({ RunStream }) => {
+        this.#loaded = new RunStream<Result>(runId, port, onEnd, output);
+        return this.#loaded;
+      },
+      (error: unknown) => {
+        port.close();
+        onEnd();
+        throw new AirlockError('worker-load-failed', "Airlock's page code could not load.", {
+          cause: error,
+        });
+      },
+    );
+    this.#result = this.#stream.then((stream) => stream.result);
     // A rejection the app never awaits must not surface as an unhandled rejection.
     this.#result.catch(() => {});
-    port.onmessage = (message: MessageEvent<WorkerToPage>) => {
-      const data = message.data;
-      if (data.kind === 'approval-answer') {
-        const settle = this.#sentDecisions.get(data.approvalId);
-        this.#sentDecisions.delete(data.approvalId);
-        settle?.(data.error ? AirlockError.fromData(data.error) : undefined);
-      } else if (data.kind === 'output-check') {
-        void this.#checkOutput(data.checkId, data.value);
-      } else {
-        for (const event of data.events) this.#receive(event);
-      }
-    };
   }
 
   /**
@@ -80,7 +62,7 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
    */
   get result(): Promise<Result> {
     setTimeout(() => {
-      if (!this.#iterated) this.#drain();
+      if (!this.#iterated) this.#with((stream) => stream.drain());
     }, 0);
     return this.#result;
   }
@@ -92,20 +74,20 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
    * (each request is answered once). Nothing needs to await it.
    */
   approve(approvalId: string): Promise<void> {
-    return this.#decide({ kind: 'approval', approvalId, approved: true });
+    return this.#with((stream) => stream.approve(approvalId));
   }
 
   /**
    * Refuses the call of an `approval-request` (by its `approvalId`); the model is told,
    * with `reason`, and the run goes on. Settles as `approve` does.
    */
-  reject(approvalId: string, reason = 'The user declined.'): Promise<void> {
-    return this.#decide({ kind: 'approval', approvalId, approved: false, reason });
+  reject(approvalId: string, reason?: string): Promise<void> {
+    return this.#with((stream) => stream.reject(approvalId, reason));
   }
 
   /** Asks the worker to stop the run; it ends with reason `aborted`. Idempotent. */
   abort(): void {
-    if (!this.#ended) this.#post({ kind: 'cancel' });
+    void this.#with((stream) => stream.abort());
   }
 
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
@@ -117,174 +99,28 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
     }
     this.#iterated = true;
     return {
-      next: () => this.#next(),
+      // Once loaded, an event is handed over with no promise of this facade's in between.
+      next: () => this.#loaded?.next() ?? this.#stream.then((stream) => stream.next()),
       // Breaking out of `for await` lands here: the reader is gone, so the run is cancelled.
-      return: async () => {
-        this.abort();
-        this.#drain();
-        return { done: true, value: undefined };
-      },
+      return: () =>
+        this.#with((stream) => stream.leave()).then(() => ({ done: true, value: undefined })),
     };
   }
 
   /** @internal Ends a run whose signal was aborted before it started, without asking the worker. */
   abortBeforeStart(model: string, conversationId: string): void {
-    const usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    this.#receive({ type: 'run-start', runId: this.runId, model });
-    this.#receive({
-      type: 'run-finish',
-      runId: this.runId,
-      conversationId,
-      reason: 'aborted',
-      text: '',
-      steps: [],
-      usage,
-    });
+    void this.#with((stream) => stream.abortBeforeStart(model, conversationId));
   }
 
   /** @internal Ends the run from the page side (worker crash, dispose). */
   fail(error: AirlockError): void {
-    if (this.#ended) return;
-    this.#enqueue({ type: 'run-error', runId: this.runId, error: error.toData() });
-    this.#end();
-    this.#rejectResult(error);
+    void this.#with((stream) => stream.fail(error));
   }
 
-  /** Validates a structured answer with the run's schema and tells the worker what is wrong, if anything. */
-  async #checkOutput(checkId: string, value: unknown): Promise<void> {
-    let issues: string | undefined;
-    if (!this.#output) {
-      issues = 'This run has no output schema.';
-    } else {
-      try {
-        const validation = await this.#output['~standard'].validate(value);
-        if (validation.issues) issues = formatIssues(validation.issues);
-        else this.#validated = { value: validation.value };
-      } catch (error) {
-        issues = `The output schema failed: ${error instanceof Error ? error.message : String(error)}`;
-      }
-    }
-    this.#post({ kind: 'output-verdict', checkId, ...(issues === undefined ? {} : { issues }) });
-  }
-
-  #decide(decision: Extract<PageToWorker, { kind: 'approval' }>): Promise<void> {
-    const { approvalId } = decision;
-    const refused = this.#refusal(approvalId);
-    const taken = refused
-      ? Promise.reject(refused)
-      : new Promise<void>((resolve, reject) => {
-          this.#openApprovals.delete(approvalId);
-          this.#decidedApprovals.add(approvalId);
-          this.#sentDecisions.set(approvalId, (error) => (error ? reject(error) : resolve()));
-          this.#post(decision);
-        });
-    // An app that fires and forgets (a click handler) must not see an unhandled rejection.
-    taken.catch(() => {});
-    return taken;
-  }
-
-  /** Why the page already knows a decision for `approvalId` cannot be taken, if it does. */
-  #refusal(approvalId: unknown): AirlockError | undefined {
-    if (typeof approvalId !== 'string' || approvalId === '') {
-      return new AirlockError(
-        'invalid-input',
-        '`approvalId` must be the approvalId of an approval-request event.',
-        { details: { field: 'approvalId' } },
-      );
-    }
-    if (this.#openApprovals.has(approvalId) && !this.#ended) return undefined;
-    if (this.#decidedApprovals.has(approvalId) || this.#openApprovals.has(approvalId)) {
-      return new AirlockError(
-        'approval-already-decided',
-        `Approval ${approvalId} was already decided; a decision is used once.`,
-        { details: { approvalId } },
-      );
-    }
-    return new AirlockError(
-      'approval-unknown',
-      `This run has no approval request ${approvalId}. Answer the approvalId of an approval-request event.`,
-      { details: { approvalId } },
-    );
-  }
-
-  /** A queued event is handed over at once; only an empty queue waits (one promise per wait, not per event). */
-  #next(): Promise<IteratorResult<AgentEvent>> {
-    const event = this.#queue.shift();
-    if (event) {
-      this.#acknowledge(1);
-      return Promise.resolve({ done: false, value: event });
-    }
-    if (this.#ended) return Promise.resolve({ done: true, value: undefined });
-    return new Promise<void>((resolve) => {
-      this.#wakeReader = resolve;
-    }).then(() => this.#next());
-  }
-
-  #receive(event: AgentEvent): void {
-    if (this.#ended) return;
-    if (event.type === 'approval-request') this.#openApprovals.add(event.approvalId);
-    if (this.#draining) this.#acknowledge(1);
-    else this.#enqueue(event);
-    if (event.type === 'run-finish') {
-      const { type: _type, output: _parsed, ...result } = event;
-      this.#end();
-      // The worker's `output` is the JSON it read; the app gets what its schema made of it.
-      const output = this.#validated && event.output !== undefined ? this.#validated : undefined;
-      this.#resolveResult({ ...result, ...(output ? { output: output.value } : {}) } as Result);
-    } else if (event.type === 'run-error') {
-      this.#end();
-      this.#rejectResult(AirlockError.fromData(event.error));
-    }
-  }
-
-  #enqueue(event: AgentEvent): void {
-    this.#queue.push(event);
-    this.#wake();
-  }
-
-  #drain(): void {
-    if (this.#draining) return;
-    this.#draining = true;
-    const dropped = this.#queue.length;
-    this.#queue.length = 0;
-    this.#acknowledge(dropped);
-    this.#wake();
-  }
-
-  #acknowledge(count: number): void {
-    this.#takenSinceAck += count;
-    if (this.#takenSinceAck >= ACK_BATCH || (this.#draining && this.#takenSinceAck > 0)) {
-      this.#post({ kind: 'ack', count: this.#takenSinceAck });
-      this.#takenSinceAck = 0;
-    }
-  }
-
-  #end(): void {
-    this.#ended = true;
-    // The worker answers a decision as soon as it reads it; none will come once the run is over.
-    for (const [approvalId, settle] of this.#sentDecisions) {
-      settle(
-        new AirlockError(
-          'approval-already-decided',
-          `The run ended before it read the decision on approval ${approvalId}; the request ended with the run.`,
-          { details: { approvalId } },
-        ),
-      );
-    }
-    this.#sentDecisions.clear();
-    this.#port.onmessage = null;
-    this.#port.close();
-    this.#wake();
-    this.#onEnd();
-  }
-
-  #wake(): void {
-    const wake = this.#wakeReader;
-    this.#wakeReader = undefined;
-    wake?.();
-  }
-
-  #post(message: PageToWorker): void {
-    if (!this.#ended) this.#port.postMessage(message);
+  /** Runs `action` once the stream is loaded (in call order); an app that does not await it sees no unhandled rejection. */
+  #with<T>(action: (stream: RunStream<Result>) => T | Promise<T>): Promise<T> {
+    const done = this.#stream.then(action);
+    done.catch(() => {});
+    return done;
   }
 }

@@ -32,7 +32,7 @@ import {
 } from '../tools/standard-schema';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
-import { AgentRun, type StructuredRunResult } from './agent-run';
+import { AgentRun, loadRunStream, type StructuredRunResult } from './agent-run';
 import type { AgentStart } from './agent-start';
 import { AgentWatch } from './agent-watch';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
@@ -347,7 +347,9 @@ export function createAgent(options: AgentOptions): Agent {
     for (const run of [...runs]) run.fail(error);
     for (const watch of [...watches]) watch.end();
   };
-  // The start and the calls to the worker load while the worker's own script loads.
+  // The start, the calls to the worker and the runs' code load while the worker's own script
+  // loads. A run whose code fails to load reports it itself.
+  loadRunStream().catch(() => {});
   let started: AgentStart | undefined;
   const starting = import('./agent-start').then(({ startAgent }) => {
     started = startAgent({

@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
 import type { PageToWatch, RelayAction, WatchToPage } from '../protocol/tab-relay';
+import { EventQueue } from './event-queue';
 
 /**
  * The most events a watch holds for a reader that does not keep up (or does not read):
@@ -17,14 +18,13 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
   readonly conversationId: string;
   readonly #port: MessagePort;
   readonly #onEnd: () => void;
-  readonly #queue: AgentEvent[] = [];
+  readonly #queue = new EventQueue<AgentEvent>();
   /** The run the last `run-start` named, while it has not ended. */
   #liveRun: string | undefined;
   /** Approval ids the watched runs asked for, with their run. */
   readonly #approvals = new Map<string, string>();
   readonly #answers = new Map<string, (error: AirlockError | undefined) => void>();
   #requests = 0;
-  #wakeReader: (() => void) | undefined;
   #overflowed = false;
   #ended = false;
   #markListening: () => void = () => {};
@@ -100,7 +100,7 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
   /** Iterated once, by its `AgentWatch`, which refuses a second reader. */
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
     return {
-      next: () => this.#next(),
+      next: () => this.#queue.next(),
       // Breaking out of `for await` ends the watch, not the run it watches.
       return: async () => {
         this.close();
@@ -143,17 +143,6 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
     return taken;
   }
 
-  async #next(): Promise<IteratorResult<AgentEvent>> {
-    for (;;) {
-      const event = this.#queue.shift();
-      if (event) return { done: false, value: event };
-      if (this.#ended) return { done: true, value: undefined };
-      await new Promise<void>((resolve) => {
-        this.#wakeReader = resolve;
-      });
-    }
-  }
-
   #receive(event: AgentEvent): void {
     if (this.#ended) return;
     if (event.type === 'run-start') this.#liveRun = event.runId;
@@ -169,7 +158,7 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
         if (runId === event.runId) this.#approvals.delete(approvalId);
     }
     if (this.#queue.length >= MAX_UNREAD_EVENTS) {
-      this.#queue.shift();
+      this.#queue.dropOldest();
       if (!this.#overflowed) {
         this.#overflowed = true;
         this.#queue.push({
@@ -180,7 +169,6 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
       }
     }
     this.#queue.push(event);
-    this.#wake();
   }
 
   #end(closePort: boolean): void {
@@ -192,14 +180,8 @@ export class WatchStream implements AsyncIterable<AgentEvent> {
     this.#port.onmessage = null;
     if (closePort) this.#port.close();
     this.#markListening();
-    this.#wake();
+    this.#queue.end();
     this.#onEnd();
-  }
-
-  #wake(): void {
-    const wake = this.#wakeReader;
-    this.#wakeReader = undefined;
-    wake?.();
   }
 
   #post(message: PageToWatch): void {
