@@ -12,6 +12,7 @@ import { noVerdictReason } from './lib/load-check.mjs';
  *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null };
  *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
  *     conversationList: { conversations: number; messages: number; listMs: Summary };
+ *     workerHeap?: { startedBytes: number; firstRunBytes: number; conversations: number; warmBytes: number; afterBytes: number; perConversationBytes: number } | null;
  *   };
  * }} ScaleFile
  */
@@ -25,6 +26,13 @@ import { noVerdictReason } from './lib/load-check.mjs';
 
 export const SCALE_HEADING = '## Scale';
 
+/** The heap an agent worker may use once it has run: five agents on a page stay under 40 MB. */
+const MAX_AGENT_HEAP_BYTES = 8 * 1024 * 1024;
+/** What each conversation an agent has run may add: 1,000 in one session stay under 4 MB. */
+const MAX_CONVERSATION_HEAP_BYTES = 4 * 1024;
+
+const mb = (/** @type {number} */ bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const kb = (/** @type {number} */ bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 const ms = (/** @type {number} */ value) =>
   `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`;
 const spread = (/** @type {Summary} */ summary, unit = ' ms') =>
@@ -104,6 +112,19 @@ export function scaleSection(scale, knowledge) {
       spread(list.listMs),
       verdict(scale, list.listMs.p50 <= 20),
     ]);
+    const heap = figures.workerHeap;
+    if (heap) {
+      rows.push([
+        `The agent worker's heap after its first run ≤ ${mb(MAX_AGENT_HEAP_BYTES)} (after a garbage collection, read over the DevTools protocol)`,
+        `${mb(heap.firstRunBytes)} (${mb(heap.startedBytes)} once started, before any run)`,
+        verdict(scale, heap.firstRunBytes <= MAX_AGENT_HEAP_BYTES),
+      ]);
+      rows.push([
+        `What each further conversation leaves in the agent worker's heap ≤ ${kb(MAX_CONVERSATION_HEAP_BYTES)} (one turn in each of ${heap.conversations} new conversations, after ${heap.conversations} as a warm-up)`,
+        `${kb(heap.perConversationBytes)} per conversation (${mb(heap.warmBytes)} → ${mb(heap.afterBytes)})`,
+        verdict(scale, heap.perConversationBytes <= MAX_CONVERSATION_HEAP_BYTES),
+      ]);
+    }
     rows.push([
       'Conversation search at the same size ≤ 20 ms p50',
       'not measured: Airlock has no conversation search yet',
@@ -149,7 +170,5 @@ browser for a free one (the ratio then reads 2–4× whatever the agent does).
 ${loads.length > 0 ? `\n${loads.map((entry) => `- ${entry}`).join('\n')}\n` : ''}
 ${line(['target', 'measured', 'verdict'])}
 ${line(['---', '---', '---'])}
-${rows.map(line).join('\n')}
-
-Not measured yet: worker heap per agent and per open conversation.`;
+${rows.map(line).join('\n')}`;
 }

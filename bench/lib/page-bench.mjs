@@ -1,7 +1,9 @@
 // Runs a self-driving bench page (sandbox, memory): the page measures itself and leaves
 // its figures in `globalThis.benchResults`, or a message in `globalThis.benchError`. A page
-// may call `benchWorkerThreads()` for the CPU time of the browser's worker threads.
+// may call `benchWorkerThreads()` for the CPU time of the browser's worker threads, and
+// `benchWorkerHeaps()` for their heaps.
 import { chromiumWorkerThreads } from '../../test/setup/worker-threads.mjs';
+import { workerHeaps } from './worker-heaps.mjs';
 
 /**
  * Loads `name`'s page and waits for its figures.
@@ -17,6 +19,7 @@ export async function runSelfMeasuringPage(browser, origin, modelServerUrl, name
   const page = await browser.newPage({ ignoreHTTPSErrors: modelServerUrl.startsWith('https:') });
   try {
     await page.exposeFunction('benchWorkerThreads', () => chromiumWorkerThreads(browser));
+    await page.exposeFunction('benchWorkerHeaps', () => workerHeaps(browser));
     const search = new URLSearchParams({ model: modelServerUrl, ...query });
     await page.goto(`${origin}/${name}/index.html?${search}`);
     await page.waitForFunction(

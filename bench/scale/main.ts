@@ -6,7 +6,8 @@ import { type Summary, summarize } from '../stats';
 import type { RawRunMessage, RawRunRequest } from './raw-loop.worker';
 
 // Airlock at scale: many conversations running at once on one agent, a burst of sandboxed
-// calls across a toolset, and the conversation list with many conversations stored.
+// calls across a toolset, the conversation list with many conversations stored, and the
+// agent worker's heap.
 
 const params = new URLSearchParams(location.search);
 const modelServerUrl = params.get('model') ?? '';
@@ -25,6 +26,8 @@ const SANDBOX_CONCURRENCY = 16;
 const SANDBOX_POOL = 1;
 const CONVERSATIONS = smoke ? 20 : 1_000;
 const MESSAGES_PER_CONVERSATION = smoke ? 10 : 100;
+/** Conversations one agent runs a turn in (twice over), for the heap each adds. */
+const HEAP_CONVERSATIONS = smoke ? 3 : 100;
 
 const agentWorker = () =>
   new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' });
@@ -58,6 +61,11 @@ type WorkerThread = { tid: number; cpuTicks: number };
 /** Set by `bench/lib/page-bench.mjs`: the browser's worker threads, read from /proc. */
 const readWorkerThreads = (globalThis as { benchWorkerThreads?: () => Promise<WorkerThread[]> })
   .benchWorkerThreads;
+
+/** Set by `bench/lib/page-bench.mjs`: each worker's used heap after a garbage collection. */
+type WorkerHeap = { id: string; url: string; usedBytes: number };
+const readWorkerHeaps = (globalThis as { benchWorkerHeaps?: () => Promise<WorkerHeap[]> })
+  .benchWorkerHeaps;
 
 /**
  * Runs `work` and gives the CPU time the page's worker threads spent meanwhile (ms); `null`
@@ -325,11 +333,65 @@ async function conversationList(): Promise<{
   }
 }
 
+/**
+ * The agent worker's heap (after a garbage collection): started, after its first run (which
+ * loads the model client and the store's code), and what each conversation it runs adds:
+ * the slope over `HEAP_CONVERSATIONS` more, measured after as many again as a warm-up
+ * (the first conversations also fill the engine's caches, once).
+ */
+async function workerHeap(): Promise<Record<string, unknown> | null> {
+  const read = readWorkerHeaps;
+  if (!read) return null;
+  const session = await createRemoteSession(
+    modelServerUrl,
+    Array.from({ length: 2 * HEAP_CONVERSATIONS + 1 }, () => ({ text: 'A short answer.' })),
+  );
+  const before = new Set((await read()).map((heap) => heap.id));
+  /** The heap of the one agent worker started since `before`. */
+  const agentHeap = async () => {
+    const started = (await read()).filter(
+      (heap) => !before.has(heap.id) && heap.url.includes('agent.worker'),
+    );
+    if (started.length !== 1) throw new Error(`Found ${started.length} new agent workers.`);
+    return (started[0] as WorkerHeap).usedBytes;
+  };
+  const agent = createAgent({
+    worker: agentWorker,
+    model: { baseURL: session.baseURL, model: 'bench' },
+    memory: { database: `airlock-bench-scale-heap-${Date.now()}` },
+  });
+  /** One turn in each of `HEAP_CONVERSATIONS` new conversations. */
+  const turns = async (name: string) => {
+    for (let i = 0; i < HEAP_CONVERSATIONS; i++) await timedRun(agent, `${name}-${i}`);
+  };
+  try {
+    await agent.ready;
+    const startedBytes = await agentHeap();
+    await timedRun(agent, 'heap-first');
+    const firstRunBytes = await agentHeap();
+    await turns('heap-warm');
+    const warmBytes = await agentHeap();
+    await turns('heap-measured');
+    const afterBytes = await agentHeap();
+    return {
+      startedBytes,
+      firstRunBytes,
+      conversations: HEAP_CONVERSATIONS,
+      warmBytes,
+      afterBytes,
+      perConversationBytes: Math.round((afterBytes - warmBytes) / HEAP_CONVERSATIONS),
+    };
+  } finally {
+    agent.dispose();
+  }
+}
+
 async function main(): Promise<unknown> {
   return {
     concurrentRuns: await concurrentRuns(),
     sandboxBurst: await sandboxBurst(),
     conversationList: await conversationList(),
+    workerHeap: await workerHeap(),
   };
 }
 
