@@ -60,7 +60,7 @@ import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
 import { MEMORY_TOOL_NAMES } from './tools/memory-tools';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
-import { SandboxSupervisor } from './tools/sandbox-supervisor';
+import type { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
 
 /** Options of `serveAgent`, for tests and custom storage. */
@@ -487,15 +487,19 @@ export class AgentService implements AgentWorkerApi {
       DEFAULT_TOOL_TIMEOUT_MS,
       'the page tools',
     );
-    const started = await Promise.all(
-      config.toolsets.map(async (toolset) => {
-        const supervisor = new SandboxSupervisor(toolset, sandboxes);
-        this.#supervisors.push(supervisor);
-        return { toolset, supervisor, specs: await supervisor.start() };
-      }),
-    );
-    for (const { toolset, supervisor, specs } of started) {
-      registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
+    if (config.toolsets.length > 0) {
+      // Loaded here, so agents without toolsets never load the sandbox supervisor.
+      const { SandboxSupervisor } = await import('./tools/sandbox-supervisor');
+      const started = await Promise.all(
+        config.toolsets.map(async (toolset) => {
+          const supervisor = new SandboxSupervisor(toolset, sandboxes);
+          this.#supervisors.push(supervisor);
+          return { toolset, supervisor, specs: await supervisor.start() };
+        }),
+      );
+      for (const { toolset, supervisor, specs } of started) {
+        registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
+      }
     }
     if (config.mcp && config.mcp.length > 0) {
       // Loaded here, so agents without MCP servers never load the MCP SDK.
