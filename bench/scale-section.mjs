@@ -11,7 +11,7 @@ import { noVerdictReason } from './lib/load-check.mjs';
  *   scale: {
  *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null };
  *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
- *     conversationList: { conversations: number; messages: number; listMs: Summary };
+ *     conversationList: { conversations: number; messages: number; listMs: Summary; search?: { name: string; query: string; found: number; ms: Summary }[] };
  *     workerHeap?: { startedBytes: number; firstRunBytes: number; conversations: number; warmBytes: number; afterBytes: number; perConversationBytes: number } | null;
  *   };
  * }} ScaleFile
@@ -125,11 +125,24 @@ export function scaleSection(scale, knowledge) {
         verdict(scale, heap.perConversationBytes <= MAX_CONVERSATION_HEAP_BYTES),
       ]);
     }
-    rows.push([
-      'Conversation search at the same size ≤ 20 ms p50',
-      'not measured: Airlock has no conversation search yet',
-      'not judged',
-    ]);
+    const what = {
+      rare: 'a word one conversation holds',
+      topic: 'two words, one of them typed in part, in one message of half the conversations',
+      common: 'a word in every answer',
+    };
+    for (const search of list.search ?? []) {
+      rows.push([
+        `Conversation search at the same size, ${what[/** @type {keyof typeof what} */ (search.name)] ?? search.name} (\`${search.query}\`, ${search.found.toLocaleString('en-US')} found, the newest 20 read) ≤ 20 ms p50`,
+        spread(search.ms),
+        verdict(scale, search.ms.p50 <= 20),
+      ]);
+    }
+    if (!list.search)
+      rows.push([
+        'Conversation search at the same size ≤ 20 ms p50',
+        'not measured in this run',
+        'not judged',
+      ]);
   }
   const search = knowledge?.knowledge.searchMs['100k'];
   if (knowledge && search) {

@@ -84,6 +84,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ConversationSearchHit,
   ExportedAttachment,
   ImportOptions,
   MemoryInput,

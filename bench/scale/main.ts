@@ -298,35 +298,92 @@ async function sandboxBurst(): Promise<Record<string, unknown>> {
   }
 }
 
-/** The conversation list with many conversations and messages stored. */
+/** Words each 1 % of the questions are about, so a search for one finds many conversations. */
+const TOPICS = 100;
+
+/** The conversation whose codename the rare search looks for. */
+const RARE_CONVERSATION = Math.floor(CONVERSATIONS * 0.517);
+const QUESTIONS = MESSAGES_PER_CONVERSATION / 2;
+const topicOf = (conversation: number, question: number) => (13 * conversation + question) % TOPICS;
+
+/**
+ * The search queries, from a word only one conversation holds to one in every answer, with
+ * the conversations each must find (from how the seeding wrote them).
+ */
+const SEARCHES = [
+  {
+    name: 'rare',
+    query: `codename${RARE_CONVERSATION}`,
+    finds: (c: number) => c === RARE_CONVERSATION,
+  },
+  {
+    name: 'topic',
+    query: 'topic42 questi',
+    finds: (c: number) => Array.from({ length: QUESTIONS }, (_, i) => topicOf(c, i)).includes(42),
+  },
+  { name: 'common', query: 'detail', finds: () => true },
+];
+
+/** Runs `call` `times` times and gives the durations. */
+async function timed(times: number, call: () => Promise<void>): Promise<Summary> {
+  const durations: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    await call();
+    durations.push(performance.now() - started);
+  }
+  return summarize(durations);
+}
+
+/**
+ * The conversation list and the conversation search with many conversations and messages
+ * stored. Conversation `c` names "codename<c>" once; its question `i` is about topic
+ * `(13c + i) mod TOPICS`, so every topic is in half of the conversations; every answer says
+ * "detail".
+ */
 async function conversationList(): Promise<{
   conversations: number;
   messages: number;
   listMs: Summary;
+  search: { name: string; query: string; found: number; ms: Summary }[];
 }> {
   const store = openStore({ name: `airlock-bench-scale-list-${Date.now()}` });
   try {
     for (let c = 0; c < CONVERSATIONS; c++) {
       const conversationId = `conversation-${c}`;
       await store.ensureConversation(conversationId, `Conversation ${c}`);
-      const messages = Array.from({ length: MESSAGES_PER_CONVERSATION / 2 }, (_, i) => [
-        { role: 'user' as const, content: `Question ${i} of conversation ${c}` },
+      const messages = Array.from({ length: QUESTIONS }, (_, i) => [
+        {
+          role: 'user' as const,
+          content: `Question ${i} of conversation ${c} about topic${topicOf(c, i)}${i === 0 ? `, codename${c}` : ''}`,
+        },
         { role: 'assistant' as const, content: `Answer ${i}. ${'Some detail. '.repeat(8)}` },
       ]).flat();
       await store.commitStep({ conversationId, runId: `seed-${c}`, messages });
     }
-    const times: number[] = [];
-    for (let i = 0; i < (smoke ? 2 : 30); i++) {
-      const started = performance.now();
+    const rounds = smoke ? 2 : 30;
+    const listMs = await timed(rounds, async () => {
       const listed = await store.listConversations();
-      times.push(performance.now() - started);
       if (listed.length !== CONVERSATIONS)
         throw new Error(`Listed ${listed.length} conversations.`);
+    });
+    const search = [];
+    for (const { name, query, finds } of SEARCHES) {
+      const conversations = Array.from({ length: CONVERSATIONS }, (_, c) => c).filter(finds).length;
+      // What a result list shows: the first page of hits (the search's default limit).
+      const expected = Math.min(conversations, 20);
+      const ms = await timed(rounds, async () => {
+        const hits = await store.searchConversations(query, 20);
+        if (hits.length !== expected)
+          throw new Error(`"${query}" found ${hits.length} conversations, not ${expected}.`);
+      });
+      search.push({ name, query, found: conversations, ms });
     }
     return {
       conversations: CONVERSATIONS,
       messages: CONVERSATIONS * MESSAGES_PER_CONVERSATION,
-      listMs: summarize(times),
+      listMs,
+      search,
     };
   } finally {
     await store.close();

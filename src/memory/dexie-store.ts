@@ -5,6 +5,7 @@ import { knowledgeTables } from './dexie/knowledge';
 import { memoryTables } from './dexie/memories';
 import { messageTables } from './dexie/messages';
 import { runTables } from './dexie/runs';
+import { searchTables } from './dexie/search';
 import type { ConversationStore } from './store';
 
 export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database';
@@ -23,6 +24,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   return {
     ...conversationTables(connection),
     ...messageTables(connection),
+    ...searchTables(connection),
     ...runTables(connection),
     ...memoryTables(connection),
     ...knowledgeTables(connection),

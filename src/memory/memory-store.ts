@@ -17,12 +17,14 @@ import {
   normalizeMemoryInput,
 } from './memory-rules';
 import { newConversation } from './new-conversation';
+import { messageTerms, queryTerms, searchableText, searchSnippet } from './search-terms';
 import { toStorageError } from './storage-errors';
 import type {
   AttachmentData,
   AttachmentRecord,
   AuditRecord,
   ConversationRecord,
+  ConversationSearchHit,
   ConversationStore,
   MemoryRecord,
   MessageRecord,
@@ -148,6 +150,27 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       guard('listing conversations', () =>
         [...conversations.values()].sort((a, b) => b.updatedAt - a.updatedAt),
       ),
+
+    // The same matching as the IndexedDB store's index, by reading every message.
+    searchConversations: (query, limit) =>
+      guard('searching conversations', () => {
+        const terms = queryTerms(query);
+        if (terms.length === 0) return [];
+        const hits: ConversationSearchHit[] = [];
+        for (const conversation of conversations.values()) {
+          const match = (messages.get(conversation.id) ?? []).findLast((record) => {
+            const words = messageTerms(record.message);
+            return terms.every((term) => words.some((word) => word.startsWith(term)));
+          });
+          if (match) {
+            const snippet = searchSnippet(searchableText(match.message), terms);
+            hits.push({ conversation, seq: match.seq, snippet });
+          }
+        }
+        return hits
+          .sort((a, b) => b.conversation.updatedAt - a.conversation.updatedAt)
+          .slice(0, limit);
+      }),
 
     renameConversation: (id, title) =>
       guard('renaming a conversation', () => {

@@ -62,5 +62,16 @@ export const SCHEMA_V5: StoresSpec = {
   vectorBlocks: '++id, *docIds, count',
 };
 
+/**
+ * Version 6: conversation search. The words of each user and assistant message, keyed like
+ * the message, with a multi-entry index of them: a query word is a key range of the index,
+ * whose primary keys name the conversation and message without reading either. Kept apart
+ * from the message rows, which stay exactly as replayed and exported. The upgrade indexes
+ * every stored message.
+ */
+export const SCHEMA_V6: StoresSpec = {
+  messageTerms: '[conversationId+seq], *terms',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 5;
+export const CURRENT_SCHEMA_VERSION = 6;

@@ -10,6 +10,7 @@ import type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ConversationSearchHit,
   ImportOptions,
   MemoryInput,
   MemoryRecord,
@@ -29,6 +30,7 @@ export type {
   AuditRecord,
   ConversationExport,
   ConversationRecord,
+  ConversationSearchHit,
   ExportedAttachment,
   ImportOptions,
   MemoryInput,
@@ -59,6 +61,12 @@ export interface ConversationStore {
   getConversation(id: string): Promise<ConversationRecord | undefined>;
   /** Newest `updatedAt` first. */
   listConversations(): Promise<ConversationRecord[]>;
+  /**
+   * The conversations with a user or assistant message in which every word of `query`
+   * begins a word (case and accents aside), newest `updatedAt` first, at most `limit`.
+   * A query without words finds nothing.
+   */
+  searchConversations(query: string, limit: number): Promise<ConversationSearchHit[]>;
   renameConversation(id: string, title: string): Promise<void>;
   /**
    * Deletes the conversation with its messages, runs, audit records, conversation-scoped

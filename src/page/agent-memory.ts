@@ -19,6 +19,7 @@ export interface AgentMemory extends MemoryApi {
  */
 const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
   listConversations: [],
+  searchConversations: ['query', 'options'],
   getConversation: ['id'],
   renameConversation: ['id', 'title'],
   deleteConversation: ['id'],
@@ -58,6 +59,7 @@ export function createAgentMemory(remote: Remote<MemoryApi>, guard: WorkerCallGu
     };
   return {
     listConversations: call('listConversations'),
+    searchConversations: call('searchConversations'),
     getConversation: call('getConversation'),
     renameConversation: call('renameConversation'),
     deleteConversation: call('deleteConversation'),

@@ -17,6 +17,7 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
   const methods = lazyMethods<MemoryApi>(
     [
       'listConversations',
+      'searchConversations',
       'getConversation',
       'renameConversation',
       'deleteConversation',

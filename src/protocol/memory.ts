@@ -24,6 +24,15 @@ export interface ConversationRecord {
   readonly lastSeq: number;
 }
 
+/** A conversation `searchConversations` found, with the newest of its messages that matched. */
+export interface ConversationSearchHit {
+  readonly conversation: ConversationRecord;
+  /** The `seq` of its newest message in which every word of the query begins a word. */
+  readonly seq: number;
+  /** That message's text around the first word found (at most 160 characters, `…` where cut). */
+  readonly snippet: string;
+}
+
 /** One message of a conversation, as stored. */
 export interface MessageRecord {
   readonly conversationId: string;

@@ -16,6 +16,7 @@ import type { McpServerConfig } from './mcp';
 import type {
   AuditRecord,
   ConversationRecord,
+  ConversationSearchHit,
   ImportOptions,
   MemoryInput,
   MemoryRecord,
@@ -306,6 +307,16 @@ export interface ConversationDetail {
 /** Reading and editing the agent's stored conversations, memories, runs and audit log. */
 export interface MemoryApi {
   listConversations(): Promise<ConversationRecord[]>;
+  /**
+   * Finds conversations by what the user and the assistant wrote: those with a message in
+   * which every word of `query` begins a word (case and accents aside, so a word typed so far
+   * matches), newest first, each with that newest message's `seq` and a snippet of it. At
+   * most `limit` (default 20, at most 100); a query without words finds none.
+   */
+  searchConversations(
+    query: string,
+    options?: { readonly limit?: number },
+  ): Promise<ConversationSearchHit[]>;
   getConversation(id: string): Promise<ConversationDetail | undefined>;
   renameConversation(id: string, title: string): Promise<void>;
   deleteConversation(id: string): Promise<void>;

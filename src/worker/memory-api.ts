@@ -1,6 +1,6 @@
 import type { ConversationStore, ImportOptions } from '../memory/store';
 import type { MemoryApi } from '../protocol/wire';
-import { apiSchemas, parseArgument } from './request-schema';
+import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';
 import { sumRunUsage } from './run-usage';
 
 type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
@@ -29,6 +29,15 @@ export class MemoryService implements MemoryApi {
 
   async listConversations() {
     return (await this.#store()).listConversations();
+  }
+
+  async searchConversations(
+    query: string,
+    options: Parameters<MemoryApi['searchConversations']>[1] = {},
+  ) {
+    const text = parseArgument(apiSchemas.searchQuery, query, 'query', 'invalid-input');
+    const checked = parseArgument(apiSchemas.searchOptions, options, 'options', 'invalid-options');
+    return (await this.#store()).searchConversations(text, checked?.limit ?? DEFAULT_SEARCH_HITS);
   }
 
   async getConversation(id: string) {

@@ -156,6 +156,10 @@ export const MAX_DOCUMENT_CHARS = 5_000_000;
 export const MAX_TITLE_CHARS = 200;
 export const MAX_QUERY_CHARS = 10_000;
 
+/** The most conversations one `searchConversations` call returns, and how many by default. */
+export const MAX_SEARCH_HITS = 100;
+export const DEFAULT_SEARCH_HITS = 20;
+
 /** Schemas of the memory and knowledge API's arguments, by what an error calls them. */
 export const apiSchemas = {
   id,
@@ -206,6 +210,11 @@ export const apiSchemas = {
     metadata: z.record(z.string(), z.unknown()).exactOptional(),
   }),
   query: nonBlank.pipe(z.string().max(MAX_QUERY_CHARS)),
+  // Blank is allowed here: a search box that is cleared finds nothing rather than failing.
+  searchQuery: z.string().max(MAX_QUERY_CHARS),
+  searchOptions: z
+    .object({ limit: z.int().min(1).max(MAX_SEARCH_HITS).exactOptional() })
+    .optional(),
   k: z.int().min(1).max(MAX_SEARCH_K).optional(),
   onProgress: z
     .custom<(progress: KnowledgeProgress) => void>((value) => typeof value === 'function')

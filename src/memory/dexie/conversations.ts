@@ -11,7 +11,13 @@ import type { ConversationExport, ConversationStore } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments, releaseAttachments } from './attachments';
-import { type DexieConnection, messageRange, scopeRange } from './database';
+import {
+  type DexieConnection,
+  messageRange,
+  messageTermsRange,
+  scopeRange,
+  termRows,
+} from './database';
 
 /** The changes a deleted or replaced conversation posts. */
 const cascadeChanges = (conversationId: string): StoreChange[] =>
@@ -40,12 +46,13 @@ export function conversationTables(
   | 'importConversation'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, memories, runs, audit, attachments } = db;
-  const allTables = [conversations, messages, memories, runs, audit, attachments];
+  const { conversations, messages, memories, runs, audit, attachments, messageTerms } = db;
+  const allTables = [conversations, messages, memories, runs, audit, attachments, messageTerms];
 
   /** Deletes a conversation and all that belongs to it; call inside a rw transaction over all tables. */
   async function deleteCascade(conversationId: string): Promise<void> {
     await messageRange(db, conversationId).delete();
+    await messageTermsRange(db, conversationId).delete();
     await runs.where('conversationId').equals(conversationId).delete();
     await audit.where('conversationId').equals(conversationId).delete();
     await scopeRange(db, conversationScope(conversationId)).delete();
@@ -160,6 +167,7 @@ export function conversationTables(
             // saved to its scope), which would otherwise clash with the imported keys.
             await deleteCascade(id);
             await messages.bulkAdd(records);
+            await messageTerms.bulkAdd(termRows(records));
             await memories.bulkAdd([...value.memories]);
             await holdAttachments(connection, id, imported);
             await conversations.add(value.conversation);

@@ -10,7 +10,9 @@ import {
   SCHEMA_V3,
   SCHEMA_V4,
   SCHEMA_V5,
+  SCHEMA_V6,
 } from '../schema-versions';
+import { messageTerms } from '../search-terms';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import type {
   AttachmentRecord,
@@ -60,7 +62,26 @@ export type AirlockDatabase = Dexie & {
   chunks: Table<KnowledgeChunkText, [string, number]>;
   vectorBlocks: Table<VectorBlockRecord, number>;
   attachments: Table<AttachmentRecord, string>;
+  /** Since version 6: the words of each user and assistant message, for the conversation search. */
+  messageTerms: Table<MessageTermsRecord, [string, number]>;
 };
+
+/** The words one message is found by (a message without any has no row). */
+export interface MessageTermsRecord {
+  readonly conversationId: string;
+  readonly seq: number;
+  readonly terms: readonly string[];
+}
+
+/** The search rows of `messages` (those with words). */
+export function termRows(
+  messages: readonly Pick<MessageRecord, 'conversationId' | 'seq' | 'message'>[],
+): MessageTermsRecord[] {
+  return messages.flatMap(({ conversationId, seq, message }) => {
+    const terms = messageTerms(message);
+    return terms.length > 0 ? [{ conversationId, seq, terms }] : [];
+  });
+}
 
 /** What every table module works through: the database, one way to run a call, and the change feed. */
 export interface DexieConnection {
@@ -167,6 +188,15 @@ async function packChunkVectors(transaction: Transaction): Promise<void> {
     .bulkAdd(packVectorBlocks(moved));
 }
 
+/** Indexes the words of every message stored before version 6 (reading one row at a time). */
+async function indexMessageTerms(transaction: Transaction): Promise<void> {
+  const rows: MessageTermsRecord[] = [];
+  await transaction
+    .table<MessageRecord, [string, number]>('messages')
+    .each((record) => rows.push(...termRows([record])));
+  await transaction.table<MessageTermsRecord, [string, number]>('messageTerms').bulkAdd(rows);
+}
+
 function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabase {
   const db = new Dexie(name, {
     ...(options.indexedDB === undefined ? {} : { indexedDB: options.indexedDB }),
@@ -178,12 +208,20 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(3).stores(SCHEMA_V3);
   db.version(4).stores(SCHEMA_V4);
   db.version(5).stores(SCHEMA_V5).upgrade(packChunkVectors);
+  db.version(6).stores(SCHEMA_V6).upgrade(indexMessageTerms);
   return db;
 }
 
 /** A conversation's messages, by seq. */
 export function messageRange(db: AirlockDatabase, conversationId: string) {
   return db.messages
+    .where('[conversationId+seq]')
+    .between([conversationId, 0], [conversationId, Infinity]);
+}
+
+/** A conversation's search rows, by seq. */
+export function messageTermsRange(db: AirlockDatabase, conversationId: string) {
+  return db.messageTerms
     .where('[conversationId+seq]')
     .between([conversationId, 0], [conversationId, Infinity]);
 }

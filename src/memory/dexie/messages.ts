@@ -4,7 +4,7 @@ import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments } from './attachments';
-import { type DexieConnection, messageRange } from './database';
+import { type DexieConnection, messageRange, termRows } from './database';
 
 /** A conversation's messages: committing a step (with its run and audit records), reading them back, the summary. */
 export function messageTables(
@@ -14,7 +14,7 @@ export function messageTables(
   'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, runs, audit, attachments } = db;
+  const { conversations, messages, runs, audit, attachments, messageTerms } = db;
 
   return {
     commitStep: (step) =>
@@ -27,7 +27,7 @@ export function messageTables(
           if (step.audit?.some((record) => record.conversationId !== conversationId))
             throw invalidInput('An audit record belongs to another conversation.');
           const now = Date.now();
-          const tables = [conversations, messages, runs, audit, attachments];
+          const tables = [conversations, messages, runs, audit, attachments, messageTerms];
           const records = await db.transaction('rw', tables, async () => {
             // Not created here: a conversation deleted by another tab mid-run stays deleted.
             const conversation = await conversations.get(conversationId);
@@ -45,8 +45,10 @@ export function messageTables(
             );
             // Asked for at once: the transaction runs them in order, without a wait between
             // each and the next (one failure aborts them all).
+            const terms = termRows(added);
             await Promise.all([
               added.length > 0 && messages.bulkAdd(added),
+              terms.length > 0 && messageTerms.bulkAdd(terms),
               added.length > 0 &&
                 conversations.put({
                   ...conversation,

@@ -21,3 +21,4 @@ await import('./memories.test');
 await import('./import-export.test');
 await import('./dexie-store.test');
 await import('./attachments.test');
+await import('./search.test');

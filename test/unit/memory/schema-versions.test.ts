@@ -9,6 +9,7 @@ import {
   SCHEMA_V3,
   SCHEMA_V4,
   SCHEMA_V5,
+  SCHEMA_V6,
 } from '../../../src/memory/schema-versions';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 
@@ -113,8 +114,62 @@ describe('schema versions', () => {
     await store.close();
     const raw = new Dexie('to-v5', { indexedDB, IDBKeyRange });
     await raw.open();
-    expect(raw.verno).toBe(5);
+    expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
     expect((await raw.table('chunks').toArray()).filter((row) => 'vector' in row)).toEqual([]);
+    raw.close();
+  });
+
+  it('upgrades a version 5 database to version 6: stored messages become searchable, and odd rows do not stop it', async () => {
+    const indexedDB = new IDBFactory();
+    const v5 = new Dexie('to-v6', { indexedDB, IDBKeyRange });
+    v5.version(1).stores(SCHEMA_V1);
+    v5.version(2).stores(SCHEMA_V2);
+    v5.version(3).stores(SCHEMA_V3);
+    v5.version(4).stores(SCHEMA_V4);
+    v5.version(5).stores(SCHEMA_V5);
+    const conversation = (id: string, lastSeq: number) => ({
+      id,
+      title: id,
+      createdAt: 1,
+      updatedAt: lastSeq,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq,
+    });
+    const row = (conversationId: string, seq: number, message: unknown) => ({
+      conversationId,
+      seq,
+      runId: 'r',
+      message,
+      status: 'complete',
+      approxTokens: 1,
+      at: 1,
+    });
+    await v5.table('conversations').bulkAdd([conversation('a', 3), conversation('b', 2)]);
+    await v5.table('messages').bulkAdd([
+      row('a', 1, { role: 'user', content: 'Where is the nearest pharmacy?' }),
+      row('a', 2, { role: 'assistant', content: 'Two streets north.' }),
+      // Rows no version of Airlock writes: they are skipped, not a failed upgrade.
+      row('a', 3, null),
+      row('b', 1, { role: 'user', content: [{ type: 'text', text: 42 }, null] }),
+      row('b', 2, { role: 'assistant', content: { not: 'text' } }),
+    ]);
+    v5.close();
+
+    const store = openStore({ name: 'to-v6', indexedDB, IDBKeyRange });
+    const hits = await store.searchConversations('pharmacy', 20);
+    expect(hits.map((hit) => [hit.conversation.id, hit.seq, hit.snippet])).toEqual([
+      ['a', 1, 'Where is the nearest pharmacy?'],
+    ]);
+    expect((await store.searchConversations('42', 20)).map((hit) => hit.conversation.id)).toEqual([
+      'b',
+    ]);
+    expect(await store.listMessages('a')).toHaveLength(3);
+    store.close();
+    const raw = new Dexie('to-v6', { indexedDB, IDBKeyRange });
+    await raw.open();
+    expect(raw.verno).toBe(6);
+    expect(await raw.table('messageTerms').count()).toBe(3);
     raw.close();
   });
 
@@ -208,6 +263,7 @@ describe('schema versions', () => {
     newer.version(3).stores(SCHEMA_V3);
     newer.version(4).stores(SCHEMA_V4);
     newer.version(5).stores(SCHEMA_V5);
+    newer.version(6).stores(SCHEMA_V6);
     newer.version(CURRENT_SCHEMA_VERSION + 1).stores({ notes: 'id' });
     let blocked = false;
     newer.on('blocked', () => {
