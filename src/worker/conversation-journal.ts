@@ -11,8 +11,8 @@ const PROGRESS_INTERVAL_MS = 250;
 
 /**
  * Writes one run into the store: the input, each completed step with its audit records
- * (one transaction each), the text being streamed (now and then), approval waits, and how
- * the run ended. A failed write does not stop the run: it is reported once as a
+ * (one transaction each; the step that answers also records the run finished), the text
+ * being streamed (now and then), approval waits, and how the run ended. A failed write does not stop the run: it is reported once as a
  * `storage-error` event and the run goes on in memory.
  */
 export class ConversationJournal implements RunJournal {
@@ -24,6 +24,8 @@ export class ConversationJournal implements RunJournal {
   #partialText: string;
   #lastProgressAt = 0;
   #reportedFailure = false;
+  /** Set once a step's write recorded the run finished: ending it `finished` has nothing left to write. */
+  #finishedWritten = false;
   readonly #signal: AbortSignal | undefined;
 
   /**
@@ -84,17 +86,18 @@ export class ConversationJournal implements RunJournal {
     step: number,
     messages: readonly ChatMessage[],
     attachments: readonly AttachmentData[] = [],
+    final = false,
   ): Promise<void> {
     const { pendingStep: _done, ...rest } = this.#run;
     this.#run = {
       ...rest,
-      status: 'running',
+      status: final ? 'finished' : 'running',
       step: step + 1,
       updatedAt: Date.now(),
     };
     this.#partialText = '';
     const audit = this.#audit.splice(0);
-    await this.#write(() =>
+    const written = await this.#write(() =>
       this.#store.commitStep({
         conversationId: this.#run.conversationId,
         runId: this.#run.id,
@@ -104,6 +107,7 @@ export class ConversationJournal implements RunJournal {
         ...(attachments.length > 0 ? { attachments } : {}),
       }),
     );
+    this.#finishedWritten = final && written;
   }
 
   async toolsRunning(pending: ResumedStep): Promise<void> {
@@ -164,6 +168,7 @@ export class ConversationJournal implements RunJournal {
    * text it had streamed as an `interrupted` message, shown but never replayed.
    */
   async ended(status: 'finished' | 'interrupted' | 'failed'): Promise<void> {
+    if (status === 'finished' && this.#finishedWritten && this.#audit.length === 0) return;
     const partial = this.#partialText;
     const { pendingStep: _pending, ...rest } = this.#run;
     this.#run = { ...rest, status, updatedAt: Date.now() };
@@ -195,16 +200,19 @@ export class ConversationJournal implements RunJournal {
     this.#run = { ...this.#run, ...patch, updatedAt: Date.now() };
   }
 
-  async #write(write: () => Promise<unknown>): Promise<void> {
-    if (this.#conversationDeleted()) return;
+  /** Writes, and says whether it did: a failure is reported (once) instead of thrown. */
+  async #write(write: () => Promise<unknown>): Promise<boolean> {
+    if (this.#conversationDeleted()) return false;
     try {
       await write();
+      return true;
     } catch (error) {
       // The store fails with typed errors only; anything else is a bug and fails the run.
       if (!isAirlockError(error)) throw error;
-      if (this.#reportedFailure || this.#conversationDeleted()) return;
+      if (this.#reportedFailure || this.#conversationDeleted()) return false;
       this.#reportedFailure = true;
       await this.#emit({ type: 'storage-error', error: toErrorData(error) });
+      return false;
     }
   }
 }

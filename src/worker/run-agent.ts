@@ -36,12 +36,15 @@ export interface ResumedStep {
 export interface RunJournal {
   /**
    * A completed step's messages (assistant, then its tool results in call order, then the
-   * images its tools returned), with the attachments those refer to.
+   * images its tools returned), with the attachments those refer to. `final` marks the
+   * step that answers (no tool calls): the run is recorded finished with it, in the same
+   * write.
    */
   stepCompleted(
     step: number,
     messages: readonly ChatMessage[],
     attachments?: readonly AttachmentData[],
+    final?: boolean,
   ): Promise<void>;
   /**
    * The step's tools run: the step's response and each call as it starts and settles, so a
@@ -226,6 +229,7 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
         step,
         images ? [...stepMessages, images.stored] : stepMessages,
         images?.attachments ?? [],
+        response.toolCalls.length === 0,
       );
     } else {
       // The model sees its answer and what was wrong with it; the history keeps neither.

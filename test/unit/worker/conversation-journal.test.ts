@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { AirlockError } from '../../../src/errors/airlock-error';
+import type { ConversationStore, RunRecord } from '../../../src/memory/store';
+import type { AgentEvent } from '../../../src/protocol/events';
+import { ConversationJournal } from '../../../src/worker/conversation-journal';
+import { runRecord } from '../memory/records';
+
+/** The journal's writes, as the store received them; `failing` makes the next ones fail. */
+function recordingStore() {
+  const writes: { messages: number; status: RunRecord['status'] | undefined }[] = [];
+  let failing = 0;
+  const store = {
+    commitStep: async (step: Parameters<ConversationStore['commitStep']>[0]) => {
+      if (failing > 0) {
+        failing -= 1;
+        throw new AirlockError('storage-failed', 'The disk is full.');
+      }
+      writes.push({ messages: step.messages.length, status: step.run?.status });
+      return [];
+    },
+    putRun: async (run: RunRecord) => {
+      writes.push({ messages: 0, status: run.status });
+    },
+  } as unknown as ConversationStore;
+  return { store, writes, failNext: (count: number) => (failing = count) };
+}
+
+const answer = { role: 'assistant' as const, content: 'Done.' };
+
+describe('the conversation journal', () => {
+  it('records the run finished with its answering step, and ending it finished writes nothing more', async () => {
+    const { store, writes } = recordingStore();
+    const journal = new ConversationJournal(store, runRecord({ id: 'r' }), async () => {});
+    await journal.stepCompleted(1, [answer], [], true);
+    await journal.ended('finished');
+    expect(writes).toEqual([{ messages: 1, status: 'finished' }]);
+  });
+
+  it('writes the end after a step that did not answer, and after an answer whose write failed', async () => {
+    const { store, writes, failNext } = recordingStore();
+    const events: AgentEvent[] = [];
+    const journal = new ConversationJournal(store, runRecord({ id: 'r' }), async (event) => {
+      events.push(event);
+    });
+    await journal.stepCompleted(1, [answer]);
+    failNext(1);
+    await journal.stepCompleted(2, [answer], [], true);
+    await journal.ended('finished');
+    expect(writes).toEqual([
+      { messages: 1, status: 'running' },
+      { messages: 0, status: 'finished' },
+    ]);
+    expect(events.map((event) => event.type)).toEqual(['storage-error']);
+  });
+
+  it('writes how the run ended when it ends otherwise after its answer (aborted or failed)', async () => {
+    const { store, writes } = recordingStore();
+    const journal = new ConversationJournal(store, runRecord({ id: 'r' }), async () => {});
+    await journal.stepCompleted(1, [answer], [], true);
+    await journal.ended('interrupted');
+    expect(writes.map((write) => write.status)).toEqual(['finished', 'interrupted']);
+  });
+});
