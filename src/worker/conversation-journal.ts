@@ -6,8 +6,12 @@ import type { AgentEvent } from '../protocol/events';
 import type { ToolCallRecord } from '../protocol/tools';
 import type { ResumedStep, RunJournal } from './run-agent';
 
-/** How often the text being streamed is saved, so a reload loses at most this much. */
-const PROGRESS_INTERVAL_MS = 250;
+/**
+ * How often the text being streamed is saved (on its first delta, then at most this often),
+ * so a reload loses about this much of it. The saved text is shown, never replayed (a resume
+ * streams the step again), so a second is enough, and each save is a write of the run's row.
+ */
+const PROGRESS_INTERVAL_MS = 1_000;
 
 /**
  * Writes one run into the store: the input, each completed step with its audit records
@@ -22,7 +26,8 @@ export class ConversationJournal implements RunJournal {
   #run: RunRecord;
   /** The current step's streamed text; kept apart so a delta costs a string append, not a record copy. */
   #partialText: string;
-  #lastProgressAt = 0;
+  /** When the streamed text was last saved; each step's first delta saves it at once. */
+  #lastProgressAt = Number.NEGATIVE_INFINITY;
   #reportedFailure = false;
   /** Set once a step's write recorded the run finished: ending it `finished` has nothing left to write. */
   #finishedWritten = false;
@@ -62,6 +67,7 @@ export class ConversationJournal implements RunJournal {
   observe(event: AgentEvent): void {
     if (event.type === 'step-start') {
       this.#partialText = '';
+      this.#lastProgressAt = Number.NEGATIVE_INFINITY;
       this.#update({ step: event.step });
     } else if (event.type === 'text-delta') {
       this.#partialText += event.delta;

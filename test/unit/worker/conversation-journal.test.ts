@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
 import type { ConversationStore, RunRecord } from '../../../src/memory/store';
 import type { AgentEvent } from '../../../src/protocol/events';
@@ -7,7 +7,11 @@ import { runRecord } from '../memory/records';
 
 /** The journal's writes, as the store received them; `failing` makes the next ones fail. */
 function recordingStore() {
-  const writes: { messages: number; status: RunRecord['status'] | undefined }[] = [];
+  const writes: {
+    messages: number;
+    status: RunRecord['status'] | undefined;
+    partialText?: string;
+  }[] = [];
   let failing = 0;
   const store = {
     commitStep: async (step: Parameters<ConversationStore['commitStep']>[0]) => {
@@ -19,7 +23,7 @@ function recordingStore() {
       return [];
     },
     putRun: async (run: RunRecord) => {
-      writes.push({ messages: 0, status: run.status });
+      writes.push({ messages: 0, status: run.status, partialText: run.partialText });
     },
   } as unknown as ConversationStore;
   return { store, writes, failNext: (count: number) => (failing = count) };
@@ -60,4 +64,30 @@ describe('the conversation journal', () => {
     await journal.ended('interrupted');
     expect(writes.map((write) => write.status)).toEqual(['finished', 'interrupted']);
   });
+
+  it("saves the streamed text on each step's first delta, then at most once a second", async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const { store, writes } = recordingStore();
+    const journal = new ConversationJournal(store, runRecord({ id: 'r' }), async () => {});
+    const delta = (step: number, text: string): AgentEvent => ({
+      type: 'text-delta',
+      step,
+      delta: text,
+    });
+    journal.observe({ type: 'step-start', step: 1 });
+    journal.observe(delta(1, 'a'));
+    journal.observe(delta(1, 'b'));
+    vi.advanceTimersByTime(999);
+    journal.observe(delta(1, 'c'));
+    vi.advanceTimersByTime(1);
+    journal.observe(delta(1, 'd'));
+    journal.observe({ type: 'step-start', step: 2 });
+    journal.observe(delta(2, 'e'));
+    await Promise.resolve();
+    expect(writes.map((write) => write.partialText)).toEqual(['a', 'abcd', 'e']);
+  });
+});
+
+afterEach(() => {
+  vi.useRealTimers();
 });
