@@ -71,6 +71,7 @@ const timeline = createRunTimeline(
 const conversations = createConversationList({
   list: requireElement('conversation-list', HTMLUListElement),
   newButton: requireElement('new-conversation', HTMLButtonElement),
+  searchInput: requireElement('conversation-search', HTMLInputElement),
   memory: () => agent?.memory,
   onSelect: (id) => void openConversation(id ?? crypto.randomUUID()),
   onError: showFailure,

@@ -1,14 +1,16 @@
 /**
- * The sidebar's conversation list, read from `agent.memory`: select, start, rename
+ * The sidebar's conversation list, read from `agent.memory`: search, select, start, rename
  * (inline) and delete (with a second click to confirm) conversations.
  */
-import type { AgentMemory, ConversationRecord } from 'airlock-agents';
+import type { AgentMemory, ConversationRecord, ConversationSearchHit } from 'airlock-agents';
 import { createElement } from './dom';
 
 /** What the list needs from the page. */
 export interface ConversationListOptions {
   readonly list: HTMLUListElement;
   readonly newButton: HTMLButtonElement;
+  /** While it holds words, the list shows the conversations that said them, with a snippet. */
+  readonly searchInput: HTMLInputElement;
   /** The current agent's memory (the agent changes when the settings are applied). */
   readonly memory: () => AgentMemory | undefined;
   /** The user picked a conversation, or started a new one (`undefined`). */
@@ -25,14 +27,18 @@ export interface ConversationList {
   setSelected(id: string): void;
   /** While a run goes on, switching, starting and deleting conversations waits. */
   setBusy(busy: boolean): void;
-  /** The conversations as last read, newest first. */
+  /** The conversations as last read, newest first (all of them, whatever the search). */
   readonly conversations: readonly ConversationRecord[];
 }
 
 /** Wires the list; call `refresh` once the agent exists. */
 export function createConversationList(options: ConversationListOptions): ConversationList {
-  const { list, newButton } = options;
+  const { list, newButton, searchInput } = options;
   let conversations: ConversationRecord[] = [];
+  /** The search's hits while the search box holds words; the list shows them instead. */
+  let hits: ConversationSearchHit[] | undefined;
+  /** Counts reads, so an answer that comes after a newer one's is dropped. */
+  let reads = 0;
   let selected = '';
   let busy = false;
   /** Set while a title is edited: a redraw would throw the edit away (it redraws when done). */
@@ -43,8 +49,14 @@ export function createConversationList(options: ConversationListOptions): Conver
     const focusedId = (document.activeElement?.closest('[data-id]') as HTMLElement | null)?.dataset
       .id;
     const focusedRole = (document.activeElement as HTMLElement | null)?.dataset.role;
-    const items = conversations.map((conversation) => item(conversation));
-    if (selected !== '' && !conversations.some((conversation) => conversation.id === selected)) {
+    const items = hits
+      ? hits.map((hit) => item(hit.conversation, hit.snippet))
+      : conversations.map((conversation) => item(conversation));
+    if (
+      !hits &&
+      selected !== '' &&
+      !conversations.some((conversation) => conversation.id === selected)
+    ) {
       // A new conversation is stored with its first run; until then it is shown here only.
       items.unshift(
         createElement(
@@ -58,7 +70,12 @@ export function createConversationList(options: ConversationListOptions): Conver
       );
     }
     if (items.length === 0)
-      items.push(createElement('li', { className: 'panel-empty', text: 'No conversations yet.' }));
+      items.push(
+        createElement('li', {
+          className: 'panel-empty',
+          text: hits ? 'No conversation says that.' : 'No conversations yet.',
+        }),
+      );
     list.replaceChildren(...items);
     if (focusedId !== undefined && focusedRole !== undefined) {
       list
@@ -69,7 +86,7 @@ export function createConversationList(options: ConversationListOptions): Conver
     }
   };
 
-  const item = (conversation: ConversationRecord): HTMLLIElement => {
+  const item = (conversation: ConversationRecord, snippet?: string): HTMLLIElement => {
     const title = conversation.title || 'Untitled conversation';
     const isSelected = conversation.id === selected;
     const select = createElement(
@@ -79,6 +96,9 @@ export function createConversationList(options: ConversationListOptions): Conver
         attributes: { type: 'button', 'data-role': 'select', title },
       },
       createElement('span', { className: 'conversation-title', text: title }),
+      ...(snippet
+        ? [createElement('span', { className: 'conversation-snippet', text: snippet })]
+        : []),
       createElement('span', {
         className: 'conversation-time',
         text: formatTime(conversation.updatedAt),
@@ -171,8 +191,16 @@ export function createConversationList(options: ConversationListOptions): Conver
   const refresh = async () => {
     const memory = options.memory();
     if (!memory) return;
+    const read = ++reads;
+    const query = searchInput.value.trim();
     try {
-      conversations = await memory.listConversations();
+      const [all, found] = await Promise.all([
+        memory.listConversations(),
+        query === '' ? undefined : memory.searchConversations(query),
+      ]);
+      if (read !== reads) return;
+      conversations = all;
+      hits = found;
     } catch (error) {
       options.onError(error);
       return;
@@ -181,6 +209,7 @@ export function createConversationList(options: ConversationListOptions): Conver
   };
 
   newButton.addEventListener('click', () => options.onSelect(undefined));
+  searchInput.addEventListener('input', () => void refresh());
 
   return {
     refresh,

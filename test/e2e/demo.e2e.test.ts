@@ -283,6 +283,23 @@ describe('the demo, built and served', () => {
     await screenshot('06-after-reload');
   });
 
+  it('finds the conversation by what was said in the sidebar search, and none for words never said', async () => {
+    const search = page.locator('#conversation-search');
+    const titles = () => texts(page.locator('#conversation-list .conversation-title'));
+    await search.fill('favourite colou');
+    await eventually(titles).toEqual(['What is the weather in Paris and Oslo?']);
+    expect(await page.locator('#conversation-list .conversation-snippet').textContent()).toMatch(
+      /favourite.colour/i,
+    );
+    await search.fill('zanzibar');
+    await eventually(() => texts(page.locator('#conversation-list .panel-empty'))).toEqual([
+      'No conversation says that.',
+    ]);
+    await search.fill('');
+    await eventually(titles).toEqual(['What is the weather in Paris and Oslo?']);
+    expect(await page.locator('#conversation-list .conversation-snippet').count()).toBe(0);
+  });
+
   it('offers a run left waiting for approval after a reload, and Escape rejects it on resume', async () => {
     await send(page, 'Make the page purple');
     await page.locator('#approval-dialog[open]').waitFor({ timeout: WAIT_MS });
