@@ -20,7 +20,10 @@ import { type Remote, serveOnPort } from './worker-calls';
 export interface AddKnowledgeOptions {
   /** Aborting it stops the import (rejecting with the signal's reason); nothing of it is stored. */
   readonly signal?: AbortSignal;
-  /** Called after each batch of chunks is embedded, for a progress bar on large imports. */
+  /**
+   * Called after each batch of chunks is embedded, for a progress bar on large imports;
+   * never after `add` has settled.
+   */
   readonly onProgress?: (progress: KnowledgeProgress) => void;
 }
 
@@ -88,14 +91,24 @@ export function createAgentKnowledge(
         rejectAborted(signal?.reason);
       };
       signal?.addEventListener('abort', abortListener, { once: true });
+      // Progress comes on a port of its own, so a report can arrive after the result: once
+      // `add` has settled, late ones are dropped (a status line would otherwise go back to
+      // "embedding" after "added").
+      let settled = false;
+      const report = onProgress
+        ? (progress: KnowledgeProgress) => {
+            if (!settled) onProgress(progress);
+          }
+        : undefined;
       const call = guard(() =>
-        remote.add(document, operationId, onProgress ? serveOnPort(onProgress) : undefined),
+        remote.add(document, operationId, report ? serveOnPort(report) : undefined),
       );
       // The worker's own rejection after an abort is expected; the signal's reason is what the caller sees.
       call.catch(() => undefined);
       try {
         return await Promise.race([call, aborted]);
       } finally {
+        settled = true;
         signal?.removeEventListener('abort', abortListener);
       }
     },

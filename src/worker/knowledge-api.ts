@@ -33,19 +33,25 @@ export class KnowledgeService implements KnowledgeApi {
     parseArgument(apiSchemas.onProgress, onProgress, 'onProgress', 'invalid-options');
     const controller = new AbortController();
     this.#imports.set(operation, controller);
+    /** The last progress report sent; reports go out in order on the callback's own port. */
+    let reported: Promise<unknown> = Promise.resolve();
     try {
       const knowledge = await this.#knowledge();
-      return await knowledge.add(checked, {
+      const record = await knowledge.add(checked, {
         signal: controller.signal,
-        // Not awaited: a slow page must not hold up the import; a gone page is ignored.
+        // Not awaited: a slow page must not hold up the import.
         ...(onProgress
           ? {
               onProgress: (progress: KnowledgeProgress) => {
-                Promise.resolve(onProgress(progress)).catch(() => undefined);
+                reported = Promise.resolve(onProgress(progress)).catch(() => undefined);
               },
             }
           : {}),
       });
+      // The result travels on another port: it is sent once the page has had every report,
+      // so none reaches it after `add` resolved.
+      await reported;
+      return record;
     } finally {
       this.#imports.delete(operation);
       const remote = onProgress as Partial<Comlink.Remote<unknown>> | undefined;

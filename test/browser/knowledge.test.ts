@@ -49,10 +49,13 @@ describe('knowledge', () => {
     const session = await scriptModel([{ text: 'Magma rises through the crust.' }]);
     const agent = agentFor(session, { knowledge: { k: 2 } });
     const progress: number[] = [];
-    for (const document of DOCUMENTS)
+    for (const [index, document] of DOCUMENTS.entries()) {
       await agent.knowledge.add(document, {
         onProgress: (step) => progress.push(step.embeddedChunks),
       });
+      // Reports come on a port of their own, yet every one is in before `add` resolves.
+      expect(progress).toHaveLength(index + 1);
+    }
     expect((await agent.knowledge.list()).map((document) => document.id).sort()).toEqual([
       'gardens',
       'rockets',
