@@ -192,7 +192,7 @@ describe('memory in IndexedDB', () => {
   it('marks a run cut off by a closed tab as interrupted, keeping its partial text out of the next request', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
-    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    const words = Array.from({ length: 90 }, (_, i) => `w${i}`).join(' ');
     const session = await scriptModel([
       { text: words, chunkDelayMs: 20 },
       { text: 'Fresh start.' },
@@ -200,8 +200,9 @@ describe('memory in IndexedDB', () => {
     const closing = agentFor(session, { conversationId, memory: { database, tools: false } });
     let deltas = 0;
     for await (const event of closing.run('Tell me everything')) {
-      // Long enough for the streamed text to have been saved at least once.
-      if (event.type === 'text-delta' && ++deltas === 30) break;
+      // Long enough (over 1.2 s at 20 ms a delta) for the streamed text to have been saved
+      // after its first delta too, which the journal does once a second.
+      if (event.type === 'text-delta' && ++deltas === 60) break;
     }
     closing.dispose();
 
