@@ -14,11 +14,15 @@ const MAX_TERMS_PER_MESSAGE = 500;
 /** The most words of a query that are matched; more narrow nothing a user types. */
 const MAX_QUERY_TERMS = 8;
 
+/** `text` in lower case without accents, as words are compared. */
+function fold(text: string): string {
+  return text.normalize('NFKD').replace(MARKS, '').toLowerCase();
+}
+
 /** The distinct words of `text`, in order, at most `max`. */
 function termsOf(text: string, max: number): string[] {
   const terms = new Set<string>();
-  const folded = text.normalize('NFKD').replace(MARKS, '').toLowerCase();
-  for (const [word] of folded.matchAll(WORD)) {
+  for (const [word] of fold(text).matchAll(WORD)) {
     terms.add(word.slice(0, MAX_TERM_CHARS));
     if (terms.size >= max) break;
   }
@@ -53,7 +57,7 @@ export function queryTerms(query: string): string[] {
 
 /** A line of `text` around the first place a query word begins a word, for a result list. */
 export function searchSnippet(text: string, terms: readonly string[], maxChars = 160): string {
-  const folded = text.normalize('NFKD').replace(MARKS, '').toLowerCase();
+  const folded = fold(text);
   let at = 0;
   // Folding keeps positions for nearly all text; where it does not (ligatures), the line
   // starts at the beginning.

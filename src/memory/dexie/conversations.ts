@@ -148,6 +148,7 @@ export function conversationTables(
             ...record,
             approxTokens: estimateMessageTokens(record.message),
           }));
+          const terms = termRows(records);
           await db.transaction('rw', allTables, async () => {
             const existing = await conversations.get(id);
             if (existing && importOptions.replace !== true)
@@ -167,7 +168,7 @@ export function conversationTables(
             // saved to its scope), which would otherwise clash with the imported keys.
             await deleteCascade(id);
             await messages.bulkAdd(records);
-            await messageTerms.bulkAdd(termRows(records));
+            await messageTerms.bulkAdd(terms);
             await memories.bulkAdd([...value.memories]);
             await holdAttachments(connection, id, imported);
             await conversations.add(value.conversation);

@@ -1,5 +1,6 @@
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
+import { messageTerms as searchTerms } from '../search-terms';
 import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
@@ -27,6 +28,9 @@ export function messageTables(
           if (step.audit?.some((record) => record.conversationId !== conversationId))
             throw invalidInput('An audit record belongs to another conversation.');
           const now = Date.now();
+          // Worked out before the transaction, which stays open only for its reads and writes.
+          const tokens = step.messages.map(estimateMessageTokens);
+          const words = step.messages.map(searchTerms);
           const tables = [conversations, messages, runs, audit, attachments, messageTerms];
           const records = await db.transaction('rw', tables, async () => {
             // Not created here: a conversation deleted by another tab mid-run stays deleted.
@@ -39,13 +43,13 @@ export function messageTables(
                 runId,
                 message,
                 status: step.status ?? 'complete',
-                approxTokens: estimateMessageTokens(message),
+                approxTokens: tokens[index] ?? 0,
                 at: now,
               }),
             );
             // Asked for at once: the transaction runs them in order, without a wait between
             // each and the next (one failure aborts them all).
-            const terms = termRows(added);
+            const terms = termRows(added, words);
             await Promise.all([
               added.length > 0 && messages.bulkAdd(added),
               terms.length > 0 && messageTerms.bulkAdd(terms),
