@@ -25,7 +25,6 @@ export class RunStream<Result extends RunResult = RunResult> {
   #validated: { readonly value: unknown } | undefined;
   #resolveResult!: (result: Result) => void;
   #rejectResult!: (error: AirlockError) => void;
-  #ended = false;
   /** Set once nobody will read the events: they are acknowledged and dropped on arrival. */
   #draining = false;
   #takenSinceAck = 0;
@@ -86,7 +85,7 @@ export class RunStream<Result extends RunResult = RunResult> {
 
   /** Asks the worker to stop the run; it ends with reason `aborted`. Idempotent. */
   abort(): void {
-    if (!this.#ended) this.#post({ kind: 'cancel' });
+    if (!this.#queue.ended) this.#post({ kind: 'cancel' });
   }
 
   /** The next event for the run's one reader (its `AgentRun` refuses a second). */
@@ -124,8 +123,8 @@ export class RunStream<Result extends RunResult = RunResult> {
 
   /** Ends the run from the page side (worker crash, dispose). */
   fail(error: AirlockError): void {
-    if (this.#ended) return;
-    this.#enqueue({ type: 'run-error', runId: this.runId, error: error.toData() });
+    if (this.#queue.ended) return;
+    this.#queue.push({ type: 'run-error', runId: this.runId, error: error.toData() });
     this.#end();
     this.#rejectResult(error);
   }
@@ -172,7 +171,7 @@ export class RunStream<Result extends RunResult = RunResult> {
         { details: { field: 'approvalId' } },
       );
     }
-    if (this.#openApprovals.has(approvalId) && !this.#ended) return undefined;
+    if (this.#openApprovals.has(approvalId) && !this.#queue.ended) return undefined;
     if (this.#decidedApprovals.has(approvalId) || this.#openApprovals.has(approvalId)) {
       return new AirlockError(
         'approval-already-decided',
@@ -190,10 +189,10 @@ export class RunStream<Result extends RunResult = RunResult> {
   readonly #takeOne = () => this.#acknowledge(1);
 
   #receive(event: AgentEvent): void {
-    if (this.#ended) return;
+    if (this.#queue.ended) return;
     if (event.type === 'approval-request') this.#openApprovals.add(event.approvalId);
     if (this.#draining) this.#acknowledge(1);
-    else this.#enqueue(event);
+    else this.#queue.push(event);
     if (event.type === 'run-finish') {
       const { type: _type, output: _parsed, ...result } = event;
       this.#end();
@@ -206,10 +205,6 @@ export class RunStream<Result extends RunResult = RunResult> {
     }
   }
 
-  #enqueue(event: AgentEvent): void {
-    this.#queue.push(event);
-  }
-
   #acknowledge(count: number): void {
     this.#takenSinceAck += count;
     if (this.#takenSinceAck >= ACK_BATCH || (this.#draining && this.#takenSinceAck > 0)) {
@@ -219,7 +214,7 @@ export class RunStream<Result extends RunResult = RunResult> {
   }
 
   #end(): void {
-    this.#ended = true;
+    this.#queue.end();
     // The worker answers a decision as soon as it reads it; none will come once the run is over.
     for (const [approvalId, settle] of this.#sentDecisions) {
       settle(
@@ -233,11 +228,10 @@ export class RunStream<Result extends RunResult = RunResult> {
     this.#sentDecisions.clear();
     this.#port.onmessage = null;
     this.#port.close();
-    this.#queue.end();
     this.#onEnd();
   }
 
   #post(message: PageToWorker): void {
-    if (!this.#ended) this.#port.postMessage(message);
+    if (!this.#queue.ended) this.#port.postMessage(message);
   }
 }
