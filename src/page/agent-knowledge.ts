@@ -91,9 +91,9 @@ export function createAgentKnowledge(
         rejectAborted(signal?.reason);
       };
       signal?.addEventListener('abort', abortListener, { once: true });
-      // Progress comes on a port of its own, so a report can arrive after the result: once
-      // `add` has settled, late ones are dropped (a status line would otherwise go back to
-      // "embedding" after "added").
+      // Progress comes on a port of its own. The worker sends the result only once the page
+      // has had every report; a report that comes after `add` settled otherwise (an abort,
+      // a failed start) is dropped, so a status line never goes back to "embedding".
       let settled = false;
       const report = onProgress
         ? (progress: KnowledgeProgress) => {

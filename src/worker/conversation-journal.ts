@@ -16,8 +16,9 @@ const PROGRESS_INTERVAL_MS = 1_000;
 /**
  * Writes one run into the store: the input, each completed step with its audit records
  * (one transaction each; the step that answers also records the run finished), the text
- * being streamed (now and then), approval waits, and how the run ended. A failed write does not stop the run: it is reported once as a
- * `storage-error` event and the run goes on in memory.
+ * being streamed (now and then), approval waits, and how the run ended. A failed write
+ * does not stop the run: it is reported once as a `storage-error` event and the run goes
+ * on in memory.
  */
 export class ConversationJournal implements RunJournal {
   readonly #store: ConversationStore;
