@@ -39,6 +39,7 @@ async function heapOf(cdp, targetId) {
   try {
     ({ sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: false }));
   } catch {
+    // The worker ended between the listing and now (a disposed agent's worker goes within a second).
     return undefined;
   }
   /** @type {Map<number, (message: { result?: { usedSize?: number }; error?: unknown }) => void>} */
@@ -49,7 +50,17 @@ async function heapOf(cdp, targetId) {
     const message = JSON.parse(event.message);
     answers.get(message.id)?.(message);
   };
+  /**
+   * A worker that ends mid-read answers nothing more: its pending calls end with no figure.
+   * @param {{ sessionId: string }} event
+   */
+  const onDetached = (event) => {
+    if (event.sessionId !== sessionId) return;
+    for (const answer of answers.values()) answer({});
+    answers.clear();
+  };
   cdp.on('Target.receivedMessageFromTarget', onMessage);
+  cdp.on('Target.detachedFromTarget', onDetached);
   let nextId = 0;
   /** @param {string} method */
   const call = (method) =>
@@ -69,6 +80,8 @@ async function heapOf(cdp, targetId) {
     return answer.result?.usedSize;
   } finally {
     cdp.off('Target.receivedMessageFromTarget', onMessage);
+    cdp.off('Target.detachedFromTarget', onDetached);
+    // Fails only for a session the browser already ended with its worker: nothing to detach.
     await cdp.send('Target.detachFromTarget', { sessionId }).catch(() => {});
   }
 }
