@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
 import type { ToolSchema } from '../tools/standard-schema';
+import { whenLoaded } from './lazy-methods';
 import type { RunStream } from './run-stream';
 
 /**
@@ -119,8 +120,6 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
 
   /** Runs `action` once the stream is loaded (in call order); an app that does not await it sees no unhandled rejection. */
   #with<T>(action: (stream: RunStream<Result>) => T | Promise<T>): Promise<T> {
-    const done = this.#stream.then(action);
-    done.catch(() => {});
-    return done;
+    return whenLoaded(this.#stream, action);
   }
 }

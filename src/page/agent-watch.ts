@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
+import { whenLoaded } from './lazy-methods';
 import type { WatchStream } from './watch-stream';
 
 /**
@@ -93,8 +94,6 @@ export class AgentWatch implements AsyncIterable<AgentEvent> {
 
   /** Runs `action` once the stream is loaded (in call order); an app that does not await it sees no unhandled rejection. */
   #with<T>(action: (stream: WatchStream) => T | Promise<T>): Promise<T> {
-    const done = this.#stream.then(action);
-    done.catch(() => {});
-    return done;
+    return whenLoaded(this.#stream, action);
   }
 }

@@ -19,3 +19,16 @@ export function lazyMethods<T extends object>(
     ]),
   ) as T;
 }
+
+/**
+ * Runs `action` once `loaded` has resolved, in call order; the result's rejection is marked
+ * handled, so a caller that does not await it (fire and forget) sees no unhandled rejection.
+ */
+export function whenLoaded<L, T>(
+  loaded: Promise<L>,
+  action: (value: L) => T | Promise<T>,
+): Promise<T> {
+  const done = loaded.then(action);
+  done.catch(() => {});
+  return done;
+}
