@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import { unpackDeltas } from '../protocol/delta-runs';
 import type { AgentEvent, RunResult } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
 import { formatIssues, type ToolSchema } from '../tools/standard-schema';
@@ -55,7 +56,7 @@ export class RunStream<Result extends RunResult = RunResult> {
       } else if (data.kind === 'output-check') {
         void this.#checkOutput(data.checkId, data.value);
       } else {
-        for (const event of data.events) this.#receive(event);
+        unpackDeltas(data.events, this.#receiveOne);
       }
     };
   }
@@ -187,6 +188,8 @@ export class RunStream<Result extends RunResult = RunResult> {
   }
 
   readonly #takeOne = () => this.#acknowledge(1);
+
+  readonly #receiveOne = (event: AgentEvent) => this.#receive(event);
 
   #receive(event: AgentEvent): void {
     if (this.#queue.ended) return;

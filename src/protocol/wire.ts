@@ -3,7 +3,7 @@ import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ImageDetail } from './chat';
 import type { ErrorData } from './errors';
-import type { AgentEvent } from './events';
+import type { WireEvent } from './delta-runs';
 import type { GuardrailFlags, GuardrailHost } from './guardrails';
 import type {
   KnowledgeConfig,
@@ -349,11 +349,11 @@ export interface MemoryApi {
 }
 
 /**
- * Agent worker → page, on a run's event port: the events of one worker task, in order;
- * or whether a decision sent with `approval` was taken (`error` says why it was refused).
+ * Agent worker → page, on a run's event port: the events of one worker task, in order,
+ * with runs of deltas packed (see `delta-runs.ts`); or whether a decision sent with `approval` was taken (`error` says why it was refused).
  */
 export type WorkerToPage =
-  | { readonly kind: 'events'; readonly events: readonly AgentEvent[] }
+  | { readonly kind: 'events'; readonly events: readonly WireEvent[] }
   | { readonly kind: 'approval-answer'; readonly approvalId: string; readonly error?: ErrorData }
   /** A final answer, parsed as JSON, for the page to validate against the run's `output` schema. */
   | { readonly kind: 'output-check'; readonly checkId: string; readonly value: unknown };

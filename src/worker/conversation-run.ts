@@ -228,13 +228,17 @@ export async function runConversation(
       // nothing of the answer reaches the page before the input is stored.
       let first: Promise<void> | undefined;
       const emitInOrder = async (event: AgentEvent) => {
-        journal.observe(event);
         if (!first) {
+          journal.observe(event);
           first = settledLater(begun.then(() => emit(event)));
           return;
         }
         await first;
-        await emit(event);
+        const sent = emit(event);
+        // Observed once the event is on its way: the progress save it may start must not
+        // hold up the first text (a delta due goes out inside `emit`).
+        journal.observe(event);
+        await sent;
       };
       try {
         if (injectsKnowledge) await reportStoredVectors();

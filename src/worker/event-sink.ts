@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toErrorData } from '../errors/airlock-error';
+import { packDeltas } from '../protocol/delta-runs';
 import type { AgentEvent } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
 import type { ApprovalDecision } from './tools/approval-gate';
@@ -14,7 +15,8 @@ export interface EventSinkHandlers {
 /**
  * Once a run's deltas stream, its batches of deltas go out at most this often: at the
  * speed of a fast stream the page then gets one message per interval, not one per network
- * read, and the wait stays well under a frame (16.7 ms). Any other event goes out at once.
+ * read, and the wait stays well under a frame (16.7 ms). A delta that comes later than
+ * this after the last message goes at once; any other event goes in the next task.
  */
 export const STREAM_FLUSH_INTERVAL_MS = 8;
 
@@ -63,9 +65,9 @@ const pageMessageSchema = z.discriminatedUnion('kind', [
  *
  * Events emitted in one task go out as one message at the start of the next: a network
  * read of many stream chunks costs the page one message event and one structured clone,
- * not one per delta. Once a delta has gone out, later deltas wait until
- * `STREAM_FLUSH_INTERVAL_MS` after the last message, gathering the reads in between; the
- * first delta of a run (its first text) and every other event are not held.
+ * not one per delta. A delta goes at once, with the events batched before it, when it
+ * is the run's first (its first text) or comes `STREAM_FLUSH_INTERVAL_MS` after the last
+ * message; later deltas wait until that interval has passed, gathering the reads in between.
  */
 export class EventSink {
   readonly #port: MessagePort;
@@ -108,12 +110,19 @@ export class EventSink {
     if (this.#closed) return;
     this.#inFlight += 1;
     this.#batch.push(event);
-    if (this.#flushScheduled) return;
-    const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - performance.now();
-    if (isDelta(event) && this.#deltaSent && holdMs > 0) {
-      this.#flushTimer ??= setTimeout(() => this.#flush(), holdMs);
+    if (isDelta(event)) {
+      const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - performance.now();
+      if (this.#deltaSent && holdMs > 0) {
+        if (!this.#flushScheduled) this.#flushTimer ??= setTimeout(() => this.#flush(), holdMs);
+        return;
+      }
+      // A delta that is due goes now, with what was batched before it: a read holding many
+      // chunks is worked through in one run of microtasks, and the next task would come
+      // only after all of them.
+      this.#flush();
       return;
     }
+    if (this.#flushScheduled) return;
     this.#flushScheduled = true;
     this.#flushChannel.port2.postMessage(null);
   }
@@ -157,7 +166,7 @@ export class EventSink {
     const events = this.#batch.splice(0);
     this.#lastFlushAt = performance.now();
     this.#deltaSent ||= events.some(isDelta);
-    this.#port.postMessage({ kind: 'events', events } satisfies WorkerToPage);
+    this.#port.postMessage({ kind: 'events', events: packDeltas(events) } satisfies WorkerToPage);
   }
 
   #receive(message: PageToWorker): void {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AgentRun } from '../../src/page/agent-run';
+import { packDeltas, unpackDeltas } from '../../src/protocol/delta-runs';
 import type { AgentEvent } from '../../src/protocol/events';
-import { EVENT_WINDOW } from '../../src/protocol/wire';
-import { EventSink } from '../../src/worker/event-sink';
+import { EVENT_WINDOW, type WorkerToPage } from '../../src/protocol/wire';
+import { EventSink, STREAM_FLUSH_INTERVAL_MS } from '../../src/worker/event-sink';
 
 const delta = (index: number): AgentEvent => ({ type: 'text-delta', step: 1, delta: `${index} ` });
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -64,10 +65,12 @@ describe('the event port between worker and page', () => {
     const channel = new MessageChannel();
     const sink = new EventSink(channel.port2, { onCancel: () => {}, onApproval: () => {} });
     const messages: AgentEvent[][] = [];
-    channel.port1.onmessage = ({ data }: MessageEvent<{ kind: string; events: AgentEvent[] }>) => {
+    channel.port1.onmessage = ({ data }: MessageEvent<WorkerToPage>) => {
       if (data.kind !== 'events') return;
-      messages.push(data.events);
-      channel.port1.postMessage({ kind: 'ack', count: data.events.length });
+      const events: AgentEvent[] = [];
+      unpackDeltas(data.events, (event) => events.push(event));
+      messages.push(events);
+      channel.port1.postMessage({ kind: 'ack', count: events.length });
     };
     const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -102,6 +105,84 @@ describe('the event port between worker and page', () => {
     // 100 reads a task apart, at most one message per 8 ms: far fewer than one per read.
     expect(messages.length).toBeLessThan(50);
     sink.close();
+  });
+
+  it('posts a due delta in the task that emits it, with the events batched before it', async () => {
+    const channel = new MessageChannel();
+    const posted: unknown[] = [];
+    const postMessage = channel.port2.postMessage.bind(channel.port2);
+    channel.port2.postMessage = (message: unknown) => {
+      posted.push(message);
+      postMessage(message);
+    };
+    const sink = new EventSink(channel.port2, { onCancel: () => {}, onApproval: () => {} });
+    const kinds = () =>
+      posted.map((message) => {
+        const events: AgentEvent[] = [];
+        unpackDeltas((message as Extract<WorkerToPage, { kind: 'events' }>).events, (event) =>
+          events.push(event),
+        );
+        return events.map((event) => event.type).join(',');
+      });
+
+    // No await between the emits and the checks: what is posted here was posted in this task.
+    void sink.emit({ type: 'step-start', step: 1 });
+    expect(posted).toHaveLength(0);
+    void sink.emit(delta(0));
+    expect(kinds()).toEqual(['step-start,text-delta']);
+    // A delta right after a message waits for the interval.
+    void sink.emit(delta(1));
+    expect(posted).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, STREAM_FLUSH_INTERVAL_MS * 3));
+    expect(kinds()).toEqual(['step-start,text-delta', 'text-delta']);
+    // Long after the last message, a delta is due again.
+    void sink.emit(delta(2));
+    expect(kinds()).toHaveLength(3);
+    sink.close();
+  });
+
+  it('packs runs of deltas of one kind and step, and unpacks them to the same events in order', () => {
+    const text = (step: number, text: string): AgentEvent => ({
+      type: 'text-delta',
+      step,
+      delta: text,
+    });
+    const thought = (text: string): AgentEvent => ({
+      type: 'reasoning-delta',
+      step: 1,
+      delta: text,
+    });
+    const events: AgentEvent[] = [
+      { type: 'step-start', step: 1 },
+      thought('a'),
+      thought('b'),
+      text(1, 'x'),
+      text(1, ''),
+      text(1, 'y'),
+      thought('c'),
+      text(1, 'z'),
+      text(2, 'w'),
+      text(2, 'v'),
+      { type: 'tool-call-delta', step: 2, callId: 'c1', argumentsDelta: '{' },
+      text(2, 'u'),
+    ];
+
+    const packed = packDeltas(events);
+
+    expect(packed).toEqual([
+      { type: 'step-start', step: 1 },
+      { type: 'delta-run', of: 'reasoning-delta', step: 1, deltas: ['a', 'b'] },
+      { type: 'delta-run', of: 'text-delta', step: 1, deltas: ['x', '', 'y'] },
+      thought('c'),
+      text(1, 'z'),
+      { type: 'delta-run', of: 'text-delta', step: 2, deltas: ['w', 'v'] },
+      events[10],
+      text(2, 'u'),
+    ]);
+    const unpacked: AgentEvent[] = [];
+    unpackDeltas(packed, (event) => unpacked.push(event));
+    expect(unpacked).toEqual(events);
+    expect(packDeltas([])).toEqual([]);
   });
 
   it('sends cancel when the reader breaks out, then drains so the worker is never stuck', async () => {
