@@ -128,21 +128,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
     );
 
-  const openConversation = (id: string, title?: string) =>
-    guard('creating a conversation', () => {
-      if (typeof id !== 'string' || id === '')
-        throw invalidInput('A conversation id must be a non-empty string.');
-      const existing = conversations.get(id);
-      if (existing) return { conversation: existing, created: false };
-      const record = newConversation(id, title, Date.now());
-      conversations.set(id, copy(record));
-      notify({ table: 'conversations', conversationId: id });
-      return { conversation: record, created: true };
-    });
-
   return {
-    ensureConversation: async (id, title) => (await openConversation(id, title)).conversation,
-    openConversation,
+    ensureConversation: (id, title) =>
+      guard('creating a conversation', () => {
+        if (typeof id !== 'string' || id === '')
+          throw invalidInput('A conversation id must be a non-empty string.');
+        const existing = conversations.get(id);
+        if (existing) return existing;
+        const record = newConversation(id, title, Date.now());
+        conversations.set(id, copy(record));
+        notify({ table: 'conversations', conversationId: id });
+        return record;
+      }),
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 
@@ -193,10 +190,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           throw invalidInput(`Run "${step.run.id}" belongs to another conversation.`);
         if (step.audit?.some((record) => record.conversationId !== conversationId))
           throw invalidInput('An audit record belongs to another conversation.');
-        const conversation = conversations.get(conversationId);
-        // Not created here: a conversation deleted mid-run stays deleted.
-        if (!conversation) throw notFound('conversation', conversationId);
+        const stored = conversations.get(conversationId);
+        // Created only by a new run's first commit: one deleted mid-run stays deleted.
+        if (!stored && !step.create) throw notFound('conversation', conversationId);
         const now = Date.now();
+        const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
         const added = step.messages.map(
           (message, index): MessageRecord => ({
             conversationId,
@@ -219,15 +217,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         }
         if (added.length > 0) {
           messages.set(conversationId, [...(messages.get(conversationId) ?? []), ...added]);
+          changes.push({ table: 'messages', conversationId });
+        }
+        if (added.length > 0 || !stored) {
           conversations.set(conversationId, {
             ...conversation,
             lastSeq: conversation.lastSeq + added.length,
             updatedAt: now,
           });
-          changes.push(
-            { table: 'messages', conversationId },
-            { table: 'conversations', conversationId },
-          );
+          changes.push({ table: 'conversations', conversationId });
         }
         if (run !== undefined) {
           runs.set(run.id, run);

@@ -41,12 +41,6 @@ export type {
   RunRecord,
 } from '../protocol/memory';
 
-/** A conversation's row, and whether the call that returned it created it. */
-export interface OpenedConversation {
-  readonly conversation: ConversationRecord;
-  readonly created: boolean;
-}
-
 /**
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
  * module that knows IndexedDB. Every method is one transaction; none stays open across
@@ -56,8 +50,6 @@ export interface OpenedConversation {
 export interface ConversationStore {
   /** Creates the conversation if it does not exist; returns its row. */
   ensureConversation(id: string, title?: string): Promise<ConversationRecord>;
-  /** `ensureConversation`, saying whether this call created the row. */
-  openConversation(id: string, title?: string): Promise<OpenedConversation>;
   getConversation(id: string): Promise<ConversationRecord | undefined>;
   /** Newest `updatedAt` first. */
   listConversations(): Promise<ConversationRecord[]>;
@@ -90,6 +82,12 @@ export interface ConversationStore {
      * conversation's in the same transaction, so a message never refers to bytes not stored.
      */
     readonly attachments?: readonly AttachmentData[];
+    /**
+     * Given for a new run's first commit: a conversation that is not stored is created, with
+     * this title, in the same transaction as the input. Without it a missing conversation
+     * fails the commit with `not-found` (one deleted mid-run stays deleted).
+     */
+    readonly create?: { readonly title: string | undefined };
   }): Promise<MessageRecord[]>;
   /**
    * Stored attachments by hash, in the same order (`undefined` for one that is not stored).

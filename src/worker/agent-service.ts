@@ -332,17 +332,10 @@ export class AgentService implements AgentWorkerApi {
         startedAt: now,
         updatedAt: now,
       };
-      // Created while the conversation's lock is taken; awaited under it, before the input is written.
-      const conversationReady = setup.store.openConversation(
-        request.conversationId,
-        titleFrom(guarded.value),
-      );
-      // A refused lock leaves it unawaited; its failure is then not the run's to report.
-      conversationReady.catch(() => undefined);
       await runConversation(
         setup,
         run,
-        { input, attachments: read.attachments, conversationReady },
+        { input, attachments: read.attachments, title: titleFrom(guarded.value) },
         channel,
         request,
       );

@@ -7,7 +7,6 @@ import type {
   MemoryRecord,
   MemoryScope,
   MessageRecord,
-  OpenedConversation,
 } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { encodeDataText } from '../model/data-encoding';
@@ -34,13 +33,6 @@ export interface ContextRequest {
   readonly conversationId: string;
   /** The run being built: its own stored messages are told apart from earlier history by it. */
   readonly runId: string;
-  /**
-   * The conversation's row as the run opens it (the reads that do not need it start
-   * meanwhile). A conversation this run created has no history to read: a run never waits
-   * for a conversation's lock (it is refused while another holds it), so no other run can
-   * have added messages since.
-   */
-  readonly opened?: Promise<OpenedConversation>;
   /** A new run's user message, always sent last; absent when a run resumes. */
   readonly input?: ChatMessage | undefined;
   /** The new input's attachments, sent from memory (their stored copies are not read back). */
@@ -96,13 +88,15 @@ const PREVIOUS_SUMMARY_EXCERPT = 4_000;
  * failed summary is a warning, and the run goes on with the previous one.
  */
 export async function buildContext(request: ContextRequest): Promise<RunContextMessages> {
-  const { store, conversationId, window, rows, opened } = request;
+  const { store, conversationId, window, rows } = request;
   // The reads do not depend on each other: asked at once, they cost one wait, not three.
-  // Those the opened conversation answers are not asked.
-  const recentOf = () => store.recentMessages(conversationId, window.maxMessages + 1);
+  // A new run's conversation may not be stored yet (its input's write creates it): no row
+  // is a conversation with no summary. A resumed run's is there; it is created if gone.
   const [recentRows, conversationRow, memoryRows] = await Promise.all([
-    opened ? opened.then((open) => (open.created ? [] : recentOf())) : recentOf(),
-    opened ? opened.then((open) => open.conversation) : store.ensureConversation(conversationId),
+    store.recentMessages(conversationId, window.maxMessages + 1),
+    request.input
+      ? store.getConversation(conversationId)
+      : store.ensureConversation(conversationId),
     store.listMemories({ scopes: request.scopes }),
   ]);
   const recent = await rows.keep('messages', recentRows);

@@ -51,8 +51,15 @@ export class ConversationJournal implements RunJournal {
     this.#signal = signal;
   }
 
-  /** Saves the run's input with its checkpoint, before anything is sent to the model. */
-  async started(input: ChatMessage, attachments: readonly AttachmentData[] = []): Promise<void> {
+  /**
+   * Saves the run's input with its checkpoint, creating the conversation (titled `title`)
+   * if the input is its first.
+   */
+  async started(
+    input: ChatMessage,
+    attachments: readonly AttachmentData[] = [],
+    title?: string,
+  ): Promise<void> {
     await this.#write(() =>
       this.#store.commitStep({
         conversationId: this.#run.conversationId,
@@ -60,6 +67,7 @@ export class ConversationJournal implements RunJournal {
         messages: [input],
         run: this.#run,
         ...(attachments.length > 0 ? { attachments } : {}),
+        create: { title },
       }),
     );
   }

@@ -2,13 +2,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import { type CompiledRule, learnFrom } from '../memory/learn-rules';
-import type {
-  AttachmentData,
-  ConversationStore,
-  MemoryScope,
-  OpenedConversation,
-  RunRecord,
-} from '../memory/store';
+import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
 import type { ChatMessage, Usage } from '../protocol/chat';
@@ -78,8 +72,8 @@ export type RunStart = (
       readonly input: ChatMessage;
       /** The attachments the input refers to: stored with it, and sent from memory. */
       readonly attachments?: readonly AttachmentData[];
-      /** Settles once the conversation's row exists (asked for while the lock is taken). */
-      readonly conversationReady?: Promise<OpenedConversation>;
+      /** The title of the conversation, if this run's input is its first. */
+      readonly title?: string;
       readonly resume?: never;
       readonly continueAt?: never;
     }
@@ -87,13 +81,13 @@ export type RunStart = (
       readonly resume: ResumedStep;
       readonly input?: never;
       readonly continueAt?: never;
-      readonly conversationReady?: never;
+      readonly title?: never;
     }
   | {
       readonly continueAt: number;
       readonly input?: never;
       readonly resume?: never;
-      readonly conversationReady?: never;
+      readonly title?: never;
     }
 ) & {
   /**
@@ -197,7 +191,6 @@ export async function runConversation(
           runId: run.id,
           input: start.input,
           attachments: start.input ? (start.attachments ?? []) : [],
-          ...(start.conversationReady ? { opened: start.conversationReady } : {}),
           instructions: asks.instructions ?? config.instructions,
           offersTools: registry.specs(allowed).length > 0,
           scopes,
@@ -212,13 +205,12 @@ export async function runConversation(
         });
       // The context's reads are asked for first and the input's write right after, so the
       // reads do not wait for the write (they leave out the run's own rows, so they find the
-      // same either way). With knowledge to inject, the search comes first (its event after run-start).
+      // same either way). With knowledge to inject, the search comes first (its event after
+      // run-start). The write creates the conversation's row if this input is its first.
       const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
-      // The input is written into the conversation's row, so after the row is there.
-      if (start.conversationReady) await start.conversationReady;
       begin(
         (start.input
-          ? journal.started(start.input, start.attachments ?? [])
+          ? journal.started(start.input, start.attachments ?? [], start.title)
           : Promise.resolve()
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );

@@ -37,7 +37,6 @@ export function conversationTables(
 ): Pick<
   ConversationStore,
   | 'ensureConversation'
-  | 'openConversation'
   | 'getConversation'
   | 'listConversations'
   | 'renameConversation'
@@ -60,26 +59,23 @@ export function conversationTables(
     await conversations.delete(conversationId);
   }
 
-  const openConversation = (id: string, title?: string) =>
-    guard('creating a conversation', async () => {
-      if (typeof id !== 'string' || id === '')
-        throw invalidInput('A conversation id must be a non-empty string.');
-      let created = false;
-      const conversation = await db.transaction('rw', conversations, async () => {
-        const existing = await conversations.get(id);
-        if (existing) return existing;
-        const record = newConversation(id, title, Date.now());
-        await conversations.add(record);
-        created = true;
-        return record;
-      });
-      if (created) notify({ table: 'conversations', conversationId: id });
-      return { conversation, created };
-    });
-
   return {
-    openConversation,
-    ensureConversation: async (id, title) => (await openConversation(id, title)).conversation,
+    ensureConversation: (id, title) =>
+      guard('creating a conversation', async () => {
+        if (typeof id !== 'string' || id === '')
+          throw invalidInput('A conversation id must be a non-empty string.');
+        let created = false;
+        const conversation = await db.transaction('rw', conversations, async () => {
+          const existing = await conversations.get(id);
+          if (existing) return existing;
+          const record = newConversation(id, title, Date.now());
+          await conversations.add(record);
+          created = true;
+          return record;
+        });
+        if (created) notify({ table: 'conversations', conversationId: id });
+        return conversation;
+      }),
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 

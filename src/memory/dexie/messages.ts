@@ -1,5 +1,6 @@
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
+import { newConversation } from '../new-conversation';
 import { messageTerms as searchTerms } from '../search-terms';
 import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
@@ -33,9 +34,10 @@ export function messageTables(
           const words = step.messages.map(searchTerms);
           const tables = [conversations, messages, runs, audit, attachments, messageTerms];
           const records = await db.transaction('rw', tables, async () => {
-            // Not created here: a conversation deleted by another tab mid-run stays deleted.
-            const conversation = await conversations.get(conversationId);
-            if (!conversation) throw notFound('conversation', conversationId);
+            // Created only by a new run's first commit: one deleted mid-run stays deleted.
+            const stored = await conversations.get(conversationId);
+            if (!stored && !step.create) throw notFound('conversation', conversationId);
+            const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
             const added = step.messages.map(
               (message: ChatMessage, index): MessageRecord => ({
                 conversationId,
@@ -53,7 +55,7 @@ export function messageTables(
             await Promise.all([
               added.length > 0 && messages.bulkAdd(added),
               terms.length > 0 && messageTerms.bulkAdd(terms),
-              added.length > 0 &&
+              (added.length > 0 || !stored) &&
                 conversations.put({
                   ...conversation,
                   lastSeq: conversation.lastSeq + added.length,
@@ -63,21 +65,19 @@ export function messageTables(
               step.run !== undefined && runs.put(step.run),
               step.audit !== undefined && step.audit.length > 0 && audit.bulkAdd([...step.audit]),
             ]);
-            return added;
+            return { added, created: !stored };
           });
           const changes: StoreChange[] = [];
           if ((step.attachments?.length ?? 0) > 0)
             changes.push({ table: 'attachments', conversationId });
-          if (records.length > 0)
-            changes.push(
-              { table: 'messages', conversationId },
-              { table: 'conversations', conversationId },
-            );
+          if (records.added.length > 0) changes.push({ table: 'messages', conversationId });
+          if (records.added.length > 0 || records.created)
+            changes.push({ table: 'conversations', conversationId });
           if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
           if (step.audit !== undefined && step.audit.length > 0)
             changes.push({ table: 'audit', conversationId });
           notify(...changes);
-          return records;
+          return records.added;
         },
         'once',
       ),

@@ -95,15 +95,27 @@ describe('conversations', () => {
     expect(await store.getConversation('missing')).toBeUndefined();
   });
 
-  it('says whether opening a conversation created it, so a new run reads no history', async () => {
+  it("creates a new run's conversation with its input only when asked, and never renames one", async () => {
     const { store } = setUp();
-    const first = await store.openConversation('c', 'Trip');
-    expect(first).toMatchObject({ created: true, conversation: { id: 'c', title: 'Trip' } });
-    const again = await store.openConversation('c', 'Other title');
-    expect(again).toEqual({ created: false, conversation: first.conversation });
-    await store.deleteConversation('c');
-    expect((await store.openConversation('c')).created).toBe(true);
-    await expect(store.openConversation('')).rejects.toMatchObject({ code: 'invalid-input' });
+    const input = { role: 'user' as const, content: 'Plan a trip' };
+    const commit = (create?: { title: string | undefined }) =>
+      store.commitStep({
+        conversationId: 'c',
+        runId: 'r1',
+        messages: [input],
+        ...(create ? { create } : {}),
+      });
+
+    // Without `create`, a missing conversation is gone, and nothing is written.
+    await expect(commit()).rejects.toMatchObject({ code: 'not-found' });
+    expect(await store.getConversation('c')).toBeUndefined();
+    const [first] = await commit({ title: 'Trip' });
+    expect(first).toMatchObject({ conversationId: 'c', seq: 1, message: input });
+    expect(await store.getConversation('c')).toMatchObject({ id: 'c', title: 'Trip', lastSeq: 1 });
+    const [second] = await commit({ title: 'Other title' });
+    expect(second?.seq).toBe(2);
+    expect(await store.getConversation('c')).toMatchObject({ title: 'Trip', lastSeq: 2 });
+    expect((await store.listConversations()).map((row) => row.id)).toEqual(['c']);
   });
 
   it('refuses an empty id as invalid input', async () => {
