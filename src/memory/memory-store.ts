@@ -128,6 +128,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
     );
 
+  const newestMessages = (conversationId: string, limit: number) =>
+    limit > 0 ? completeMessages(conversationId).slice(-limit) : [];
+
+  const applicableMemories = (options: Parameters<ConversationStore['listMemories']>[0] = {}) => {
+    const now = options.now ?? Date.now();
+    const scopes = options.scopes === undefined ? undefined : new Set(options.scopes);
+    return [...memories.values()]
+      .filter((memory) => scopes === undefined || scopes.has(memory.scope))
+      .filter((memory) => options.includeExpired || !isExpired(memory, now))
+      .sort(compareMemories);
+  };
+
   return {
     ensureConversation: (id, title) =>
       guard('creating a conversation', () => {
@@ -240,9 +252,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     recentMessages: (conversationId, limit) =>
-      guard('reading recent messages', () =>
-        limit > 0 ? completeMessages(conversationId).slice(-limit) : [],
-      ),
+      guard('reading recent messages', () => newestMessages(conversationId, limit)),
+
+    readRunContext: (conversationId, { recent, scopes }) =>
+      guard("reading a run's context", () => ({
+        recent: newestMessages(conversationId, recent),
+        conversation: conversations.get(conversationId),
+        memories: applicableMemories({ scopes }),
+      })),
 
     messagesBetween: (conversationId, fromSeq, toSeq) =>
       guard('reading messages', () =>
@@ -286,14 +303,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     listMemories: (listOptions = {}) =>
-      guard('listing memories', () => {
-        const now = listOptions.now ?? Date.now();
-        const scopes = listOptions.scopes === undefined ? undefined : new Set(listOptions.scopes);
-        return [...memories.values()]
-          .filter((memory) => scopes === undefined || scopes.has(memory.scope))
-          .filter((memory) => listOptions.includeExpired || !isExpired(memory, now))
-          .sort(compareMemories);
-      }),
+      guard('listing memories', () => applicableMemories(listOptions)),
 
     updateMemory: (id, patch) =>
       guard('updating a memory', () => {
