@@ -265,6 +265,11 @@ const closedReasons = {
  * and later calls reject with `schema-changed` (`storage-failed` when it was deleted).
  */
 export function openConnection(options: OpenStoreOptions = {}): DexieConnection {
+  // Dexie turns its debug mode on for pages served from localhost: it then tags each table
+  // operation and promise callback as a DevTools async task (`console.createTask`), to help
+  // an app debug its own queries. Airlock's queries are not the app's to debug, and this is
+  // the agent worker's own copy of Dexie, so it costs only Airlock.
+  Dexie.debug = false;
   const name = options.name ?? 'airlock';
   const openTimeoutMs = options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
   const db = defineDatabase(name, options);
