@@ -4,7 +4,6 @@ import { type OpenStoreOptions, openConnection } from './dexie/database';
 import { knowledgeTables } from './dexie/knowledge';
 import { memoryTables } from './dexie/memories';
 import { messageTables } from './dexie/messages';
-import { runContextTables } from './dexie/run-context';
 import { runTables } from './dexie/runs';
 import { searchTables } from './dexie/search';
 import type { ConversationStore } from './store';
@@ -25,7 +24,6 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   return {
     ...conversationTables(connection),
     ...messageTables(connection),
-    ...runContextTables(connection),
     ...searchTables(connection),
     ...runTables(connection),
     ...memoryTables(connection),

@@ -128,18 +128,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
     );
 
-  const newestMessages = (conversationId: string, limit: number) =>
-    limit > 0 ? completeMessages(conversationId).slice(-limit) : [];
-
-  const applicableMemories = (options: Parameters<ConversationStore['listMemories']>[0] = {}) => {
-    const now = options.now ?? Date.now();
-    const scopes = options.scopes === undefined ? undefined : new Set(options.scopes);
-    return [...memories.values()]
-      .filter((memory) => scopes === undefined || scopes.has(memory.scope))
-      .filter((memory) => options.includeExpired || !isExpired(memory, now))
-      .sort(compareMemories);
-  };
-
   return {
     ensureConversation: (id, title) =>
       guard('creating a conversation', () => {
@@ -252,14 +240,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     recentMessages: (conversationId, limit) =>
-      guard('reading recent messages', () => newestMessages(conversationId, limit)),
-
-    readRunContext: (conversationId, { recent, scopes }) =>
-      guard("reading a run's context", () => ({
-        recent: newestMessages(conversationId, recent),
-        conversation: conversations.get(conversationId),
-        memories: applicableMemories({ scopes }),
-      })),
+      guard('reading recent messages', () =>
+        limit > 0 ? completeMessages(conversationId).slice(-limit) : [],
+      ),
 
     messagesBetween: (conversationId, fromSeq, toSeq) =>
       guard('reading messages', () =>
@@ -303,7 +286,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     listMemories: (listOptions = {}) =>
-      guard('listing memories', () => applicableMemories(listOptions)),
+      guard('listing memories', () => {
+        const now = listOptions.now ?? Date.now();
+        const scopes = listOptions.scopes === undefined ? undefined : new Set(listOptions.scopes);
+        return [...memories.values()]
+          .filter((memory) => scopes === undefined || scopes.has(memory.scope))
+          .filter((memory) => listOptions.includeExpired || !isExpired(memory, now))
+          .sort(compareMemories);
+      }),
 
     updateMemory: (id, patch) =>
       guard('updating a memory', () => {

@@ -41,13 +41,6 @@ export type {
   RunRecord,
 } from '../protocol/memory';
 
-/** The rows a run's context is built from (see `ConversationStore.readRunContext`). */
-export interface RunContextRows {
-  readonly recent: MessageRecord[];
-  readonly conversation: ConversationRecord | undefined;
-  readonly memories: MemoryRecord[];
-}
-
 /**
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
  * module that knows IndexedDB. Every method is one transaction; none stays open across
@@ -103,15 +96,6 @@ export interface ConversationStore {
   getAttachments(hashes: readonly string[]): Promise<(AttachmentRecord | undefined)[]>;
   /** The newest `limit` complete messages, oldest first; reads only those rows. */
   recentMessages(conversationId: string, limit: number): Promise<MessageRecord[]>;
-  /**
-   * What a run's context is built from, in one transaction: `recentMessages(conversationId,
-   * recent)`, the conversation's row (undefined when it is not stored), and
-   * `listMemories({ scopes })`.
-   */
-  readRunContext(
-    conversationId: string,
-    options: { readonly recent: number; readonly scopes: readonly MemoryScope[] },
-  ): Promise<RunContextRows>;
   /** Complete messages with `fromSeq < seq <= toSeq`, oldest first. */
   messagesBetween(conversationId: string, fromSeq: number, toSeq: number): Promise<MessageRecord[]>;
   /** Every message, oldest first, interrupted ones included (for display and export). */

@@ -6,9 +6,9 @@ import {
   newMemoryId,
   normalizeMemoryInput,
 } from '../memory-rules';
-import type { ConversationStore, MemoryRecord, MemoryScope } from '../store';
+import type { ConversationStore, MemoryRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
-import { type AirlockDatabase, type DexieConnection, scopeRange } from './database';
+import { type DexieConnection, scopeRange } from './database';
 
 /** Long-term memories, unique per scope and key. */
 export function memoryTables(
@@ -44,13 +44,19 @@ export function memoryTables(
 
     listMemories: (listOptions = {}) =>
       guard('listing memories', async () => {
+        const now = listOptions.now ?? Date.now();
+        const scopes =
+          listOptions.scopes === undefined ? undefined : [...new Set(listOptions.scopes)];
         const found =
-          listOptions.scopes === undefined
+          scopes === undefined
             ? await memories.toArray()
-            : await db.transaction('r', memories, () =>
-                scopedMemories(db, listOptions.scopes ?? []),
+            : await db.transaction('r', memories, async () =>
+                (await Promise.all(scopes.map((scope) => scopeRange(db, scope).toArray()))).flat(),
               );
-        return applicable(found, listOptions.now ?? Date.now(), listOptions.includeExpired);
+        const kept = listOptions.includeExpired
+          ? found
+          : found.filter((memory) => !isExpired(memory, now));
+        return kept.sort(compareMemories);
       }),
 
     updateMemory: (id, patch) =>
@@ -95,25 +101,4 @@ export function memoryTables(
         return count;
       }),
   };
-}
-
-/** The memories of `scopes` (each scope once), as stored; call inside a transaction over `memories`. */
-export async function scopedMemories(
-  db: AirlockDatabase,
-  scopes: readonly MemoryScope[],
-): Promise<MemoryRecord[]> {
-  const each = await Promise.all(
-    [...new Set(scopes)].map((scope) => scopeRange(db, scope).toArray()),
-  );
-  return each.flat();
-}
-
-/** Memories as `listMemories` answers them: unexpired at `now` (unless asked), by importance then recency. */
-export function applicable(
-  found: MemoryRecord[],
-  now: number,
-  includeExpired = false,
-): MemoryRecord[] {
-  const kept = includeExpired ? found : found.filter((memory) => !isExpired(memory, now));
-  return kept.sort(compareMemories);
 }

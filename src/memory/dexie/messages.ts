@@ -6,7 +6,7 @@ import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments } from './attachments';
-import { type AirlockDatabase, type DexieConnection, messageRange, termRows } from './database';
+import { type DexieConnection, messageRange, termRows } from './database';
 
 /** A conversation's messages: committing a step (with its run and audit records), reading them back, the summary. */
 export function messageTables(
@@ -82,8 +82,19 @@ export function messageTables(
         'once',
       ),
 
+    // Reads backwards along [conversationId+status+seq] and stops after `limit` rows:
+    // the cost does not grow with the length of the conversation.
     recentMessages: (conversationId, limit) =>
-      guard('reading recent messages', () => newestMessages(db, conversationId, limit)),
+      guard('reading recent messages', async () => {
+        if (!(limit > 0)) return [];
+        const newestFirst = await messages
+          .where('[conversationId+status+seq]')
+          .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
+          .reverse()
+          .limit(limit)
+          .toArray();
+        return newestFirst.reverse();
+      }),
 
     messagesBetween: (conversationId, fromSeq, toSeq) =>
       guard('reading messages', async () => {
@@ -116,24 +127,4 @@ export function messageTables(
         notify({ table: 'conversations', conversationId });
       }),
   };
-}
-
-/**
- * The newest `limit` complete messages of a conversation, oldest first. Reads backwards
- * along [conversationId+status+seq] and stops after `limit` rows: the cost does not grow
- * with the length of the conversation.
- */
-export async function newestMessages(
-  db: AirlockDatabase,
-  conversationId: string,
-  limit: number,
-): Promise<MessageRecord[]> {
-  if (!(limit > 0)) return [];
-  const newestFirst = await db.messages
-    .where('[conversationId+status+seq]')
-    .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
-    .reverse()
-    .limit(limit)
-    .toArray();
-  return newestFirst.reverse();
 }

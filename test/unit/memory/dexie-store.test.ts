@@ -1,6 +1,6 @@
 import { IDBIndex as FakeIndex, IDBObjectStore as FakeObjectStore } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ConversationStore, MemoryScope } from '../../../src/memory/store';
+import type { ConversationStore } from '../../../src/memory/store';
 import { type StoreChange, storeChannelName } from '../../../src/memory/store-change';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../../src/protocol/chat';
@@ -382,37 +382,6 @@ describe('reading messages', () => {
     const { value, rows } = await countRowsRead(() => store.recentMessages('c', 20));
     expect(value).toHaveLength(20);
     expect(rows).toBe(20);
-  });
-
-  it("reads a run's context in one go: recent messages, the row, the memories that apply", async () => {
-    const { store } = setUp();
-    await seed(store, 10);
-    await store.saveMemory({ key: 'name', content: 'Ada', importance: 0.1 });
-    await store.saveMemory({ key: 'city', content: 'Lyon', importance: 0.9 });
-    await store.saveMemory({
-      key: 'topic',
-      content: 'trains',
-      scope: 'conversation:c',
-      importance: 0.5,
-    });
-    await store.saveMemory({ key: 'other', content: 'not here', scope: 'conversation:x' });
-    await store.saveMemory({ key: 'old', content: 'gone', expiresAt: Date.now() - 1 });
-    const scopes: MemoryScope[] = ['conversation:c', 'global', 'conversation:c'];
-
-    const read = await store.readRunContext('c', { recent: 3, scopes });
-
-    expect(read.recent).toEqual(await store.recentMessages('c', 3));
-    expect(read.recent.map((record) => record.seq)).toEqual([8, 9, 10]);
-    expect(read.conversation).toEqual(await store.getConversation('c'));
-    expect(read.memories).toEqual(await store.listMemories({ scopes }));
-    expect(read.memories.map((memory) => memory.content)).toEqual(['Lyon', 'trains', 'Ada']);
-    // A conversation not stored yet (a new run's) reads as nothing, and no read fails.
-    expect(await store.readRunContext('new', { recent: 3, scopes: ['conversation:new'] })).toEqual({
-      recent: [],
-      conversation: undefined,
-      memories: [],
-    });
-    expect((await store.readRunContext('c', { recent: 0, scopes: [] })).recent).toEqual([]);
   });
 
   it('reads complete messages in a seq range, and every message for display', async () => {
