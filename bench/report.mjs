@@ -72,6 +72,7 @@ const METRICS = [
   { key: 'firstTextMs', label: 'time to the first text delta (ms)' },
   { key: 'pageJsMs', label: '**page JS time, sampled (ms)**' },
   { key: 'pageGcMs', label: 'page GC time, sampled (ms)' },
+  { key: 'pageProbeMs', label: "the bench's probes on the page, sampled (ms)" },
   { key: 'cdpTaskMs', label: 'page busy time, CDP `TaskDuration` (ms)' },
   { key: 'cdpScriptMs', label: 'CDP `ScriptDuration` (ms), undercounts promise work' },
   { key: 'longTasks', label: 'long tasks > 50 ms (count)' },
@@ -140,8 +141,15 @@ rounds.
 - *Wall time* and *time to first text*: \`performance.now()\` on the page, from the call that
   starts the run to its final answer, and to the first text delta the page receives.
 - *Page JS time*: a separate run under V8's sampling profiler on the page (CDP
-  \`Profiler\`, one sample every 100 µs); samples in JavaScript are added up, GC apart.
-  This is the page-thread script time the targets use. CDP \`Performance.getMetrics\`
+  \`Profiler\`, one sample every 100 µs); samples in JavaScript are added up, GC apart,
+  each for the time since the one before it but at most 200 µs (a longer gap is the
+  thread waiting for a core, which on a 2-core machine came to several ms in some runs and
+  was charged to whatever function was on the stack). This is the page-thread script time
+  the targets use. The bench's own probes (the frame
+  loop and the long-task observer below, built into a file of their own) run on every
+  contestant's page; their samples, with the browser functions they call, are shown apart
+  and not counted (about 1.4 ms a run in a profile of Airlock's, where they were the largest
+  single item). CDP \`Performance.getMetrics\`
   \`ScriptDuration\` is shown too, read around the measured run, but it misses promise
   reactions: a \`fetch\` stream read on the page runs almost entirely in them, so it reads
   near zero for the page-thread peers.

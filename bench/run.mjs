@@ -62,6 +62,11 @@ await build({
     chunkSizeWarningLimit: 4_000,
     rollupOptions: {
       input: Object.fromEntries(pages.map((name) => [name, `bench/${name}/index.html`])),
+      // The peers page's probes (frames, long tasks) in a file of their own, so the driver
+      // can tell their samples from the contestants' in a page profile.
+      output: {
+        manualChunks: (id) => (id.endsWith('/bench/peers/probes.ts') ? 'probes' : undefined),
+      },
     },
   },
 });

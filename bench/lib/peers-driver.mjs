@@ -24,7 +24,7 @@
  */
 /**
  * Sampled JavaScript and GC time on the page thread during the profiled run.
- * @typedef {{ pageJsMs: number; pageGcMs: number }} ProfiledRun
+ * @typedef {{ pageJsMs: number; pageGcMs: number; pageProbeMs: number }} ProfiledRun
  */
 /** @typedef {{ contestant: string; round: number; message: string }} Failure */
 
@@ -157,7 +157,10 @@ async function measureOnce(page, cdp, name) {
  * One run under the page's V8 sampling profiler (CDP `Profiler`), adding up the samples
  * spent in JavaScript and in GC. CDP's `ScriptDuration` misses promise reactions (a
  * `fetch` stream read on the page runs almost entirely in them), so this is the page's
- * script time. The profiler slows the run, so nothing else is taken from it.
+ * script time. The bench's own probes (the frame loop, the long-task observer) run on
+ * every contestant's page: their samples, told apart by their file and including the
+ * browser functions they call, are counted apart as `pageProbeMs`. The profiler slows the
+ * run, so nothing else is taken from it.
  * @param {import('playwright').Page} page
  * @param {import('playwright').CDPSession} cdp
  * @param {ContestantName} name
@@ -177,16 +180,40 @@ async function profileOnce(page, cdp, name) {
   if (failure) throw failure;
   await verify(page, name);
   const nodes = new Map(profile.nodes.map((node) => [node.id, node.callFrame.functionName]));
+  const probe = probeNodes(profile.nodes);
   let pageJsMs = 0;
   let pageGcMs = 0;
-  // A sample's time is the delta before it, as DevTools counts it.
+  let pageProbeMs = 0;
+  // A sample's time is the delta before it, as DevTools counts it, up to twice the interval:
+  // a longer delta means the thread was not running (another process had the core), and
+  // counting it whole would charge that wait to whatever function happened to be on the stack.
   profile.samples?.forEach((id, index) => {
-    const ms = (profile.timeDeltas?.[index] ?? 0) / 1000;
+    const ms = Math.min(profile.timeDeltas?.[index] ?? 0, 2 * PROFILER_INTERVAL_US) / 1000;
     const what = nodes.get(id);
     if (what === '(garbage collector)') pageGcMs += ms;
-    else if (what !== '(idle)' && what !== '(program)' && what !== '(root)') pageJsMs += ms;
+    else if (what === '(idle)' || what === '(program)' || what === '(root)') return;
+    else if (probe.has(id)) pageProbeMs += ms;
+    else pageJsMs += ms;
   });
-  return { pageJsMs, pageGcMs };
+  return { pageJsMs, pageGcMs, pageProbeMs };
+}
+
+/**
+ * The ids of the profile's nodes in the bench's probes (`bench/peers/probes.ts`, a file of
+ * its own in the build) or called from them.
+ * @param {{ id: number; callFrame: { url: string }; children?: number[] }[]} all
+ */
+function probeNodes(all) {
+  const byId = new Map(all.map((node) => [node.id, node]));
+  const found = new Set();
+  /** @param {number} id */
+  const mark = (id) => {
+    if (found.has(id)) return;
+    found.add(id);
+    for (const child of byId.get(id)?.children ?? []) mark(child);
+  };
+  for (const node of all) if (/\/probes-[^/]*\.js$/.test(node.callFrame.url)) mark(node.id);
+  return found;
 }
 
 /**
