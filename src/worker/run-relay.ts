@@ -102,6 +102,12 @@ export class RunRelay {
           this.#openApprovals.delete(approvalId);
     }
     if (event.type === 'step-finish') this.#openApprovals.clear();
+    // Known to have no watch: the event is only counted (a watch that joins later starts
+    // from `run-start` and what is still open, then from the next event).
+    if (this.#held && this.#watched === false && this.#batch.length === 0) {
+      this.#next += 1;
+      return;
+    }
     this.#batch.push(event);
     if (this.#batch.length === 1) queueMicrotask(() => this.#flush());
   }
