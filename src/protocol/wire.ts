@@ -2,8 +2,8 @@ import type { LearnConfig } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ImageDetail } from './chat';
-import type { ErrorData } from './errors';
 import type { WireEvent } from './delta-runs';
+import type { ErrorData } from './errors';
 import type { GuardrailFlags, GuardrailHost } from './guardrails';
 import type {
   KnowledgeConfig,
