@@ -133,9 +133,11 @@ describe('the event port between worker and page', () => {
     // A delta right after a message waits for the interval.
     void sink.emit(delta(1));
     expect(posted).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, STREAM_FLUSH_INTERVAL_MS * 3));
+    while (posted.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
     expect(kinds()).toEqual(['step-start,text-delta', 'text-delta']);
-    // Long after the last message, a delta is due again.
+    // Longer than the interval after the last message (timed from it, so a late timer
+    // cannot shorten the wait), a delta is due again.
+    await new Promise((resolve) => setTimeout(resolve, STREAM_FLUSH_INTERVAL_MS * 2));
     void sink.emit(delta(2));
     expect(kinds()).toHaveLength(3);
     sink.close();
