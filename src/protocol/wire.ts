@@ -350,7 +350,8 @@ export interface MemoryApi {
 
 /**
  * Agent worker → page, on a run's event port: the events of one worker task, in order,
- * with runs of deltas packed (see `delta-runs.ts`); or whether a decision sent with `approval` was taken (`error` says why it was refused).
+ * with runs of deltas packed (see `delta-runs.ts`); or whether a decision sent with
+ * `approval` was taken (`error` says why it was refused).
  */
 export type WorkerToPage =
   | { readonly kind: 'events'; readonly events: readonly WireEvent[] }
@@ -379,8 +380,8 @@ export type PageToWorker =
  * Events the worker may send before the page has acknowledged any. A fast stream (one
  * read holding many chunks) produces events in one unbroken run of microtasks, and the
  * worker stops at the window until the page's acknowledgement comes back: each stop costs
- * a round trip between the threads. At 256 those stops held delivery to ~62,000 events/s
- * in `npm run bench`; at 2,048 it was ~86,000. Events are small (a delta is a few
- * characters), so the bound on a slow reader's queue stays small too.
+ * a round trip between the threads, so a wider window stops it less often (256 was the
+ * window before). Events are small (a delta is a few characters), so the bound on a slow
+ * reader's queue stays small too.
  */
 export const EVENT_WINDOW = 2_048;
