@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { AgentRun } from '../../src/page/agent-run';
 import { packDeltas, unpackDeltas } from '../../src/protocol/delta-runs';
@@ -125,22 +125,34 @@ describe('the event port between worker and page', () => {
         return events.map((event) => event.type).join(',');
       });
 
-    // No await between the emits and the checks: what is posted here was posted in this task.
-    void sink.emit({ type: 'step-start', step: 1 });
-    expect(posted).toHaveLength(0);
-    void sink.emit(delta(0));
-    expect(kinds()).toEqual(['step-start,text-delta']);
-    // A delta right after a message waits for the interval.
-    void sink.emit(delta(1));
-    expect(posted).toHaveLength(1);
-    while (posted.length < 2) await new Promise((resolve) => setTimeout(resolve, 1));
-    expect(kinds()).toEqual(['step-start,text-delta', 'text-delta']);
-    // Longer than the interval after the last message (timed from it, so a late timer
-    // cannot shorten the wait), a delta is due again.
-    await new Promise((resolve) => setTimeout(resolve, STREAM_FLUSH_INTERVAL_MS * 2));
-    void sink.emit(delta(2));
-    expect(kinds()).toHaveLength(3);
-    sink.close();
+    // The sink's clock and its hold timer are set by the test, so a busy machine changes
+    // nothing; the next-task flush still goes over a real MessageChannel.
+    vi.useFakeTimers({ toFake: ['performance', 'setTimeout', 'clearTimeout'] });
+    try {
+      // No await between the emits and the checks: what is posted here was posted in this task.
+      void sink.emit({ type: 'step-start', step: 1 });
+      expect(posted).toHaveLength(0);
+      void sink.emit(delta(0));
+      expect(kinds()).toEqual(['step-start,text-delta']);
+      // A delta right after a message waits for the interval.
+      void sink.emit(delta(1));
+      vi.advanceTimersByTime(STREAM_FLUSH_INTERVAL_MS - 1);
+      expect(posted).toHaveLength(1);
+      vi.advanceTimersByTime(1);
+      expect(kinds()).toEqual(['step-start,text-delta', 'text-delta']);
+      // Within the interval after that message a delta is held again; after it, it is due.
+      vi.advanceTimersByTime(STREAM_FLUSH_INTERVAL_MS - 1);
+      void sink.emit(delta(2));
+      expect(posted).toHaveLength(2);
+      vi.advanceTimersByTime(1);
+      expect(posted).toHaveLength(3);
+      vi.advanceTimersByTime(STREAM_FLUSH_INTERVAL_MS);
+      void sink.emit(delta(3));
+      expect(kinds()).toEqual(['step-start,text-delta', 'text-delta', 'text-delta', 'text-delta']);
+    } finally {
+      vi.useRealTimers();
+      sink.close();
+    }
   });
 
   it('packs runs of deltas of one kind and step, and unpacks them to the same events in order', () => {
