@@ -192,19 +192,24 @@ describe('memory in IndexedDB', () => {
   it('marks a run cut off by a closed tab as interrupted, keeping its partial text out of the next request', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
-    const words = Array.from({ length: 90 }, (_, i) => `w${i}`).join(' ');
+    // 8 s of stream at 20 ms a delta: the tab closes long before it ends.
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(' ');
     const session = await scriptModel([
       { text: words, chunkDelayMs: 20 },
       { text: 'Fresh start.' },
     ]);
     const closing = agentFor(session, { conversationId, memory: { database, tools: false } });
-    let deltas = 0;
-    for await (const event of closing.run('Tell me everything')) {
-      // Long enough (over 1.2 s at 20 ms a delta) for the streamed text to have been saved
-      // after its first delta too, which the journal does once a second.
-      if (event.type === 'text-delta' && ++deltas === 60) break;
-    }
+    const reading = collect(closing.run('Tell me everything'));
+    // The tab closes once the streamed text was saved past its first words (the journal saves
+    // on the first delta, then once a second), however late the deltas came on a busy machine.
+    const savedText = async () =>
+      (await closing.memory.listRuns({ conversationId }))[0]?.partialText ?? '';
+    await expect.poll(savedText, { timeout: 15_000 }).toMatch(/^w0 w1 w2/);
     closing.dispose();
+    expect((await reading).at(-1)).toMatchObject({
+      type: 'run-error',
+      error: { code: 'agent-disposed' },
+    });
 
     const reopened = agentFor(session, { conversationId, memory: { database, tools: false } });
     await reopened.ready;
