@@ -81,6 +81,9 @@ export class RunRelay {
     navigator.locks.query().then(
       ({ held = [], pending = [] }) => {
         this.#watched ||= [...held, ...pending].some((lock) => lock.name === watchLock);
+        // A watch is there and may soon send a stop or an approval: its parser loads now,
+        // not on the first such message, which would then wait for the import.
+        if (this.#watched) this.#received ??= import('./relay-schema');
         this.#settle();
       },
       // Unknown, as when the run could not be relayed before: relay every event.
