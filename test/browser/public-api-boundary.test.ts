@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { installErrorTransfer } from '../../src/errors/error-transfer';
 import type { AgentConfig, AgentWorkerApi, RunRequest } from '../../src/protocol/wire';
-import { agentFor, receivedBodies, scriptModel } from './support';
+import { agentFor, receivedBodies, scriptModel, WORKER_START_MS } from './support';
 
 // Acceptance 4 of the trust-boundary issue: no public entry turns wrong types, empty,
 // huge or odd Unicode values into `internal-error` or a bare TypeError.
@@ -101,6 +101,8 @@ const echo = tool({
 const validOptions = (worker: () => Worker): AgentOptions => ({
   worker,
   model: { baseURL: 'http://127.0.0.1:9/v1', model: 'm' },
+  // The memory and knowledge calls wait for the start, which a loaded machine can make slow.
+  startTimeoutMs: WORKER_START_MS,
 });
 
 /** `base` with the value at a dotted path replaced (objects on the way are copied). */
