@@ -144,7 +144,9 @@ describe('workers that cannot start', () => {
     // The page's timers are the test's: the worker takes as long as a loaded machine needs to
     // start, and its deadline then passes, long after, at the test's word.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    onTestFinished(() => vi.useRealTimers());
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const agent = agentOn(
       () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
       {
