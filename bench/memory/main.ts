@@ -107,6 +107,12 @@ const noModel: ChatModel = {
   complete: () => Promise.reject(new Error('The context bench makes no model calls.')),
 };
 
+/** Summaries are off here, so the context build asks for no side call. */
+const noSideCalls = {
+  allow: () => Promise.reject(new Error('The context bench makes no model calls.')),
+  used: () => {},
+};
+
 /** Context build for a conversation of `size` stored messages: window 40 messages / 8 000 tokens. */
 async function contextBuild(store: ConversationStore, size: number, samples: number) {
   const conversationId = `history-${size}`;
@@ -135,6 +141,7 @@ async function contextBuild(store: ConversationStore, size: number, samples: num
       knowledge: [],
       rows,
       warn: () => Promise.resolve(),
+      sideCalls: noSideCalls,
       signal,
     });
     times.push(performance.now() - started);

@@ -162,6 +162,7 @@ export const runRowSchema = z.object({
   pendingStep: z.object({}).loose().exactOptional(),
   allowedTools: z.array(z.string()).exactOptional(),
   usage: runUsageSchema.exactOptional(),
+  sideUsage: runUsageSchema.exactOptional(),
   startedAt: timestamp,
   updatedAt: timestamp,
 });

@@ -179,6 +179,11 @@ export type WarningCode =
    */
   | 'learning-refused'
   /**
+   * The memory extractor was not called: the conversation's budgets (`budgets.conversation`)
+   * leave no room for another model call. Nothing was learnt by the model from the run.
+   */
+  | 'learning-skipped'
+  /**
    * `agent.watch` dropped a message of another tab's run relay: malformed, out of turn, or
    * naming a run no tab holds. The watch goes on with the runs it can vouch for.
    */

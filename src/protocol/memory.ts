@@ -139,6 +139,12 @@ export interface RunRecord {
   readonly allowedTools?: readonly string[];
   /** What the run consumed so far; absent in runs stored before budgets existed. */
   readonly usage?: RunUsage;
+  /**
+   * What the run's side calls consumed: the history summary and the memory extractor
+   * (`memory.learn.model`). Counted in the conversation's budgets and usage, not the run's.
+   * Absent when the run made none.
+   */
+  readonly sideUsage?: RunUsage;
   readonly startedAt: number;
   readonly updatedAt: number;
 }

@@ -12,8 +12,9 @@ import type { ChatModel } from '../model/chat-model';
 import { encodeDataText } from '../model/data-encoding';
 import { DATA_NOTICE, dataMessage } from '../model/data-message';
 import { estimateMessageTokens, type TokenCalibration } from '../model/estimate-tokens';
-import type { ChatMessage } from '../protocol/chat';
+import type { ChatMessage, Usage } from '../protocol/chat';
 import type { WarningCode } from '../protocol/errors';
+import type { SideCalls } from './budget-meter';
 import { resolveAttachments } from './resolve-attachments';
 import type { StoredRowCheck } from './stored-rows';
 import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
@@ -54,6 +55,8 @@ export interface ContextRequest {
   readonly rows: StoredRowCheck;
   /** Tells the page about a failure the run survives. */
   readonly warn: (code: WarningCode, message: string) => Promise<void>;
+  /** Allows and counts the summary call against the conversation's budgets. */
+  readonly sideCalls: SideCalls;
   readonly signal: AbortSignal;
 }
 
@@ -153,7 +156,9 @@ function ownMessages(records: readonly MessageRecord[]): ChatMessage[] {
  * The summary to send: the stored one, first brought up to `fellThrough` (the last message
  * left out of the window) when summarising is on. A conversation row that is not valid is
  * reported and read as having no summary; a failed update is a `summary-failed` warning and
- * leaves the stored summary and its pointer as they were. An abort is not a failure.
+ * leaves the stored summary and its pointer as they were. An abort is not a failure, and a
+ * conversation whose budgets are spent fails the run (`budget-exceeded`): its own model call
+ * would be refused all the same.
  */
 async function currentSummary(
   request: ContextRequest,
@@ -172,12 +177,17 @@ async function currentSummary(
       await store.messagesBetween(conversationId, from, fellThrough),
     );
     // Nothing readable fell out (rows left out as bad): move the pointer, call no model.
-    const summary =
-      fell.length > 0 ? await summarizeInto(request.model, previous, fell, signal) : previous;
+    let summary = previous;
+    if (fell.length > 0) {
+      await request.sideCalls.allow();
+      const answer = await summarizeInto(request.model, previous, fell, signal);
+      request.sideCalls.used(answer.usage);
+      summary = answer.text;
+    }
     await store.updateSummary(conversationId, summary, fellThrough);
     return summary;
   } catch (error) {
-    if (signal.aborted || !isAirlockError(error)) throw error;
+    if (signal.aborted || !isAirlockError(error) || error.code === 'budget-exceeded') throw error;
     await request.warn(
       'summary-failed',
       `The conversation's summary could not be updated (${error.message}); this run goes on with the previous summary.`,
@@ -210,8 +220,8 @@ async function summarizeInto(
   previous: string,
   messages: readonly MessageRecord[],
   signal: AbortSignal,
-): Promise<string> {
-  const { text } = await model.complete(
+): Promise<{ readonly text: string; readonly usage: Usage }> {
+  const { text, usage } = await model.complete(
     {
       messages: [
         {
@@ -231,7 +241,7 @@ async function summarizeInto(
     },
     { signal },
   );
-  return text.trim();
+  return { text: text.trim(), usage };
 }
 
 /** One line per message, each cut to an excerpt, the newest kept within `MAX_TRANSCRIPT_CHARS`. */

@@ -92,6 +92,16 @@ export class ConversationJournal implements RunJournal {
     this.#run = { ...this.#run, usage };
   }
 
+  /** Keeps what the run's side calls consumed; it is written with the next write. */
+  sideUsageChanged(sideUsage: RunUsage): void {
+    this.#run = { ...this.#run, sideUsage };
+  }
+
+  /** Writes the run's record once more after it ended, for a side call made since (the memory extractor). */
+  async saveSideUsage(): Promise<void> {
+    await this.#write(() => this.#store.putRun(this.#record()));
+  }
+
   /** Collects a settled tool call for the audit log; it is written with its step. */
   audit(record: ToolCallRecord): void {
     this.#audit.push({ ...record, conversationId: this.#run.conversationId });

@@ -11,7 +11,7 @@ import type { KnowledgeSource } from '../protocol/knowledge';
 import type { MemoryInput } from '../protocol/memory';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
-import { BudgetMeter } from './budget-meter';
+import { BudgetMeter, type SideCalls, sideCallsOf } from './budget-meter';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
@@ -177,6 +177,10 @@ export async function runConversation(
         await emit(event);
       };
       const rows = new StoredRowCheck(emitAfterStart);
+      // Asked for now (it reads the conversation's other runs when it has budgets): a summary
+      // call in the context build waits for it.
+      const meter = settledLater(budgetMeter(setup, run, rows, asks.model));
+      const sideCalls = sideCallsOf(meter, (sideUsage) => journal.sideUsageChanged(sideUsage));
       // An input of images alone has no text to search with, and an empty index nothing to
       // find: the run then starts its reads and the model request without waiting for run-start.
       const injectsKnowledge =
@@ -201,6 +205,7 @@ export async function runConversation(
           knowledge,
           rows,
           warn: (code, message) => emitAfterStart({ type: 'warning', code, message }),
+          sideCalls,
           signal,
         });
       // The context's reads are asked for first and the input's write right after, so the
@@ -252,7 +257,7 @@ export async function runConversation(
                 },
               }
             : {}),
-          budget: await budgetMeter(setup, run, rows, asks.model),
+          budget: await meter,
           guardrails: setup.guardrails,
           tools: {
             registry,
@@ -279,8 +284,9 @@ export async function runConversation(
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
         const learning =
           result.reason === 'stop' && setup.config.memory.learn
-            ? await learnMemories(setup, run, result.text, scopes, rows, emit, signal)
+            ? await learnMemories(setup, run, result.text, scopes, rows, emit, sideCalls, signal)
             : undefined;
+        if (learning) await journal.saveSideUsage();
         await emit({ type: 'run-finish', ...result, ...(learning ? { learning } : {}) });
       } catch (error) {
         // What follows is said after the events already queued.
@@ -345,16 +351,21 @@ async function budgetMeter(
   modelName = setup.config.model.model,
 ): Promise<BudgetMeter> {
   const { budgets = {}, prices } = setup.config;
-  const price = prices?.[modelName];
   const others = budgets.conversation
     ? (
         await rows.keep('runs', await setup.store.listRuns({ conversationId: run.conversationId }))
       ).filter((other) => other.id !== run.id)
     : [];
-  return new BudgetMeter(budgets, price, {
-    run: run.usage ?? NO_RUN_USAGE,
-    conversationBefore: sumRunUsage(others),
-  });
+  return new BudgetMeter(
+    budgets,
+    // Side calls go to the agent's model, whatever model the run asked for.
+    { run: prices?.[modelName], side: prices?.[setup.config.model.model] },
+    {
+      run: run.usage ?? NO_RUN_USAGE,
+      side: run.sideUsage,
+      conversationBefore: sumRunUsage(others),
+    },
+  );
 }
 
 /**
@@ -394,7 +405,9 @@ export function assertAsksHold(setup: AgentSetup, asks: RunAsks, channel: RunCha
  * Runs `memory.learn` over a finished exchange: the rules, then the model extractor if
  * configured. Applies what they find (or proposes it, with `confirm`) and says so. A memory
  * that cannot be saved is reported as a `storage-error`, an extractor that fails as a
- * `learning-failed` warning; the run has finished all the same. Returns the extractor's usage.
+ * `learning-failed` warning; the run has finished all the same. The extractor is a side
+ * call: it is skipped with a `learning-skipped` warning when the conversation's budgets are
+ * spent, and counted in them. Returns its usage.
  */
 async function learnMemories(
   setup: AgentSetup,
@@ -403,6 +416,7 @@ async function learnMemories(
   scopes: readonly [MemoryScope, MemoryScope, ...MemoryScope[]],
   rows: StoredRowCheck,
   emit: (event: AgentEvent) => Promise<void>,
+  sideCalls: SideCalls,
   signal: AbortSignal,
 ): Promise<Usage | undefined> {
   const learn = setup.config.memory.learn;
@@ -428,6 +442,17 @@ async function learnMemories(
   }))
     await save(memory);
   if (!learn.model || signal.aborted) return undefined;
+  try {
+    await sideCalls.allow();
+  } catch (error) {
+    if (!isAirlockError(error, 'budget-exceeded')) throw error;
+    await emit({
+      type: 'warning',
+      code: 'learning-skipped',
+      message: `The memory extractor was not called: ${error.message}`,
+    });
+    return undefined;
+  }
   // Loaded on use: most agents learn by rules or not at all.
   const { extractMemories } = await import('./learn-by-model');
   const extraction = await extractMemories({
@@ -450,6 +475,7 @@ async function learnMemories(
     throw error;
   });
   if (!extraction) return undefined;
+  sideCalls.used(extraction.usage);
   if ('failed' in extraction) {
     await emit({ type: 'warning', code: 'learning-failed', message: extraction.failed });
     return extraction.usage;

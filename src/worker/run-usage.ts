@@ -1,4 +1,5 @@
-import type { RunUsage } from '../protocol/budgets';
+import type { ModelPrice, RunUsage } from '../protocol/budgets';
+import type { Usage } from '../protocol/chat';
 
 /** Nothing consumed yet. */
 export const NO_RUN_USAGE: RunUsage = {
@@ -24,10 +25,34 @@ export function addRunUsage(a: RunUsage, b: RunUsage): RunUsage {
   };
 }
 
-/** What all of these runs consumed (runs stored before budgets existed count as nothing). */
-export function sumRunUsage(runs: readonly { readonly usage?: RunUsage }[]): RunUsage {
+/**
+ * What all of these runs consumed, their side calls included (runs stored before budgets
+ * existed count as nothing).
+ */
+export function sumRunUsage(
+  runs: readonly { readonly usage?: RunUsage; readonly sideUsage?: RunUsage }[],
+): RunUsage {
   return runs.reduce<RunUsage>(
-    (sum, run) => (run.usage ? addRunUsage(sum, run.usage) : sum),
+    (sum, run) =>
+      addRunUsage(addRunUsage(sum, run.usage ?? NO_RUN_USAGE), run.sideUsage ?? NO_RUN_USAGE),
     NO_RUN_USAGE,
   );
+}
+
+/** The usage of one model call, priced when `price` is given. */
+export function callUsage(usage: Usage, price: ModelPrice | undefined): RunUsage {
+  const cost = price
+    ? (usage.promptTokens * price.promptPerMillion +
+        usage.completionTokens * price.completionPerMillion) /
+      1_000_000
+    : undefined;
+  return {
+    ...NO_RUN_USAGE,
+    modelCalls: 1,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    totalTokens: usage.totalTokens,
+    ...(cost === undefined ? {} : { cost }),
+    ...(usage.estimated ? { estimated: true } : {}),
+  };
 }

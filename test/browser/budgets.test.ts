@@ -171,3 +171,111 @@ describe('budgets', () => {
     expect(record?.usage).toMatchObject({ modelCalls: 1, completionTokens, estimated: true });
   });
 });
+
+describe("side calls in the conversation's budget", () => {
+  const usage = { prompt_tokens: 100, completion_tokens: 50 };
+  // 100 × 1 000 / 1M + 50 × 2 000 / 1M = 0.2 a call.
+  const prices = { 'airlock-test-model': { promptPerMillion: 1_000, completionPerMillion: 2_000 } };
+  const noChanges = JSON.stringify({ changes: [] });
+
+  it("counts the memory extractor's call in the conversation's usage and budget, apart from the run's", async () => {
+    const session = await scriptModel([
+      { text: 'First answer.', usage },
+      { text: noChanges, usage }, // the extractor
+      { text: 'Never sent.', usage },
+    ]);
+    const agent = agentFor(session, {
+      prices,
+      budgets: { run: { modelCalls: 1 }, conversation: { cost: 0.3 } },
+      memory: { tools: false, learn: { model: {} } },
+    });
+
+    const firstRun = agent.run('One');
+    const first = await firstRun.result;
+    const second = agent.run('Two');
+    const error = await failure(second.result);
+
+    // The run's own figures stay the loop's: the extractor's call is reported apart.
+    expect(first.usage).toMatchObject({ promptTokens: 100, totalTokens: 150 });
+    expect(first.cost).toBeCloseTo(0.2);
+    expect(first.learning).toMatchObject({ promptTokens: 100, completionTokens: 50 });
+    const runs = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    const record = runs.find((stored) => stored.id === firstRun.runId);
+    expect(record?.usage).toMatchObject({ modelCalls: 1, totalTokens: 150 });
+    expect(record?.sideUsage).toMatchObject({ modelCalls: 1, totalTokens: 150 });
+    expect(record?.sideUsage?.cost).toBeCloseTo(0.2);
+    const total = await agent.memory.conversationUsage(agent.conversationId);
+    expect(total).toMatchObject({ modelCalls: 2, totalTokens: 300 });
+    expect(total.cost).toBeCloseTo(0.4);
+    // 0.2 of the answer alone would have let the second run through.
+    expect(error.code).toBe('budget-exceeded');
+    expect(error.details).toMatchObject({ budget: 'cost', scope: 'conversation', limit: 0.3 });
+    expect(error.details.used).toBeCloseTo(0.4);
+    expect(await session.requests()).toHaveLength(2);
+  });
+
+  it("skips the extractor with learning-skipped once the answer has spent the conversation's budget", async () => {
+    const session = await scriptModel([
+      { text: 'The answer.', usage },
+      { text: noChanges, usage }, // never asked for
+    ]);
+    const agent = agentFor(session, {
+      prices,
+      budgets: { conversation: { cost: 0.2 } },
+      memory: { tools: false, learn: { model: {} } },
+    });
+
+    const run = agent.run('One');
+    const events = await collect(run);
+    const result = await run.result;
+
+    expect(result).toMatchObject({ reason: 'stop', text: 'The answer.' });
+    expect(result.learning).toBeUndefined();
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        type: 'warning',
+        code: 'learning-skipped',
+        message: expect.stringContaining("conversation's cost budget is spent"),
+      }),
+    );
+    expect(await session.requests()).toHaveLength(1);
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record?.sideUsage).toBeUndefined();
+  });
+
+  it("counts the history summary's call, and makes none once the conversation's budget is spent", async () => {
+    const session = await scriptModel([
+      { text: 'Answer one.', usage },
+      { text: 'Answer two.', usage },
+      { text: 'The user asked two questions.', usage }, // the summary
+      { text: 'Answer three.', usage },
+      { text: 'Never sent.', usage },
+    ]);
+    const agent = agentFor(session, {
+      prices,
+      budgets: { conversation: { modelCalls: 4 } },
+      memory: { tools: false, window: { maxMessages: 4 } },
+    });
+    await agent.run('Question one').result;
+    await agent.run('Question two').result;
+    const third = await agent.run('Question three').result;
+    const fourth = agent.run('Question four');
+    const fourthEvents = await collect(fourth);
+    const error = await failure(fourth.result);
+
+    expect(third.usage).toMatchObject({ promptTokens: 100, totalTokens: 150 });
+    const runs = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    const summarised = runs.find((record) => record.sideUsage);
+    expect(summarised?.sideUsage).toMatchObject({ modelCalls: 1, totalTokens: 150 });
+    expect(summarised?.sideUsage?.cost).toBeCloseTo(0.2);
+    expect(await agent.memory.conversationUsage(agent.conversationId)).toMatchObject({
+      modelCalls: 4,
+    });
+    // The fourth run would summarise again; the budget refuses it before any request.
+    expect(error.code).toBe('budget-exceeded');
+    expect(error.details).toMatchObject({ budget: 'modelCalls', scope: 'conversation', used: 4 });
+    expect(types(fourthEvents)).toEqual(['run-start', 'run-error']);
+    expect(fourthEvents).not.toContainEqual(expect.objectContaining({ type: 'warning' }));
+    expect(await session.requests()).toHaveLength(4);
+  });
+});

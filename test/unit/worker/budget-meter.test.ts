@@ -9,6 +9,8 @@ const usage = (promptTokens: number, completionTokens: number) => ({
   totalTokens: promptTokens + completionTokens,
 });
 
+const NO_PRICES = { run: undefined, side: undefined };
+
 function thrown(body: () => void): unknown {
   try {
     body();
@@ -20,7 +22,7 @@ function thrown(body: () => void): unknown {
 
 describe('the budget meter', () => {
   it('allows exactly the budgeted tool calls, then refuses and ends the run', () => {
-    const meter = new BudgetMeter({ run: { toolCalls: 2 } }, undefined, {
+    const meter = new BudgetMeter({ run: { toolCalls: 2 } }, NO_PRICES, {
       run: NO_RUN_USAGE,
       conversationBefore: NO_RUN_USAGE,
     });
@@ -40,7 +42,7 @@ describe('the budget meter', () => {
   });
 
   it('refuses the model call after the one that crossed a token budget', () => {
-    const meter = new BudgetMeter({ run: { completionTokens: 150 } }, undefined, {
+    const meter = new BudgetMeter({ run: { completionTokens: 150 } }, NO_PRICES, {
       run: NO_RUN_USAGE,
       conversationBefore: NO_RUN_USAGE,
     });
@@ -62,7 +64,7 @@ describe('the budget meter', () => {
   it("counts the conversation's earlier runs and prices calls per million tokens", () => {
     const meter = new BudgetMeter(
       { conversation: { cost: 0.01 } },
-      { promptPerMillion: 1, completionPerMillion: 4 },
+      { run: { promptPerMillion: 1, completionPerMillion: 4 }, side: undefined },
       { run: NO_RUN_USAGE, conversationBefore: { ...NO_RUN_USAGE, modelCalls: 3, cost: 0.008 } },
     );
 
@@ -79,7 +81,7 @@ describe('the budget meter', () => {
   });
 
   it('refuses the model call that would go over the model-call budget', () => {
-    const meter = new BudgetMeter({ run: { modelCalls: 1 } }, undefined, {
+    const meter = new BudgetMeter({ run: { modelCalls: 1 } }, NO_PRICES, {
       run: NO_RUN_USAGE,
       conversationBefore: NO_RUN_USAGE,
     });
@@ -92,5 +94,56 @@ describe('the budget meter', () => {
         'budget-exceeded',
       ),
     ).toBe(true);
+  });
+
+  it("counts side calls in the conversation's budgets, priced at the agent's model, never in the run's", () => {
+    const meter = new BudgetMeter(
+      { run: { totalTokens: 100 }, conversation: { cost: 0.012 } },
+      {
+        run: { promptPerMillion: 10, completionPerMillion: 10 },
+        side: { promptPerMillion: 1, completionPerMillion: 4 },
+      },
+      {
+        run: NO_RUN_USAGE,
+        side: { ...NO_RUN_USAGE, modelCalls: 1, cost: 0.002 },
+        conversationBefore: { ...NO_RUN_USAGE, modelCalls: 2, cost: 0.005 },
+      },
+    );
+    meter.assertCanCallSide();
+    meter.recordSideCall(usage(1_000, 500));
+
+    // The run's own budget of 100 tokens is untouched by the side call's 1,500.
+    meter.assertCanCallModel();
+    expect(meter.usage).toEqual(NO_RUN_USAGE);
+    expect(meter.sideUsage.modelCalls).toBe(2);
+    expect(meter.sideUsage.cost).toBeCloseTo(0.005);
+    expect(meter.sideUsage.totalTokens).toBe(1_500);
+
+    meter.recordSideCall(usage(1_000, 500));
+    const side = thrown(() => meter.assertCanCallSide());
+    const model = thrown(() => meter.assertCanCallModel());
+
+    for (const error of [side, model])
+      expect((error as { details: unknown }).details).toMatchObject({
+        budget: 'cost',
+        scope: 'conversation',
+        limit: 0.012,
+      });
+  });
+
+  it("lets a side call through when only the run's budgets are spent", () => {
+    const meter = new BudgetMeter({ run: { modelCalls: 1 } }, NO_PRICES, {
+      run: NO_RUN_USAGE,
+      conversationBefore: NO_RUN_USAGE,
+    });
+    meter.recordModelCall(usage(1, 1));
+
+    expect(
+      isAirlockError(
+        thrown(() => meter.assertCanCallModel()),
+        'budget-exceeded',
+      ),
+    ).toBe(true);
+    expect(thrown(() => meter.assertCanCallSide())).toBeUndefined();
   });
 });
