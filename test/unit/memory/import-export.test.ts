@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MAX_IMPORT_FILE_CHARS } from '../../../src/memory/conversation-export-schema';
 import type { ConversationExport, ConversationStore } from '../../../src/memory/store';
 import {
@@ -9,17 +9,9 @@ import {
   toolAnswers,
   userSays,
 } from './records';
-import { dump, freshStore } from './store-fixture';
+import { dump, freshStore, storesClosedAfterEach } from './store-fixture';
 
-const opened: ConversationStore[] = [];
-function setUp(): ConversationStore {
-  const { store } = freshStore();
-  opened.push(store);
-  return store;
-}
-afterEach(() => {
-  for (const store of opened.splice(0)) store.close();
-});
+const setUp = storesClosedAfterEach(freshStore);
 
 /** A store holding conversation `c` with a tool exchange, an interrupted answer, memories, a run and an audit record. */
 async function seeded(): Promise<ConversationStore> {

@@ -1,16 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ConversationStore, MemoryInput } from '../../../src/memory/store';
-import { freshStore } from './store-fixture';
+import { describe, expect, it } from 'vitest';
+import type { MemoryInput } from '../../../src/memory/store';
+import { freshStore, storesClosedAfterEach } from './store-fixture';
 
-const opened: ConversationStore[] = [];
-function setUp(): ConversationStore {
-  const { store } = freshStore();
-  opened.push(store);
-  return store;
-}
-afterEach(() => {
-  for (const store of opened.splice(0)) store.close();
-});
+const setUp = storesClosedAfterEach(freshStore);
 
 describe('long-term memories', () => {
   it('saves a memory with its defaults: global scope, middle importance, no expiry', async () => {

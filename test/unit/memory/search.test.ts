@@ -1,18 +1,12 @@
 import Dexie from 'dexie';
 import { IDBKeyRange } from 'fake-indexeddb';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ConversationStore } from '../../../src/memory/store';
 import { assistantCalls, assistantSays, toolAnswers, userSays } from './records';
-import { freshStore } from './store-fixture';
+import { freshStore, storesClosedAfterEach } from './store-fixture';
 
-const opened: ConversationStore[] = [];
-function setUp(): ConversationStore {
-  const { store } = freshStore();
-  opened.push(store);
-  return store;
-}
+const setUp = storesClosedAfterEach(freshStore);
 afterEach(() => {
-  for (const store of opened.splice(0)) store.close();
   vi.useRealTimers();
 });
 
@@ -190,7 +184,7 @@ describe('the conversation search', () => {
 
   it('answers past rows of the words table and messages no version writes, without failing', async (context) => {
     const { store, name, indexedDB } = freshStore();
-    opened.push(store);
+    onTestFinished(() => store.close());
     // Rows planted in IndexedDB by hand: the in-memory store, run through this suite too, has none.
     if (indexedDB === undefined) return context.skip();
     await conversation(store, 'c', ['Harbour lights at night', 'All is ok']);

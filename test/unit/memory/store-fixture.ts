@@ -1,4 +1,5 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
+import { afterEach } from 'vitest';
 import { openStore } from '../../../src/memory/dexie-store';
 import type { ConversationStore } from '../../../src/memory/store';
 
@@ -21,6 +22,23 @@ export function freshStore(): StoreFixture {
   const indexedDB = new IDBFactory();
   const reopen = () => openStore({ name, indexedDB, IDBKeyRange });
   return { store: reopen(), name, indexedDB, reopen };
+}
+
+/**
+ * A `setUp` for a test file: each call opens a store with `fresh`, and every store opened is
+ * closed after each test. `fresh` is the caller's import of `freshStore`, not this module's,
+ * so the suites that `memory-store.test.ts` runs again get the in-memory stores it mocks in.
+ */
+export function storesClosedAfterEach(fresh: () => StoreFixture): () => ConversationStore {
+  const opened: ConversationStore[] = [];
+  afterEach(() => {
+    for (const store of opened.splice(0)) store.close();
+  });
+  return () => {
+    const { store } = fresh();
+    opened.push(store);
+    return store;
+  };
 }
 
 /** Everything the store holds, read through its own API, to compare before and after. */

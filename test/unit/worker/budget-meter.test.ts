@@ -80,7 +80,7 @@ describe('the budget meter', () => {
     });
   });
 
-  it('refuses the model call that would go over the model-call budget', () => {
+  it("refuses the model call that would go over the model-call budget, but not a side call: it counts in the conversation's budgets only", () => {
     const meter = new BudgetMeter({ run: { modelCalls: 1 } }, NO_PRICES, {
       run: NO_RUN_USAGE,
       conversationBefore: NO_RUN_USAGE,
@@ -94,6 +94,7 @@ describe('the budget meter', () => {
         'budget-exceeded',
       ),
     ).toBe(true);
+    expect(thrown(() => meter.assertCanCallSide())).toBeUndefined();
   });
 
   it("counts side calls in the conversation's budgets, priced at the agent's model, never in the run's", () => {
@@ -129,21 +130,5 @@ describe('the budget meter', () => {
         scope: 'conversation',
         limit: 0.012,
       });
-  });
-
-  it("lets a side call through when only the run's budgets are spent", () => {
-    const meter = new BudgetMeter({ run: { modelCalls: 1 } }, NO_PRICES, {
-      run: NO_RUN_USAGE,
-      conversationBefore: NO_RUN_USAGE,
-    });
-    meter.recordModelCall(usage(1, 1));
-
-    expect(
-      isAirlockError(
-        thrown(() => meter.assertCanCallModel()),
-        'budget-exceeded',
-      ),
-    ).toBe(true);
-    expect(thrown(() => meter.assertCanCallSide())).toBeUndefined();
   });
 });
