@@ -21,9 +21,9 @@ export const testToolsWorker = () =>
   new Worker(new URL('./fixtures/tools.worker.ts', import.meta.url), { type: 'module' });
 
 /**
- * How long a test lets an agent worker start. The dev server hands a worker its modules one
- * by one; late in a long run, and on a busy machine, an engine (Firefox most) has taken more
- * than the default 10 s to start one.
+ * How long a test lets an agent or tool worker start. The dev server hands a worker its
+ * modules one by one; late in a long run, and on a busy machine, an engine (Firefox most) has
+ * taken more than the default 10 s to start one.
  */
 export const WORKER_START_MS = 30_000;
 
@@ -42,6 +42,15 @@ export function agentFor(
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2, ...model },
     startTimeoutMs: WORKER_START_MS,
     ...rest,
+    // Tool workers load their modules from the dev server too; a test that sets its own keeps it.
+    ...(rest.toolsets
+      ? {
+          toolsets: rest.toolsets.map((toolset) => ({
+            startTimeoutMs: WORKER_START_MS,
+            ...toolset,
+          })),
+        }
+      : {}),
     // A database of its own per agent unless the test shares one on purpose.
     memory: { database: `test-${crypto.randomUUID()}`, ...options.memory },
   });

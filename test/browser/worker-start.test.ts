@@ -1,6 +1,6 @@
 import { type AgentOptions, createAgent, isAirlockError } from 'airlock-agents';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { collect, scriptModel, testToolsWorker } from './support';
+import { collect, scriptModel, testToolsWorker, WORKER_START_MS } from './support';
 
 const model = { baseURL: 'http://127.0.0.1:9/v1', model: 'any' };
 
@@ -10,6 +10,14 @@ function agentOn(worker: () => Worker, options: Partial<AgentOptions> = {}) {
   onTestFinished(() => agent.dispose());
   return agent;
 }
+
+/**
+ * A start deadline no test waits for: a failure seen within `ERROR_EVENT_WAIT_MS` came from
+ * the worker (its error event, or its answer), not from the deadline.
+ */
+const ERROR_EVENT_ONLY_MS = 120_000;
+/** Room for the error event on a loaded machine (it came after 5 s once, beside two busy processes). */
+const ERROR_EVENT_WAIT_MS = 30_000;
 
 /** How `promise` settled within `ms`: its rejection, or `'pending'` if it had not settled. */
 async function settledWithin(promise: Promise<unknown>, ms: number): Promise<unknown> {
@@ -51,9 +59,10 @@ describe('workers that cannot start', () => {
     const agent = agentOn(
       () =>
         new Worker(new URL('./fixtures/no-such.worker.ts', import.meta.url), { type: 'module' }),
+      { startTimeoutMs: ERROR_EVENT_ONLY_MS },
     );
 
-    const error = await settledWithin(agent.ready, 5_000);
+    const error = await settledWithin(agent.ready, ERROR_EVENT_WAIT_MS);
     const events = await collect(agent.run('Hello'));
 
     expect(error).toMatchObject({ code: 'worker-load-failed' });
@@ -69,9 +78,10 @@ describe('workers that cannot start', () => {
   it('fails ready with worker-load-failed when the agent worker module throws while loading', async () => {
     const agent = agentOn(
       () => new Worker(new URL('./fixtures/broken.worker.ts', import.meta.url), { type: 'module' }),
+      { startTimeoutMs: ERROR_EVENT_ONLY_MS },
     );
 
-    const error = await settledWithin(agent.ready, 5_000);
+    const error = await settledWithin(agent.ready, ERROR_EVENT_WAIT_MS);
 
     expect(error).toMatchObject({ code: 'worker-load-failed' });
     expect(isAirlockError(error, 'worker-load-failed')).toBe(true);
@@ -83,11 +93,12 @@ describe('workers that cannot start', () => {
         new Worker(new URL('./fixtures/garbled-agent.worker.ts', import.meta.url), {
           type: 'module',
         }),
+      { startTimeoutMs: ERROR_EVENT_ONLY_MS },
     );
 
     const [ready, result, listed] = await Promise.all(
       [agent.ready, agent.run('Hello').result, agent.memory.listRuns()].map((call) =>
-        settledWithin(call, 8_000),
+        settledWithin(call, ERROR_EVENT_WAIT_MS),
       ),
     );
 
@@ -168,6 +179,7 @@ describe('workers that cannot start', () => {
       () => new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
       {
         model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+        startTimeoutMs: WORKER_START_MS,
         toolsets: [
           { name: 'ok', worker: testToolsWorker },
           {
@@ -182,7 +194,8 @@ describe('workers that cannot start', () => {
       },
     );
 
-    const error = await settledWithin(agent.ready, 8_000);
+    // Generous: the agent worker starts first, which a loaded machine makes slow.
+    const error = await settledWithin(agent.ready, WORKER_START_MS);
 
     // The tool side keeps its own code for now (see docs/errors.md, Failure modes).
     expect(isAirlockError(error, 'toolset-unavailable')).toBe(true);
