@@ -28,6 +28,14 @@ describe('stored row schemas', () => {
             completionTokens: 2,
             totalTokens: 5,
           },
+          sideUsage: {
+            modelCalls: 1,
+            toolCalls: 0,
+            promptTokens: 7,
+            completionTokens: 1,
+            totalTokens: 8,
+            cost: 0.001,
+          },
         }),
       ),
     ).toEqual([]);
@@ -61,6 +69,23 @@ describe('stored row schemas', () => {
     ]);
     expect(rowProblems('runs', { ...runRecord({ id: 'r' }), usage: 'lots' })).toEqual([
       expect.stringMatching(/^usage: /),
+    ]);
+    // Side calls' usage is parsed like the run's own: a forged one cannot lower what a
+    // conversation's budget counts.
+    expect(
+      rowProblems('runs', {
+        ...runRecord({ id: 'r' }),
+        sideUsage: {
+          modelCalls: -1,
+          toolCalls: 0,
+          promptTokens: 0,
+          completionTokens: 0,
+          totalTokens: 0,
+        },
+      }),
+    ).toEqual([expect.stringMatching(/^sideUsage\.modelCalls: /)]);
+    expect(rowProblems('runs', { ...runRecord({ id: 'r' }), sideUsage: 'none' })).toEqual([
+      expect.stringMatching(/^sideUsage: /),
     ]);
     expect(
       rowProblems('memories', {
