@@ -2,14 +2,7 @@
  * The demo page's entry: wires the conversation list, the chat, the memory panel, the
  * run timeline and the model settings to an Airlock agent.
  */
-import {
-  type Agent,
-  type AgentRun,
-  isAirlockError,
-  type RunInputPart,
-  type RunRecord,
-  type StoreChange,
-} from 'airlock-agents';
+import type { Agent, AgentRun, RunInputPart, RunRecord, StoreChange } from 'airlock-agents';
 import {
   createDemoAgent,
   defaultSettings,
@@ -238,17 +231,9 @@ async function play(
   const entry = timeline.begin(title, selectedId);
   scrollToEnd();
   const controller = new AbortController();
-  let run: AgentRun | undefined;
-  try {
-    run = start(controller.signal);
-  } catch (error) {
-    // `run` refuses bad input at once, e.g. an attachment over `limits.maxAttachmentBytes`.
-    if (!isAirlockError(error)) throw error;
-    const refused = { code: error.code, message: error.message };
-    view.showError(refused);
-    entry.fail(refused);
-    return;
-  }
+  // A run refused on the page (an attachment over `limits.maxAttachmentBytes`, say) ends
+  // with a run-error event, shown like any other.
+  const run = start(controller.signal);
   if (!run) {
     const error = {
       code: 'invalid-options' as const,
@@ -285,12 +270,13 @@ function applySettings(next: ModelSettings): void {
     ? 'Offline demo model (a script, not an LLM)'
     : `Model: ${settings.model} at ${settings.baseURL}`;
   modelBadge.dataset.offline = String(offline);
-  try {
-    agent = createDemoAgent(settings);
-    unsubscribe = agent.memory.subscribe(onStoreChange);
-  } catch (error) {
-    showFailure(error);
-  }
+  const created = createDemoAgent(settings);
+  agent = created;
+  unsubscribe = created.memory.subscribe(onStoreChange);
+  // Settings the agent cannot use (a base URL that is no http(s) URL) fail its start.
+  created.ready.catch((error: unknown) => {
+    if (agent === created) showFailure(error);
+  });
 }
 
 /** Offers to resume runs that were waiting for approval when the page last closed. */

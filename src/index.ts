@@ -23,6 +23,7 @@ export type {
   OutputGuardrail,
   ToolArgumentsGuardrail,
 } from './page/guardrail-host';
+export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/iframe-policy';
 export type { RunInput, RunInputPart } from './page/run-input';
 export type {
   IframeToolsetOptions,
@@ -31,7 +32,6 @@ export type {
   ToolsetOptions,
   WorkerToolsetOptions,
 } from './page/sandbox-host';
-export { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './page/toolset-checks';
 export type {
   Budget,
   BudgetName,

@@ -181,17 +181,10 @@ export function judgeTargets(results, memory) {
     );
   }
   const checks =
-    (partGzip('src/page/check-options.ts') ?? 0) + (partGzip('src/errors/field-checks.ts') ?? 0);
+    (partGzip('src/page/check-options.ts') ?? 0) + (partGzip('src/page/agent-setup.ts') ?? 0);
   if (checks) {
     pageClose.push(
-      `checking most options once, in the agent worker, so that \`ready\` rejects with the error \`createAgent\` throws today (an API change; the checks are ~${kb(checks)})`,
-    );
-  }
-  const start =
-    (partGzip('src/page/create-agent.ts') ?? 0) + (partGzip('src/page/agent-run.ts') ?? 0);
-  if (start) {
-    pageClose.push(
-      `keeping in the entry only what answers at once (the checks, the agent and run objects) and loading the start, the run plumbing and the page↔worker calls with a dynamic import while the worker loads (create-agent and agent-run are ~${kb(start)})`,
+      `keeping the option checks and the config they make in the agent's start, which loads with a dynamic import (in the entry they are ~${kb(checks)})`,
     );
   }
   const iframe = partGzip('src/page/iframe-sandbox.ts');

@@ -208,15 +208,18 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     for (let attempt = 1; ; attempt++) {
       const session = this.#session(begin());
       this.#latest.set(chatId, session);
-      if (!afterAnother) return session;
       const first = await session.events.next();
-      const busy =
-        !first.done &&
-        first.value.type === 'run-error' &&
-        first.value.error.code === 'conversation-busy';
-      if (busy && attempt < BUSY_RETRIES && !abortSignal?.aborted) {
+      const refusal = !first.done && first.value.type === 'run-error' ? first.value : undefined;
+      const busy = refusal?.error.code === 'conversation-busy';
+      if (busy && afterAnother && attempt < BUSY_RETRIES && !abortSignal?.aborted) {
         await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
         continue;
+      }
+      if (refusal) {
+        // Refused before it began (bad input, a busy conversation): nothing of it is stored.
+        session.observe(refusal);
+        session.markEnded();
+        throw AirlockError.fromData(refusal.error);
       }
       session.events = prepend(first, session.events);
       return session;

@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import { estimateMessageTokens } from '../model/estimate-tokens';
 import type { KnowledgeChunkRecord, KnowledgeDocumentRecord } from '../protocol/knowledge';
+import { DEFAULT_DATABASE } from '../protocol/memory';
 import {
   exportedAttachments,
   hasParts,
@@ -48,7 +49,7 @@ export interface MemoryStoreOptions {
  * does, so a caller can never edit what is stored by holding on to a row.
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): ConversationStore {
-  const feed = createChangeFeed(options.name ?? 'airlock');
+  const feed = createChangeFeed(options.name ?? DEFAULT_DATABASE);
   const conversations = new Map<string, ConversationRecord>();
   /** Per conversation, ordered by seq. */
   const messages = new Map<string, MessageRecord[]>();

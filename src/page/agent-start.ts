@@ -1,21 +1,15 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { GuardrailHost } from '../protocol/guardrails';
-import type {
-  AgentConfig,
-  AgentWorkerApi,
-  MemoryApi,
-  ResumeRequest,
-  RunRequest,
-  StorageStatus,
-} from '../protocol/wire';
+import type { AgentWorkerApi, MemoryApi, StorageStatus } from '../protocol/wire';
 import { waitFor } from '../timing/wait';
-import type { Tool } from '../tools/define-tool';
 import type { AgentKnowledge } from './agent-knowledge';
+import { type RunStart, resumeStart, runStart, setUpAgent } from './agent-setup';
+import type { AgentOptions, RunOptions } from './create-agent';
 import type { GuardrailOptions } from './guardrail-host';
 import { lazyMethods } from './lazy-methods';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
-import type { SandboxStats, ToolsetOptions } from './sandbox-host';
+import type { SandboxStats } from './sandbox-host';
 import { workerCallGuard } from './worker-call-guard';
 import {
   isErrorData,
@@ -27,8 +21,8 @@ import {
 } from './worker-calls';
 
 // How an agent starts and talks to its worker, loaded by `createAgent` with a dynamic
-// import while the worker's script loads: the entry keeps what must answer at once (the
-// option checks, the agent and run objects), this the rest.
+// import: the entry keeps what must answer at once (the agent, run and watch objects),
+// this the rest, from the option checks on.
 
 /**
  * A property the agent worker's Comlink endpoint does not have: reading it is answered
@@ -37,44 +31,26 @@ import {
  */
 const START_PROBE = '__airlockStartProbe';
 
-/** What `createAgent` knows once it has checked the options and created the worker. */
-export interface AgentSetup {
-  readonly worker: Worker;
-  /** Why the app's factory could not create the worker, if it threw. */
-  readonly createError?: { readonly error: unknown };
-  readonly config: AgentConfig;
-  readonly tools: readonly Tool[];
-  readonly toolsets: readonly ToolsetOptions[];
-  readonly guardrails: GuardrailOptions;
-  readonly persist: boolean | undefined;
-  readonly startTimeoutMs: number;
-  /** Aborted when the agent is disposed. */
-  readonly lifetime: AbortSignal;
-  /** Ends the agent's runs and watches with `error` (the worker failed). */
-  readonly endAll: (error: AirlockError) => void;
-}
-
 /** A started agent, as `createAgent` uses it. */
 export interface AgentStart {
   readonly ready: Promise<readonly string[]>;
   readonly storage: Promise<StorageStatus>;
+  /** The agent's model name. */
+  readonly model: string;
+  /** Checks `run`'s arguments and makes its request; throws a typed error for a bad one. */
+  prepareRun(runId: string, input: unknown, options: RunOptions, conversationId: string): RunStart;
+  /** Checks `resume`'s arguments and makes its request; throws a typed error for a bad one. */
+  prepareResume(runId: string, options: RunOptions): RunStart;
   /**
-   * Asks the worker to start (or resume) a run whose events cross `port`; its own `tools`
+   * Asks the worker to start (or resume) a run whose events cross `port`; its own tools
    * run on a host of their own, cancelled when `ended` resolves.
    */
-  run(
-    request: { readonly run: RunRequest } | { readonly resume: ResumeRequest },
-    port: MessagePort,
-    tools: readonly Tool[] | undefined,
-    ended: Promise<void>,
-  ): Promise<void>;
+  run(start: RunStart, port: MessagePort, ended: Promise<void>): Promise<void>;
   /** Asks the worker to relay a conversation's runs on `port`. */
   watch(conversationId: string, port: MessagePort): Promise<void>;
   memory(): Promise<MemoryApi>;
   knowledge(): Promise<AgentKnowledge>;
   sandboxStats(): Record<string, SandboxStats>;
-  /** The worker fired an error event nobody caught (it is already terminated). */
-  crashed(message: string): void;
   /** Ends the start, the hosts and, once it has closed its store, the worker. */
   dispose(error: AirlockError): void;
 }
@@ -84,9 +60,18 @@ export function loadFailed(message: string, startTimeoutMs: number): AirlockErro
   return new AirlockError('worker-load-failed', message, { details: { startTimeoutMs } });
 }
 
-/** Starts the agent on its worker: configures it, watches its start and its errors. */
-export function startAgent(setup: AgentSetup): AgentStart {
-  const { worker, config, startTimeoutMs, lifetime } = setup;
+/**
+ * Checks the agent's options (a bad one throws `invalid-options`), creates its worker and
+ * starts the agent on it: configures it, watches its start and its errors. `endAll` ends
+ * the agent's runs and watches when the worker fails.
+ */
+export function startAgent(
+  options: AgentOptions,
+  lifetime: AbortSignal,
+  endAll: (error: AirlockError) => void,
+): AgentStart {
+  const setup = setUpAgent(options);
+  const { worker, config, startTimeoutMs } = setup;
   const toolHost = new PageToolHost(setup.tools);
   const sandboxHost = lazySandboxHost(setup.toolsets);
   const { remote, read } = remoteOf<AgentWorkerApi>(worker);
@@ -131,7 +116,7 @@ export function startAgent(setup: AgentSetup): AgentStart {
 
   const failAll = (error: AirlockError) => {
     failReady(error);
-    setup.endAll(error);
+    endAll(error);
     toolHost.cancelAll();
   };
   if (setup.createError) {
@@ -159,10 +144,34 @@ export function startAgent(setup: AgentSetup): AgentStart {
     () => {},
   );
 
+  const onWorkerError = (event: ErrorEvent) => {
+    // Handled here: the runs end with a typed error, so the browser need not report it as uncaught.
+    event.preventDefault();
+    // An error nobody caught leaves the worker in a state nobody knows: it is ended, which
+    // also releases the conversation locks its runs held, rather than left half alive.
+    worker.terminate();
+    failAll(
+      started
+        ? new AirlockError(
+            'worker-crashed',
+            `The agent worker failed: ${event.message || 'an error nobody caught'}.`,
+          )
+        : loadFailed(
+            `The agent worker could not be loaded: ${event.message || 'its script was not found, failed to load, or was blocked (e.g. by the CSP worker-src)'}.`,
+            startTimeoutMs,
+          ),
+    );
+  };
+  worker.addEventListener('error', onWorkerError);
+
   return {
     ready,
     storage,
-    run(request, port, tools, ended) {
+    model: config.model.model,
+    prepareRun: (runId, input, runOptions, conversationId) =>
+      runStart(runId, input, runOptions, conversationId, config.limits),
+    prepareResume: resumeStart,
+    run({ request, tools }, port, ended) {
       const host = tools?.length ? new PageToolHost(tools) : undefined;
       if (host) void ended.then(() => host.cancelAll());
       const sent = transfer(port, [port]);
@@ -181,20 +190,8 @@ export function startAgent(setup: AgentSetup): AgentStart {
         module.createAgentKnowledge(remote.knowledge, workerCalls),
       ),
     sandboxStats: () => sandboxHost.stats(),
-    crashed(message) {
-      failAll(
-        started
-          ? new AirlockError(
-              'worker-crashed',
-              `The agent worker failed: ${message || 'an error nobody caught'}.`,
-            )
-          : loadFailed(
-              `The agent worker could not be loaded: ${message || 'its script was not found, failed to load, or was blocked (e.g. by the CSP worker-src)'}.`,
-              startTimeoutMs,
-            ),
-      );
-    },
     dispose(error) {
+      worker.removeEventListener('error', onWorkerError);
       failAll(error);
       sandboxHost.dispose();
       void closeThenTerminate(remote, worker);

@@ -23,8 +23,8 @@ import { schemaCheck } from '../tools/standard-schema';
 import { toWireInput } from './run-input';
 
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
-// reaches the agent worker (which parses it again: it trusts no page). A bad argument is a
-// programming error, so these throw at once.
+// reaches the agent worker (which parses it again: it trusts no page). They throw a typed
+// error naming the field; the agent's start turns it into the failure of `ready`, or of the run.
 
 const nonBlank = stringCheck({ nonBlank: true });
 

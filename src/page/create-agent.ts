@@ -1,47 +1,24 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
-import { checkField, idCheck, invalidField } from '../errors/field-checks';
+import { checkField, idCheck } from '../errors/field-checks';
 import type { LearnRule } from '../memory/learn-rules';
 import type { ModelOptions } from '../model/model-options';
-import {
-  DEFAULT_MAX_ATTACHMENT_BYTES,
-  DEFAULT_MAX_INPUT_BYTES,
-} from '../protocol/attachment-limits';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
-import {
-  DEFAULT_KNOWLEDGE_CONFIG,
-  type KnowledgeConfig,
-  type KnowledgeRetrieval,
-} from '../protocol/knowledge';
+import type { KnowledgeRetrieval } from '../protocol/knowledge';
 import type { McpServerConfig } from '../protocol/mcp';
-import type { ToolsetConfig } from '../protocol/sandbox-wire';
-import type {
-  AgentConfig,
-  MemoryConfig,
-  ModelConfig,
-  ResumeRequest,
-  RunLimits,
-  RunModelOverrides,
-  RunRequest,
-  StorageStatus,
-} from '../protocol/wire';
+import { DEFAULT_DATABASE } from '../protocol/memory';
+import type { ModelConfig, RunLimits, StorageStatus } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
-import {
-  type InferSchemaOutput,
-  objectJsonSchema,
-  type ToolSchema,
-} from '../tools/standard-schema';
+import type { InferSchemaOutput, ToolSchema } from '../tools/standard-schema';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
 import { AgentRun, loadRunStream, type StructuredRunResult } from './agent-run';
+import type { RunStart } from './agent-setup';
 import type { AgentStart } from './agent-start';
 import { AgentWatch } from './agent-watch';
-import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
-import { guardrailFlags } from './guardrail-flags';
 import type { GuardrailOptions } from './guardrail-host';
 import { lazyKnowledge, lazyMemory } from './lazy-clients';
 import type { RunInput } from './run-input';
 import type { SandboxStats, ToolsetOptions } from './sandbox-host';
-import { checkToolsetOptions } from './toolset-checks';
 
 /** How the page describes an agent. */
 export interface AgentOptions {
@@ -210,11 +187,11 @@ export type StructuredRunOptions<S extends ToolSchema> = RunOptions & { readonly
 export interface Agent {
   /**
    * Starts a run on the given user input; iterate it for events, await `result` for the outcome.
-   * Bad arguments are programming errors and throw at once, before anything reaches the worker:
-   * `invalid-input` for an input that is not a non-empty string or list of parts,
-   * `input-too-large` for one over `limits.maxInputChars` (or `limits.maxInputBytes` of
-   * attachments), `attachment-too-large` for an image or file over
-   * `limits.maxAttachmentBytes`, `invalid-options` for bad options. The worker checks
+   * Bad arguments end the run before anything reaches the worker, as any failure does (a
+   * `run-error` event, and `result` rejects): `invalid-input` for an input that is not a
+   * non-empty string or list of parts, `input-too-large` for one over `limits.maxInputChars`
+   * (or `limits.maxInputBytes` of attachments), `attachment-too-large` for an image or file
+   * over `limits.maxAttachmentBytes`, `invalid-options` for bad options. The worker checks
    * attachments' types and bytes (`attachment-unsupported`) before anything is stored.
    */
   run<S extends ToolSchema>(
@@ -224,7 +201,8 @@ export interface Agent {
   run(input: RunInput, options?: RunOptions): AgentRun;
   /**
    * Resolves with the names of all tools once toolsets have started; rejects with
-   * `invalid-options`, `toolset-unavailable`, `mcp-unavailable` or `storage-blocked`.
+   * `invalid-options` (naming the wrong option in its message and `details.field`),
+   * `worker-load-failed`, `toolset-unavailable`, `mcp-unavailable` or `storage-blocked`.
    */
   readonly ready: Promise<readonly string[]>;
   /**
@@ -237,9 +215,9 @@ export interface Agent {
    * its `approval-request` events come again, and once answered the run goes on. An
    * interrupted run (closed tab, disposed agent, abort) goes on from its last committed step,
    * reusing stored tool results and never running a started call again. A finished run ends
-   * `run-not-resumable`, one running in another tab `conversation-busy`. Throws
-   * `invalid-input` at once for a run id that is not a non-empty string, `invalid-options`
-   * for bad options.
+   * `run-not-resumable`, one running in another tab `conversation-busy`. Ends with
+   * `invalid-input` for a run id that is not a non-empty string, `invalid-options` for bad
+   * options, before anything reaches the worker.
    */
   resume<S extends ToolSchema>(
     runId: string,
@@ -271,74 +249,19 @@ export interface Agent {
   readonly disposed: boolean;
 }
 
-/** Default of `startTimeoutMs`. */
-const DEFAULT_START_TIMEOUT_MS = 10_000;
-
-const DEFAULT_LIMITS: RunLimits = {
-  maxSteps: 10,
-  streamIdleTimeoutMs: 30_000,
-  maxInputChars: 100_000,
-  maxAttachmentBytes: DEFAULT_MAX_ATTACHMENT_BYTES,
-  maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
-};
+/** What `sandboxStats` reports for a toolset before the agent's start has loaded. */
+const NO_WORKERS: SandboxStats = { live: 0, started: 0, killed: 0 };
 
 /**
  * Creates an agent whose loop runs in a Web Worker. The page keeps only this thin client:
  * the model SDK and the loop live in the worker, sandboxed tools in workers of their own.
- * Throws an `invalid-options` `AirlockError` at once, before any worker starts, for an
- * option that is missing or wrong; its message and `details.field` name the option.
+ * The options are checked as the agent starts, before its worker does: one that is missing
+ * or wrong fails `ready`, and every run, with an `invalid-options` `AirlockError` whose
+ * message and `details.field` name it, and no worker is started.
  */
 export function createAgent(options: AgentOptions): Agent {
-  checkAgentOptions(options);
-  const startTimeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const tools = options.tools ?? [];
-  const toolsets = options.toolsets ?? [];
   // Taken now, as the app gave them: a later change to its options object changes nothing.
-  const guardrails = { ...options.guardrails };
-  assertUnique(
-    tools.map((tool) => tool.name),
-    'tools',
-  );
-  assertUnique(
-    toolsets.map((toolset) => toolset.name),
-    'toolsets',
-  );
-  const config: AgentConfig = {
-    model: {
-      ...definedFields(options.model),
-      model: options.model.model,
-      ...(options.model.baseURL === undefined
-        ? {}
-        : { baseURL: resolveBaseURL(options.model.baseURL) }),
-    },
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    pageTools: tools.map((tool) => tool.spec),
-    toolsets: toolsets.map(toToolsetConfig),
-    ...(options.mcp === undefined
-      ? {}
-      : { mcp: options.mcp.map((server) => ({ ...server, url: resolveBaseURL(server.url) })) }),
-    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
-    limits: { ...DEFAULT_LIMITS, ...definedFields(options.limits ?? {}) },
-    memory: toMemoryConfig(options.memory ?? {}),
-    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
-    ...(options.prices === undefined ? {} : { prices: options.prices }),
-    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
-    guardrails: guardrailFlags(guardrails),
-    knowledge: toKnowledgeConfig(options.knowledge ?? {}),
-  };
-  const defaultConversation = options.conversationId ?? crypto.randomUUID();
-  // Checked now (a bad one throws); the hosts themselves start with the rest.
-  for (const toolset of toolsets) checkToolsetOptions(toolset);
-  // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
-  // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
-  let createError: { readonly error: unknown } | undefined;
-  let worker: Worker;
-  try {
-    worker = options.worker();
-  } catch (error) {
-    createError = { error };
-    worker = unstartedWorker();
-  }
+  const given = (isObject(options) ? { ...options } : options) as AgentOptions;
   const runs = new Set<AgentRun>();
   const watches = new Set<AgentWatch>();
   let disposed = false;
@@ -347,70 +270,49 @@ export function createAgent(options: AgentOptions): Agent {
     for (const run of [...runs]) run.fail(error);
     for (const watch of [...watches]) watch.end();
   };
-  // The start, the calls to the worker and the runs' code load while the worker's own script
-  // loads. A run whose code fails to load reports it itself.
+  // The start (with the option checks) and the runs' code load at once; the start creates
+  // the worker. A run whose code fails to load reports it itself.
   loadRunStream().catch(() => {});
   let started: AgentStart | undefined;
-  const starting = import('./agent-start').then(({ startAgent }) => {
-    started = startAgent({
-      worker,
-      ...(createError ? { createError } : {}),
-      config,
-      tools,
-      toolsets,
-      guardrails,
-      persist: options.memory?.persist,
-      startTimeoutMs,
-      lifetime: lifetime.signal,
-      endAll,
+  const starting = import('./agent-start')
+    .then(({ startAgent }) => {
+      if (disposed) throw new AirlockError('agent-disposed', 'This agent was disposed.');
+      started = startAgent(given, lifetime.signal, endAll);
+      return started;
+    })
+    .catch((error: unknown) => {
+      throw isAirlockError(error)
+        ? error
+        : new AirlockError(
+            'worker-load-failed',
+            `Airlock's page code could not load: ${error instanceof Error ? error.message : String(error)}.`,
+            { cause: error },
+          );
     });
-    return started;
-  });
-  const ready = starting.then(
-    (start) => start.ready,
-    (error: unknown) => {
-      const failure = new AirlockError(
-        'worker-load-failed',
-        `Airlock's page code could not load: ${error instanceof Error ? error.message : String(error)}.`,
-        { details: { startTimeoutMs } },
-      );
-      worker.terminate();
-      endAll(failure);
-      throw failure;
-    },
-  );
+  // Wrong options and a page that could not load its code end what already waits on the agent.
+  starting.catch(endAll);
+  const ready = starting.then((start) => start.ready);
   // Runs report a failed start themselves; an app that never reads `ready` must not see it unhandled.
   ready.catch(() => {});
-  const storage = ready.then(() => (started as AgentStart).storage);
+  const storage = starting.then((start) => start.storage);
   storage.catch(() => {});
-  /** The started agent, once the worker has started: every call to the worker waits for it. */
-  const whenReady = () => ready.then(() => started as AgentStart);
+  const defaultConversation =
+    typeof given?.conversationId === 'string' ? given.conversationId : crypto.randomUUID();
+  const database = given?.memory?.database;
 
-  const onWorkerError = (event: ErrorEvent) => {
-    // Handled here: the runs end with a typed error, so the browser need not report it as uncaught.
-    event.preventDefault();
-    // An error nobody caught leaves the worker in a state nobody knows: it is ended, which
-    // also releases the conversation locks its runs held, rather than left half alive.
-    worker.terminate();
-    if (started) started.crashed(event.message);
-    else
-      void starting.then(
-        (start) => start.crashed(event.message),
-        () => {},
-      );
-  };
-  worker.addEventListener('error', onWorkerError);
-
-  /** Creates the page side of a run and asks the worker to start it on a port of its own. */
+  /**
+   * Creates the page side of a run. Once the start has loaded, `prepare` checks the run's
+   * arguments and makes its request; once the agent is ready, the worker is asked to start
+   * it on a port of its own.
+   */
   const startRun = (
     runId: string,
     conversationId: string,
-    signal: AbortSignal | undefined,
-    output: ToolSchema | undefined,
-    request: { readonly run: RunRequest } | { readonly resume: ResumeRequest },
-    tools: readonly Tool[] | undefined,
+    runOptions: RunOptions,
+    prepare: (start: AgentStart) => RunStart,
   ): AgentRun => {
     const channel = new MessageChannel();
+    let signal: AbortSignal | undefined;
     const onAbort = () => run.abort();
     let markEnded: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
@@ -424,20 +326,25 @@ export function createAgent(options: AgentOptions): Agent {
         signal?.removeEventListener('abort', onAbort);
         markEnded();
       },
-      output,
+      runOptions?.output,
     );
     if (disposed) {
       run.fail(new AirlockError('agent-disposed', 'This agent was disposed; create a new one.'));
       return run;
     }
-    if (signal?.aborted) {
-      run.abortBeforeStart(config.model.model, conversationId);
-      return run;
-    }
     runs.add(run);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    whenReady()
-      .then((start) => start.run(request, channel.port2, tools, ended))
+    starting
+      .then(async (start) => {
+        const prepared = prepare(start);
+        signal = runOptions.signal;
+        if (signal?.aborted) {
+          run.abortBeforeStart(start.model, conversationId);
+          return;
+        }
+        signal?.addEventListener('abort', onAbort, { once: true });
+        await start.ready;
+        await start.run(prepared, channel.port2, ended);
+      })
       .catch((error: unknown) => {
         run.fail(
           isAirlockError(error)
@@ -458,41 +365,17 @@ export function createAgent(options: AgentOptions): Agent {
     },
     // One implementation for both overloads: the schema types only what `result` resolves with.
     run: ((input: RunInput, runOptions: RunOptions = {}) => {
-      const wireInput = checkRunArguments(input, runOptions, config.limits);
-      const conversationId = runOptions.conversationId ?? defaultConversation;
-      const request = {
-        runId: crypto.randomUUID(),
-        input: wireInput,
-        conversationId,
-        ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
-        ...outputRequest(runOptions.output),
-        ...runOverrides(runOptions),
-      };
-      return startRun(
-        request.runId,
-        conversationId,
-        runOptions.signal,
-        runOptions.output,
-        { run: request },
-        runTools(runOptions.tools),
+      const taken = (isObject(runOptions) ? { ...runOptions } : runOptions) as RunOptions;
+      const runId = crypto.randomUUID();
+      const conversationId =
+        typeof taken?.conversationId === 'string' ? taken.conversationId : defaultConversation;
+      return startRun(runId, conversationId, taken, (start) =>
+        start.prepareRun(runId, input, taken, conversationId),
       );
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
-      checkResumeArguments(runId, runOptions);
-      const request = {
-        runId,
-        ...(runOptions.allowedTools === undefined ? {} : { allowedTools: runOptions.allowedTools }),
-        ...outputRequest(runOptions.output),
-        ...runOverrides(runOptions),
-      };
-      return startRun(
-        runId,
-        '',
-        runOptions.signal,
-        runOptions.output,
-        { resume: request },
-        runTools(runOptions.tools),
-      );
+      const taken = (isObject(runOptions) ? { ...runOptions } : runOptions) as RunOptions;
+      return startRun(runId, '', taken, (start) => start.prepareResume(runId, taken));
     }) as Agent['resume'],
     watch(conversationId = defaultConversation) {
       checkField(conversationId, 'conversationId', idCheck, 'invalid-input');
@@ -503,19 +386,25 @@ export function createAgent(options: AgentOptions): Agent {
         return watch;
       }
       watches.add(watch);
-      whenReady()
-        .then((start) => start.watch(conversationId, channel.port2))
+      ready
+        .then(() => (started as AgentStart).watch(conversationId, channel.port2))
         // A failed start or a crash ends the watch; `ready` says why.
         .catch(() => watch.end());
       return watch;
     },
     conversationId: defaultConversation,
-    memory: lazyMemory(() => starting.then((start) => start.memory()), config.memory.database),
+    memory: lazyMemory(
+      () => starting.then((start) => start.memory()),
+      typeof database === 'string' ? database : DEFAULT_DATABASE,
+    ),
     knowledge: lazyKnowledge(() => starting.then((start) => start.knowledge())),
     sandboxStats: () =>
       started?.sandboxStats() ??
       Object.fromEntries(
-        toolsets.map((toolset) => [toolset.name, { live: 0, started: 0, killed: 0 }]),
+        (Array.isArray(given?.toolsets) ? given.toolsets : []).map((toolset) => [
+          toolset?.name,
+          NO_WORKERS,
+        ]),
       ),
     dispose() {
       if (disposed) return;
@@ -526,141 +415,17 @@ export function createAgent(options: AgentOptions): Agent {
       );
       endAll(error);
       lifetime.abort();
-      worker.removeEventListener('error', onWorkerError);
       // At once when the start has loaded (tool workers and iframes end now), else once it has.
       if (started) started.dispose(error);
       else
         void starting.then(
           (start) => start.dispose(error),
-          () => worker.terminate(),
+          () => {},
         );
     },
   };
 }
 
-/** Default of `memory.openTimeoutMs`. */
-const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
-
-/** The default cap on the memory extractor's answer: room for a handful of changes with reasons. */
-const DEFAULT_LEARN_MAX_TOKENS = 600;
-
-/** What stands in for a worker the factory could not create: it never answers, and ends at once. */
-function unstartedWorker(): Worker {
-  const { port1 } = new MessageChannel();
-  return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
-}
-
-function toMemoryConfig(options: MemoryOptions): MemoryConfig {
-  return {
-    database: options.database ?? 'airlock',
-    ...(options.userId === undefined ? {} : { userId: options.userId }),
-    window: {
-      maxMessages: options.window?.maxMessages ?? 40,
-      maxTokens: options.window?.maxTokens ?? 8_000,
-    },
-    summarize: options.summarize ?? true,
-    maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
-    tools: options.tools ?? true,
-    openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
-    ...(options.learn?.rules?.length || options.learn?.model
-      ? {
-          learn: {
-            rules: options.learn.rules ?? [],
-            confirm: options.learn.confirm ?? false,
-            ...(options.learn.model
-              ? {
-                  model: {
-                    ...(options.learn.model.instructions === undefined
-                      ? {}
-                      : { instructions: options.learn.model.instructions }),
-                    maxTokens: options.learn.model.maxTokens ?? DEFAULT_LEARN_MAX_TOKENS,
-                  },
-                }
-              : {}),
-          },
-        }
-      : {}),
-  };
-}
-
-function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
-  const { dimensions, ...rest } = options;
-  const knowledge: KnowledgeConfig = {
-    ...DEFAULT_KNOWLEDGE_CONFIG,
-    ...definedFields(rest),
-    ...(dimensions === undefined ? {} : { dimensions }),
-  };
-  // Checked once the defaults are in: either field alone may be the one out of line.
-  if (knowledge.overlapChars >= knowledge.chunkChars)
-    throw invalidField('knowledge.overlapChars', 'less than `knowledge.chunkChars`');
-  return knowledge;
-}
-
-/** The fields that are set, so an option given as `undefined` keeps its default. */
-function definedFields<T extends object>(options: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(options).filter(([, value]) => value !== undefined),
-  ) as Partial<T>;
-}
-
-function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
-  return {
-    name: toolset.name,
-    isolation: toolset.isolation ?? 'worker',
-    reuse: toolset.reuse ?? 'run',
-    poolSize: toolset.poolSize ?? 1,
-    maxConcurrency: toolset.maxConcurrency ?? 4,
-    timeoutMs: toolset.timeoutMs ?? 30_000,
-    graceMs: toolset.graceMs ?? 30,
-    startTimeoutMs: toolset.startTimeoutMs ?? 10_000,
-  };
-}
-
-/** What a run's options change about its model calls, as the worker takes them. */
-function runOverrides(options: Omit<RunOptions, 'conversationId'>): RunModelOverrides {
-  return {
-    ...(options.model === undefined ? {} : { model: options.model }),
-    ...(options.modelOptions === undefined ? {} : { modelOptions: options.modelOptions }),
-    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-    ...(options.tools?.length ? { tools: options.tools.map((tool) => tool.spec) } : {}),
-  };
-}
-
-/** A run's own tools, checked now: they run on a host of their own on the page, for that run alone. */
-function runTools(tools: readonly Tool[] | undefined): readonly Tool[] | undefined {
-  if (!tools?.length) return undefined;
-  assertUnique(
-    tools.map((tool) => tool.name),
-    'options.tools',
-  );
-  return tools;
-}
-
-function assertUnique(names: readonly string[], what: string): void {
-  const seen = new Set<string>();
-  for (const name of names) {
-    if (seen.has(name)) {
-      throw new AirlockError(
-        'invalid-options',
-        `Two of \`${what}\` are named "${name}"; names must be unique.`,
-        { details: { field: what } },
-      );
-    }
-    seen.add(name);
-  }
-}
-
-/**
- * The worker resolves URLs against its own script, so a page-relative base URL is made
- * absolute here (`checkAgentOptions` made sure it resolves).
- */
-function resolveBaseURL(baseURL: string): string {
-  return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
-}
-
-/** A run's `output` schema as the agent worker takes it: its JSON Schema. */
-function outputRequest(output: ToolSchema | undefined) {
-  return output === undefined
-    ? {}
-    : { output: { jsonSchema: objectJsonSchema(output, 'options.output', '`options.output`') } };
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null;
 }

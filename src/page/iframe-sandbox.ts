@@ -1,9 +1,5 @@
-import {
-  IFRAME_BOOTSTRAP_HASH,
-  IFRAME_TRUSTED_TYPES_POLICY,
-  parseWorkerUrl,
-  toCspOrigin,
-} from './toolset-checks';
+import { IFRAME_BOOTSTRAP_HASH, IFRAME_TRUSTED_TYPES_POLICY } from './iframe-policy';
+import { parseWorkerUrl, toCspOrigin } from './toolset-checks';
 
 /**
  * The only script of the sandbox document. It starts the tool worker once the page hands

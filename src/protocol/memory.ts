@@ -221,6 +221,9 @@ export interface StoreChange {
   readonly conversationId?: string;
 }
 
+/** The IndexedDB database an agent uses when `memory.database` is not given. */
+export const DEFAULT_DATABASE = 'airlock';
+
 /** The name of the `BroadcastChannel` a store named `storeName` posts its changes on. */
 export function storeChannelName(storeName: string): string {
   return `airlock:${storeName}`;

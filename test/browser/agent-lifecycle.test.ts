@@ -1,4 +1,4 @@
-import { AirlockError, createAgent, isAirlockError } from 'airlock-agents';
+import { type AirlockError, createAgent, isAirlockError } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { agentFor, collect, scriptModel } from './support';
 
@@ -80,42 +80,43 @@ describe('agent lifecycle', () => {
     }
   });
 
-  it('throws invalid-options naming each field the worker could not use, before starting it', () => {
+  it('fails ready with invalid-options naming the first field the worker could not use, before starting it', async () => {
     let started = 0;
-    const error = (() => {
-      try {
-        createAgent({
-          worker: () => {
-            started += 1;
-            return new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
-              type: 'module',
-            });
-          },
-          model: { baseURL: 'http://127.0.0.1:9/v1', model: '', maxRetries: -1 },
+    const agent = createAgent({
+      worker: () => {
+        started += 1;
+        return new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), {
+          type: 'module',
         });
-      } catch (thrown) {
-        return thrown;
-      }
-      return undefined;
-    })();
+      },
+      model: { baseURL: 'http://127.0.0.1:9/v1', model: '', maxRetries: -1 },
+    });
+    const error = await agent.ready.then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
+    agent.dispose();
     expect(isAirlockError(error, 'invalid-options')).toBe(true);
     expect((error as AirlockError).message).toContain('`model.model`');
     expect((error as AirlockError).details).toEqual({ field: 'model.model' });
     expect(started).toBe(0);
   });
 
-  it('throws invalid-options at once for a relative base URL that cannot be resolved or duplicate tool names', () => {
+  it('fails ready with invalid-options for a base URL that cannot be resolved or a worker that is no factory', async () => {
     const worker = () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' });
-    expect(() => createAgent({ worker, model: { baseURL: 'http://[bad', model: 'm' } })).toThrow(
-      AirlockError,
-    );
-    expect(() =>
-      createAgent({
-        worker: 'nope' as unknown as () => Worker,
-        model: { baseURL: '/v1', model: 'm' },
-      }),
-    ).toThrow(/worker/);
+    const unresolvable = createAgent({ worker, model: { baseURL: 'http://[bad', model: 'm' } });
+    await expect(unresolvable.ready).rejects.toMatchObject({
+      code: 'invalid-options',
+      details: { field: 'model.baseURL' },
+    });
+    const noFactory = createAgent({
+      worker: 'nope' as unknown as () => Worker,
+      model: { baseURL: '/v1', model: 'm' },
+    });
+    await expect(noFactory.ready).rejects.toThrow(/worker/);
+    unresolvable.dispose();
+    noFactory.dispose();
   });
 
   it('delivers every event of a long run to a reader slower than the worker', async () => {

@@ -200,12 +200,9 @@ describe('attachments', () => {
     const database = `attachments-${crypto.randomUUID()}`;
     const agent = agentFor(session, { memory: { database, tools: false } });
     const huge = new Blob([pngBytes(), new Uint8Array(20 * 1024 * 1024)], { type: 'image/png' });
-    let thrown: unknown;
-    try {
-      agent.run([{ type: 'image', image: huge }]);
-    } catch (error) {
-      thrown = error;
-    }
+    const thrown = await agent
+      .run([{ type: 'image', image: huge }])
+      .result.catch((error: unknown) => error);
     expect(isAirlockError(thrown) && thrown.code).toBe('attachment-too-large');
     expect((thrown as { details?: unknown }).details).toMatchObject({
       limit: 10 * 1024 * 1024,

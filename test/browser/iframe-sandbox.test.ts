@@ -6,7 +6,7 @@ import {
   type ToolsetOptions,
 } from 'airlock-agents';
 import type { ScriptedToolCall } from 'airlock-agents/testing/remote';
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, onTestFinished } from 'vitest';
 import { commands, server } from 'vitest/browser';
 import type { WorkerThread } from '../setup/worker-threads.mjs';
 import { agentFor, collect, KILL_MARGIN_MS, scriptModel } from './support';
@@ -241,15 +241,19 @@ describe('iframe isolation', () => {
     expect(sandboxFrames()[0]?.getAttribute('sandbox')).toBe('allow-scripts');
   });
 
-  it('refuses an iframe toolset without workerUrl, or with an allowed origin that is not one, as invalid-options', () => {
-    const start = (toolset: unknown) => () =>
-      createAgent({
+  it('refuses an iframe toolset without workerUrl, or with an allowed origin that is not one, as invalid-options', async () => {
+    /** The error `ready` rejects with for an agent with `toolset`. */
+    const start = (toolset: unknown) => {
+      const agent = createAgent({
         worker: () => {
           throw new Error('The agent worker must not start for invalid options.');
         },
         model: { baseURL: 'http://127.0.0.1:9/v1', model: 'any' },
         toolsets: [toolset as ToolsetOptions],
       });
+      onTestFinished(() => agent.dispose());
+      return agent.ready;
+    };
 
     // The types say so too: each tier requires its own way of starting a worker.
     // @ts-expect-error workerUrl is required in the iframe tier
@@ -257,24 +261,24 @@ describe('iframe isolation', () => {
     expectTypeOf({ ...iframeProbe(), worker: workerProbe.worker }).not.toExtend<ToolsetOptions>();
     expectTypeOf({ name: 'probe', worker: workerProbe.worker }).toExtend<ToolsetOptions>();
 
-    expect(start(withoutUrl)).toThrow(
+    await expect(start(withoutUrl)).rejects.toThrow(
       expect.objectContaining({
         code: 'invalid-options',
         message: expect.stringContaining('workerUrl'),
       }),
     );
-    expect(
+    await expect(
       start(iframeProbe({ allowedOrigins: ['https://api.example.com; script-src *'] })),
-    ).toThrow(
+    ).rejects.toThrow(
       expect.objectContaining({
         code: 'invalid-options',
         message: expect.stringContaining('allowedOrigins'),
       }),
     );
-    expect(start(iframeProbe({ allowedOrigins: ['https://api.example.com/v1'] }))).toThrow(
-      expect.objectContaining({ code: 'invalid-options' }),
-    );
-    expect(start(iframeProbe({ workerUrl: 'blob:x' }))).toThrow(
+    await expect(
+      start(iframeProbe({ allowedOrigins: ['https://api.example.com/v1'] })),
+    ).rejects.toThrow(expect.objectContaining({ code: 'invalid-options' }));
+    await expect(start(iframeProbe({ workerUrl: 'blob:x' }))).rejects.toThrow(
       expect.objectContaining({ code: 'invalid-options' }),
     );
     expect(sandboxFrames()).toHaveLength(0);

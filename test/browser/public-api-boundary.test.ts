@@ -11,11 +11,11 @@ import {
 import { serveTools } from 'airlock-agents/sandbox';
 import * as Comlink from 'comlink';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { installErrorTransfer } from '../../src/errors/error-transfer';
 import type { AgentConfig, AgentWorkerApi, RunRequest } from '../../src/protocol/wire';
-import { agentFor, receivedBodies, scriptModel, WORKER_START_MS } from './support';
+import { agentFor, collect, receivedBodies, scriptModel, WORKER_START_MS } from './support';
 
 // Acceptance 4 of the trust-boundary issue: no public entry turns wrong types, empty,
 // huge or odd Unicode values into `internal-error` or a bare TypeError.
@@ -200,38 +200,66 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['knowledge.dimensions', [0, 1.5]],
 ];
 
-describe('createAgent refuses bad options at once, naming the field', () => {
+describe('createAgent refuses bad options before any worker starts, naming the field', () => {
   const cases = AGENT_OPTION_CASES.flatMap(([path, values, field]) =>
     values.map((value) => ({ path, value, field: field ?? path, name: label(value) })),
   );
 
   it.each(cases)(
     'refuses $name as `$path` with invalid-options, starting no worker',
-    ({ path, value, field }) => {
+    async ({ path, value, field }) => {
       let started = 0;
       const worker = () => {
         started += 1;
         return agentWorker();
       };
       const options = withPath({ ...validOptions(worker) }, path, value) as unknown as AgentOptions;
-      const error = thrownBy(() => createAgent(options).dispose());
+      const agent = createAgent(options);
+      const error = await failureOf(() => agent.ready);
+      agent.dispose();
 
       expectTypedError(error, 'invalid-options', field);
       expect(started).toBe(0);
     },
   );
 
-  it('refuses options that are not an object', () => {
-    for (const options of [undefined, null, 42, 'agent'])
-      expectTypedError(
-        thrownBy(() => createAgent(options as unknown as AgentOptions)),
-        'invalid-options',
-        'options',
-      );
+  it('refuses options that are not an object', async () => {
+    for (const options of [undefined, null, 42, 'agent']) {
+      const agent = createAgent(options as unknown as AgentOptions);
+      expectTypedError(await failureOf(() => agent.ready), 'invalid-options', 'options');
+      agent.dispose();
+    }
+  });
+
+  it('fails every run, memory call and knowledge call with the same error, and storage with it', async () => {
+    const agent = createAgent({ ...validOptions(agentWorker), limits: { maxSteps: 0 } });
+    const run = agent.run('Hello');
+    const events: AgentEvent[] = [];
+    for await (const event of run) events.push(event);
+
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'run-error',
+        error: expect.objectContaining({
+          code: 'invalid-options',
+          details: expect.objectContaining({ field: 'limits.maxSteps' }),
+        }),
+      }),
+    ]);
+    for (const failure of [
+      await failureOf(() => run.result),
+      await failureOf(() => agent.ready),
+      await failureOf(() => agent.storage),
+      await failureOf(() => agent.run('Again').result),
+      await failureOf(() => agent.memory.listConversations()),
+      await failureOf(() => agent.knowledge.list()),
+    ])
+      expectTypedError(failure, 'invalid-options', 'limits.maxSteps');
+    agent.dispose();
   });
 });
 
-describe('agent.run and agent.resume refuse bad arguments synchronously', () => {
+describe('agent.run and agent.resume end with a typed error for bad arguments, before the worker hears of them', () => {
   let agent: Agent;
   beforeAll(() => {
     agent = createAgent({ ...validOptions(agentWorker), limits: { maxInputChars: 1_000 } });
@@ -240,18 +268,18 @@ describe('agent.run and agent.resume refuse bad arguments synchronously', () => 
 
   it.each([...NOT_STRINGS, '', '   ', '\n\t'].map((value) => ({ value, name: label(value) })))(
     'refuses $name as the input with invalid-input naming `input`',
-    ({ value }) => {
+    async ({ value }) => {
       expectTypedError(
-        thrownBy(() => agent.run(value as string)),
+        await failureOf(() => agent.run(value as string).result),
         'invalid-input',
         'input',
       );
     },
   );
 
-  it('refuses an input over limits.maxInputChars with input-too-large, giving the limit and the size', () => {
+  it('refuses an input over limits.maxInputChars with input-too-large, giving the limit and the size', async () => {
     for (const input of ['y'.repeat(1_001), huge()]) {
-      const error = thrownBy(() => agent.run(input));
+      const error = await failureOf(() => agent.run(input).result);
       expect(isAirlockError(error, 'input-too-large'), describeFailure(error)).toBe(true);
       expect(isAirlockError(error) && error.details).toEqual({
         limit: 1_000,
@@ -278,19 +306,19 @@ describe('agent.run and agent.resume refuse bad arguments synchronously', () => 
 
   it.each(runOptions)(
     'run refuses $name as `options.$path` with invalid-options',
-    ({ path, value, field }) => {
+    async ({ path, value, field }) => {
       expectTypedError(
-        thrownBy(() => agent.run('Hello', { [path]: value })),
+        await failureOf(() => agent.run('Hello', { [path]: value }).result),
         'invalid-options',
         field,
       );
     },
   );
 
-  it('run refuses options that are not an object', () => {
+  it('run refuses options that are not an object', async () => {
     for (const options of [42, 'fast', null])
       expectTypedError(
-        thrownBy(() => agent.run('Hello', options as never)),
+        await failureOf(() => agent.run('Hello', options as never).result),
         'invalid-options',
         'options',
       );
@@ -298,9 +326,9 @@ describe('agent.run and agent.resume refuse bad arguments synchronously', () => 
 
   it.each(BAD_IDS.map((value) => ({ value, name: label(value) })))(
     'resume refuses $name as the run id with invalid-input naming `runId`',
-    ({ value }) => {
+    async ({ value }) => {
       expectTypedError(
-        thrownBy(() => agent.resume(value as string)),
+        await failureOf(() => agent.resume(value as string).result),
         'invalid-input',
         'runId',
       );
@@ -309,14 +337,29 @@ describe('agent.run and agent.resume refuse bad arguments synchronously', () => 
 
   it.each(runOptions.filter(({ path }) => path !== 'conversationId'))(
     'resume refuses $name as `options.$path` with invalid-options',
-    ({ path, value, field }) => {
+    async ({ path, value, field }) => {
       expectTypedError(
-        thrownBy(() => agent.resume('run-1', { [path]: value })),
+        await failureOf(() => agent.resume('run-1', { [path]: value }).result),
         'invalid-options',
         field,
       );
     },
   );
+
+  it('ends a refused run with one run-error event, and the model is never asked', async () => {
+    const session = await scriptModel([{ text: 'Answered.' }]);
+    const served = agentFor(session);
+
+    expect(await collect(served.run('   '))).toEqual([
+      expect.objectContaining({
+        type: 'run-error',
+        error: expect.objectContaining({ code: 'invalid-input' }),
+      }),
+    ]);
+    // The next run is the first the server hears of.
+    expect((await served.run('Hello').result).text).toBe('Answered.');
+    expect(await session.requests()).toHaveLength(1);
+  });
 });
 
 describe('agent.memory and agent.knowledge reject bad arguments with typed errors', () => {
@@ -777,14 +820,28 @@ describe('arbitrary values never surprise the public entries', () => {
     'knowledge',
   ] as const;
 
-  it('createAgent either accepts any value of any option or throws invalid-options', () => {
-    fc.assert(
-      fc.property(fc.constantFrom(...TOP_LEVEL_OPTIONS), fc.anything(), (option, value) => {
-        const options = { ...validOptions(silentWorker), [option]: value } as AgentOptions;
-        const error = thrownBy(() => createAgent(options).dispose());
-        if (error === NOTHING_THROWN) return;
-        expect(isAirlockError(error, 'invalid-options'), describeFailure(error)).toBe(true);
-      }),
+  it('createAgent either accepts any value of any option (and creates its worker) or fails ready with invalid-options', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...TOP_LEVEL_OPTIONS),
+        fc.anything(),
+        async (option, value) => {
+          let created: () => void = () => {};
+          const workerCreated = new Promise<typeof NOTHING_THROWN>((resolve) => {
+            created = () => resolve(NOTHING_THROWN);
+          });
+          const worker = () => {
+            created();
+            return silentWorker();
+          };
+          const agent = createAgent({ ...validOptions(worker), [option]: value } as AgentOptions);
+          // The checks come first: either the worker is created, or `ready` says why not.
+          const error = await Promise.race([failureOf(() => agent.ready), workerCreated]);
+          agent.dispose();
+          if (error === NOTHING_THROWN) return;
+          expect(isAirlockError(error, 'invalid-options'), describeFailure(error)).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -801,16 +858,18 @@ describe('arbitrary values never surprise the public entries', () => {
     );
   });
 
-  it('run refuses exactly the blank strings and non-strings (lists but of parts), and takes any other Unicode text', () => {
+  it('run refuses exactly the blank strings and non-strings (lists but of parts), and takes any other Unicode text', async () => {
     const agent = createAgent(validOptions(silentWorker));
     // An aborted signal ends an accepted run on the page, before anything crosses.
     const aborted = AbortSignal.abort();
     try {
-      fc.assert(
-        fc.property(
+      await fc.assert(
+        fc.asyncProperty(
           fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.anything()),
-          (input) => {
-            const error = thrownBy(() => agent.run(input as string, { signal: aborted }));
+          async (input) => {
+            const error = await failureOf(
+              async () => await agent.run(input as string, { signal: aborted }).result,
+            );
             const valid = typeof input === 'string' && input.trim() !== '';
             if (valid) expect(error, describeFailure(error)).toBe(NOTHING_THROWN);
             else if (Array.isArray(input) && input.length > 0) {
@@ -826,6 +885,27 @@ describe('arbitrary values never surprise the public entries', () => {
     } finally {
       agent.dispose();
     }
+  });
+});
+
+describe('options are taken when the call is made', () => {
+  it('ignores a change to the options object after createAgent and run returned, though they are checked later', async () => {
+    const session = await scriptModel([{ text: 'Taken as given.' }]);
+    const options: { -readonly [K in keyof AgentOptions]: AgentOptions[K] } = {
+      ...validOptions(agentWorker),
+      model: { baseURL: session.baseURL, model: 'airlock-test-model' },
+      memory: { database: `boundary-${crypto.randomUUID()}` },
+    };
+    const agent = createAgent(options);
+    onTestFinished(() => agent.dispose());
+    options.model = { baseURL: 'ftp://example.com', model: '' };
+    const runOptions: { conversationId?: string } = { conversationId: 'given' };
+    const run = agent.run('Hello', runOptions);
+    runOptions.conversationId = '';
+
+    expect((await run.result).text).toBe('Taken as given.');
+    expect(await agent.ready).toEqual(expect.any(Array));
+    expect((await agent.memory.getConversation('given'))?.messages).toHaveLength(2);
   });
 });
 

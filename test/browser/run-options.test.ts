@@ -144,12 +144,13 @@ describe('model options', () => {
       code: 'invalid-options',
       details: { field: 'modelOptions.top_p' },
     });
-    expect(() => agent.run('Hi', { modelOptions: { extra: { f: () => 1 } } as never })).toThrow(
-      expect.objectContaining({ code: 'invalid-options' }),
-    );
-    expect(() => agent.run('Hi', { model: '  ' })).toThrow(
-      expect.objectContaining({ code: 'invalid-options', details: { field: 'options.model' } }),
-    );
+    await expect(
+      agent.run('Hi', { modelOptions: { extra: { f: () => 1 } } as never }).result,
+    ).rejects.toMatchObject({ code: 'invalid-options' });
+    await expect(agent.run('Hi', { model: '  ' }).result).rejects.toMatchObject({
+      code: 'invalid-options',
+      details: { field: 'options.model' },
+    });
     expect(await session.requests()).toEqual([]);
     expect(await agent.memory.getConversation(agent.conversationId)).toBeUndefined();
   });
@@ -309,9 +310,9 @@ describe('a run’s own tools', () => {
       }),
     );
     expect(runErrorOf(builtIn)?.error.code).toBe('invalid-options');
-    expect(() => agent.run('Hi', { tools: [lookupTool(), lookupTool()] })).toThrow(
-      expect.objectContaining({ code: 'invalid-options', details: { field: 'options.tools' } }),
-    );
+    await expect(
+      agent.run('Hi', { tools: [lookupTool(), lookupTool()] }).result,
+    ).rejects.toMatchObject({ code: 'invalid-options', details: { field: 'options.tools' } });
     expect(await session.requests()).toEqual([]);
     // Refused before anything was written: not even the conversation exists.
     expect(await agent.memory.getConversation(agent.conversationId)).toBeUndefined();

@@ -248,14 +248,14 @@ describe.each(MODEL_APIS)('structured output, over %s', (api) => {
   it('refuses an output that is no object schema before anything reaches the worker', async () => {
     const session = await scriptModel([]);
     const agent = agentFor(session);
-    const refusals = [z.string(), z.array(z.number()), {}, 'json', 42].map((output) => {
-      try {
-        agent.run('Hi', { output: output as never });
-        return undefined;
-      } catch (error) {
-        return isAirlockError(error) ? [error.code, error.details?.field] : error;
-      }
-    });
+    const refusals = await Promise.all(
+      [z.string(), z.array(z.number()), {}, 'json', 42].map((output) =>
+        agent.run('Hi', { output: output as never }).result.then(
+          () => undefined,
+          (error: unknown) => (isAirlockError(error) ? [error.code, error.details?.field] : error),
+        ),
+      ),
+    );
     expect(refusals).toEqual(Array(5).fill(['invalid-options', 'options.output']));
     expect(await session.requests()).toEqual([]);
   });

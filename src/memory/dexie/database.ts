@@ -2,6 +2,7 @@ import Dexie, { type DBCore, type Middleware, type Table, type Transaction } fro
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { KnowledgeChunkText, KnowledgeDocumentRecord } from '../../protocol/knowledge';
+import { DEFAULT_DATABASE } from '../../protocol/memory';
 import { waitFor } from '../../timing/wait';
 import {
   CURRENT_SCHEMA_VERSION,
@@ -270,7 +271,7 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
   // an app debug its own queries. Airlock's queries are not the app's to debug, and this is
   // the agent worker's own copy of Dexie, so it costs only Airlock.
   Dexie.debug = false;
-  const name = options.name ?? 'airlock';
+  const name = options.name ?? DEFAULT_DATABASE;
   const openTimeoutMs = options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS;
   const db = defineDatabase(name, options);
   const feed = createChangeFeed(name);

@@ -1,0 +1,284 @@
+import { AirlockError } from '../errors/airlock-error';
+import { invalidField } from '../errors/field-checks';
+import {
+  DEFAULT_MAX_ATTACHMENT_BYTES,
+  DEFAULT_MAX_INPUT_BYTES,
+} from '../protocol/attachment-limits';
+import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/knowledge';
+import { DEFAULT_DATABASE } from '../protocol/memory';
+import type { ToolsetConfig } from '../protocol/sandbox-wire';
+import type {
+  AgentConfig,
+  MemoryConfig,
+  ResumeRequest,
+  RunLimits,
+  RunModelOverrides,
+  RunRequest,
+} from '../protocol/wire';
+import type { Tool } from '../tools/define-tool';
+import { objectJsonSchema, type ToolSchema } from '../tools/standard-schema';
+import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
+import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from './create-agent';
+import { guardrailFlags } from './guardrail-flags';
+import type { GuardrailOptions } from './guardrail-host';
+import type { ToolsetOptions } from './sandbox-host';
+import { checkToolsetOptions } from './toolset-checks';
+
+// What `createAgent`, `run` and `resume` were given, checked and put in the shape the agent
+// worker takes. Loaded with the agent's start, so the page entry carries none of it: a bad
+// argument fails the agent's `ready`, or the run, with a typed error naming it.
+
+/** What the agent's start needs from the options: checked, with their defaults. */
+export interface AgentSetup {
+  readonly worker: Worker;
+  /** Why the app's factory could not create the worker, if it threw. */
+  readonly createError?: { readonly error: unknown };
+  readonly config: AgentConfig;
+  readonly tools: readonly Tool[];
+  readonly toolsets: readonly ToolsetOptions[];
+  readonly guardrails: GuardrailOptions;
+  readonly persist: boolean | undefined;
+  readonly startTimeoutMs: number;
+}
+
+/** A run's or a resume's request to the agent worker, and the page tools of that run alone. */
+export interface RunStart {
+  readonly request: { readonly run: RunRequest } | { readonly resume: ResumeRequest };
+  readonly tools: readonly Tool[] | undefined;
+}
+
+/** Default of `startTimeoutMs`. */
+const DEFAULT_START_TIMEOUT_MS = 10_000;
+
+/** Default of `memory.openTimeoutMs`. */
+const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
+
+/** The default cap on the memory extractor's answer: room for a handful of changes with reasons. */
+const DEFAULT_LEARN_MAX_TOKENS = 600;
+
+const DEFAULT_LIMITS: RunLimits = {
+  maxSteps: 10,
+  streamIdleTimeoutMs: 30_000,
+  maxInputChars: 100_000,
+  maxAttachmentBytes: DEFAULT_MAX_ATTACHMENT_BYTES,
+  maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
+};
+
+/**
+ * Checks `createAgent`'s options (an `invalid-options` error names the first wrong field),
+ * then creates the worker: no worker starts for options that are wrong.
+ */
+export function setUpAgent(options: AgentOptions): AgentSetup {
+  checkAgentOptions(options);
+  const tools = options.tools ?? [];
+  const toolsets = options.toolsets ?? [];
+  const guardrails = { ...options.guardrails };
+  assertUnique(
+    tools.map((tool) => tool.name),
+    'tools',
+  );
+  assertUnique(
+    toolsets.map((toolset) => toolset.name),
+    'toolsets',
+  );
+  for (const toolset of toolsets) checkToolsetOptions(toolset);
+  const config: AgentConfig = {
+    model: {
+      ...definedFields(options.model),
+      model: options.model.model,
+      ...(options.model.baseURL === undefined
+        ? {}
+        : { baseURL: resolveBaseURL(options.model.baseURL) }),
+    },
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    pageTools: tools.map((tool) => tool.spec),
+    toolsets: toolsets.map(toToolsetConfig),
+    ...(options.mcp === undefined
+      ? {}
+      : { mcp: options.mcp.map((server) => ({ ...server, url: resolveBaseURL(server.url) })) }),
+    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
+    limits: { ...DEFAULT_LIMITS, ...definedFields(options.limits ?? {}) },
+    memory: toMemoryConfig(options.memory ?? {}),
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    ...(options.prices === undefined ? {} : { prices: options.prices }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    guardrails: guardrailFlags(guardrails),
+    knowledge: toKnowledgeConfig(options.knowledge ?? {}),
+  };
+  // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
+  // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
+  let createError: { readonly error: unknown } | undefined;
+  let worker: Worker;
+  try {
+    worker = options.worker();
+  } catch (error) {
+    createError = { error };
+    worker = unstartedWorker();
+  }
+  return {
+    worker,
+    ...(createError ? { createError } : {}),
+    config,
+    tools,
+    toolsets,
+    guardrails,
+    persist: options.memory?.persist,
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+  };
+}
+
+/**
+ * Checks `run`'s arguments (`invalid-input` and `input-too-large` for the input,
+ * `invalid-options` for the options) and makes its request.
+ */
+export function runStart(
+  runId: string,
+  input: unknown,
+  options: RunOptions,
+  conversationId: string,
+  limits: RunLimits,
+): RunStart {
+  const wireInput = checkRunArguments(input, options, limits);
+  const run: RunRequest = {
+    runId,
+    input: wireInput,
+    conversationId,
+    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
+    ...outputRequest(options.output),
+    ...runOverrides(options),
+  };
+  return { request: { run }, tools: runTools(options.tools) };
+}
+
+/** Checks `resume`'s arguments (`invalid-input` for the run id) and makes its request. */
+export function resumeStart(runId: string, options: Omit<RunOptions, 'conversationId'>): RunStart {
+  checkResumeArguments(runId, options);
+  const resume: ResumeRequest = {
+    runId,
+    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
+    ...outputRequest(options.output),
+    ...runOverrides(options),
+  };
+  return { request: { resume }, tools: runTools(options.tools) };
+}
+
+/** What stands in for a worker the factory could not create: it never answers, and ends at once. */
+function unstartedWorker(): Worker {
+  const { port1 } = new MessageChannel();
+  return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
+}
+
+function toMemoryConfig(options: MemoryOptions): MemoryConfig {
+  return {
+    database: options.database ?? DEFAULT_DATABASE,
+    ...(options.userId === undefined ? {} : { userId: options.userId }),
+    window: {
+      maxMessages: options.window?.maxMessages ?? 40,
+      maxTokens: options.window?.maxTokens ?? 8_000,
+    },
+    summarize: options.summarize ?? true,
+    maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
+    tools: options.tools ?? true,
+    openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
+    ...(options.learn?.rules?.length || options.learn?.model
+      ? {
+          learn: {
+            rules: options.learn.rules ?? [],
+            confirm: options.learn.confirm ?? false,
+            ...(options.learn.model
+              ? {
+                  model: {
+                    ...(options.learn.model.instructions === undefined
+                      ? {}
+                      : { instructions: options.learn.model.instructions }),
+                    maxTokens: options.learn.model.maxTokens ?? DEFAULT_LEARN_MAX_TOKENS,
+                  },
+                }
+              : {}),
+          },
+        }
+      : {}),
+  };
+}
+
+function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
+  const { dimensions, ...rest } = options;
+  const knowledge: KnowledgeConfig = {
+    ...DEFAULT_KNOWLEDGE_CONFIG,
+    ...definedFields(rest),
+    ...(dimensions === undefined ? {} : { dimensions }),
+  };
+  // Checked once the defaults are in: either field alone may be the one out of line.
+  if (knowledge.overlapChars >= knowledge.chunkChars)
+    throw invalidField('knowledge.overlapChars', 'less than `knowledge.chunkChars`');
+  return knowledge;
+}
+
+/** The fields that are set, so an option given as `undefined` keeps its default. */
+function definedFields<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}
+
+function toToolsetConfig(toolset: ToolsetOptions): ToolsetConfig {
+  return {
+    name: toolset.name,
+    isolation: toolset.isolation ?? 'worker',
+    reuse: toolset.reuse ?? 'run',
+    poolSize: toolset.poolSize ?? 1,
+    maxConcurrency: toolset.maxConcurrency ?? 4,
+    timeoutMs: toolset.timeoutMs ?? 30_000,
+    graceMs: toolset.graceMs ?? 30,
+    startTimeoutMs: toolset.startTimeoutMs ?? 10_000,
+  };
+}
+
+/** What a run's options change about its model calls, as the worker takes them. */
+function runOverrides(options: Omit<RunOptions, 'conversationId'>): RunModelOverrides {
+  return {
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.modelOptions === undefined ? {} : { modelOptions: options.modelOptions }),
+    ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+    ...(options.tools?.length ? { tools: options.tools.map((tool) => tool.spec) } : {}),
+  };
+}
+
+/** A run's own tools, checked: they run on a host of their own on the page, for that run alone. */
+function runTools(tools: readonly Tool[] | undefined): readonly Tool[] | undefined {
+  if (!tools?.length) return undefined;
+  assertUnique(
+    tools.map((tool) => tool.name),
+    'options.tools',
+  );
+  return tools;
+}
+
+function assertUnique(names: readonly string[], what: string): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) {
+      throw new AirlockError(
+        'invalid-options',
+        `Two of \`${what}\` are named "${name}"; names must be unique.`,
+        { details: { field: what } },
+      );
+    }
+    seen.add(name);
+  }
+}
+
+/**
+ * The worker resolves URLs against its own script, so a page-relative base URL is made
+ * absolute here (`checkAgentOptions` made sure it resolves).
+ */
+function resolveBaseURL(baseURL: string): string {
+  return new URL(baseURL, globalThis.location?.href).href.replace(/\/$/, '');
+}
+
+/** A run's `output` schema as the agent worker takes it: its JSON Schema. */
+function outputRequest(output: ToolSchema | undefined) {
+  return output === undefined
+    ? {}
+    : { output: { jsonSchema: objectJsonSchema(output, 'options.output', '`options.output`') } };
+}
