@@ -3,6 +3,7 @@
 // which cannot be downloaded here, and its BiDi channel fails on stock Firefox.
 // Without Playwright there is no `userEvent` and no screenshots: the suite uses neither.
 import { defineBrowserProvider } from '@vitest/browser';
+import { firefoxLaunchOptions } from '../browsers.mjs';
 
 /**
  * @typedef {{
@@ -24,18 +25,6 @@ export function puppeteerFirefox(options) {
     providerFactory: (project) => new FirefoxProvider(project, options),
   });
 }
-
-/**
- * Puppeteer follows every request of the browser over the protocol and asks Firefox to keep
- * a copy of every request and response body, for `HTTPResponse.content()`. A test page loads
- * hundreds of modules from the dev server, and its workers load them again: Firefox's parent
- * process spent its main thread on that, and its memory grew without end (2.6 GB after seven
- * files, 6.4 GB a third of the way through the suite), slowing every file after it. No test
- * reads requests through the protocol, so neither is asked for: `networkEnabled: false`, and
- * a total of 1 byte for kept bodies, which makes Puppeteer's request for them fail (it then
- * goes on without). The same seven files took 103 s instead of 212 s, the memory flat at 0.4 GB.
- */
-const NO_NETWORK_CAPTURE = { 'remote.network.maxTotalDataSize': 1 };
 
 /** @typedef {import('vitest/node').BrowserProvider} BrowserProvider */
 
@@ -67,8 +56,8 @@ class FirefoxProvider {
         executablePath: this.options.executablePath,
         headless: this.project.config.browser.headless,
         args: [...(this.options.args ?? [])],
-        extraPrefsFirefox: { ...NO_NETWORK_CAPTURE, ...this.options.prefs },
-        networkEnabled: false,
+        ...firefoxLaunchOptions,
+        extraPrefsFirefox: { ...firefoxLaunchOptions.extraPrefsFirefox, ...this.options.prefs },
         // Vitest's own timeouts bound a test; a slow protocol reply under load is no failure.
         protocolTimeout: 0,
       }),

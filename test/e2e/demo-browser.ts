@@ -7,6 +7,7 @@ import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
 import {
   chromiumArgs,
   chromiumPath,
+  firefoxLaunchOptions,
   firefoxPath,
   webkitBrowserPath,
   webkitDriverPath,
@@ -57,6 +58,7 @@ export async function openDemoBrowser(
     executablePath: firefoxPath,
     headless: true,
     protocolTimeout: 0,
+    ...firefoxLaunchOptions,
   });
   const page = await browser.newPage();
   await page.setViewport({ ...options.viewport });
