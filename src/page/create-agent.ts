@@ -260,8 +260,9 @@ const NO_WORKERS: SandboxStats = { live: 0, started: 0, killed: 0 };
  * message and `details.field` name it, and no worker is started.
  */
 export function createAgent(options: AgentOptions): Agent {
-  // Taken now, as the app gave them: a later change to its options object changes nothing.
-  const given = (isObject(options) ? { ...options } : options) as AgentOptions;
+  // Taken now, as the app gave them (they are checked once the start has loaded): a later
+  // change to the options object's fields changes nothing.
+  const given = copied(options);
   const runs = new Set<AgentRun>();
   const watches = new Set<AgentWatch>();
   let disposed = false;
@@ -365,16 +366,18 @@ export function createAgent(options: AgentOptions): Agent {
     },
     // One implementation for both overloads: the schema types only what `result` resolves with.
     run: ((input: RunInput, runOptions: RunOptions = {}) => {
-      const taken = (isObject(runOptions) ? { ...runOptions } : runOptions) as RunOptions;
+      // A list of parts is copied too: an app may empty its list of attachments once sent.
+      const parts = Array.isArray(input) ? input.map(copied) : input;
+      const taken = copied(runOptions);
       const runId = crypto.randomUUID();
       const conversationId =
         typeof taken?.conversationId === 'string' ? taken.conversationId : defaultConversation;
       return startRun(runId, conversationId, taken, (start) =>
-        start.prepareRun(runId, input, taken, conversationId),
+        start.prepareRun(runId, parts, taken, conversationId),
       );
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
-      const taken = (isObject(runOptions) ? { ...runOptions } : runOptions) as RunOptions;
+      const taken = copied(runOptions);
       return startRun(runId, '', taken, (start) => start.prepareResume(runId, taken));
     }) as Agent['resume'],
     watch(conversationId = defaultConversation) {
@@ -426,6 +429,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null;
+/** A shallow copy of an object or array (its fields as they are now); anything else as it is. */
+function copied<T>(value: T): T {
+  if (Array.isArray(value)) return [...value] as T;
+  return typeof value === 'object' && value !== null ? { ...value } : value;
 }

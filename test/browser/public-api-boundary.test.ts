@@ -5,6 +5,7 @@ import {
   createAgent,
   type ErrorCode,
   isAirlockError,
+  type RunInputPart,
   tool,
   toolFromFunction,
 } from 'airlock-agents';
@@ -316,7 +317,7 @@ describe('agent.run and agent.resume end with a typed error for bad arguments, b
   );
 
   it('run refuses options that are not an object', async () => {
-    for (const options of [42, 'fast', null])
+    for (const options of [42, 'fast', null, [], ['signal']])
       expectTypedError(
         await failureOf(() => agent.run('Hello', options as never).result),
         'invalid-options',
@@ -906,6 +907,18 @@ describe('options are taken when the call is made', () => {
     expect((await run.result).text).toBe('Taken as given.');
     expect(await agent.ready).toEqual(expect.any(Array));
     expect((await agent.memory.getConversation('given'))?.messages).toHaveLength(2);
+  });
+
+  it('sends the parts of an input as they were when run was called, though the app empties its list at once', async () => {
+    const session = await scriptModel([{ text: 'Seen.' }]);
+    const agent = agentFor(session);
+    const parts: RunInputPart[] = [{ type: 'text', text: 'Hello' }];
+    const run = agent.run(parts);
+    parts.length = 0;
+
+    expect((await run.result).text).toBe('Seen.');
+    const [body] = await receivedBodies(session);
+    expect(JSON.stringify(body?.messages.at(-1))).toContain('Hello');
   });
 });
 
