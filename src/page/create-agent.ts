@@ -378,7 +378,10 @@ export function createAgent(options: AgentOptions): Agent {
     }) as Agent['run'],
     resume: ((runId: string, runOptions: Omit<RunOptions, 'conversationId'> = {}) => {
       const taken = copied(runOptions);
-      return startRun(runId, '', taken, (start) => start.prepareResume(runId, taken));
+      // A run id that is no string is refused once the start has loaded; until then, and in
+      // the refusal's event, the run is known by an empty id rather than a value of another type.
+      const known = typeof runId === 'string' ? runId : '';
+      return startRun(known, '', taken, (start) => start.prepareResume(runId, taken));
     }) as Agent['resume'],
     watch(conversationId = defaultConversation) {
       checkField(conversationId, 'conversationId', idCheck, 'invalid-input');

@@ -328,11 +328,14 @@ describe('agent.run and agent.resume end with a typed error for bad arguments, b
   it.each(BAD_IDS.map((value) => ({ value, name: label(value) })))(
     'resume refuses $name as the run id with invalid-input naming `runId`',
     async ({ value }) => {
-      expectTypedError(
-        await failureOf(() => agent.resume(value as string).result),
-        'invalid-input',
-        'runId',
-      );
+      const run = agent.resume(value as string);
+      const events = await collect(run);
+      expectTypedError(await failureOf(() => run.result), 'invalid-input', 'runId');
+      // The refusal is a well-typed event: its run id is a string whatever was given.
+      const [refusal] = events;
+      expect(events).toHaveLength(1);
+      expect(refusal?.type === 'run-error' && typeof refusal.runId).toBe('string');
+      expect(typeof run.runId).toBe('string');
     },
   );
 
