@@ -44,8 +44,8 @@ const agentStatusText = requireElement('agent-status-text', HTMLSpanElement);
 const suggestions = [...document.querySelectorAll<HTMLButtonElement>('.suggestion')];
 
 let settings: ModelSettings = defaultSettings();
-let agent: Agent | undefined;
-let unsubscribe: (() => void) | undefined;
+let agent = createDemoAgent(settings);
+let unsubscribe = follow(agent);
 /** The open conversation; runs continue it. */
 let selectedId = '';
 /** The newest message `seq` shown, so a change notice redraws only when there is more. */
@@ -59,13 +59,13 @@ const timeline = createRunTimeline(
     list: requireElement('timeline', HTMLOListElement),
     stats: requireElement('sandbox-stats', HTMLParagraphElement),
   },
-  () => (agent && !agent.disposed ? agent.sandboxStats() : {}),
+  () => (agent.disposed ? {} : agent.sandboxStats()),
 );
 const conversations = createConversationList({
   list: requireElement('conversation-list', HTMLUListElement),
   newButton: requireElement('new-conversation', HTMLButtonElement),
   searchInput: requireElement('conversation-search', HTMLInputElement),
-  memory: () => agent?.memory,
+  memory: () => agent.memory,
   onSelect: (id) => void openConversation(id ?? crypto.randomUUID()),
   onError: showFailure,
 });
@@ -74,11 +74,11 @@ const memories = createMemoryPanel({
   form: requireElement('memory-form', HTMLFormElement),
   keyInput: requireElement('memory-key', HTMLInputElement),
   contentInput: requireElement('memory-content', HTMLInputElement),
-  memory: () => agent?.memory,
+  memory: () => agent.memory,
 });
 const learned = createLearnedMemories(
   requireElement('memory-learned', HTMLUListElement),
-  () => agent?.memory,
+  () => agent.memory,
   () => void memories.refresh(),
 );
 const knowledgePanel = createKnowledgePanel({
@@ -88,7 +88,7 @@ const knowledgePanel = createKnowledgePanel({
   textInput: requireElement('knowledge-text', HTMLTextAreaElement),
   fileInput: requireElement('knowledge-file', HTMLInputElement),
   status: requireElement('knowledge-status', HTMLElement),
-  knowledge: () => agent?.knowledge,
+  knowledge: () => agent.knowledge,
 });
 
 composer.addEventListener('submit', (event) => {
@@ -121,7 +121,7 @@ for (const suggestion of suggestions) {
 
 baseURLInput.value = settings.baseURL;
 modelInput.value = settings.model;
-applySettings(settings);
+showModel();
 createResponsivenessPanel({
   baseURL: usesOfflineModel(settings) ? new URL(OFFLINE_MODEL_PATH, location.href).href : undefined,
 });
@@ -174,7 +174,7 @@ async function openConversation(id: string): Promise<void> {
   saveSelectedConversation(id);
   conversations.setSelected(id);
   timeline.show(id);
-  const detail = await agent?.memory.getConversation(id).catch((error: unknown) => {
+  const detail = await agent.memory.getConversation(id).catch((error: unknown) => {
     showFailure(error);
     return undefined;
   });
@@ -209,7 +209,7 @@ async function runTurn(input: string, files: readonly File[] = []): Promise<void
     ),
   ];
   await play(`“${input}”`, (signal) =>
-    agent?.run(files.length > 0 ? parts : input, { conversationId: selectedId, signal }),
+    agent.run(files.length > 0 ? parts : input, { conversationId: selectedId, signal }),
   );
 }
 
@@ -219,14 +219,11 @@ async function resumeRun(run: RunRecord): Promise<void> {
     return;
   }
   await openConversation(run.conversationId);
-  await play(`Resumed: “${run.input}”`, (signal) => agent?.resume(run.id, { signal }));
+  await play(`Resumed: “${run.input}”`, (signal) => agent.resume(run.id, { signal }));
 }
 
 /** Starts a run with `start` and shows it in the log and the timeline until it ends. */
-async function play(
-  title: string,
-  start: (signal: AbortSignal) => AgentRun | undefined,
-): Promise<void> {
+async function play(title: string, start: (signal: AbortSignal) => AgentRun): Promise<void> {
   const view = createRunView(log);
   const entry = timeline.begin(title, selectedId);
   scrollToEnd();
@@ -234,22 +231,13 @@ async function play(
   // A run refused on the page (an attachment over `limits.maxAttachmentBytes`, say) ends
   // with a run-error event, shown like any other.
   const run = start(controller.signal);
-  if (!run) {
-    const error = {
-      code: 'invalid-options' as const,
-      message: 'No agent: fix the model settings first.',
-    };
-    view.showError(error);
-    entry.fail(error);
-    return;
-  }
   activeRun = controller;
   setRunning(true);
   const conversationId = selectedId;
   try {
     await playRun(run, { view, timeline: entry, approvals, afterEvent: scrollToEnd, learned });
     // What the run stored is on the page already: a change notice must not redraw it.
-    const detail = await agent?.memory.getConversation(conversationId).catch(() => undefined);
+    const detail = await agent.memory.getConversation(conversationId).catch(() => undefined);
     if (detail && conversationId === selectedId) renderedSeq = detail.conversation.lastSeq;
   } finally {
     activeRun = undefined;
@@ -261,33 +249,41 @@ async function play(
 /** Replaces the agent: the old one is disposed, which also ends its workers. */
 function applySettings(next: ModelSettings): void {
   settings = next;
-  unsubscribe?.();
-  unsubscribe = undefined;
-  agent?.dispose();
-  agent = undefined;
+  unsubscribe();
+  agent.dispose();
+  agent = createDemoAgent(settings);
+  unsubscribe = follow(agent);
+  showModel();
+}
+
+/**
+ * Redraws on the store's changes, and says why the agent did not start if it did not
+ * (settings it cannot use, a base URL that is no http(s) URL); returns what stops following.
+ */
+function follow(followed: Agent): () => void {
+  followed.ready.catch((error: unknown) => {
+    if (agent === followed) showFailure(error);
+  });
+  return followed.memory.subscribe(onStoreChange);
+}
+
+function showModel(): void {
   const offline = usesOfflineModel(settings);
   modelBadge.textContent = offline
     ? 'Offline demo model (a script, not an LLM)'
     : `Model: ${settings.model} at ${settings.baseURL}`;
   modelBadge.dataset.offline = String(offline);
-  const created = createDemoAgent(settings);
-  agent = created;
-  unsubscribe = created.memory.subscribe(onStoreChange);
-  // Settings the agent cannot use (a base URL that is no http(s) URL) fail its start.
-  created.ready.catch((error: unknown) => {
-    if (agent === created) showFailure(error);
-  });
 }
 
 /** Offers to resume runs that were waiting for approval when the page last closed. */
 async function offerResumes(): Promise<void> {
-  const runs = await agent?.memory
+  const runs = await agent.memory
     .listRuns({ statuses: ['awaiting-approval'] })
     .catch((error: unknown) => {
       showFailure(error);
       return [];
     });
-  showResumeOffers(resumeOffers, runs ?? [], (run) => void resumeRun(run));
+  showResumeOffers(resumeOffers, runs, (run) => void resumeRun(run));
   // The offers take room above the log; its newest entry stays in view.
   scrollToEnd();
 }
@@ -316,7 +312,7 @@ function onStoreChange(change: StoreChange): void {
 /** Another tab (or a resumed run) added messages to the open conversation: show them. */
 async function redrawIfChanged(): Promise<void> {
   if (activeRun) return;
-  const detail = await agent?.memory.getConversation(selectedId).catch(() => undefined);
+  const detail = await agent.memory.getConversation(selectedId).catch(() => undefined);
   if (!detail || activeRun || detail.conversation.id !== selectedId) return;
   if (detail.conversation.lastSeq !== renderedSeq) await openConversation(selectedId);
 }
