@@ -371,7 +371,10 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   'concurrentRuns.concurrentRunMs': 'each of 20 runs at once, paced streams, wall ms',
   'concurrentRuns.ratioToLone': 'each of 20 runs at once, ratio to a lone run',
   'sandboxBurst.callMs': 'each of 100 sandboxed calls in flight, ms',
-  'conversationList.listMs': 'conversation list, 1,000 conversations / 100,000 messages, ms',
+  'conversationList.firstPageMs':
+    'conversation list, first page of 50, 1,000 conversations / 100,000 messages, ms',
+  'conversationList.nextPageMs': 'conversation list, the page after the first, ms',
+  'conversationList.wholeListMs': 'conversation list, all 1,000 conversations at once, ms',
 });
 
 /**

@@ -83,6 +83,7 @@ export type { McpApproval, McpServerConfig } from './protocol/mcp';
 export type {
   AuditRecord,
   ConversationExport,
+  ConversationListOptions,
   ConversationRecord,
   ConversationSearchHit,
   ExportedAttachment,

@@ -1,4 +1,4 @@
-import { type AgentEvent, createAgent } from 'airlock-agents';
+import { type AgentEvent, type ConversationRecord, createAgent } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { openStore } from '../../src/memory/dexie-store';
 import { reportBench } from '../page-report';
@@ -298,6 +298,9 @@ async function sandboxBurst(): Promise<Record<string, unknown>> {
   }
 }
 
+/** Conversations per page of the conversation list. */
+const LIST_PAGE = smoke ? 5 : 50;
+
 /** Words each 1 % of the questions are about, so a search for one finds many conversations. */
 const TOPICS = 100;
 
@@ -344,7 +347,10 @@ async function timed(times: number, call: () => Promise<void>): Promise<Summary>
 async function conversationList(): Promise<{
   conversations: number;
   messages: number;
-  listMs: Summary;
+  pageSize: number;
+  firstPageMs: Summary;
+  nextPageMs: Summary;
+  wholeListMs: Summary;
   search: { name: string; query: string; found: number; ms: Summary }[];
 }> {
   const store = openStore({ name: `airlock-bench-scale-list-${Date.now()}` });
@@ -362,7 +368,20 @@ async function conversationList(): Promise<{
       await store.commitStep({ conversationId, runId: `seed-${c}`, messages });
     }
     const rounds = smoke ? 2 : 30;
-    const listMs = await timed(rounds, async () => {
+    // What a conversation list shows: its first page, then the next when scrolled to.
+    const page = async (after?: ConversationRecord) => {
+      const listed = await store.listConversations({ limit: LIST_PAGE, after });
+      if (listed.length !== LIST_PAGE) throw new Error(`Listed ${listed.length} conversations.`);
+      return listed;
+    };
+    const firstPageMs = await timed(rounds, async () => {
+      await page();
+    });
+    const afterFirst = (await page()).at(-1);
+    const nextPageMs = await timed(rounds, async () => {
+      await page(afterFirst);
+    });
+    const wholeListMs = await timed(rounds, async () => {
       const listed = await store.listConversations();
       if (listed.length !== CONVERSATIONS)
         throw new Error(`Listed ${listed.length} conversations.`);
@@ -382,7 +401,10 @@ async function conversationList(): Promise<{
     return {
       conversations: CONVERSATIONS,
       messages: CONVERSATIONS * MESSAGES_PER_CONVERSATION,
-      listMs,
+      pageSize: LIST_PAGE,
+      firstPageMs,
+      nextPageMs,
+      wholeListMs,
       search,
     };
   } finally {

@@ -8,6 +8,7 @@ import {
   readImportedAttachments,
   referencedHashes,
 } from './conversation-attachments';
+import { listedAfter, newestFirst } from './conversation-order';
 import {
   checkMemoryPatch,
   compareMemories,
@@ -144,9 +145,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 
-    listConversations: () =>
+    listConversations: ({ limit, after } = {}) =>
       guard('listing conversations', () =>
-        [...conversations.values()].sort((a, b) => b.updatedAt - a.updatedAt),
+        [...conversations.values()]
+          .filter((row) => listedAfter(row, after))
+          .sort(newestFirst)
+          .slice(0, limit),
       ),
 
     // The same matching as the IndexedDB store's index, by reading every message.
@@ -165,9 +169,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
             hits.push({ conversation, seq: match.seq, snippet });
           }
         }
-        return hits
-          .sort((a, b) => b.conversation.updatedAt - a.conversation.updatedAt)
-          .slice(0, limit);
+        return hits.sort((a, b) => newestFirst(a.conversation, b.conversation)).slice(0, limit);
       }),
 
     renameConversation: (id, title) =>

@@ -73,5 +73,14 @@ export const SCHEMA_V6: StoresSpec = {
   messageTerms: '[conversationId+seq], *terms',
 };
 
+/**
+ * Version 7: the conversation list by pages. An index of (`updatedAt`, `id`) gives each
+ * conversation a place of its own in the list, so a page starts right after the last one
+ * shown (`updatedAt` alone ties). IndexedDB builds the index: nothing to upgrade.
+ */
+export const SCHEMA_V7: StoresSpec = {
+  conversations: 'id, updatedAt, [updatedAt+id]',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 6;
+export const CURRENT_SCHEMA_VERSION = 7;

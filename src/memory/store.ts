@@ -9,6 +9,7 @@ import type {
   AttachmentRecord,
   AuditRecord,
   ConversationExport,
+  ConversationListOptions,
   ConversationRecord,
   ConversationSearchHit,
   ImportOptions,
@@ -51,8 +52,8 @@ export interface ConversationStore {
   /** Creates the conversation if it does not exist; returns its row. */
   ensureConversation(id: string, title?: string): Promise<ConversationRecord>;
   getConversation(id: string): Promise<ConversationRecord | undefined>;
-  /** Newest `updatedAt` first. */
-  listConversations(): Promise<ConversationRecord[]>;
+  /** Newest `updatedAt` first (then by id, last first), a page at a time if asked. */
+  listConversations(options?: ConversationListOptions): Promise<ConversationRecord[]>;
   /**
    * The conversations with a user or assistant message in which every word of `query`
    * begins a word (case and accents aside), newest `updatedAt` first, at most `limit`.

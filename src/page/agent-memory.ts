@@ -18,7 +18,7 @@ export interface AgentMemory extends MemoryApi {
  * worker, which trusts no page; here only for what cannot cross to it at all.
  */
 const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
-  listConversations: [],
+  listConversations: ['options'],
   searchConversations: ['query', 'options'],
   getConversation: ['id'],
   renameConversation: ['id', 'title'],

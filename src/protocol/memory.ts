@@ -24,6 +24,21 @@ export interface ConversationRecord {
   readonly lastSeq: number;
 }
 
+/**
+ * A page of the conversation list: at most `limit` conversations (all when absent), from
+ * the one after `after`, newest `updatedAt` first (conversations active at the same moment
+ * by id, last first). Pass the last conversation of one page as the next page's `after`: a
+ * conversation active since moves to the top rather than showing twice.
+ */
+export interface ConversationListOptions {
+  readonly limit?: number | undefined;
+  /**
+   * The conversation the page starts after: its `id` and `updatedAt` as listed (undefined:
+   * the first page, so `after: page.at(-1)` reads on from any page).
+   */
+  readonly after?: Pick<ConversationRecord, 'id' | 'updatedAt'> | undefined;
+}
+
 /** A conversation `searchConversations` found, with the newest of its messages that matched. */
 export interface ConversationSearchHit {
   readonly conversation: ConversationRecord;

@@ -15,6 +15,7 @@ import type {
 import type { McpServerConfig } from './mcp';
 import type {
   AuditRecord,
+  ConversationListOptions,
   ConversationRecord,
   ConversationSearchHit,
   ImportOptions,
@@ -306,7 +307,12 @@ export interface ConversationDetail {
 
 /** Reading and editing the agent's stored conversations, memories, runs and audit log. */
 export interface MemoryApi {
-  listConversations(): Promise<ConversationRecord[]>;
+  /**
+   * The conversations, newest `updatedAt` first: all of them, or a page of at most `limit`
+   * after the conversation `after` (the last one of the page before). A list of many
+   * conversations is best read a page at a time: each page reads only its own rows.
+   */
+  listConversations(options?: ConversationListOptions): Promise<ConversationRecord[]>;
   /**
    * Finds conversations by what the user and the assistant wrote: those with a message in
    * which every word of `query` begins a word (case and accents aside, so a word typed so far

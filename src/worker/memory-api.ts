@@ -1,4 +1,5 @@
 import type { ConversationStore, ImportOptions } from '../memory/store';
+import type { ConversationListOptions } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';
 import { sumRunUsage } from './run-usage';
@@ -27,8 +28,14 @@ export class MemoryService implements MemoryApi {
     this.#endRunsOf = endRunsOf;
   }
 
-  async listConversations() {
-    return (await this.#store()).listConversations();
+  async listConversations(options: ConversationListOptions = {}) {
+    const checked = parseArgument(
+      apiSchemas.listConversationsOptions,
+      options,
+      'options',
+      'invalid-options',
+    );
+    return (await this.#store()).listConversations(checked ?? {});
   }
 
   async searchConversations(

@@ -171,6 +171,12 @@ export const apiSchemas = {
       allowSystemMessages: z.boolean().exactOptional(),
     })
     .optional(),
+  listConversationsOptions: z
+    .object({
+      limit: z.int().min(1).optional(),
+      after: z.object({ id, updatedAt: z.number() }).optional(),
+    })
+    .optional(),
   listMemoriesOptions: z
     .object({
       scopes: z

@@ -15,6 +15,7 @@ import {
   type DexieConnection,
   messageRange,
   messageTermsRange,
+  newestConversations,
   scopeRange,
   termRows,
 } from './database';
@@ -79,8 +80,11 @@ export function conversationTables(
 
     getConversation: (id) => guard('reading a conversation', () => conversations.get(id)),
 
-    listConversations: () =>
-      guard('listing conversations', () => conversations.orderBy('updatedAt').reverse().toArray()),
+    listConversations: ({ limit, after } = {}) =>
+      guard('listing conversations', () => {
+        const newestFirst = newestConversations(db, after);
+        return (limit === undefined ? newestFirst : newestFirst.limit(limit)).toArray();
+      }),
 
     // Renaming and summarising leave `updatedAt` alone: it orders conversations by activity.
     renameConversation: (id, title) =>

@@ -12,6 +12,7 @@ import {
   SCHEMA_V4,
   SCHEMA_V5,
   SCHEMA_V6,
+  SCHEMA_V7,
 } from '../schema-versions';
 import { messageTerms } from '../search-terms';
 import { isConnectionLost, toStorageError } from '../storage-errors';
@@ -214,6 +215,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(4).stores(SCHEMA_V4);
   db.version(5).stores(SCHEMA_V5).upgrade(packChunkVectors);
   db.version(6).stores(SCHEMA_V6).upgrade(indexMessageTerms);
+  db.version(7).stores(SCHEMA_V7);
   return db;
 }
 
@@ -222,6 +224,21 @@ export function messageRange(db: AirlockDatabase, conversationId: string) {
   return db.messages
     .where('[conversationId+seq]')
     .between([conversationId, 0], [conversationId, Infinity]);
+}
+
+/**
+ * Conversations newest first: by `updatedAt`, then by id (each conversation has a place of
+ * its own in the list), from the one after `after` when given.
+ */
+export function newestConversations(
+  db: AirlockDatabase,
+  after?: Pick<ConversationRecord, 'id' | 'updatedAt'>,
+) {
+  const place = '[updatedAt+id]';
+  const ordered = after
+    ? db.conversations.where(place).below([after.updatedAt, after.id])
+    : db.conversations.orderBy(place);
+  return ordered.reverse();
 }
 
 /** A conversation's search rows, by seq. */

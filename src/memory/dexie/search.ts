@@ -1,6 +1,13 @@
+import { newestFirst } from '../conversation-order';
 import { queryTerms, searchableText, searchSnippet } from '../search-terms';
-import type { ConversationSearchHit, ConversationStore } from '../store';
-import { type DexieConnection, type MessageTermsRecord, messageTermsRange } from './database';
+import type { ConversationRecord, ConversationSearchHit, ConversationStore } from '../store';
+import {
+  type AirlockDatabase,
+  type DexieConnection,
+  type MessageTermsRecord,
+  messageTermsRange,
+  newestConversations,
+} from './database';
 
 /**
  * A query word matching at most this many messages is looked up through the words index;
@@ -8,17 +15,28 @@ import { type DexieConnection, type MessageTermsRecord, messageTermsRange } from
  */
 const INDEX_PLAN_MAX_KEYS = 1_000;
 
+/**
+ * Candidate conversations up to this many are read at once and put in order; more are
+ * found by walking the conversation list newest first.
+ */
+const CANDIDATES_READ_AT_ONCE = 64;
+
 type MessageKey = [conversationId: string, seq: number];
 
+/** Conversations in the list's order, a batch at a time; undefined once there are no more. */
+type Batches = () => Promise<ConversationRecord[] | undefined>;
+
 /**
- * The conversation search. Conversations are taken newest first (the keys of the
- * `updatedAt` index), and each is searched until `limit` are found, in one of two plans:
+ * The conversation search. Each query word's matches are counted on the words index (which
+ * reads no row), then conversations are searched newest first until `limit` are found, in
+ * one of two plans:
  * - a query with a word few messages hold reads that word's keys from the words index (they
  *   name the message and its conversation): only conversations among them are searched, by
  *   checking the other words against those messages' rows;
  * - a query whose every word is common searches each conversation from its newest message:
  *   its matches are everywhere, so the walk is short.
- * Only the conversations shown, and one message of each, are read whole.
+ * The conversation list is read a page at a time, so a search that finds enough among the
+ * newest conversations reads no more of them.
  */
 export function searchTables(
   connection: DexieConnection,
@@ -32,45 +50,44 @@ export function searchTables(
         const terms = queryTerms(query);
         if (terms.length === 0) return [];
         return db.transaction('r', [messageTerms, conversations, messages], async () => {
-          const [firstKeys, newestFirst] = await Promise.all([
-            Promise.all(
-              terms.map(
-                (term) =>
-                  messageTerms
-                    .where('terms')
-                    .startsWith(term)
-                    .limit(INDEX_PLAN_MAX_KEYS + 1)
-                    .primaryKeys() as Promise<MessageKey[]>,
-              ),
-            ),
-            conversations.orderBy('updatedAt').reverse().primaryKeys() as Promise<string[]>,
-          ]);
-          const rarest = firstKeys.reduce((fewest, keys) =>
-            keys.length < fewest.length ? keys : fewest,
-          );
+          const wordRange = (term: string) => messageTerms.where('terms').startsWith(term);
+          const counts = await Promise.all(terms.map((term) => wordRange(term).count()));
+          const fewest = Math.min(...counts);
+          // A word no message holds: nothing can match.
+          if (fewest === 0) return [];
+          const rarest = terms[counts.indexOf(fewest)] as string;
           const matches = matchesAll(terms);
           const found =
-            rarest.length <= INDEX_PLAN_MAX_KEYS
-              ? await searchCandidates(newestFirst, rarest, limit, async (keys) =>
-                  terms.length === 1
-                    ? keys
-                    : (await messageTerms.bulkGet(keys)).flatMap((row): MessageKey[] =>
-                        row && matches(row) ? [[row.conversationId, row.seq]] : [],
-                      ),
+            fewest <= INDEX_PLAN_MAX_KEYS
+              ? await searchCandidates(
+                  db,
+                  (await wordRange(rarest).primaryKeys()) as MessageKey[],
+                  limit,
+                  async (keys) =>
+                    terms.length === 1
+                      ? keys
+                      : (await messageTerms.bulkGet(keys)).flatMap((row): MessageKey[] =>
+                          row && matches(row) ? [[row.conversationId, row.seq]] : [],
+                        ),
                 )
-              : await searchEach(newestFirst, limit, (conversationId) =>
-                  messageTermsRange(db, conversationId).reverse().filter(matches).first(),
+              : await searchBatches(listPages(db, limit), limit, (page) =>
+                  Promise.all(
+                    page.map(async (conversation) => {
+                      const row = await messageTermsRange(db, conversation.id)
+                        .reverse()
+                        .filter(matches)
+                        .first();
+                      return row?.seq;
+                    }),
+                  ),
                 );
-          const [shown, rows] = await Promise.all([
-            conversations.bulkGet(found.map(([conversationId]) => conversationId)),
-            messages.bulkGet(found),
-          ]);
-          return found.flatMap(([, seq], index): ConversationSearchHit[] => {
-            const conversation = shown[index];
+          const rows = await messages.bulkGet(
+            found.map(([conversation, seq]): MessageKey => [conversation.id, seq]),
+          );
+          return found.map(([conversation, seq], index): ConversationSearchHit => {
             const row = rows[index];
-            if (!conversation) return [];
             const snippet = row ? searchSnippet(searchableText(row.message), terms) : '';
-            return [{ conversation, seq, snippet }];
+            return { conversation, seq, snippet };
           });
         });
       }),
@@ -85,54 +102,95 @@ function matchesAll(terms: readonly string[]) {
 }
 
 /**
+ * The conversation list newest first, a page at a time: the first of `first`, each next
+ * one twice the size of the one before.
+ */
+function listPages(db: AirlockDatabase, first: number): Batches {
+  let after: ConversationRecord | undefined;
+  let size = first;
+  let done = false;
+  return async () => {
+    if (done) return undefined;
+    const page = await newestConversations(db, after).limit(size).toArray();
+    after = page.at(-1);
+    done = page.length < size || after === undefined;
+    size *= 2;
+    return page;
+  };
+}
+
+/**
  * The index plan: the candidate messages (the rarest word's keys), by conversation, newest
- * conversation first; `verify` keeps the candidates that hold every word, a page of
- * conversations at a time, until `limit` conversations have a match.
+ * conversation first (few candidate conversations are read and sorted; many are picked out
+ * of the list as it is walked); `verify` keeps the candidates that hold every word, a batch
+ * of conversations at a time, until `limit` conversations have a match.
  */
 async function searchCandidates(
-  newestFirst: readonly string[],
+  db: AirlockDatabase,
   candidates: readonly MessageKey[],
   limit: number,
   verify: (keys: MessageKey[]) => Promise<readonly MessageKey[]>,
-): Promise<MessageKey[]> {
+): Promise<[ConversationRecord, number][]> {
   const byConversation = new Map<string, MessageKey[]>();
   for (const key of candidates) {
     const keys = byConversation.get(key[0]);
     if (keys) keys.push(key);
     else byConversation.set(key[0], [key]);
   }
-  const ordered = newestFirst.filter((id) => byConversation.has(id));
-  const found: MessageKey[] = [];
-  for (let start = 0; start < ordered.length && found.length < limit; start += limit) {
-    const page = ordered.slice(start, start + limit);
-    const verified = await verify(page.flatMap((id) => byConversation.get(id) ?? []));
+  let batches: Batches;
+  if (byConversation.size <= CANDIDATES_READ_AT_ONCE) {
+    const rows = await db.conversations.bulkGet([...byConversation.keys()]);
+    let sorted: ConversationRecord[] | undefined = rows
+      .filter((row): row is ConversationRecord => row !== undefined)
+      .sort(newestFirst);
+    batches = async () => {
+      const batch = sorted;
+      sorted = undefined;
+      return batch;
+    };
+  } else {
+    const pages = listPages(db, limit);
+    let unseen = byConversation.size;
+    batches = async () => {
+      if (unseen === 0) return undefined;
+      const page = await pages();
+      const picked = page?.filter((conversation) => byConversation.has(conversation.id));
+      unseen -= picked?.length ?? unseen;
+      return picked;
+    };
+  }
+  return searchBatches(batches, limit, async (batch) => {
+    const verified = await verify(batch.flatMap(({ id }) => byConversation.get(id) ?? []));
     const newest = new Map<string, number>();
     for (const [conversationId, seq] of verified)
       if (seq > (newest.get(conversationId) ?? 0)) newest.set(conversationId, seq);
-    for (const id of page) {
-      const seq = newest.get(id);
-      if (seq !== undefined && found.length < limit) found.push([id, seq]);
-    }
-  }
-  return found;
+    return batch.map(({ id }) => newest.get(id));
+  });
 }
 
 /**
- * The recency plan: each conversation, newest first, searched from its newest message
- * (`newestMatch`), a page of conversations at a time, until `limit` have a match.
+ * Takes conversations in order from `batches`, `limit` at a time, and keeps each that
+ * `newestMatch` finds a message of (its `seq`), until `limit` are kept.
  */
-async function searchEach(
-  newestFirst: readonly string[],
+async function searchBatches(
+  batches: Batches,
   limit: number,
-  newestMatch: (conversationId: string) => Promise<MessageTermsRecord | undefined>,
-): Promise<MessageKey[]> {
-  const found: MessageKey[] = [];
-  for (let start = 0; start < newestFirst.length && found.length < limit; start += limit) {
-    const page = newestFirst.slice(start, start + limit);
-    const rows = await Promise.all(page.map(newestMatch));
-    page.forEach((id, index) => {
-      const row = rows[index];
-      if (row && found.length < limit) found.push([id, row.seq]);
+  newestMatch: (conversations: ConversationRecord[]) => Promise<(number | undefined)[]>,
+): Promise<[ConversationRecord, number][]> {
+  const found: [ConversationRecord, number][] = [];
+  let queue: ConversationRecord[] = [];
+  while (found.length < limit) {
+    if (queue.length === 0) {
+      const batch = await batches();
+      if (batch === undefined) break;
+      queue = batch;
+      continue;
+    }
+    const taken = queue.splice(0, limit);
+    const seqs = await newestMatch(taken);
+    taken.forEach((conversation, index) => {
+      const seq = seqs[index];
+      if (seq !== undefined && found.length < limit) found.push([conversation, seq]);
     });
   }
   return found;

@@ -34,7 +34,14 @@ function scaleFile(load: number) {
         expectedLiveWorkersAfter: 3,
         workersStarted: 18,
       },
-      conversationList: { conversations: 1_000, messages: 100_000, listMs: summary(12) },
+      conversationList: {
+        conversations: 1_000,
+        messages: 100_000,
+        pageSize: 50,
+        firstPageMs: summary(3),
+        nextPageMs: summary(24),
+        wholeListMs: summary(30),
+      },
     },
   };
 }
@@ -60,6 +67,10 @@ describe('bench verdicts and the machine load', () => {
       /CPU time per run.*9\.0 ms vs 6\.0 ms per run: 1\.5×.*\| \*\*missed\*\* \|/,
     );
     expect(quiet).not.toContain('no verdict:');
+    // The list is judged by its pages; the whole list at once is only reported.
+    expect(quiet).toMatch(/its first page \(50 conversations\) ≤ 20 ms p50 \|.*\| \*\*met\*\* \|/);
+    expect(quiet).toMatch(/The page after it.*\| \*\*missed\*\* \|/);
+    expect(quiet).toMatch(/The whole list at once, all 1,000.*\| not judged \|/);
 
     const busy = scaleSection(scaleFile(9), undefined);
     expect(busy).not.toContain('**met**');

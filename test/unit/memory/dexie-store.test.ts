@@ -1,5 +1,5 @@
 import { IDBIndex as FakeIndex, IDBObjectStore as FakeObjectStore } from 'fake-indexeddb';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ConversationStore } from '../../../src/memory/store';
 import { type StoreChange, storeChannelName } from '../../../src/memory/store-change';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
@@ -130,6 +130,52 @@ describe('conversations', () => {
     await new Promise((resolve) => setTimeout(resolve, 2));
     await store.commitStep({ conversationId: 'old', runId: 'r', messages: [userSays('bump')] });
     expect((await store.listConversations()).map((row) => row.id)).toEqual(['old', 'new']);
+  });
+
+  it('lists conversations a page at a time, each once, with those active at the same moment by id', async () => {
+    const { store } = setUp();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    // Created at 1, 2, 2, 2, 3, 4 and 4 ms: the list orders equal times by id, last first.
+    for (const [at, id] of [
+      [1, 'a'],
+      [2, 'b'],
+      [2, 'c'],
+      [2, 'd'],
+      [3, 'e'],
+      [4, 'f'],
+      [4, 'g'],
+    ] as const) {
+      vi.setSystemTime(at);
+      await store.ensureConversation(id);
+    }
+    const ids = (rows: readonly { id: string }[]) => rows.map((row) => row.id);
+    const all = ids(await store.listConversations());
+    expect(all).toEqual(['g', 'f', 'e', 'd', 'c', 'b', 'a']);
+
+    const pages: string[][] = [];
+    let after: { id: string; updatedAt: number } | undefined;
+    for (;;) {
+      const page = await store.listConversations({ limit: 3, after });
+      if (page.length === 0) break;
+      pages.push(ids(page));
+      after = page.at(-1);
+    }
+    expect(pages).toEqual([['g', 'f', 'e'], ['d', 'c', 'b'], ['a']]);
+    // A conversation active since the page before moves to the top instead of showing twice.
+    const [first] = await store.listConversations({ limit: 1 });
+    vi.setSystemTime(5);
+    await store.commitStep({ conversationId: 'f', runId: 'r', messages: [userSays('bump')] });
+    expect(ids(await store.listConversations({ limit: 2, after: first }))).toEqual(['e', 'd']);
+    // `after` need not be listed any more: the page starts where it would be.
+    expect(ids(await store.listConversations({ after: { id: 'zz', updatedAt: 2 } }))).toEqual([
+      'd',
+      'c',
+      'b',
+      'a',
+    ]);
   });
 
   it('renames a conversation, and says not-found for one that does not exist', async () => {

@@ -168,8 +168,52 @@ describe('schema versions', () => {
     store.close();
     const raw = new Dexie('to-v6', { indexedDB, IDBKeyRange });
     await raw.open();
-    expect(raw.verno).toBe(6);
+    expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
     expect(await raw.table('messageTerms').count()).toBe(3);
+    raw.close();
+  });
+
+  it('upgrades a version 6 database to version 7: the list is read by pages, ties and odd rows included', async () => {
+    const indexedDB = new IDBFactory();
+    const v6 = new Dexie('to-v7', { indexedDB, IDBKeyRange });
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].forEach((spec, index) => {
+      v6.version(index + 1).stores(spec);
+    });
+    const conversation = (id: string, updatedAt: unknown) => ({
+      id,
+      title: id,
+      createdAt: 1,
+      updatedAt,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 0,
+    });
+    await v6.table('conversations').bulkAdd([
+      conversation('a', 5),
+      conversation('b', 7),
+      // Active at the same moment: the list orders them by id, last first.
+      conversation('c', 7),
+      conversation('d', 7),
+      // A row no version writes: no time to place it by, so it is not listed (as before).
+      conversation('odd', undefined),
+    ]);
+    v6.close();
+
+    const store = openStore({ name: 'to-v7', indexedDB, IDBKeyRange });
+    const ids = (rows: readonly { id: string }[]) => rows.map((row) => row.id);
+    expect(ids(await store.listConversations())).toEqual(['d', 'c', 'b', 'a']);
+    const first = await store.listConversations({ limit: 2 });
+    expect(ids(first)).toEqual(['d', 'c']);
+    const second = await store.listConversations({ limit: 2, after: first[1] });
+    expect(ids(second)).toEqual(['b', 'a']);
+    expect(await store.listConversations({ limit: 2, after: second[1] })).toEqual([]);
+    store.close();
+    const raw = new Dexie('to-v7', { indexedDB, IDBKeyRange });
+    await raw.open();
+    expect(raw.verno).toBe(7);
+    expect(raw.table('conversations').schema.indexes.map((index) => index.name)).toContain(
+      '[updatedAt+id]',
+    );
     raw.close();
   });
 

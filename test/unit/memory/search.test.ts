@@ -182,6 +182,27 @@ describe('the conversation search', () => {
     expect(hit?.snippet).toBe('weather at station59, entry 19');
   });
 
+  it('finds matches far down a long list, in the list order, with conversations active at the same moment by id', async () => {
+    const store = setUp();
+    // 150 conversations, three at each moment; every one says "ferry" once (a word few
+    // enough messages hold to be looked up), every seventh also says "delayed" with it.
+    for (let c = 0; c < 150; c++) {
+      storeAt(1_000 + Math.floor(c / 3));
+      await conversation(store, `c${String(c).padStart(3, '0')}`, [
+        c % 7 === 0 ? 'The ferry is delayed' : 'The ferry is on time',
+        'Noted.',
+      ]);
+    }
+    const listed = (await store.listConversations()).map((row) => row.id);
+    const ferry = await found(store, 'ferry', 100);
+    expect(ferry.map(([id]) => id)).toEqual(listed.slice(0, 100));
+    const delayed = await found(store, 'ferry delayed', 100);
+    expect(delayed.map(([id]) => id)).toEqual(listed.filter((id) => Number(id.slice(1)) % 7 === 0));
+    expect(delayed.every(([, seq]) => seq === 1)).toBe(true);
+    // The oldest ones, past several pages of the list: a limit larger than there are.
+    expect((await found(store, 'delayed ferry', 100)).at(-1)).toEqual(['c000', 1]);
+  });
+
   it('answers past rows of the words table and messages no version writes, without failing', async (context) => {
     const { store, name, indexedDB } = freshStore();
     onTestFinished(() => store.close());
