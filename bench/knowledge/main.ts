@@ -110,7 +110,9 @@ async function main(): Promise<unknown> {
   const importChunksPerSecond: Record<string, number> = {};
   const searchMs: Record<string, ReturnType<typeof summarize>> = {};
   let stored = 0;
-  let indexLoadMs50k = Number.NaN;
+  let firstAnswerMs50k = Number.NaN;
+  let exactIndexMs50k = Number.NaN;
+  let codesReadMs50k = Number.NaN;
   let vectorReadMs50k = Number.NaN;
   for (const [label, size] of [
     ['1k', 1_000],
@@ -122,20 +124,31 @@ async function main(): Promise<unknown> {
     stored = size;
     searchMs[label] = await searchLatency(knowledge, 100);
     if (size === 50_000) {
-      // What a new agent worker does on its first query: every vector read from IndexedDB into
-      // the index. The median of three loads, and of three reads of the stored blocks alone.
+      // What a new agent worker does on its first query: the int8 copies read from IndexedDB
+      // into an index that answers it, then the floats read into the exact index behind it.
+      // The median of three, and of three reads of the stored copies and floats alone.
+      const answers: number[] = [];
       const loads: number[] = [];
+      const codesReads: number[] = [];
       const reads: number[] = [];
       for (let i = 0; i < 3; i++) {
-        const reading = performance.now();
+        let reading = performance.now();
+        await store.listVectorCodes();
+        codesReads.push(performance.now() - reading);
+        reading = performance.now();
         await store.listVectorBlocks();
         reads.push(performance.now() - reading);
         const reopened = new KnowledgeBase(store, localEmbedder, config);
         const loading = performance.now();
-        await reopened.isEmpty();
+        const hits = await reopened.search(words(800_000 + i, 12), { signal, k: 5 });
+        if (hits.length === 0) throw new Error('The first search found nothing.');
+        answers.push(performance.now() - loading);
+        await reopened.exact();
         loads.push(performance.now() - loading);
       }
-      indexLoadMs50k = Math.round(summarize(loads).p50);
+      firstAnswerMs50k = Math.round(summarize(answers).p50);
+      exactIndexMs50k = Math.round(summarize(loads).p50);
+      codesReadMs50k = Math.round(summarize(codesReads).p50);
       vectorReadMs50k = Math.round(summarize(reads).p50);
     }
   }
@@ -151,7 +164,9 @@ async function main(): Promise<unknown> {
       '100k': indexSearch(100_000, 100),
     },
     importChunksPerSecond,
-    indexLoadMs50k,
+    firstAnswerMs50k,
+    exactIndexMs50k,
+    codesReadMs50k,
     vectorReadMs50k,
     indexScan,
     storageBytesPerChunk: Math.round((after - before) / stored),

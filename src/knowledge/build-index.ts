@@ -1,7 +1,7 @@
 import type { AirlockError } from '../errors/airlock-error';
 import { isAirlockError } from '../errors/airlock-error';
 import type { KnowledgeDocumentRecord } from '../protocol/knowledge';
-import { readVectorBlocks, storedVectorsError } from './stored-vectors';
+import { readVectorBlocks, readVectorCodes, storedVectorsError } from './stored-vectors';
 import { VectorIndex } from './vector-index';
 
 /**
@@ -30,4 +30,21 @@ export function buildIndex(
     }
   }
   return { vectors, problems };
+}
+
+/**
+ * An index of the stored int8 copies alone (see `VectorIndex.fromCodes`), or undefined when
+ * there is none to build: no copies, copies of several lengths, or no WebAssembly SIMD. What
+ * is wrong with the copies is not reported: the index built from the blocks reports the
+ * blocks, which are what counts.
+ */
+export function buildCodesIndex(
+  rows: readonly unknown[],
+  documents: readonly KnowledgeDocumentRecord[],
+): VectorIndex | undefined {
+  const { byDocument, count } = readVectorCodes(rows, documents);
+  const dimensions = new Set([...byDocument.values()].map((chunks) => chunks[0]?.codes.length));
+  const [dimension] = dimensions;
+  if (count === 0 || dimensions.size !== 1 || dimension === undefined) return undefined;
+  return VectorIndex.fromCodes(dimension, byDocument, count);
 }

@@ -20,13 +20,36 @@ export interface AddDocumentOptions {
   readonly onProgress?: (progress: KnowledgeProgress) => void;
 }
 
-/** What the index needs besides vectors: each document's title, for the sources it names. */
-interface LoadedIndex {
+/** What a search needs besides vectors: each document's title, for the sources it names. */
+interface SearchIndex {
   readonly vectors: VectorIndex;
+  readonly titles: ReadonlyMap<string, string>;
+}
+
+/** The index read from the stored floats, kept in step with every write. */
+interface LoadedIndex extends SearchIndex {
   readonly titles: Map<string, string>;
   /** Stored vector rows that could not be used (`storage-failed`), reported by each run. */
   readonly problems: AirlockError[];
 }
+
+/** Options of a `KnowledgeBase` beyond its settings. */
+export interface KnowledgeBaseOptions {
+  /**
+   * From how many stored vectors a new index searches with their int8 copies while it reads
+   * the floats (default `CODES_FIRST_AT`); fewer are read whole before the first answer.
+   */
+  readonly codesFirstAt?: number;
+}
+
+/** Stored blocks read at once while the index loads (up to 4 MB at 256 dimensions). */
+const BLOCKS_PER_READ = 4;
+
+/**
+ * Below this many stored vectors the floats are read before the first search (4 MB at
+ * 256 dimensions: about a tenth of a second); from it, the int8 copies answer first.
+ */
+export const CODES_FIRST_AT = 4_096;
 
 /**
  * An agent's documents: chunked, embedded through the model endpoint, stored with their
@@ -34,20 +57,34 @@ interface LoadedIndex {
  * once, on first use, then kept in step with every add and remove this worker makes:
  * a query never re-reads the vectors. Writes are queued one after another, so the index
  * always changes in the order the store did.
+ *
+ * A large index is read in two steps: first the int8 copies of the vectors (a quarter of
+ * the bytes), which answer searches with approximate scores, then, from the first answer
+ * on, the floats, which replace them. Writes, and the report of stored rows left out, wait
+ * for the floats.
  */
 export class KnowledgeBase {
   readonly #store: ConversationStore;
   readonly #embedder: EmbeddingModel;
   readonly #config: KnowledgeConfig;
+  readonly #codesFirstAt: number;
   #loaded: Promise<LoadedIndex> | undefined;
   /** The index once read, for the answers that must not wait. */
   #ready: LoadedIndex | undefined;
+  /** The first index to search with: the int8 copies', or the one read from the floats. */
+  #searchable: Promise<SearchIndex> | undefined;
   #writes: Promise<unknown> = Promise.resolve();
 
-  constructor(store: ConversationStore, embedder: EmbeddingModel, config: KnowledgeConfig) {
+  constructor(
+    store: ConversationStore,
+    embedder: EmbeddingModel,
+    config: KnowledgeConfig,
+    options: KnowledgeBaseOptions = {},
+  ) {
     this.#store = store;
     this.#embedder = embedder;
     this.#config = config;
+    this.#codesFirstAt = options.codesFirstAt ?? CODES_FIRST_AT;
   }
 
   /** The settings runs read (retrieval mode, k, minScore). */
@@ -109,17 +146,24 @@ export class KnowledgeBase {
   }
 
   /**
-   * What was wrong with the stored vectors when the index was read (a block of the wrong
-   * shape, or naming a chunk that is not stored): `storage-failed` errors, one per bad row.
-   * The rest of the index searches as usual.
+   * What was wrong with the stored vectors when the index was read from them (a block of the
+   * wrong shape, or naming a chunk that is not stored): `storage-failed` errors, one per bad
+   * row. The rest of the index searches as usual. While a large index is still read (see
+   * `exact`), none is known yet: a run does not wait for the floats to learn it.
    */
   async storageErrors(): Promise<readonly AirlockError[]> {
-    return (await this.#index()).problems;
+    const searchable = await this.#searchIndex();
+    return searchable === this.#ready ? this.#ready.problems : [];
+  }
+
+  /** Resolves once the index is read from the floats: searches then score exactly. */
+  async exact(): Promise<void> {
+    await this.#index();
   }
 
   /** Whether any chunk is stored (a run skips retrieval, and its embedding request, if not). */
   async isEmpty(): Promise<boolean> {
-    return (await this.#index()).vectors.size === 0;
+    return (await this.#searchIndex()).vectors.size === 0;
   }
 
   /**
@@ -136,7 +180,7 @@ export class KnowledgeBase {
     query: string,
     options: { readonly signal: AbortSignal; readonly k?: number; readonly minScore?: number },
   ): Promise<KnowledgeHit[]> {
-    const { vectors, titles } = await this.#index();
+    const { vectors, titles } = await this.#searchIndex();
     if (vectors.size === 0 || !query.trim()) return [];
     const [embedded] = await this.#embedder.embed([query], { signal: options.signal });
     const found = vectors.search(
@@ -145,6 +189,9 @@ export class KnowledgeBase {
       options.minScore ?? this.#config.minScore,
     );
     const rows = await this.#store.getChunks(found.map((hit) => [hit.docId, hit.index] as const));
+    // The floats are read once the copies have answered, so that this search's reads did
+    // not wait behind theirs; a failure reaches whoever waits on the index next.
+    if (vectors.approximate) this.#index().catch(() => undefined);
     const hits: KnowledgeHit[] = [];
     found.forEach((hit, i) => {
       const row = rows[i];
@@ -201,6 +248,8 @@ export class KnowledgeBase {
     this.#loaded ??= this.#load().then(
       (index) => {
         this.#ready = index;
+        // The copies' index, if one answered meanwhile, is not needed any more.
+        this.#searchable = undefined;
         return index;
       },
       (error: unknown) => {
@@ -214,14 +263,60 @@ export class KnowledgeBase {
   async #load(): Promise<LoadedIndex> {
     const [documents, blocks, { buildIndex }] = await Promise.all([
       this.#store.listDocuments(),
-      this.#store.listVectorBlocks(),
+      this.#readBlocks(),
       // The index and its WebAssembly scan load with the first use of knowledge, not with the worker.
       import('./build-index'),
     ]);
-    return {
-      ...buildIndex(blocks, documents),
-      titles: new Map(documents.map((document) => [document.id, document.title])),
-    };
+    return { ...buildIndex(blocks, documents), titles: titlesOf(documents) };
+  }
+
+  /**
+   * Every stored block, `BLOCKS_PER_READ` at a time: one read of them all would hold the
+   * searches' reads of chunk text behind it until all its megabytes had arrived.
+   */
+  async #readBlocks(): Promise<unknown[]> {
+    const blocks: unknown[] = [];
+    for (let after: number | undefined; ; ) {
+      const page = await this.#store.listVectorBlocks({ after, limit: BLOCKS_PER_READ });
+      blocks.push(...page);
+      // Airlock's blocks have number ids, which IndexedDB orders before any other key: a
+      // row keyed otherwise (written by other code) comes after all of them.
+      const last = (page.at(-1) as { id?: unknown } | undefined)?.id;
+      const more = page.length === BLOCKS_PER_READ && typeof last === 'number';
+      if (!more || (after !== undefined && last <= after)) return blocks;
+      after = last;
+    }
+  }
+
+  /**
+   * The index to search with now: the one read from the floats once it is, else the first
+   * one read (`#loadFirst`). A failed read is retried next time.
+   */
+  #searchIndex(): Promise<SearchIndex> {
+    if (this.#ready) return Promise.resolve(this.#ready);
+    this.#searchable ??= this.#loadFirst().catch((error: unknown) => {
+      this.#searchable = undefined;
+      throw error;
+    });
+    return this.#searchable;
+  }
+
+  /**
+   * The int8 copies' index when there are at least `codesFirstAt` copies, with the floats
+   * then read behind it; else the index read from the floats. The copies are only a copy:
+   * any that cannot be read or used leave the search to wait for the floats.
+   */
+  async #loadFirst(): Promise<SearchIndex> {
+    const [documents, codes, { buildCodesIndex }] = await Promise.all([
+      this.#store.listDocuments(),
+      // Copies that cannot be read are not needed: the floats answer, and a store that
+      // cannot read those reports it.
+      this.#store.listVectorCodes().catch(() => []),
+      import('./build-index'),
+    ]);
+    const vectors = buildCodesIndex(codes, documents);
+    if (!vectors || vectors.size < this.#codesFirstAt) return this.#index();
+    return { vectors, titles: titlesOf(documents) };
   }
 
   #queue<T>(write: () => Promise<T>): Promise<T> {
@@ -229,6 +324,10 @@ export class KnowledgeBase {
     this.#writes = next.catch(() => undefined);
     return next;
   }
+}
+
+function titlesOf(documents: readonly KnowledgeDocumentRecord[]): Map<string, string> {
+  return new Map(documents.map((document) => [document.id, document.title]));
 }
 
 /** Checks a document from the page (a trust boundary); a bad one is `invalid-input`. */

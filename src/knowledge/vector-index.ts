@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import { writeCodes } from './int8-codes';
 import { Int8Scanner } from './int8-scan';
 
 /** A chunk's place in the index: its document and position. */
@@ -47,9 +48,49 @@ export class VectorIndex {
   #scales: Float32Array = new Float32Array(0);
   /** Rows announced by `reserve`, allocated when the dimension is known. */
   #reservedRows = 0;
+  /** Int8 codes alone, no floats (see `fromCodes`): searches score with the codes. */
+  #codesOnly = false;
 
   constructor(options: VectorIndexOptions = {}) {
     this.#wantsQuantised = options.scan !== 'exact';
+  }
+
+  /**
+   * An index of the stored int8 copies alone (see `VectorCodesRecord`), to search with
+   * while the floats are read: candidates are found as usual, but scored by their codes, so
+   * scores are approximate (off by about 1 % of the cosine at most) and close rows may swap
+   * places. Read only. Undefined where WebAssembly SIMD is refused (no scan of codes then).
+   */
+  static fromCodes(
+    dimension: number,
+    documents: ReadonlyMap<string, readonly { index: number; codes: Int8Array; scale: number }[]>,
+    count: number,
+  ): VectorIndex | undefined {
+    const scanner = Int8Scanner.create(Math.ceil(dimension / 16) * 16);
+    if (!scanner) return undefined;
+    scanner.reserve(count);
+    const index = new VectorIndex();
+    index.#codesOnly = true;
+    index.#dimension = dimension;
+    index.#scanner = scanner;
+    index.#scales = new Float32Array(count);
+    for (const [docId, chunks] of documents) {
+      const rows: number[] = [];
+      for (const chunk of chunks) {
+        const row = index.#keys.length;
+        scanner.codes.set(chunk.codes, scanner.offset(row));
+        index.#scales[row] = chunk.scale;
+        index.#keys.push({ docId, index: chunk.index });
+        rows.push(row);
+      }
+      index.#rowsByDoc.set(docId, rows);
+    }
+    return index;
+  }
+
+  /** Whether scores are approximate: the index holds int8 codes alone (see `fromCodes`). */
+  get approximate(): boolean {
+    return this.#codesOnly;
   }
 
   /** How searches scan: `'int8-simd'` once vectors are held and WebAssembly SIMD is available. */
@@ -83,6 +124,7 @@ export class VectorIndex {
 
   /** Adds a document's chunks (replacing the rows it had). Vectors must already be unit length. */
   setDocument(docId: string, chunks: readonly { index: number; vector: Float32Array }[]): void {
+    this.#checkWritable();
     for (const chunk of chunks) this.checkDimension(chunk.vector.length);
     this.removeDocument(docId);
     const first = chunks[0];
@@ -107,6 +149,7 @@ export class VectorIndex {
 
   /** Removes a document's rows; the last rows move into the gaps. */
   removeDocument(docId: string): void {
+    this.#checkWritable();
     const rows = this.#rowsByDoc.get(docId);
     if (!rows) return;
     this.#rowsByDoc.delete(docId);
@@ -126,15 +169,23 @@ export class VectorIndex {
     }
   }
 
+  #checkWritable(): void {
+    if (this.#codesOnly)
+      throw new Error('An index of int8 codes alone is read only: build one from the floats.');
+  }
+
   /** The `k` rows most similar to `query` scoring at least `minScore`, best first. */
   search(query: Float32Array, k: number, minScore: number): ScoredKey[] {
     if (this.#keys.length === 0 || k <= 0) return [];
     this.checkDimension(query.length);
     const candidates = Math.max(MIN_CANDIDATES, k * CANDIDATES_PER_RESULT);
+    const scanner = this.#scanner;
     const found =
-      this.#scanner && this.#keys.length > candidates
-        ? this.#rescore(query, this.#candidates(this.#scanner, query, candidates), k, minScore)
-        : this.#exactSearch(query, k, minScore);
+      scanner && this.#codesOnly
+        ? this.#codeScores(this.#candidates(scanner, query, k), k, minScore)
+        : scanner && this.#keys.length > candidates
+          ? this.#rescore(query, this.#candidates(scanner, query, candidates).rows, k, minScore)
+          : this.#exactSearch(query, k, minScore);
     return found.rows.map((row, i) => ({
       ...(this.#keys[row] as ChunkKey),
       score: found.scores[i] as number,
@@ -172,9 +223,23 @@ export class VectorIndex {
     return score;
   }
 
-  /** The `count` rows of highest int8 score, in no order: a min-heap of the best so far. */
-  #candidates(scanner: Int8Scanner, query: Float32Array, count: number): Int32Array {
-    writeCodes(query, 0, query.length, scanner.codes, scanner.offset(-1), scanner.stride);
+  /**
+   * The `count` rows of highest int8 score, in no order (a min-heap of the best so far),
+   * with their scores from the codes.
+   */
+  #candidates(
+    scanner: Int8Scanner,
+    query: Float32Array,
+    count: number,
+  ): { rows: Int32Array; scores: Float64Array } {
+    const queryScale = writeCodes(
+      query,
+      0,
+      query.length,
+      scanner.codes,
+      scanner.offset(-1),
+      scanner.stride,
+    );
     const dots = scanner.scan(this.#keys.length);
     const scales = this.#scales;
     const heapScores = new Float64Array(count);
@@ -216,7 +281,22 @@ export class VectorIndex {
         heapRows[at] = row;
       }
     }
-    return heapRows.subarray(0, size);
+    for (let i = 0; i < size; i++) heapScores[i] = (heapScores[i] as number) * queryScale;
+    return { rows: heapRows.subarray(0, size), scores: heapScores.subarray(0, size) };
+  }
+
+  /** The candidates' scores from their codes, at least `minScore`, best first (ties: lower row first). */
+  #codeScores(
+    candidates: { rows: Int32Array; scores: Float64Array },
+    k: number,
+    minScore: number,
+  ): Found {
+    const scored: { row: number; score: number }[] = [];
+    candidates.rows.forEach((row, i) => {
+      const score = candidates.scores[i] as number;
+      if (score >= minScore && score < Infinity) scored.push({ row, score });
+    });
+    return best(scored, k);
   }
 
   /** The candidates' exact scores, at least `minScore`, best first (ties: lower row first, as the exact scan). */
@@ -227,9 +307,7 @@ export class VectorIndex {
       const score = this.#exactScore(query, row * dimension, dimension);
       if (score >= minScore && score < Infinity) scored.push({ row, score });
     }
-    scored.sort((a, b) => b.score - a.score || a.row - b.row);
-    const best = scored.slice(0, k);
-    return { rows: best.map((hit) => hit.row), scores: best.map((hit) => hit.score) };
+    return best(scored, k);
   }
 
   /** Writes row `row`'s int8 codes and scale from its float vector. */
@@ -284,39 +362,11 @@ interface Found {
   readonly scores: readonly number[];
 }
 
-/**
- * Writes the `length` values of `source` from `from` as int8 codes (round(value / scale),
- * scale = largest magnitude / 127) into `stride` bytes of `codes` from `offset`, zero-padded;
- * returns the scale.
- */
-function writeCodes(
-  source: Float32Array,
-  from: number,
-  length: number,
-  codes: Int8Array,
-  offset: number,
-  stride: number,
-): number {
-  let largest = 0;
-  for (let i = from; i < from + length; i++) {
-    const value = source[i] as number;
-    if (value > largest) largest = value;
-    else if (-value > largest) largest = -value;
-    else if (Number.isNaN(value)) largest = Number.NaN;
-  }
-  if (!(largest < Infinity)) {
-    // NaN or infinite values (a hostile stored vector): no codes, and a NaN scale.
-    codes.fill(0, offset, offset + stride);
-    return Number.NaN;
-  }
-  const scale = largest / 127;
-  const inverse = scale > 0 ? 1 / scale : 0;
-  // floor(x + 0.5) as Math.round, through an int32 truncation of a positive number: several
-  // times faster than Math.round into an Int8Array (|x| <= 127 keeps it positive).
-  for (let i = 0; i < length; i++)
-    codes[offset + i] = (((source[from + i] as number) * inverse + 128.5) | 0) - 128;
-  if (stride > length) codes.fill(0, offset + length, offset + stride);
-  return scale;
+/** The `k` best of `scored`, best first (ties: lower row first, as the exact scan). */
+function best(scored: { row: number; score: number }[], k: number): Found {
+  scored.sort((a, b) => b.score - a.score || a.row - b.row);
+  const kept = scored.slice(0, k);
+  return { rows: kept.map((hit) => hit.row), scores: kept.map((hit) => hit.score) };
 }
 
 export { toUnitVector } from './unit-vector';

@@ -1,11 +1,10 @@
+import { lazyMethods } from '../runtime/lazy-methods';
 import { attachmentTables } from './dexie/attachments';
 import { conversationTables } from './dexie/conversations';
 import { type OpenStoreOptions, openConnection } from './dexie/database';
-import { knowledgeTables } from './dexie/knowledge';
 import { memoryTables } from './dexie/memories';
 import { messageTables } from './dexie/messages';
 import { runTables } from './dexie/runs';
-import { searchTables } from './dexie/search';
 import type { ConversationStore } from './store';
 
 export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database';
@@ -24,11 +23,24 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   return {
     ...conversationTables(connection),
     ...messageTables(connection),
-    ...searchTables(connection),
     ...runTables(connection),
     ...memoryTables(connection),
-    ...knowledgeTables(connection),
     ...attachmentTables(connection),
+    // Loaded with their first call: many agents never search or keep knowledge.
+    ...lazyMethods(['searchConversations'], async () =>
+      (await import('./dexie/search')).searchTables(connection),
+    ),
+    ...lazyMethods(
+      [
+        'putDocument',
+        'deleteDocument',
+        'listDocuments',
+        'listVectorBlocks',
+        'listVectorCodes',
+        'getChunks',
+      ],
+      async () => (await import('./dexie/knowledge')).knowledgeTables(connection),
+    ),
     close: () => connection.close(),
   };
 }

@@ -34,7 +34,7 @@ import type {
 } from './store';
 import { createChangeFeed, type StoreChange } from './store-change';
 import { invalidInput, notFound } from './store-failures';
-import { packVectorBlocks } from './vector-blocks';
+import { codesOfBlock, packVectorBlocks } from './vector-blocks';
 
 /** Where the in-memory store posts its changes. */
 export interface MemoryStoreOptions {
@@ -86,6 +86,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
   }
 
   const notify = (...changes: StoreChange[]) => feed.post(changes);
+
+  /** The vectors in blocks, as the Dexie store keeps them (packed on each call: read once). */
+  const vectorBlocks = () =>
+    packVectorBlocks(
+      [...documents.keys()]
+        .sort()
+        .flatMap((docId) => chunks.get(docId) ?? [])
+        .map(({ docId, index, vector }) => ({ docId, index, vector })),
+    ).map((block, index) => ({ ...block, id: index + 1 }));
 
   const completeMessages = (conversationId: string) =>
     (messages.get(conversationId) ?? []).filter((record) => record.status === 'complete');
@@ -457,15 +466,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         [...documents.values()].sort((a, b) => b.addedAt - a.addedAt),
       ),
 
-    // Packed on each call (the index reads them once), as the Dexie store keeps them.
-    listVectorBlocks: () =>
+    listVectorBlocks: ({ after = 0, limit } = {}) =>
       guard('reading knowledge vectors', () =>
-        packVectorBlocks(
-          [...documents.keys()]
-            .sort()
-            .flatMap((docId) => chunks.get(docId) ?? [])
-            .map(({ docId, index, vector }) => ({ docId, index, vector })),
-        ),
+        vectorBlocks()
+          .filter((block) => block.id > after)
+          .slice(0, limit),
+      ),
+
+    listVectorCodes: () =>
+      guard('reading knowledge vector codes', () =>
+        vectorBlocks().map((block) => codesOfBlock(block.id, block)),
       ),
 
     getChunks: (keys) =>

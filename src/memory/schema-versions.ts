@@ -74,12 +74,18 @@ export const SCHEMA_V6: StoresSpec = {
 };
 
 /**
- * Version 7: the conversation list by pages. An index of (`updatedAt`, `id`) gives each
- * conversation a place of its own in the list, so a page starts right after the last one
- * shown (`updatedAt` alone ties). IndexedDB builds the index: nothing to upgrade.
+ * Version 7: the conversation list by pages, and knowledge that answers before its floats
+ * are read.
+ * - An index of (`updatedAt`, `id`) gives each conversation a place of its own in the list,
+ *   so a page starts right after the last one shown (`updatedAt` alone ties). IndexedDB
+ *   builds it.
+ * - `vectorCodes` holds an int8 copy of each vector block under the block's id (a quarter of
+ *   its bytes): a new agent worker searches with these while it reads the floats. The
+ *   upgrade writes the copy of every stored block.
  */
 export const SCHEMA_V7: StoresSpec = {
   conversations: 'id, updatedAt, [updatedAt+id]',
+  vectorCodes: 'id',
 };
 
 /** The newest schema version; opening a store upgrades to it. */

@@ -155,11 +155,21 @@ export interface ConversationStore {
   /** Newest `addedAt` first. */
   listDocuments(): Promise<KnowledgeDocumentRecord[]>;
   /**
-   * Every stored block of knowledge vectors (`VectorBlockRecord`s, up to 1,000 vectors
-   * each), loaded once to build the in-worker index. Rows are returned as read: the caller
-   * checks them (`parseVectorBlock`).
+   * The stored blocks of knowledge vectors (`VectorBlockRecord`s, up to 1,000 vectors each),
+   * loaded once to build the in-worker index: all of them, or at most `limit` by id from
+   * the one after `after`. Rows are returned as read: the caller checks them
+   * (`parseVectorBlock`).
    */
-  listVectorBlocks(): Promise<unknown[]>;
+  listVectorBlocks(page?: {
+    readonly after?: number | undefined;
+    readonly limit?: number;
+  }): Promise<unknown[]>;
+  /**
+   * The int8 copy of every stored block (`VectorCodesRecord`s, a quarter of the blocks'
+   * bytes), which a new index searches with until it has read the blocks. Rows are returned
+   * as read: the caller checks them (`parseVectorCodes`).
+   */
+  listVectorCodes(): Promise<unknown[]>;
   /**
    * The chunks' text with these keys, in the same order (`undefined` for one that is gone).
    * Rows are returned as read: the caller checks them.

@@ -1,3 +1,5 @@
+import { writeCodes } from '../knowledge/int8-codes';
+
 /**
  * Knowledge vectors as stored: packed in blocks of up to `VECTOR_BLOCK_SIZE`, each one row
  * holding its vectors in one `ArrayBuffer`, so a new agent worker reads 50 rows for 50,000
@@ -40,35 +42,43 @@ export interface BlockVector {
 export function parseVectorBlock(
   row: unknown,
 ): { readonly block: VectorBlockRecord } | { readonly problem: string } {
-  if (typeof row !== 'object' || row === null) return { problem: 'it is not an object' };
-  const { dimension, count, docIds, indexes, vectors } = row as Partial<
-    Record<keyof VectorBlockRecord, unknown>
-  >;
-  if (!Number.isInteger(dimension) || (dimension as number) < 1)
-    return { problem: 'its dimension is not a positive integer' };
-  if ((dimension as number) > MAX_VECTOR_DIMENSION)
-    return { problem: `its dimension exceeds ${MAX_VECTOR_DIMENSION}` };
-  if (!Number.isInteger(count) || (count as number) < 0 || (count as number) > VECTOR_BLOCK_SIZE)
-    return { problem: `its count is not an integer from 0 to ${VECTOR_BLOCK_SIZE}` };
-  if (
-    !Array.isArray(docIds) ||
-    docIds.length !== count ||
-    docIds.some((id) => typeof id !== 'string')
-  )
-    return { problem: 'its docIds are not one string per vector' };
-  if (
-    !Array.isArray(indexes) ||
-    indexes.length !== count ||
-    indexes.some((index) => !Number.isInteger(index) || index < 0)
-  )
-    return { problem: 'its indexes are not one non-negative integer per vector' };
+  const problem = headerProblem(row);
+  if (problem !== undefined) return { problem };
+  const { dimension, count, vectors } = row as VectorBlockRecord;
   if (!(vectors instanceof ArrayBuffer)) return { problem: 'its vectors are not an ArrayBuffer' };
-  const expected = (count as number) * (dimension as number) * 4;
+  const expected = count * dimension * 4;
   if (vectors.byteLength !== expected)
     return {
       problem: `its vectors hold ${vectors.byteLength} bytes, not the ${expected} of ${count} × ${dimension} float32s`,
     };
   return { block: row as VectorBlockRecord };
+}
+
+/** What is wrong with the fields a block and its codes share, if anything. */
+export function headerProblem(row: unknown): string | undefined {
+  if (typeof row !== 'object' || row === null) return 'it is not an object';
+  const { dimension, count, docIds, indexes } = row as Partial<
+    Record<keyof VectorBlockRecord, unknown>
+  >;
+  if (!Number.isInteger(dimension) || (dimension as number) < 1)
+    return 'its dimension is not a positive integer';
+  if ((dimension as number) > MAX_VECTOR_DIMENSION)
+    return `its dimension exceeds ${MAX_VECTOR_DIMENSION}`;
+  if (!Number.isInteger(count) || (count as number) < 0 || (count as number) > VECTOR_BLOCK_SIZE)
+    return `its count is not an integer from 0 to ${VECTOR_BLOCK_SIZE}`;
+  if (
+    !Array.isArray(docIds) ||
+    docIds.length !== count ||
+    docIds.some((id) => typeof id !== 'string')
+  )
+    return 'its docIds are not one string per vector';
+  if (
+    !Array.isArray(indexes) ||
+    indexes.length !== count ||
+    indexes.some((index) => !Number.isInteger(index) || index < 0)
+  )
+    return 'its indexes are not one non-negative integer per vector';
+  return undefined;
 }
 
 /** The block's vectors, as views on its buffer. */
@@ -112,4 +122,33 @@ export function packVectorBlocks(entries: readonly BlockVector[]): VectorBlockRe
     for (let start = 0; start < group.length; start += VECTOR_BLOCK_SIZE)
       blocks.push(packVectorBlock(dimension, group.slice(start, start + VECTOR_BLOCK_SIZE)));
   return blocks;
+}
+
+/**
+ * The int8 copy of one block (see `int8-codes.ts`), stored under the block's id: a new agent
+ * worker reads these, a quarter of the bytes, and searches with them while it reads the
+ * floats. A copy only: the floats stay what the index is finally built from.
+ */
+export interface VectorCodesRecord {
+  /** The id of the block it copies. */
+  readonly id: number;
+  readonly dimension: number;
+  readonly count: number;
+  readonly docIds: readonly string[];
+  readonly indexes: readonly number[];
+  /** `count × dimension` int8 codes, vector after vector. */
+  readonly codes: ArrayBuffer;
+  /** `count` float32s: per vector, the float value of one int8 step (NaN: no codes). */
+  readonly scales: ArrayBuffer;
+}
+
+/** The int8 copy of `block`, stored as `id`. */
+export function codesOfBlock(id: number, block: VectorBlockRecord): VectorCodesRecord {
+  const { dimension, count, docIds, indexes } = block;
+  const floats = new Float32Array(block.vectors);
+  const codes = new Int8Array(count * dimension);
+  const scales = new Float32Array(count);
+  for (let i = 0; i < count; i++)
+    scales[i] = writeCodes(floats, i * dimension, dimension, codes, i * dimension, dimension);
+  return { id, dimension, count, docIds, indexes, codes: codes.buffer, scales: scales.buffer };
 }

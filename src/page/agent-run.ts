@@ -1,7 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
+import { whenLoaded } from '../runtime/lazy-methods';
 import type { ToolSchema } from '../tools/standard-schema';
-import { whenLoaded } from './lazy-methods';
 import type { RunStream } from './run-stream';
 
 /**

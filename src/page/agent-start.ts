@@ -1,12 +1,12 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { GuardrailHost } from '../protocol/guardrails';
 import type { AgentWorkerApi, MemoryApi, StorageStatus } from '../protocol/wire';
+import { lazyMethods } from '../runtime/lazy-methods';
 import { waitFor } from '../timing/wait';
 import type { AgentKnowledge } from './agent-knowledge';
 import { type RunStart, resumeStart, runStart, setUpAgent } from './agent-setup';
 import type { AgentOptions, RunOptions } from './create-agent';
 import type { GuardrailOptions } from './guardrail-host';
-import { lazyMethods } from './lazy-methods';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
 import type { SandboxStats } from './sandbox-host';

@@ -1,6 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
-import { whenLoaded } from './lazy-methods';
+import { whenLoaded } from '../runtime/lazy-methods';
 import type { WatchStream } from './watch-stream';
 
 /**

@@ -1,9 +1,9 @@
 import { checkField, functionCheck } from '../errors/field-checks';
 import { type StoreChange, storeChannelName } from '../protocol/memory';
 import type { MemoryApi } from '../protocol/wire';
+import { lazyMethods } from '../runtime/lazy-methods';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
-import { lazyMethods } from './lazy-methods';
 
 // `agent.memory` and `agent.knowledge` as the page entry holds them: their methods are
 // async, so their code (argument checks, abort handling) loads on the first call; only

@@ -3,7 +3,15 @@ import { hashedEmbedding } from 'airlock-agents/testing/remote';
 import Dexie from 'dexie';
 import { describe, expect, it } from 'vitest';
 import { toUnitVector, VectorIndex } from '../../src/knowledge/vector-index';
-import { SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4 } from '../../src/memory/schema-versions';
+import {
+  SCHEMA_V1,
+  SCHEMA_V2,
+  SCHEMA_V3,
+  SCHEMA_V4,
+  SCHEMA_V5,
+  SCHEMA_V6,
+} from '../../src/memory/schema-versions';
+import { packVectorBlocks } from '../../src/memory/vector-blocks';
 import { agentFor, collect, scriptModel } from './support';
 
 const TOPICS = ['volcanoes magma eruption', 'tomato gardens watering', 'rockets fuel orbit'];
@@ -86,11 +94,61 @@ describe('knowledge storage', () => {
       const blocks = await raw.table('vectorBlocks').toArray();
       expect(blocks.map((block) => block.count)).toEqual([1_000, 200]);
       expect(blocks.every((block) => block.vectors instanceof ArrayBuffer)).toBe(true);
+      // Each block's int8 copy, under its id (written by the version 7 upgrade).
+      const copies = await raw.table('vectorCodes').toArray();
+      expect(copies.map((copy) => [copy.id, copy.count, copy.codes.byteLength])).toEqual(
+        blocks.map((block) => [block.id, block.count, block.count * 256]),
+      );
       const chunks = await raw.table('chunks').limit(5).toArray();
       expect(chunks.every((row) => !('vector' in row) && typeof row.text === 'string')).toBe(true);
     } finally {
       raw.close();
     }
+  });
+
+  it('answers its first search from the int8 copies of 5,000 stored vectors, a version 6 database upgraded, then retrieves in runs', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const v6 = new Dexie(database);
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].forEach((spec, index) => {
+      v6.version(index + 1).stores(spec);
+    });
+    const text = (doc: number, index: number) => `${TOPICS[doc % 3]} volume ${doc} part ${index}`;
+    const chunks = Array.from({ length: 5 }, (_, doc) =>
+      Array.from({ length: 1_000 }, (_, index) => ({
+        docId: `doc-${doc}`,
+        index,
+        text: text(doc, index),
+        vector: Float32Array.from(hashedEmbedding(text(doc, index))),
+      })),
+    ).flat();
+    await v6.table('documents').bulkAdd(
+      Array.from({ length: 5 }, (_, doc) => ({
+        id: `doc-${doc}`,
+        title: `Volume ${doc}`,
+        chunkCount: 1_000,
+        chars: 40_000,
+        embeddingModel: 'text-embedding-3-small',
+        dimension: 256,
+        addedAt: doc,
+      })),
+    );
+    await v6
+      .table('chunks')
+      .bulkAdd(chunks.map(({ docId, index, text }) => ({ docId, index, text })));
+    await v6.table('vectorBlocks').bulkAdd(packVectorBlocks(chunks));
+    v6.close();
+
+    const session = await scriptModel([{ text: 'Watering matters.' }]);
+    const agent = agentFor(session, { memory: { database }, knowledge: { k: 3 } });
+    const [first] = await agent.knowledge.search(text(4, 321));
+    expect(first).toMatchObject({ docId: 'doc-4', chunkIndex: 321, text: text(4, 321) });
+    // From the copies or the floats, whichever answered: the same chunk, scored about 1.
+    expect(Math.abs((first?.score ?? 0) - 1)).toBeLessThan(0.02);
+    const events = await collect(agent.run(text(1, 77)));
+    const used = events.find((event): event is KnowledgeUsed => event.type === 'knowledge-used');
+    expect(used?.sources[0]).toMatchObject({ docId: 'doc-1', chunkIndex: 77 });
+    expect(events.filter((event) => event.type === 'storage-error')).toEqual([]);
+    expect(events.at(-1)?.type).toBe('run-finish');
   });
 
   it('leaves hostile vector blocks out with a storage-error each and still retrieves from the valid ones', async () => {

@@ -26,7 +26,14 @@ import type {
   RunRecord,
 } from '../store';
 import { createChangeFeed, type StoreChange } from '../store-change';
-import { type BlockVector, packVectorBlocks, type VectorBlockRecord } from '../vector-blocks';
+import {
+  type BlockVector,
+  codesOfBlock,
+  packVectorBlocks,
+  parseVectorBlock,
+  type VectorBlockRecord,
+  type VectorCodesRecord,
+} from '../vector-blocks';
 
 // The one module that imports Dexie at run time. The table modules beside it use its
 // connection and import Dexie's types only (erased from the build).
@@ -63,6 +70,8 @@ export type AirlockDatabase = Dexie & {
   /** Text only since version 5 (their vectors are in `vectorBlocks`). */
   chunks: Table<KnowledgeChunkText, [string, number]>;
   vectorBlocks: Table<VectorBlockRecord, number>;
+  /** Since version 7: the int8 copy of each block, under the block's id. */
+  vectorCodes: Table<VectorCodesRecord, number>;
   attachments: Table<AttachmentRecord, string>;
   /** Since version 6: the words of each user and assistant message, for the conversation search. */
   messageTerms: Table<MessageTermsRecord, [string, number]>;
@@ -203,6 +212,16 @@ async function indexMessageTerms(transaction: Transaction): Promise<void> {
   await transaction.table<MessageTermsRecord, [string, number]>('messageTerms').bulkAdd(rows);
 }
 
+/** Writes the int8 copy of every valid block stored before version 7 (one block at a time). */
+async function copyVectorCodes(transaction: Transaction): Promise<void> {
+  const copies: VectorCodesRecord[] = [];
+  await transaction.table<VectorBlockRecord, number>('vectorBlocks').each((row, cursor) => {
+    const parsed = parseVectorBlock(row);
+    if ('block' in parsed) copies.push(codesOfBlock(cursor.primaryKey, parsed.block));
+  });
+  await transaction.table<VectorCodesRecord, number>('vectorCodes').bulkAdd(copies);
+}
+
 function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabase {
   const db = new Dexie(name, {
     ...(options.indexedDB === undefined ? {} : { indexedDB: options.indexedDB }),
@@ -215,7 +234,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(4).stores(SCHEMA_V4);
   db.version(5).stores(SCHEMA_V5).upgrade(packChunkVectors);
   db.version(6).stores(SCHEMA_V6).upgrade(indexMessageTerms);
-  db.version(7).stores(SCHEMA_V7);
+  db.version(7).stores(SCHEMA_V7).upgrade(copyVectorCodes);
   return db;
 }
 

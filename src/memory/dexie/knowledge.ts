@@ -3,10 +3,12 @@ import type { ConversationStore } from '../store';
 import { invalidInput } from '../store-failures';
 import {
   blockVectors,
+  codesOfBlock,
   packVectorBlock,
   packVectorBlocks,
   parseVectorBlock,
   VECTOR_BLOCK_SIZE,
+  type VectorBlockRecord,
 } from '../vector-blocks';
 import type { DexieConnection } from './database';
 
@@ -21,10 +23,28 @@ export function knowledgeTables(
   connection: DexieConnection,
 ): Pick<
   ConversationStore,
-  'putDocument' | 'deleteDocument' | 'listDocuments' | 'listVectorBlocks' | 'getChunks'
+  | 'putDocument'
+  | 'deleteDocument'
+  | 'listDocuments'
+  | 'listVectorBlocks'
+  | 'listVectorCodes'
+  | 'getChunks'
 > {
   const { db, guard, notify } = connection;
-  const { documents, chunks, vectorBlocks } = db;
+  const { documents, chunks, vectorBlocks, vectorCodes } = db;
+  const knowledgeTables = [documents, chunks, vectorBlocks, vectorCodes];
+
+  /** Stores a block (as `id`, or under a new id), with its int8 copy under the same id. */
+  async function putBlock(block: VectorBlockRecord, id?: number): Promise<void> {
+    const stored = await vectorBlocks.put(id === undefined ? block : { ...block, id });
+    await vectorCodes.put(codesOfBlock(stored, block));
+  }
+
+  /** Deletes blocks and their int8 copies. */
+  async function deleteBlocks(ids: number[]): Promise<void> {
+    await vectorBlocks.bulkDelete(ids);
+    await vectorCodes.bulkDelete(ids);
+  }
 
   function chunkRange(docId: string) {
     return chunks.where('[docId+index]').between([docId, 0], [docId, Infinity]);
@@ -39,8 +59,8 @@ export function knowledgeTables(
       const parsed = parseVectorBlock(row);
       if (!('block' in parsed) || row.id === undefined) continue;
       const kept = blockVectors(parsed.block).filter((entry) => entry.docId !== docId);
-      if (kept.length === 0) await vectorBlocks.delete(row.id);
-      else await vectorBlocks.put({ ...packVectorBlock(parsed.block.dimension, kept), id: row.id });
+      if (kept.length === 0) await deleteBlocks([row.id]);
+      else await putBlock(packVectorBlock(parsed.block.dimension, kept), row.id);
     }
   }
 
@@ -52,9 +72,7 @@ export function knowledgeTables(
   async function addVectors(added: readonly KnowledgeChunkRecord[]): Promise<void> {
     const dimension = added[0]?.vector.length ?? 0;
     for (let start = 0; start < added.length; start += VECTOR_BLOCK_SIZE)
-      await vectorBlocks.add(
-        packVectorBlock(dimension, added.slice(start, start + VECTOR_BLOCK_SIZE)),
-      );
+      await putBlock(packVectorBlock(dimension, added.slice(start, start + VECTOR_BLOCK_SIZE)));
   }
 
   /**
@@ -71,10 +89,9 @@ export function knowledgeTables(
       return 'block' in parsed && row.id !== undefined ? [{ id: row.id, block: parsed.block }] : [];
     });
     if (valid.length < 2) return;
-    await vectorBlocks.bulkDelete(valid.map((entry) => entry.id));
-    await vectorBlocks.bulkAdd(
-      packVectorBlocks(valid.flatMap((entry) => blockVectors(entry.block))),
-    );
+    await deleteBlocks(valid.map((entry) => entry.id));
+    for (const block of packVectorBlocks(valid.flatMap((entry) => blockVectors(entry.block))))
+      await putBlock(block);
   }
 
   return {
@@ -85,7 +102,7 @@ export function knowledgeTables(
         if (added.some((chunk) => chunk.vector.length !== added[0]?.vector.length))
           throw invalidInput(`The chunks of document "${document.id}" differ in dimension.`);
         // Delete and add in one transaction: a failure part-way aborts it, old chunks intact.
-        await db.transaction('rw', [documents, chunks, vectorBlocks], async () => {
+        await db.transaction('rw', knowledgeTables, async () => {
           await chunkRange(document.id).delete();
           await removeVectors(document.id);
           await chunks.bulkAdd(added.map(({ docId, index, text }) => ({ docId, index, text })));
@@ -98,7 +115,7 @@ export function knowledgeTables(
 
     deleteDocument: (id) =>
       guard('deleting a document', async () => {
-        const existed = await db.transaction('rw', [documents, chunks, vectorBlocks], async () => {
+        const existed = await db.transaction('rw', knowledgeTables, async () => {
           const existing = await documents.get(id);
           await chunkRange(id).delete();
           await removeVectors(id);
@@ -114,7 +131,14 @@ export function knowledgeTables(
       guard('listing documents', () => documents.orderBy('addedAt').reverse().toArray()),
 
     // One read of few rows; the caller checks each (a trust boundary).
-    listVectorBlocks: () => guard('reading knowledge vectors', () => vectorBlocks.toArray()),
+    listVectorBlocks: ({ after, limit } = {}) =>
+      guard('reading knowledge vectors', () => {
+        const blocks =
+          after === undefined ? vectorBlocks.orderBy('id') : vectorBlocks.where('id').above(after);
+        return (limit === undefined ? blocks : blocks.limit(limit)).toArray();
+      }),
+
+    listVectorCodes: () => guard('reading knowledge vector codes', () => vectorCodes.toArray()),
 
     getChunks: (keys) =>
       guard('reading chunks', () => chunks.bulkGet(keys.map(([docId, index]) => [docId, index]))),

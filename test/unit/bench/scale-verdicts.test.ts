@@ -93,3 +93,19 @@ describe('the CPU row of the scale section', () => {
     );
   });
 });
+
+describe('the knowledge rows of the scale section', () => {
+  it("judges the cold load by the first query's answer, and shows when the index became exact", () => {
+    const knowledge = (firstAnswerMs50k: number) => ({
+      date: '2026-12-01T03:00:00.000Z',
+      machine: { cores: 2, loadAverage: { start: [0.5], end: [0.5] } },
+      knowledge: { searchMs: { '100k': summary(4) }, firstAnswerMs50k, exactIndexMs50k: 1_400 },
+    });
+    expect(scaleSection(scaleFile(0.5), knowledge(320))).toMatch(
+      /first query answered \(from the vectors' int8 copies\) ≤ 500 ms \| 320 ms \(the floats read and the index exact after 1400 ms\) \| \*\*met\*\* \|/,
+    );
+    expect(scaleSection(scaleFile(0.5), knowledge(620))).toMatch(
+      /first query answered.*\| 620 ms .*\| \*\*missed\*\* \|/,
+    );
+  });
+});

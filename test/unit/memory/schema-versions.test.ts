@@ -11,6 +11,7 @@ import {
   SCHEMA_V5,
   SCHEMA_V6,
 } from '../../../src/memory/schema-versions';
+import type { VectorCodesRecord } from '../../../src/memory/vector-blocks';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
@@ -173,7 +174,7 @@ describe('schema versions', () => {
     raw.close();
   });
 
-  it('upgrades a version 6 database to version 7: the list is read by pages, ties and odd rows included', async () => {
+  it('upgrades a version 6 database to version 7: the list is read by pages, and each vector block gets its int8 copy', async () => {
     const indexedDB = new IDBFactory();
     const v6 = new Dexie('to-v7', { indexedDB, IDBKeyRange });
     [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].forEach((spec, index) => {
@@ -197,6 +198,18 @@ describe('schema versions', () => {
       // A row no version writes: no time to place it by, so it is not listed (as before).
       conversation('odd', undefined),
     ]);
+    const block = {
+      dimension: 2,
+      count: 2,
+      docIds: ['doc', 'doc'],
+      indexes: [0, 1],
+      vectors: new Float32Array([0.6, 0.8, -1, 0]).buffer,
+    };
+    const [blockId] = (await v6
+      .table('vectorBlocks')
+      .bulkAdd([block, { dimension: 2, count: 1, vectors: 'not floats' }], {
+        allKeys: true,
+      })) as number[];
     v6.close();
 
     const store = openStore({ name: 'to-v7', indexedDB, IDBKeyRange });
@@ -207,6 +220,15 @@ describe('schema versions', () => {
     const second = await store.listConversations({ limit: 2, after: first[1] });
     expect(ids(second)).toEqual(['b', 'a']);
     expect(await store.listConversations({ limit: 2, after: second[1] })).toEqual([]);
+    // The int8 copy of each valid block, under its id; none of the invalid one.
+    const [copy, ...others] = (await store.listVectorCodes()) as VectorCodesRecord[];
+    expect(others).toEqual([]);
+    expect(copy).toMatchObject({ id: blockId, dimension: 2, count: 2, docIds: ['doc', 'doc'] });
+    expect([...new Int8Array(copy?.codes ?? new ArrayBuffer(0))]).toEqual([95, 127, -127, 0]);
+    expect([...new Float32Array(copy?.scales ?? new ArrayBuffer(0))]).toEqual([
+      Math.fround(0.8 / 127),
+      Math.fround(1 / 127),
+    ]);
     store.close();
     const raw = new Dexie('to-v7', { indexedDB, IDBKeyRange });
     await raw.open();
