@@ -9,7 +9,7 @@ import { noVerdictReason } from './lib/load-check.mjs';
  *   machine?: { cores: number; loadAverage?: { start: number[]; end: number[] } };
  *   date: string;
  *   scale: {
- *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null };
+ *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null; storingLoop?: { concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToStoringLoop?: number | null };
  *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
  *     conversationList: { conversations: number; messages: number; pageSize: number; firstPageMs: Summary; nextPageMs: Summary; wholeListMs: Summary; search?: { name: string; query: string; found: number; ms: Summary }[] };
  *     workerHeap?: { startedBytes: number; firstRunBytes: number; conversations: number; warmBytes: number; afterBytes: number; perConversationBytes: number } | null;
@@ -90,6 +90,15 @@ export function scaleSection(scale, knowledge) {
           : 'not judged',
       ]);
     }
+    // The loop above stores nothing; this one keeps what a chat that remembers must (its
+    // input and its answer, a transaction each): where the storage's own cost shows.
+    const storing = runs.storingLoop;
+    if (storing && runs.agentCpuMsPerRun != null && storing.cpuMsPerRun != null)
+      rows.push([
+        `For comparison (no target): the agent worker's CPU time per run against the same loop storing each run's input and answer in IndexedDB, a transaction each (its runs took ${spread(storing.concurrentRunMs)})`,
+        `${runs.agentCpuMsPerRun.toFixed(1)} ms vs ${storing.cpuMsPerRun.toFixed(1)} ms per run: ${runs.cpuRatioToStoringLoop}×${byRound(runs.agentCpuMsPerRunByRound, storing.cpuMsPerRunByRound)}`,
+        'not judged',
+      ]);
     rows.push([
       `No long task on the page while the ${runs.runs} runs go on`,
       `${runs.longTasks} long task(s)`,

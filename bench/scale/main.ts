@@ -116,8 +116,11 @@ async function airlockContestant(turns: number): Promise<BurstContestant> {
   return { run: (name) => timedRun(agent, name), dispose: () => agent.dispose() };
 }
 
-/** The hand-written loop in a plain worker, its runs told apart by id. */
-async function rawLoopContestant(turns: number): Promise<BurstContestant> {
+/**
+ * The hand-written loop in a plain worker, its runs told apart by id; with `store`, keeping
+ * each run's input and answer in IndexedDB.
+ */
+async function rawLoopContestant(turns: number, store: boolean): Promise<BurstContestant> {
   const session = await createRemoteSession(modelServerUrl, Array.from({ length: turns }, reply));
   const worker = rawLoopWorker();
   const waiting = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
@@ -139,6 +142,7 @@ async function rawLoopContestant(turns: number): Promise<BurstContestant> {
           runId,
           baseURL: session.baseURL,
           input: 'Say thirty words',
+          store,
         };
         worker.postMessage(request);
       });
@@ -185,16 +189,20 @@ const median = (values: number[]) => summarize(values).p50;
 async function concurrentRuns(): Promise<Record<string, unknown>> {
   const turns = 1 + LONE_RUNS + BURST_ROUNDS * CONCURRENT_RUNS;
   const airlock = await airlockContestant(turns);
-  const raw = await rawLoopContestant(turns);
+  const raw = await rawLoopContestant(turns, false);
+  const storing = await rawLoopContestant(turns, true);
   try {
     const airlockBursts = await measureBursts(airlock);
     const rawBursts = await measureBursts(raw);
+    const storingBursts = await measureBursts(storing);
     type Round = Awaited<ReturnType<typeof airlockBursts.burst>>;
     const airlockRounds: Round[] = [];
     const rawRounds: Round[] = [];
+    const storingRounds: Round[] = [];
     for (let round = 0; round < BURST_ROUNDS; round++) {
       airlockRounds.push(await airlockBursts.burst(round));
       rawRounds.push(await rawBursts.burst(round));
+      storingRounds.push(await storingBursts.burst(round));
     }
     const loneP50 = median(airlockBursts.loneMs);
     const runMs = airlockRounds.flatMap((round) => round.runMs);
@@ -204,6 +212,9 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
         : null;
     const agentCpu = perRun(airlockRounds);
     const rawCpu = perRun(rawRounds);
+    const storingCpu = perRun(storingRounds);
+    const ratio = (to: number[] | null) =>
+      agentCpu && to ? Math.round((median(agentCpu) / median(to)) * 100) / 100 : null;
     return {
       runs: CONCURRENT_RUNS,
       rounds: BURST_ROUNDS,
@@ -222,12 +233,18 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
         cpuMsPerRun: rawCpu && median(rawCpu),
         cpuMsPerRunByRound: rawCpu,
       },
-      cpuRatioToRawLoop:
-        agentCpu && rawCpu ? Math.round((median(agentCpu) / median(rawCpu)) * 100) / 100 : null,
+      cpuRatioToRawLoop: ratio(rawCpu),
+      storingLoop: {
+        concurrentRunMs: summarize(storingRounds.flatMap((round) => round.runMs)),
+        cpuMsPerRun: storingCpu && median(storingCpu),
+        cpuMsPerRunByRound: storingCpu,
+      },
+      cpuRatioToStoringLoop: ratio(storingCpu),
     };
   } finally {
     airlock.dispose();
     raw.dispose();
+    storing.dispose();
   }
 }
 

@@ -1,5 +1,7 @@
 // The hand-written loop in a plain worker, many runs at once: the floor for the agent
 // worker's CPU time per run. Each message starts a run; every reply carries its run's id.
+// With `store`, the loop also keeps what a chat that remembers must: the run's input before
+// the model is asked and its answer after, each in one IndexedDB transaction.
 import OpenAI from 'openai';
 import { runChatLoop } from '../peers/contestants/chat-loop';
 
@@ -8,6 +10,7 @@ export interface RawRunRequest {
   readonly runId: number;
   readonly baseURL: string;
   readonly input: string;
+  readonly store?: boolean;
 }
 /** Worker to page: a run's text, its end, or its failure. */
 export type RawRunMessage = { readonly runId: number } & (
@@ -22,20 +25,56 @@ const scope = self as unknown as {
 };
 const clients = new Map<string, OpenAI>();
 
-scope.onmessage = ({ data: { runId, baseURL, input } }) => {
+/** The messages database of the storing loop, opened with its first run. */
+let database: Promise<IDBDatabase> | undefined;
+
+function openDatabase(): Promise<IDBDatabase> {
+  database ??= new Promise((resolve, reject) => {
+    const request = indexedDB.open(`airlock-bench-raw-loop-${Date.now()}`, 1);
+    request.onupgradeneeded = () => {
+      request.result.createObjectStore('messages', { autoIncrement: true });
+    };
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  return database;
+}
+
+/** Adds one message in a transaction of its own; resolves once it is committed. */
+async function storeMessage(runId: number, role: string, content: string): Promise<void> {
+  const transaction = (await openDatabase()).transaction('messages', 'readwrite');
+  transaction.objectStore('messages').add({ runId, role, content, at: Date.now() });
+  await new Promise<void>((resolve, reject) => {
+    transaction.oncomplete = () => resolve();
+    transaction.onerror = () => reject(transaction.error);
+  });
+}
+
+async function run({ runId, baseURL, input, store }: RawRunRequest): Promise<void> {
   let client = clients.get(baseURL);
   if (!client) {
     client = new OpenAI({ baseURL, apiKey: 'bench', dangerouslyAllowBrowser: true, maxRetries: 0 });
     clients.set(baseURL, client);
   }
-  runChatLoop({
+  if (store) await storeMessage(runId, 'user', input);
+  let answer = '';
+  await runChatLoop({
     client,
     input,
-    onText: (delta) => scope.postMessage({ runId, kind: 'text-delta', delta }),
+    onText: (delta) => {
+      answer += delta;
+      scope.postMessage({ runId, kind: 'text-delta', delta });
+    },
     executeTool: (name) =>
       Promise.reject(new Error(`The scale bench scripts no tool calls (${name}).`)),
-  }).then(
-    () => scope.postMessage({ runId, kind: 'finish' }),
-    (error: unknown) => scope.postMessage({ runId, kind: 'error', message: String(error) }),
+  });
+  if (store) await storeMessage(runId, 'assistant', answer);
+}
+
+scope.onmessage = ({ data }) => {
+  run(data).then(
+    () => scope.postMessage({ runId: data.runId, kind: 'finish' }),
+    (error: unknown) =>
+      scope.postMessage({ runId: data.runId, kind: 'error', message: String(error) }),
   );
 };

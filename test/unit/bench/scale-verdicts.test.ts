@@ -86,6 +86,25 @@ describe('the CPU row of the scale section', () => {
     file.scale.concurrentRuns.cpuRatioToRawLoop = 1.17;
     expect(scaleSection(file, undefined)).toMatch(/CPU time per run.*1\.17×.*\| \*\*met\*\* \|/);
 
+    // Beside it, the loop that stores each run's input and answer: reported, never judged.
+    const storing = scaleSection(
+      {
+        ...file,
+        scale: {
+          ...file.scale,
+          concurrentRuns: {
+            ...file.scale.concurrentRuns,
+            storingLoop: { concurrentRunMs: summary(705), cpuMsPerRun: 5 },
+            cpuRatioToStoringLoop: 1.4,
+          },
+        },
+      },
+      undefined,
+    );
+    expect(storing).toMatch(
+      /same loop storing each run's input and answer.*\| 7\.0 ms vs 5\.0 ms per run: 1\.4× \| not judged \|/,
+    );
+
     file.scale.concurrentRuns.agentCpuMsPerRun = null;
     file.scale.concurrentRuns.cpuRatioToRawLoop = null;
     expect(scaleSection(file, undefined)).toMatch(
