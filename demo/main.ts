@@ -136,10 +136,13 @@ const started = start();
 async function start(): Promise<void> {
   try {
     await conversations.refresh();
-    const known = new Set(conversations.conversations.map((conversation) => conversation.id));
     const remembered = readSelectedConversation();
+    // The list shows its first page: an older conversation remembered is looked up.
+    const isStored = async (id: string) =>
+      conversations.conversations.some((conversation) => conversation.id === id) ||
+      (await agent.memory.getConversation(id)) !== undefined;
     const initial =
-      remembered !== undefined && known.has(remembered)
+      remembered !== undefined && (await isStored(remembered))
         ? remembered
         : (conversations.conversations[0]?.id ?? crypto.randomUUID());
     await openConversation(initial);

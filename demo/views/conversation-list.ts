@@ -1,6 +1,7 @@
 /**
- * The sidebar's conversation list, read from `agent.memory`: search, select, start, rename
- * (inline) and delete (with a second click to confirm) conversations.
+ * The sidebar's conversation list, read from `agent.memory` a page at a time ("Show more"
+ * reads the next): search, select, start, rename (inline) and delete (with a second click
+ * to confirm) conversations.
  */
 import type { AgentMemory, ConversationRecord, ConversationSearchHit } from 'airlock-agents';
 import { createElement } from './dom';
@@ -27,14 +28,19 @@ export interface ConversationList {
   setSelected(id: string): void;
   /** While a run goes on, switching, starting and deleting conversations waits. */
   setBusy(busy: boolean): void;
-  /** The conversations as last read, newest first (all of them, whatever the search). */
+  /** The conversations as last read, newest first (the pages shown, whatever the search). */
   readonly conversations: readonly ConversationRecord[];
 }
+
+/** Conversations read per page of the list. */
+export const LIST_PAGE = 50;
 
 /** Wires the list; call `refresh` once the agent exists. */
 export function createConversationList(options: ConversationListOptions): ConversationList {
   const { list, newButton, searchInput } = options;
   let conversations: ConversationRecord[] = [];
+  /** Whether the last page read was full: there may be more to show. */
+  let more = false;
   /** The search's hits while the search box holds words; the list shows them instead. */
   let hits: ConversationSearchHit[] | undefined;
   /** Counts reads, so an answer that comes after a newer one's is dropped. */
@@ -76,6 +82,7 @@ export function createConversationList(options: ConversationListOptions): Conver
           text: hits ? 'No conversation says that.' : 'No conversations yet.',
         }),
       );
+    if (!hits && more) items.push(showMoreItem());
     list.replaceChildren(...items);
     if (focusedId !== undefined && focusedRole !== undefined) {
       list
@@ -188,18 +195,53 @@ export function createConversationList(options: ConversationListOptions): Conver
     input.addEventListener('blur', () => finish(true));
   };
 
+  /** The list's last item while there may be more: reads the next page. */
+  const showMoreItem = (): HTMLLIElement => {
+    const button = createElement('button', {
+      className: 'conversation-more',
+      text: 'Show more',
+      attributes: { type: 'button', 'data-role': 'more' },
+    });
+    button.addEventListener('click', () => void showMore());
+    return createElement('li', { className: 'conversation-more-item' }, button);
+  };
+
+  /** Reads the page after the last conversation shown, and shows it below. */
+  const showMore = async () => {
+    const memory = options.memory();
+    if (!memory) return;
+    const read = ++reads;
+    try {
+      const page = await memory.listConversations({
+        limit: LIST_PAGE,
+        after: conversations.at(-1),
+      });
+      if (read !== reads) return;
+      conversations = [...conversations, ...page];
+      more = page.length === LIST_PAGE;
+    } catch (error) {
+      options.onError(error);
+      return;
+    }
+    draw();
+  };
+
+  // Reads as many conversations as are shown (at least a page), so that a refresh after a
+  // change keeps the list as long as the user made it.
   const refresh = async () => {
     const memory = options.memory();
     if (!memory) return;
     const read = ++reads;
     const query = searchInput.value.trim();
+    const limit = Math.max(LIST_PAGE, conversations.length);
     try {
-      const [all, found] = await Promise.all([
-        memory.listConversations(),
+      const [shown, found] = await Promise.all([
+        memory.listConversations({ limit }),
         query === '' ? undefined : memory.searchConversations(query),
       ]);
       if (read !== reads) return;
-      conversations = all;
+      conversations = shown;
+      more = shown.length === limit;
       hits = found;
     } catch (error) {
       options.onError(error);
