@@ -1,5 +1,6 @@
 import { lazyMethods } from '../runtime/lazy-methods';
 import { attachmentTables } from './dexie/attachments';
+import { contextTables } from './dexie/context';
 import { conversationTables } from './dexie/conversations';
 import { type OpenStoreOptions, openConnection } from './dexie/database';
 import { memoryTables } from './dexie/memories';
@@ -23,6 +24,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   return {
     ...conversationTables(connection),
     ...messageTables(connection),
+    ...contextTables(connection),
     ...runTables(connection),
     ...memoryTables(connection),
     ...attachmentTables(connection),

@@ -139,7 +139,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
     );
 
-  return {
+  const store: ConversationStore = {
     ensureConversation: (id, title) =>
       guard('creating a conversation', () => {
         if (typeof id !== 'string' || id === '')
@@ -486,9 +486,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         }),
       ),
 
+    // The same three reads, each from the maps as they are.
+    readContext: async ({ conversationId, recent, scopes, create }) => {
+      const [rows, conversation, memoryRows] = await Promise.all([
+        store.recentMessages(conversationId, recent),
+        create ? store.ensureConversation(conversationId) : store.getConversation(conversationId),
+        store.listMemories({ scopes }),
+      ]);
+      return { recent: rows, conversation, memories: memoryRows };
+    },
+
     close: async () => {
       closed = true;
       feed.close();
     },
   };
+  return store;
 }

@@ -97,6 +97,22 @@ export interface ConversationStore {
   getAttachments(hashes: readonly string[]): Promise<(AttachmentRecord | undefined)[]>;
   /** The newest `limit` complete messages, oldest first; reads only those rows. */
   recentMessages(conversationId: string, limit: number): Promise<MessageRecord[]>;
+  /**
+   * What a run's context is built from, in one transaction: the newest `recent` complete
+   * messages (as `recentMessages`), the conversation's row (undefined when it is not stored;
+   * with `create`, added first as by `ensureConversation`), and the unexpired memories of
+   * `scopes` (as `listMemories`).
+   */
+  readContext(request: {
+    readonly conversationId: string;
+    readonly recent: number;
+    readonly scopes: readonly MemoryScope[];
+    readonly create: boolean;
+  }): Promise<{
+    recent: MessageRecord[];
+    conversation: ConversationRecord | undefined;
+    memories: MemoryRecord[];
+  }>;
   /** Complete messages with `fromSeq < seq <= toSeq`, oldest first. */
   messagesBetween(conversationId: string, fromSeq: number, toSeq: number): Promise<MessageRecord[]>;
   /** Every message, oldest first, interrupted ones included (for display and export). */

@@ -92,16 +92,19 @@ const PREVIOUS_SUMMARY_EXCERPT = 4_000;
  */
 export async function buildContext(request: ContextRequest): Promise<RunContextMessages> {
   const { store, conversationId, window, rows } = request;
-  // The reads do not depend on each other: asked at once, they cost one wait, not three.
-  // A new run's conversation may not be stored yet (its input's write creates it): no row
-  // is a conversation with no summary. A resumed run's is there; it is created if gone.
-  const [recentRows, conversationRow, memoryRows] = await Promise.all([
-    store.recentMessages(conversationId, window.maxMessages + 1),
-    request.input
-      ? store.getConversation(conversationId)
-      : store.ensureConversation(conversationId),
-    store.listMemories({ scopes: request.scopes }),
-  ]);
+  // One read for all three. A new run's conversation may not be stored yet (its input's
+  // write creates it): no row is a conversation with no summary. A resumed run's is there;
+  // it is created if gone.
+  const {
+    recent: recentRows,
+    conversation: conversationRow,
+    memories: memoryRows,
+  } = await store.readContext({
+    conversationId,
+    recent: window.maxMessages + 1,
+    scopes: request.scopes,
+    create: !request.input,
+  });
   const recent = await rows.keep('messages', recentRows);
   const earlier = recent.filter((record) => record.runId !== request.runId);
   const own = request.input

@@ -7,11 +7,12 @@ import {
 } from '../conversation-attachments';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
-import type { ConversationExport, ConversationStore } from '../store';
+import type { ConversationExport, ConversationRecord, ConversationStore } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments, releaseAttachments } from './attachments';
 import {
+  type AirlockDatabase,
   type DexieConnection,
   messageRange,
   messageTermsRange,
@@ -63,17 +64,9 @@ export function conversationTables(
   return {
     ensureConversation: (id, title) =>
       guard('creating a conversation', async () => {
-        if (typeof id !== 'string' || id === '')
-          throw invalidInput('A conversation id must be a non-empty string.');
-        let created = false;
-        const conversation = await db.transaction('rw', conversations, async () => {
-          const existing = await conversations.get(id);
-          if (existing) return existing;
-          const record = newConversation(id, title, Date.now());
-          await conversations.add(record);
-          created = true;
-          return record;
-        });
+        const { conversation, created } = await db.transaction('rw', conversations, () =>
+          conversationRow(db, id, title),
+        );
         if (created) notify({ table: 'conversations', conversationId: id });
         return conversation;
       }),
@@ -179,4 +172,22 @@ export function conversationTables(
         'once',
       ),
   };
+}
+
+/**
+ * The conversation's row, added first if it is not stored; call inside a readwrite
+ * transaction over `conversations`, and post the change once it commits if `created`.
+ */
+export async function conversationRow(
+  db: AirlockDatabase,
+  id: string,
+  title?: string,
+): Promise<{ conversation: ConversationRecord; created: boolean }> {
+  if (typeof id !== 'string' || id === '')
+    throw invalidInput('A conversation id must be a non-empty string.');
+  const existing = await db.conversations.get(id);
+  if (existing) return { conversation: existing, created: false };
+  const conversation = newConversation(id, title, Date.now());
+  await db.conversations.add(conversation);
+  return { conversation, created: true };
 }

@@ -8,7 +8,7 @@ import {
 } from '../memory-rules';
 import type { ConversationStore, MemoryRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
-import { type DexieConnection, scopeRange } from './database';
+import { type AirlockDatabase, type DexieConnection, scopeRange } from './database';
 
 /** Long-term memories, unique per scope and key. */
 export function memoryTables(
@@ -43,21 +43,7 @@ export function memoryTables(
       }),
 
     listMemories: (listOptions = {}) =>
-      guard('listing memories', async () => {
-        const now = listOptions.now ?? Date.now();
-        const scopes =
-          listOptions.scopes === undefined ? undefined : [...new Set(listOptions.scopes)];
-        const found =
-          scopes === undefined
-            ? await memories.toArray()
-            : await db.transaction('r', memories, async () =>
-                (await Promise.all(scopes.map((scope) => scopeRange(db, scope).toArray()))).flat(),
-              );
-        const kept = listOptions.includeExpired
-          ? found
-          : found.filter((memory) => !isExpired(memory, now));
-        return kept.sort(compareMemories);
-      }),
+      guard('listing memories', () => memoriesOf(db, listOptions)),
 
     updateMemory: (id, patch) =>
       guard('updating a memory', async () => {
@@ -101,4 +87,21 @@ export function memoryTables(
         return count;
       }),
   };
+}
+
+/** The memories `listMemories` lists; joins the transaction it is called in, if any. */
+export async function memoriesOf(
+  db: AirlockDatabase,
+  options: Parameters<ConversationStore['listMemories']>[0] = {},
+): Promise<MemoryRecord[]> {
+  const now = options.now ?? Date.now();
+  const scopes = options.scopes === undefined ? undefined : [...new Set(options.scopes)];
+  const found =
+    scopes === undefined
+      ? await db.memories.toArray()
+      : await db.transaction('r', db.memories, async () =>
+          (await Promise.all(scopes.map((scope) => scopeRange(db, scope).toArray()))).flat(),
+        );
+  const kept = options.includeExpired ? found : found.filter((memory) => !isExpired(memory, now));
+  return kept.sort(compareMemories);
 }

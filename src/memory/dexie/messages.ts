@@ -6,7 +6,7 @@ import type { ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments } from './attachments';
-import { type DexieConnection, messageRange, termRows } from './database';
+import { type AirlockDatabase, type DexieConnection, messageRange, termRows } from './database';
 
 /** A conversation's messages: committing a step (with its run and audit records), reading them back, the summary. */
 export function messageTables(
@@ -82,19 +82,8 @@ export function messageTables(
         'once',
       ),
 
-    // Reads backwards along [conversationId+status+seq] and stops after `limit` rows:
-    // the cost does not grow with the length of the conversation.
     recentMessages: (conversationId, limit) =>
-      guard('reading recent messages', async () => {
-        if (!(limit > 0)) return [];
-        const newestFirst = await messages
-          .where('[conversationId+status+seq]')
-          .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
-          .reverse()
-          .limit(limit)
-          .toArray();
-        return newestFirst.reverse();
-      }),
+      guard('reading recent messages', () => newestComplete(db, conversationId, limit)),
 
     messagesBetween: (conversationId, fromSeq, toSeq) =>
       guard('reading messages', async () => {
@@ -127,4 +116,24 @@ export function messageTables(
         notify({ table: 'conversations', conversationId });
       }),
   };
+}
+
+/**
+ * The newest `limit` complete messages, oldest first. Reads backwards along
+ * [conversationId+status+seq] and stops after `limit` rows: the cost does not grow with the
+ * length of the conversation.
+ */
+export async function newestComplete(
+  db: AirlockDatabase,
+  conversationId: string,
+  limit: number,
+): Promise<MessageRecord[]> {
+  if (!(limit > 0)) return [];
+  const newestFirst = await db.messages
+    .where('[conversationId+status+seq]')
+    .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
+    .reverse()
+    .limit(limit)
+    .toArray();
+  return newestFirst.reverse();
 }

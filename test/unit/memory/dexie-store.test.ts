@@ -178,6 +178,57 @@ describe('conversations', () => {
     ]);
   });
 
+  it("reads a run's context at once: the newest complete messages, the row, and the live memories of its scopes", async () => {
+    const { store } = setUp();
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r1',
+      messages: [userSays('one'), assistantSays('two'), userSays('three')],
+      create: {},
+    });
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r2',
+      messages: [assistantSays('cut short')],
+      status: 'interrupted',
+    });
+    await store.saveMemory({ key: 'a', content: 'global fact' });
+    await store.saveMemory({ key: 'b', content: 'this conversation', scope: 'conversation:c' });
+    await store.saveMemory({ key: 'c', content: 'another one', scope: 'conversation:d' });
+    await store.saveMemory({ key: 'd', content: 'gone', expiresAt: Date.now() - 1 });
+
+    const read = await store.readContext({
+      conversationId: 'c',
+      recent: 2,
+      scopes: ['global', 'conversation:c'],
+      create: false,
+    });
+    expect(read.recent.map((row) => [row.seq, row.message.content])).toEqual([
+      [2, 'two'],
+      [3, 'three'],
+    ]);
+    expect(read.conversation).toMatchObject({ id: 'c', lastSeq: 4 });
+    expect(read.memories.map((memory) => memory.content).sort()).toEqual([
+      'global fact',
+      'this conversation',
+    ]);
+
+    // Not stored: no row, and nothing created, unless asked.
+    const missing = { conversationId: 'new', recent: 5, scopes: [], create: false };
+    expect(await store.readContext(missing)).toEqual({
+      recent: [],
+      conversation: undefined,
+      memories: [],
+    });
+    expect(await store.getConversation('new')).toBeUndefined();
+    const created = await store.readContext({ ...missing, create: true });
+    expect(created.conversation).toMatchObject({ id: 'new', lastSeq: 0 });
+    expect(await store.getConversation('new')).toEqual(created.conversation);
+    await expect(
+      store.readContext({ ...missing, conversationId: '', create: true }),
+    ).rejects.toMatchObject({ code: 'invalid-input' });
+  });
+
   it('renames a conversation, and says not-found for one that does not exist', async () => {
     const { store } = setUp();
     await store.ensureConversation('c', 'Before');
