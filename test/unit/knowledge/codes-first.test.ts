@@ -306,4 +306,32 @@ describe('a KnowledgeBase over many stored vectors', () => {
       { after: ids[7], limit: 4 },
     ]);
   });
+
+  it('reads every block, and stops at rows keyed otherwise (which come after all of them)', async () => {
+    const fixture = freshStore();
+    const vectors = await storeRandom(fixture.store, seededRandom(19), 6, 600);
+    const raw = new Dexie(fixture.name, {
+      indexedDB: fixture.indexedDB as IDBFactory,
+      IDBKeyRange,
+    });
+    await raw.open();
+    // Keys no Airlock writes: IndexedDB orders strings after every number.
+    await raw.table('vectorBlocks').bulkPut([
+      { id: 'zz', note: 'not a block' },
+      { id: 'zzz', note: 'nor this' },
+    ]);
+    raw.close();
+    const knowledge = new KnowledgeBase(fixture.reopen(), keyEmbedder(vectors), config, {
+      codesFirstAt: Number.POSITIVE_INFINITY,
+    });
+    expect((await knowledge.search('d5#42', { signal, k: 1 }))[0]).toMatchObject({
+      docId: 'd5',
+      chunkIndex: 42,
+    });
+    // The two rows after the six blocks are read (the second page) and reported.
+    expect((await knowledge.storageErrors()).map((error) => error.details.id)).toEqual([
+      'zz',
+      'zzz',
+    ]);
+  });
 });
