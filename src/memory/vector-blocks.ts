@@ -129,13 +129,9 @@ export function packVectorBlocks(entries: readonly BlockVector[]): VectorBlockRe
  * worker reads these, a quarter of the bytes, and searches with them while it reads the
  * floats. A copy only: the floats stay what the index is finally built from.
  */
-export interface VectorCodesRecord {
+export interface VectorCodesRecord extends Omit<VectorBlockRecord, 'id' | 'vectors'> {
   /** The id of the block it copies. */
   readonly id: number;
-  readonly dimension: number;
-  readonly count: number;
-  readonly docIds: readonly string[];
-  readonly indexes: readonly number[];
   /** `count × dimension` int8 codes, vector after vector. */
   readonly codes: ArrayBuffer;
   /** `count` float32s: per vector, the float value of one int8 step (NaN: no codes). */

@@ -184,7 +184,7 @@ describe('conversations', () => {
       conversationId: 'c',
       runId: 'r1',
       messages: [userSays('one'), assistantSays('two'), userSays('three')],
-      create: {},
+      create: { title: undefined },
     });
     await store.commitStep({
       conversationId: 'c',
