@@ -152,8 +152,8 @@ export class KnowledgeBase {
    * `exact`), none is known yet: a run does not wait for the floats to learn it.
    */
   async storageErrors(): Promise<readonly AirlockError[]> {
-    const searchable = await this.#searchIndex();
-    return searchable === this.#ready ? this.#ready.problems : [];
+    await this.#searchIndex();
+    return this.#ready?.problems ?? [];
   }
 
   /** Resolves once the index is read from the floats: searches then score exactly. */
@@ -243,9 +243,12 @@ export class KnowledgeBase {
     return vectors;
   }
 
-  /** The index, read from the store on first use. A failed read is retried next time. */
-  #index(): Promise<LoadedIndex> {
-    this.#loaded ??= this.#load().then(
+  /**
+   * The index, read from the store on first use (with `documents` when they were read
+   * already). A failed read is retried next time.
+   */
+  #index(documents?: readonly KnowledgeDocumentRecord[]): Promise<LoadedIndex> {
+    this.#loaded ??= this.#load(documents).then(
       (index) => {
         this.#ready = index;
         // The copies' index, if one answered meanwhile, is not needed any more.
@@ -260,9 +263,9 @@ export class KnowledgeBase {
     return this.#loaded;
   }
 
-  async #load(): Promise<LoadedIndex> {
+  async #load(known?: readonly KnowledgeDocumentRecord[]): Promise<LoadedIndex> {
     const [documents, blocks, { buildIndex }] = await Promise.all([
-      this.#store.listDocuments(),
+      known ?? this.#store.listDocuments(),
       this.#readBlocks(),
       // The index and its WebAssembly scan load with the first use of knowledge, not with the worker.
       import('./build-index'),
@@ -303,19 +306,30 @@ export class KnowledgeBase {
 
   /**
    * The int8 copies' index when there are at least `codesFirstAt` copies, with the floats
-   * then read behind it; else the index read from the floats. The copies are only a copy:
-   * any that cannot be read or used leave the search to wait for the floats.
+   * then read behind it; else the index read from the floats. The documents say how many
+   * chunks are stored, so a small store reads no copies. The copies are only a copy: any
+   * that cannot be read or used leave the search to wait for the floats.
    */
   async #loadFirst(): Promise<SearchIndex> {
-    const [documents, codes, { buildCodesIndex }] = await Promise.all([
-      this.#store.listDocuments(),
+    const documents = await this.#store.listDocuments();
+    // A count of another type (a row written by other code) counts as none: it only picks the path.
+    const chunks = documents.reduce(
+      (sum, document) =>
+        sum +
+        (Number.isInteger(document.chunkCount) && document.chunkCount > 0
+          ? document.chunkCount
+          : 0),
+      0,
+    );
+    if (chunks < this.#codesFirstAt) return this.#index(documents);
+    const [codes, { buildCodesIndex }] = await Promise.all([
       // Copies that cannot be read are not needed: the floats answer, and a store that
       // cannot read those reports it.
       this.#store.listVectorCodes().catch(() => []),
       import('./build-index'),
     ]);
     const vectors = buildCodesIndex(codes, documents);
-    if (!vectors || vectors.size < this.#codesFirstAt) return this.#index();
+    if (!vectors || vectors.size < this.#codesFirstAt) return this.#index(documents);
     return { vectors, titles: titlesOf(documents) };
   }
 

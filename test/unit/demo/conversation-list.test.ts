@@ -55,9 +55,9 @@ describe("the demo's conversation list", () => {
     expect(ids()[0]).toBe(`c${2 * LIST_PAGE + 19}`);
 
     more()?.click();
-    await vi.waitFor(() => expect(ids()).toHaveLength(2 * LIST_PAGE));
+    await vi.waitFor(() => expect(ids()).toHaveLength(2 * LIST_PAGE), { timeout: 5_000 });
     more()?.click();
-    await vi.waitFor(() => expect(ids()).toHaveLength(2 * LIST_PAGE + 20));
+    await vi.waitFor(() => expect(ids()).toHaveLength(2 * LIST_PAGE + 20), { timeout: 5_000 });
     expect(more()).toBeNull();
     expect(ids().at(-1)).toBe('c0');
     expect(new Set(ids()).size).toBe(2 * LIST_PAGE + 20);

@@ -74,12 +74,13 @@ function keyEmbedder(vectors: ReadonlyMap<string, Float32Array>): EmbeddingModel
 const cosine = (a: Float32Array, b: Float32Array) =>
   a.reduce((sum, value, i) => sum + value * (b[i] as number), 0);
 
-/** A store whose reads of the float blocks wait until `release` is called. */
+/** A store whose reads of the float blocks wait until `release` is called, counting its reads of the copies. */
 function withHeldFloats(store: ConversationStore) {
   let release = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
   });
+  const reads = { codes: 0 };
   const held = new Proxy(store, {
     get: (target, key) => {
       if (key === 'listVectorBlocks')
@@ -87,11 +88,12 @@ function withHeldFloats(store: ConversationStore) {
           await released;
           return target.listVectorBlocks(...page);
         };
+      if (key === 'listVectorCodes') reads.codes += 1;
       const value: unknown = Reflect.get(target, key);
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { held, release };
+  return { held, release, reads };
 }
 
 /** Whether `promise` is still pending once the queued tasks have run. */
@@ -219,6 +221,8 @@ describe('a KnowledgeBase over many stored vectors', () => {
     expect(await pending(search)).toBe(true);
     small.release();
     expect(await search).toHaveLength(DEFAULT_KNOWLEDGE_CONFIG.k);
+    // The documents say 20 chunks are stored: the copies are not read at all.
+    expect(small.reads.codes).toBe(0);
 
     const failing = new Proxy(fixture.reopen(), {
       get: (target, key) => {
