@@ -204,8 +204,10 @@ export function startAgent(
  * worker first asks (it asks only for stages that have guardrails). Most agents have none.
  */
 function lazyGuardrailHost(options: GuardrailOptions): GuardrailHost {
-  return lazyMethods<GuardrailHost>(['checkInput', 'checkOutput', 'checkToolArguments'], () =>
-    import('./guardrail-host').then(({ PageGuardrailHost }) => new PageGuardrailHost(options)),
+  return lazyMethods(
+    ['checkInput', 'checkOutput', 'checkToolArguments'],
+    (): Promise<GuardrailHost> =>
+      import('./guardrail-host').then(({ PageGuardrailHost }) => new PageGuardrailHost(options)),
   );
 }
 

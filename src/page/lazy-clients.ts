@@ -14,7 +14,7 @@ import type { AgentMemory } from './agent-memory';
  * to the store's change feed, which every agent worker on `database` posts to.
  */
 export function lazyMemory(load: () => Promise<MemoryApi>, database: string): AgentMemory {
-  const methods = lazyMethods<MemoryApi>(
+  const methods = lazyMethods(
     [
       'listConversations',
       'searchConversations',
@@ -46,5 +46,5 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
 
 /** The page's knowledge client (see `agent-knowledge.ts`), loaded by `load`. */
 export function lazyKnowledge(load: () => Promise<AgentKnowledge>): AgentKnowledge {
-  return lazyMethods<AgentKnowledge>(['add', 'remove', 'list', 'search'], load);
+  return lazyMethods(['add', 'remove', 'list', 'search'], load);
 }

@@ -2,11 +2,13 @@
  * An object whose methods load their implementation on first call: the page entry keeps
  * only the names, and an app that never calls them never loads their code. Every method
  * returns a promise, so a caller cannot tell the difference (a bad argument still rejects).
+ * The object has the methods named, and its type says so: a name left out of `names` is a
+ * method the caller's type misses, a type error rather than a call that fails.
  */
-export function lazyMethods<T extends object>(
-  names: readonly (keyof T & string)[],
+export function lazyMethods<T extends object, K extends keyof T & string>(
+  names: readonly K[],
   load: () => Promise<T>,
-): T {
+): Pick<T, K> {
   let loaded: Promise<T> | undefined;
   return Object.fromEntries(
     names.map((name) => [
@@ -17,7 +19,7 @@ export function lazyMethods<T extends object>(
         return await (target[name] as (...values: unknown[]) => unknown)(...args);
       },
     ]),
-  ) as T;
+  ) as Pick<T, K>;
 }
 
 /**
