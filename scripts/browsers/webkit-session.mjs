@@ -27,6 +27,12 @@ export class WebkitSession {
   driverPid;
   /** WebKitGTK's version, as the driver reports it. */
   browserVersion = '';
+  /**
+   * The last lines the driver and MiniBrowser (which shares its output) printed: an
+   * error that says the page crashed carries them, the only trace such a crash leaves.
+   * @type {string[]}
+   */
+  #output = [];
 
   /**
    * Starts Xvfb (when there is no DISPLAY), the driver and a MiniBrowser session.
@@ -50,9 +56,15 @@ export class WebkitSession {
     const driver = this.#track(
       spawn(options.driverPath, [`--port=${port}`], {
         env: { ...process.env, DISPLAY: display },
-        stdio: 'ignore',
+        stdio: ['ignore', 'pipe', 'pipe'],
       }),
     );
+    for (const stream of [driver.stdout, driver.stderr]) {
+      stream?.setEncoding('utf8').on('data', (/** @type {string} */ chunk) => {
+        this.#output.push(...chunk.split('\n').filter((line) => line.trim() !== ''));
+        this.#output.splice(0, this.#output.length - OUTPUT_LINES);
+      });
+    }
     this.driverPid = driver.pid;
     this.#endpoint = `http://127.0.0.1:${port}`;
     await this.#waitUntilReady(driver);
@@ -110,8 +122,11 @@ export class WebkitSession {
       await response.json()
     );
     if (!response.ok || reply.value?.error) {
+      const message = `WebKitWebDriver ${method} ${path}: ${reply.value?.error ?? response.status}: ${reply.value?.message ?? ''}`;
       throw new Error(
-        `WebKitWebDriver ${method} ${path}: ${reply.value?.error ?? response.status}: ${reply.value?.message ?? ''}`,
+        PAGE_LOST.test(message) && this.#output.length > 0
+          ? `${message}\nThe driver's and MiniBrowser's last output:\n${this.#output.join('\n')}`
+          : message,
       );
     }
     return reply.value;
@@ -186,6 +201,12 @@ export class WebkitSession {
     throw new Error('WebKitWebDriver did not get ready within 30 s.');
   }
 }
+
+/** How many of the driver's and browser's last output lines a session keeps. */
+const OUTPUT_LINES = 40;
+
+/** The driver's errors that say the page's web process crashed or hung. */
+const PAGE_LOST = /invalid session id|Could not parse script result/;
 
 /** A TCP port nobody listens on right now. */
 async function freePort() {
