@@ -19,7 +19,7 @@ import { SOAK_HEADING, soakSection } from './soak-section.mjs';
  *   date: string;
  *   machine: { cores: number; cpu: string; memoryGiB: number; os: string; node: string; chromium: string; loadAverage?: { start: number[]; end: number[] } };
  *   versions: Record<string, string | null>;
- *   scenario: { description: string; runs: number; runsPerPage: string; toolCalls: number };
+ *   scenario: { description: string; runs: number; addedRounds?: { rounds: number; figures: string[] }; runsPerPage: string; toolCalls: number };
  *   contestants: Record<string, { name: string; label: string; loop: 'page' | 'worker'; setup: string; packages: string[] }>;
  *   delivery: { events: number };
  *   bundles: { contestants: Record<string, { page: BundleSize; pageWithoutZod: BundleSize; worker?: BundleSize }> };
@@ -89,6 +89,16 @@ const RATIO_METRICS = [
   { key: 'wallMs', label: 'wall time' },
 ];
 
+/**
+ * Why a run has more rounds than asked for: the figures whose rounds fell on both sides
+ * of their bound.
+ * @param {{ rounds: number; figures: string[] } | undefined} added
+ */
+function addedRoundsNote(added) {
+  if (!added || added.rounds === 0) return '';
+  return ` (${added.rounds} of them added because the rounds of ${added.figures.join(', ')} fell on both sides of the bound)`;
+}
+
 /** @param {PeersFile} peers */
 function peersSections(peers) {
   const contestants = Object.values(peers.contestants);
@@ -129,7 +139,7 @@ ${table(
   contestants.map((contestant) => [contestant.label, contestant.loop, contestant.setup]),
 )}
 
-**Runs.** ${peers.scenario.runs} rounds; in each, every contestant gets a fresh page (its own
+**Runs.** ${peers.scenario.runs} rounds${addedRoundsNote(peers.scenario.addedRounds)}; in each, every contestant gets a fresh page (its own
 browser context, so a fresh IndexedDB: Airlock's database is new for each round), is set
 up once there (client, agent and workers, not timed), and makes three runs, each a new
 conversation: ${peers.scenario.runsPerPage}. Only the measured run gives timings; the

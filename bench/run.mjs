@@ -25,9 +25,12 @@ import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
 import { recordPeersRun } from './lib/peers-history.mjs';
 import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-results.mjs';
+import { figuresOnTheirBound } from './lib/targets.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
 
+/** Peers rounds when a target figure's rounds fall on both sides of its bound. */
+const ROUNDS_WHEN_UNDECIDED = 9;
 const PAGES = ['peers', 'sandbox', 'code', 'memory', 'knowledge', 'mcp', 'scale'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
@@ -284,10 +287,51 @@ async function benchPeers() {
   log('Wrote bench/results/modalities.json');
   log(`Measuring event delivery (${DELIVERY_EVENTS} events)…`);
   const delivery = await runDelivery({ browser, url, runs, log });
+  // A figure whose rounds fall on both sides of its bound gets rounds added, up to
+  // ROUNDS_WHEN_UNDECIDED, conversation and delivery alike, so that each stays paired.
+  const samplesOf = (/** @type {string} */ name) => conversation.samples[name] ?? [];
+  const contestantsFigures = () =>
+    Object.fromEntries(
+      roster.map((contestant) => [
+        contestant.name,
+        {
+          ...contestant,
+          summary: summarizeFields(samplesOf(contestant.name), summarize),
+          samples: samplesOf(contestant.name),
+        },
+      ]),
+    );
+  const undecided = figuresOnTheirBound({ contestants: contestantsFigures() }, delivery.samples);
+  const addedRounds = undecided.length > 0 ? Math.max(0, ROUNDS_WHEN_UNDECIDED - runs) : 0;
+  if (addedRounds > 0) {
+    log(
+      `The rounds of ${undecided.join(', ')} fall on both sides of the bound: ${addedRounds} more round(s)…`,
+    );
+    const more = await runContestants({
+      browser,
+      url,
+      names,
+      scenario: scenario.name,
+      runs: addedRounds,
+      firstRound: runs,
+      quick: false,
+      log,
+    });
+    for (const name of names) conversation.samples[name]?.push(...(more.samples[name] ?? []));
+    conversation.failures.push(...more.failures);
+    const moreDelivery = await runDelivery({
+      browser,
+      url,
+      runs: addedRounds,
+      firstRound: runs,
+      log,
+    });
+    delivery.samples.push(...moreDelivery.samples);
+    delivery.failures.push(...moreDelivery.failures);
+  }
   log('Measuring bundle sizes…');
   const bundles = await measureBundles(shared.resolve.alias);
 
-  const samplesOf = (/** @type {string} */ name) => conversation.samples[name] ?? [];
   const results = {
     date: new Date().toISOString(),
     machine: describeMachine(browser.version(), loadAtStart),
@@ -298,19 +342,11 @@ async function benchPeers() {
       steps: scenario.steps,
       toolCalls: scenario.toolCalls,
       textDeltas: scenario.textDeltas,
-      runs,
+      runs: runs + addedRounds,
+      addedRounds: { rounds: addedRounds, figures: addedRounds > 0 ? undecided : [] },
       runsPerPage: 'a warm-up, the measured run, a profiled run',
     },
-    contestants: Object.fromEntries(
-      roster.map((contestant) => [
-        contestant.name,
-        {
-          ...contestant,
-          summary: summarizeFields(samplesOf(contestant.name), summarize),
-          samples: samplesOf(contestant.name),
-        },
-      ]),
-    ),
+    contestants: contestantsFigures(),
     perStep: perStepOverhead(
       samplesOf('airlock'),
       samplesOf('raw-worker'),

@@ -227,24 +227,35 @@ function rotate(items, by) {
 }
 
 /**
- * Runs every contestant through `scenario`, `runs` rounds. With `quick`, one plain run
- * per page (no warm-up, no profiled run): the smoke check.
+ * Runs every contestant through `scenario`, `runs` rounds, numbered on from `firstRound`
+ * (0 unless more rounds are added to earlier ones). With `quick`, one plain run per page
+ * (no warm-up, no profiled run): the smoke check.
  * @param {{
  *   browser: import('playwright').Browser;
  *   url: string;
  *   names: readonly ContestantName[];
  *   scenario: string;
  *   runs: number;
+ *   firstRound?: number;
  *   quick: boolean;
  *   log: (line: string) => void;
  * }} options
  */
-export async function runContestants({ browser, url, names, scenario, runs, quick, log }) {
+export async function runContestants({
+  browser,
+  url,
+  names,
+  scenario,
+  runs,
+  firstRound = 0,
+  quick,
+  log,
+}) {
   /** @type {Record<string, (MeasuredRun & Partial<ProfiledRun> & { round: number })[]>} */
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   /** @type {Failure[]} */
   const failures = [];
-  for (let round = 0; round < runs; round++) {
+  for (let round = firstRound; round < firstRound + runs; round++) {
     for (const name of rotate(names, round)) {
       const { page, cdp, pageErrors } = await openBenchPage(browser, url);
       try {
@@ -282,9 +293,9 @@ export async function runContestants({ browser, url, names, scenario, runs, quic
  * messages), then text-delta events per second at the page for Airlock and for the raw
  * loop in a worker, each streaming one long answer from a buffered source (see
  * bench/peers/workers/buffered-fetch.ts).
- * @param {{ browser: import('playwright').Browser; url: string; runs: number; log: (line: string) => void }} options
+ * @param {{ browser: import('playwright').Browser; url: string; runs: number; firstRound?: number; log: (line: string) => void }} options
  */
-export async function runDelivery({ browser, url, runs, log }) {
+export async function runDelivery({ browser, url, runs, firstRound = 0, log }) {
   /** @type {{ portEventsPerSecond: number; airlockEventsPerSecond: number; rawWorkerEventsPerSecond: number }[]} */
   const samples = [];
   /** @type {Failure[]} */
@@ -299,7 +310,7 @@ export async function runDelivery({ browser, url, runs, log }) {
       ),
       'the MessagePort flood',
     );
-  for (let round = 0; round < runs; round++) {
+  for (let round = firstRound; round < firstRound + runs; round++) {
     const { page, cdp, pageErrors } = await openBenchPage(browser, url);
     try {
       // Warm-ups: the flood's code paths, and each worker's first run.

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { figuresOnTheirBound } from '../../../bench/lib/targets.mjs';
+
+const summary = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const p50 = sorted[Math.floor(sorted.length / 2)] as number;
+  return { n: values.length, p50, p95: p50, min: sorted[0] ?? p50, max: sorted.at(-1) ?? p50 };
+};
+
+/** A contestant with one sample per round, each round's figures given. */
+function contestant(
+  loop: 'page' | 'worker',
+  rounds: readonly { pageJsMs: number; firstTextMs: number }[],
+) {
+  const samples = rounds.map((figures, round) => ({ round: round + 1, ...figures }));
+  return {
+    loop,
+    kind: 'baseline' as const,
+    summary: {
+      pageJsMs: summary(samples.map((sample) => sample.pageJsMs)),
+      firstTextMs: summary(samples.map((sample) => sample.firstTextMs)),
+    },
+    samples,
+  };
+}
+
+/** Three rounds: the page peer at 100 ms of JS and 10 ms to first text, the raw worker at 20 ms. */
+function conversation(airlock: readonly { pageJsMs: number; firstTextMs: number }[]) {
+  return {
+    contestants: {
+      airlock: contestant('worker', airlock),
+      'raw-worker': contestant('worker', [
+        { pageJsMs: 3, firstTextMs: 20 },
+        { pageJsMs: 3, firstTextMs: 20 },
+        { pageJsMs: 3, firstTextMs: 20 },
+      ]),
+      'raw-page': contestant('page', [
+        { pageJsMs: 100, firstTextMs: 10 },
+        { pageJsMs: 100, firstTextMs: 10 },
+        { pageJsMs: 100, firstTextMs: 10 },
+      ]),
+    },
+  };
+}
+
+const steadyDelivery = [0.6, 0.7, 0.65].map((share) => ({
+  portEventsPerSecond: 40_000,
+  airlockEventsPerSecond: 40_000 * share,
+}));
+
+describe('the figures whose rounds fall on both sides of their bound', () => {
+  it('names none when every round meets its bound, or every round misses it', () => {
+    const met = [4, 3, 4.5].map((pageJsMs) => ({ pageJsMs, firstTextMs: 12 }));
+    expect(figuresOnTheirBound(conversation(met), steadyDelivery)).toEqual([]);
+    // First text misses in every round (over the page peer + 5 ms): a clear miss, not undecided.
+    const missed = [6, 7, 8].map((pageJsMs) => ({ pageJsMs, firstTextMs: 25 }));
+    expect(figuresOnTheirBound(conversation(missed), steadyDelivery)).toEqual([]);
+  });
+
+  it('names page JS, first text and delivery when their rounds straddle the bound', () => {
+    const rounds = [
+      { pageJsMs: 4, firstTextMs: 12 },
+      { pageJsMs: 6, firstTextMs: 16 },
+      { pageJsMs: 4.9, firstTextMs: 14 },
+    ];
+    const delivery = [0.45, 0.6, 0.55].map((share) => ({
+      portEventsPerSecond: 50_000,
+      airlockEventsPerSecond: 50_000 * share,
+    }));
+    expect(figuresOnTheirBound(conversation(rounds), delivery)).toEqual([
+      'page JS',
+      'first text',
+      'delivery',
+    ]);
+  });
+
+  it('pairs rounds by their number, so a round a contestant failed is left out', () => {
+    const pairs = conversation([
+      { pageJsMs: 4, firstTextMs: 12 },
+      { pageJsMs: 4, firstTextMs: 12 },
+      { pageJsMs: 4, firstTextMs: 12 },
+    ]);
+    // The page peer's round 2 failed; Airlock's round 2 would miss against round 3's peer.
+    const peer = pairs.contestants['raw-page'];
+    peer.samples = [
+      { round: 1, pageJsMs: 100, firstTextMs: 10 },
+      { round: 3, pageJsMs: 60, firstTextMs: 10 },
+    ];
+    pairs.contestants.airlock.samples = [
+      { round: 1, pageJsMs: 4, firstTextMs: 12 },
+      { round: 2, pageJsMs: 4, firstTextMs: 12 },
+      { round: 3, pageJsMs: 2.9, firstTextMs: 12 },
+    ];
+    expect(figuresOnTheirBound(pairs, steadyDelivery)).toEqual([]);
+  });
+});
