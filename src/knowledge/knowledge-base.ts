@@ -203,6 +203,7 @@ export class KnowledgeBase {
         title: titles.get(hit.docId) ?? hit.docId,
         chunkIndex: hit.index,
         score: hit.score,
+        ...(vectors.approximate ? { approximate: true } : {}),
         text: row.text,
       });
     });

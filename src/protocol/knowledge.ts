@@ -45,6 +45,12 @@ export interface KnowledgeHit {
   readonly chunkIndex: number;
   /** Cosine similarity to the query, -1 to 1. */
   readonly score: number;
+  /**
+   * Set while a large index answers from its int8 copies, before it has read the float
+   * vectors: `score` is then within about 0.01 of the cosine, and two close chunks may
+   * be in each other's place. Absent once scores are exact.
+   */
+  readonly approximate?: true;
   readonly text: string;
 }
 

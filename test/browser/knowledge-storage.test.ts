@@ -142,8 +142,10 @@ describe('knowledge storage', () => {
     const agent = agentFor(session, { memory: { database }, knowledge: { k: 3 } });
     const [first] = await agent.knowledge.search(text(4, 321));
     expect(first).toMatchObject({ docId: 'doc-4', chunkIndex: 321, text: text(4, 321) });
-    // From the copies or the floats, whichever answered: the same chunk, scored about 1.
+    // From the copies or the floats, whichever answered: the same chunk, scored about 1,
+    // and exactly 1 when the hit does not say it is approximate.
     expect(Math.abs((first?.score ?? 0) - 1)).toBeLessThan(0.02);
+    if (first?.approximate !== true) expect(first?.score).toBeCloseTo(1, 5);
     const events = await collect(agent.run(text(1, 77)));
     const used = events.find((event): event is KnowledgeUsed => event.type === 'knowledge-used');
     expect(used?.sources[0]).toMatchObject({ docId: 'doc-1', chunkIndex: 77 });

@@ -191,6 +191,8 @@ describe('a KnowledgeBase over many stored vectors', () => {
 
     const early = await knowledge.search(query, { signal, k: 3 });
     expect(early[0]).toMatchObject({ docId: 'd4', chunkIndex: 7, text: 'doc 4 chunk 7' });
+    // Each hit says its score is the copies'.
+    expect(early.map((hit) => hit.approximate)).toEqual([true, true, true]);
     expect(Math.abs((early[0]?.score ?? 0) - 1)).toBeLessThan(0.02);
     expect(await knowledge.isEmpty()).toBe(false);
     // Nothing known yet of the rows the floats would leave out; the floats are not read.
@@ -206,7 +208,10 @@ describe('a KnowledgeBase over many stored vectors', () => {
     await added;
     const hits = await knowledge.search(query, { signal, k: 2 });
     expect(hits.map((hit) => hit.docId).sort()).toEqual(['d4', 'late']);
-    for (const hit of hits) expect(hit.score).toBeCloseTo(1, 5);
+    for (const hit of hits) {
+      expect(hit.score).toBeCloseTo(1, 5);
+      expect(hit).not.toHaveProperty('approximate');
+    }
   });
 
   it('reads the floats first below `codesFirstAt` vectors, and when the copies cannot be read', async () => {
@@ -220,7 +225,10 @@ describe('a KnowledgeBase over many stored vectors', () => {
     const search = knowledge.search(query, { signal });
     expect(await pending(search)).toBe(true);
     small.release();
-    expect(await search).toHaveLength(DEFAULT_KNOWLEDGE_CONFIG.k);
+    const hits = await search;
+    expect(hits).toHaveLength(DEFAULT_KNOWLEDGE_CONFIG.k);
+    // Read from the floats: exact.
+    expect(hits.filter((hit) => 'approximate' in hit)).toEqual([]);
     // The documents say 20 chunks are stored: the copies are not read at all.
     expect(small.reads.codes).toBe(0);
 
