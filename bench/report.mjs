@@ -129,7 +129,8 @@ ${table(
   sections.push(`## The conversation
 
 Every contestant goes through the same scripted conversation with the fake model server
-of \`airlock-agents/testing\` (\`startModelServer()\`) on 127.0.0.1, with no added latency: ${peers.scenario.description}.
+of \`airlock-agents/testing\` (\`startModelServer()\`) on 127.0.0.1, in a Node process of its
+own (not the driver's), with no added latency: ${peers.scenario.description}.
 The server streams one word per SSE chunk. The tool, \`lookup\`, returns a small JSON
 object and runs on the page for every contestant. Each run is checked: the exact final
 answer, ${peers.scenario.toolCalls} tool calls run, one model request per step, every text delta at the page.

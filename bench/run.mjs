@@ -17,10 +17,10 @@ import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
 import { ensureBrowsers, selectedBrowsers } from '../scripts/browsers.mjs';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
-import { selfSignedCert } from '../scripts/self-signed-cert.mjs';
 import { measureBundles } from './lib/bundle-sizes.mjs';
 import { runPageIn } from './lib/engine-page.mjs';
 import { describeMachine, packageVersions } from './lib/machine.mjs';
+import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
 import { recordPeersRun } from './lib/peers-history.mjs';
@@ -80,14 +80,14 @@ const server = await preview({
   preview: { host: '127.0.0.1', port: 0, cors: { origin: '*' } },
 });
 const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
-// The fake model server and the scenario are TypeScript; a throwaway Vite dev server loads them for Node.
+// The scenario, the stats and the MCP and proxy servers are TypeScript; a throwaway Vite dev
+// server loads them for Node. The fake model server runs in a process of its own.
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
-const { startModelServer } = await loader.ssrLoadModule('/../src/testing.ts');
-const modelServer = await startModelServer();
+const modelServer = await startModelServerProcess();
 // The scale page runs 20 streams at once. Over HTTP/1.1 Chromium would queue all but six
 // of them (its limit per host); hosted models serve HTTP/2, so this server does too.
 const http2ModelServer = pages.includes('scale')
-  ? await startModelServer({ tls: selfSignedCert() })
+  ? await startModelServerProcess({ tls: true })
   : undefined;
 // The MCP page's server (the official SDK's) behind the proxy's `/mcp/<name>` route.
 const mcp = pages.includes('mcp') ? await startMcpBehindProxy() : undefined;
