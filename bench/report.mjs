@@ -19,7 +19,7 @@ import { SOAK_HEADING, soakSection } from './soak-section.mjs';
  *   date: string;
  *   machine: { cores: number; cpu: string; memoryGiB: number; os: string; node: string; chromium: string; loadAverage?: { start: number[]; end: number[] } };
  *   versions: Record<string, string | null>;
- *   scenario: { description: string; runs: number; addedRounds?: { rounds: number; figures: string[] }; runsPerPage: string; toolCalls: number };
+ *   scenario: { description: string; runs: number; addedRounds?: { rounds: number; figures: string[] }; runsPerPage: string; modelServer?: string; toolCalls: number };
  *   contestants: Record<string, { name: string; label: string; loop: 'page' | 'worker'; setup: string; packages: string[] }>;
  *   delivery: { events: number };
  *   bundles: { contestants: Record<string, { page: BundleSize; pageWithoutZod: BundleSize; worker?: BundleSize }> };
@@ -129,8 +129,7 @@ ${table(
   sections.push(`## The conversation
 
 Every contestant goes through the same scripted conversation with the fake model server
-of \`airlock-agents/testing\` (\`startModelServer()\`) on 127.0.0.1, in a Node process of its
-own (not the driver's), with no added latency: ${peers.scenario.description}.
+of \`airlock-agents/testing\` (\`startModelServer()\`) on 127.0.0.1, in ${peers.scenario.modelServer ?? "the driver's Node process"}, with no added latency: ${peers.scenario.description}.
 The server streams one word per SSE chunk. The tool, \`lookup\`, returns a small JSON
 object and runs on the page for every contestant. Each run is checked: the exact final
 answer, ${peers.scenario.toolCalls} tool calls run, one model request per step, every text delta at the page.

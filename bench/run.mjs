@@ -345,6 +345,7 @@ async function benchPeers() {
       runs: runs + addedRounds,
       addedRounds: { rounds: addedRounds, figures: addedRounds > 0 ? undecided : [] },
       runsPerPage: 'a warm-up, the measured run, a profiled run',
+      modelServer: 'a process of its own',
     },
     contestants: contestantsFigures(),
     perStep: perStepOverhead(
