@@ -243,6 +243,51 @@ describe('a KnowledgeBase over many stored vectors', () => {
     expect(await fallback.search(query, { signal })).toHaveLength(DEFAULT_KNOWLEDGE_CONFIG.k);
   });
 
+  it('only picks its path from the stored chunk counts: counts of another type or that lie still end in the floats', async () => {
+    const fixture = freshStore();
+    const vectors = await storeRandom(fixture.store, seededRandom(17), 2, 10);
+    const raw = new Dexie(fixture.name, {
+      indexedDB: fixture.indexedDB as IDBFactory,
+      IDBKeyRange,
+    });
+    await raw.open();
+    const documents = raw.table('documents');
+    // Rows written by other code: a count as a string, a negative one.
+    await documents.update('d0', { chunkCount: '99999' });
+    await documents.update('d1', { chunkCount: -5 });
+    const query = 'd0#3';
+    const unread = withHeldFloats(fixture.reopen());
+    unread.release();
+    const counted = new KnowledgeBase(unread.held, keyEmbedder(vectors), config, {
+      codesFirstAt: 100,
+    });
+    const hits = await counted.search(query, { signal });
+    expect(hits[0]).toMatchObject({ docId: 'd0', chunkIndex: 3 });
+    expect(hits[0]?.score).toBeCloseTo(1, 5);
+    expect(hits.filter((hit) => 'approximate' in hit)).toEqual([]);
+    // Neither counts as chunks: the copies are not read.
+    expect(unread.reads.codes).toBe(0);
+    // The floats' index checks blocks against the counts, as before: d1's are left out, reported.
+    expect((await counted.storageErrors()).map((error) => error.details?.table)).toEqual([
+      'vectorBlocks',
+    ]);
+
+    // A count that claims far more chunks than are stored: the copies are read, hold too
+    // few vectors to answer from, and the floats answer, exactly.
+    await documents.update('d0', { chunkCount: 1_000_000 });
+    raw.close();
+    const lied = withHeldFloats(fixture.reopen());
+    lied.release();
+    const misled = new KnowledgeBase(lied.held, keyEmbedder(vectors), config, {
+      codesFirstAt: 100,
+    });
+    const exact = await misled.search(query, { signal });
+    expect(lied.reads.codes).toBe(1);
+    expect(exact[0]).toMatchObject({ docId: 'd0', chunkIndex: 3 });
+    expect(exact[0]?.score).toBeCloseTo(1, 5);
+    expect(exact.filter((hit) => 'approximate' in hit)).toEqual([]);
+  });
+
   it('ends with the index of the floats whatever the copies say, and reports the floats left out', async () => {
     const fixture = freshStore();
     const random = seededRandom(13);
