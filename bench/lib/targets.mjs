@@ -71,6 +71,25 @@ export function bestPagePeer(results, metric, librariesOnly = false) {
 }
 
 /**
+ * Airlock's page JS time as a percentage of `peer`'s, round by round: each Airlock run
+ * against the peer's run of the same round (they ran back to back); a round either one
+ * lacks is left out.
+ * @param {Record<string, { samples: readonly { round?: number; pageJsMs?: number | undefined }[] }>} contestants
+ * @param {string} peer
+ * @returns {number[]}
+ */
+function pageJsPercentByRound(contestants, peer) {
+  return (contestants.airlock?.samples ?? []).flatMap((sample) => {
+    const peerJs = contestants[peer]?.samples.find(
+      (other) => other.round === sample.round,
+    )?.pageJsMs;
+    return typeof sample.pageJsMs === 'number' && typeof peerJs === 'number' && peerJs > 0
+      ? [(sample.pageJsMs / peerJs) * 100]
+      : [];
+  });
+}
+
+/**
  * The target figures whose rounds fall on both sides of their bound: page JS and first
  * text (each round's Airlock run against the same round's runs of the others) and
  * delivery (each round's page). Their verdict is then the toss of a median, so the bench
@@ -95,12 +114,9 @@ export function figuresOnTheirBound(conversation, delivery) {
   if (
     jsPeer &&
     straddles(
-      airlock.map((sample) => {
-        const peer = inRound(jsPeer.name, sample.round)?.pageJsMs;
-        return peer && sample.pageJsMs !== undefined
-          ? PAGE_JS_PERCENT - (sample.pageJsMs / peer) * 100
-          : undefined;
-      }),
+      pageJsPercentByRound(conversation.contestants, jsPeer.name).map(
+        (percent) => PAGE_JS_PERCENT - percent,
+      ),
     )
   )
     figures.push('page JS');
@@ -172,14 +188,8 @@ export function judgeTargets(results, memory) {
         ? `The raw worker loop, also one message per delta, costs the page ${rawPerDeltaUs.toFixed(1)} µs per delta (${pct(rawShare)} of the best page-thread peer), so one message per delta can meet it: trimming Airlock's per-event path on the page (the run's queue and async iterator, the acknowledgement messages) would close it, and so would posting the events ready in one worker task as one message.`
         : `Even the raw worker loop, one message per delta, costs the page ${rawPerDeltaUs.toFixed(1)} µs per delta (${pct(rawShare)} of the best page-thread peer): only fewer, larger messages (the events ready in one worker task posted as one) would close it.`
       : '';
-    // The ratio round by round (the contestants' n-th runs ran back to back): its spread
-    // says how far one median ratio can be trusted.
-    const perRound = airlock.samples.flatMap((sample, round) => {
-      const peer = best.contestant.samples[round]?.pageJsMs;
-      return typeof sample.pageJsMs === 'number' && typeof peer === 'number' && peer > 0
-        ? [(sample.pageJsMs / peer) * 100]
-        : [];
-    });
+    // The ratio round by round: its spread says how far one median ratio can be trusted.
+    const perRound = pageJsPercentByRound(results.contestants, best.name);
     const roundSpread =
       perRound.length > 1
         ? `; round by round ${pct(Math.min(...perRound))} to ${pct(Math.max(...perRound))}`
