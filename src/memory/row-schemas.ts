@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { SHA256_HEX } from './attachment-bytes';
 import { isMemoryScope } from './memory-rules';
-import type { ConversationRecord, MemoryRecord, MessageRecord, RunRecord } from './store';
+import type {
+  AuditRecord,
+  ConversationRecord,
+  MemoryRecord,
+  MessageRecord,
+  RunRecord,
+} from './store';
 
 // Rows as read back from IndexedDB, where another version of the app, another tab or any
 // same-origin script may have written anything. A run checks every row it builds on.
@@ -167,12 +173,28 @@ export const runRowSchema = z.object({
   updatedAt: timestamp,
 });
 
-/** The record types of the tables a run reads, by table name. */
+/**
+ * A stored tool-call audit row (`audit`). Its outcome is any code: one that a newer version
+ * added is still a settled call to list.
+ */
+export const auditRowSchema = z.object({
+  conversationId: z.string().min(1),
+  runId: z.string().min(1),
+  callId: z.string().min(1),
+  toolName: z.string(),
+  arguments: z.unknown(),
+  outcome: z.string().min(1),
+  durationMs: count,
+  at: timestamp,
+});
+
+/** The record types of the tables whose rows are checked when read, by table name. */
 export interface RowTypes {
   readonly messages: MessageRecord;
   readonly conversations: ConversationRecord;
   readonly memories: MemoryRecord;
   readonly runs: RunRecord;
+  readonly audit: AuditRecord;
 }
 
 /** The schema of each table's rows. */
@@ -181,6 +203,7 @@ export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
   conversations: conversationRowSchema,
   memories: memoryRowSchema,
   runs: runRowSchema,
+  audit: auditRowSchema,
 };
 
 /** What is wrong with a row of `table` (empty: nothing), as `path: message` lines. */

@@ -1,6 +1,7 @@
+import { AirlockError } from '../errors/airlock-error';
 import { checkField, sendableCheck } from '../errors/field-checks';
 import type { StoreChange } from '../protocol/memory';
-import type { MemoryApi } from '../protocol/wire';
+import type { CheckedMemoryRead, CheckedRead, MemoryApi, MemoryWire } from '../protocol/wire';
 import type { WorkerCallGuard } from './worker-call-guard';
 import type { Remote } from './worker-calls';
 
@@ -34,16 +35,44 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
   toolCalls: ['options'],
 };
 
+type Answer<K extends keyof MemoryApi> = Awaited<ReturnType<MemoryApi[K]>>;
+
+/** Whether a method's answer carries the stored rows it left out (see `CheckedRead`). */
+const CHECKED_READS: {
+  readonly [K in keyof MemoryApi]: K extends CheckedMemoryRead ? true : false;
+} = {
+  listConversations: true,
+  searchConversations: true,
+  getConversation: true,
+  renameConversation: false,
+  deleteConversation: false,
+  exportConversation: false,
+  importConversation: false,
+  listMemories: true,
+  saveMemory: false,
+  updateMemory: false,
+  deleteMemory: false,
+  listRuns: true,
+  conversationUsage: true,
+  toolCalls: true,
+};
+
 /**
  * The page's memory client: calls go to the agent worker (the page never opens the
  * database), and fail with `agent-disposed` once the agent is gone instead of waiting
  * on a worker that will never answer. A function or symbol in an argument is refused
- * here (`invalid-input`, or `invalid-options` for `options`): it cannot be sent.
+ * here (`invalid-input`, or `invalid-options` for `options`): it cannot be sent. A stored
+ * row that a read left out, because it does not have its table's shape, is told to
+ * `leftOut` as a `storage-failed` error.
  */
-export function createAgentMemory(remote: Remote<MemoryApi>, guard: WorkerCallGuard): MemoryApi {
+export function createAgentMemory(
+  remote: Remote<MemoryWire>,
+  guard: WorkerCallGuard,
+  leftOut: (error: AirlockError) => void,
+): MemoryApi {
   const call =
     <K extends keyof MemoryApi>(name: K) =>
-    (...args: Parameters<MemoryApi[K]>): Promise<Awaited<ReturnType<MemoryApi[K]>>> => {
+    (...args: Parameters<MemoryApi[K]>): Promise<Answer<K>> => {
       try {
         ARGUMENT_NAMES[name].forEach((argument, index) => {
           const code = argument === 'options' ? 'invalid-options' : 'invalid-input';
@@ -54,8 +83,14 @@ export function createAgentMemory(remote: Remote<MemoryApi>, guard: WorkerCallGu
       }
       const method = remote[name] as unknown as (
         ...values: Parameters<MemoryApi[K]>
-      ) => Promise<Awaited<ReturnType<MemoryApi[K]>>>;
-      return guard(() => method(...args));
+      ) => Promise<unknown>;
+      return guard(async (): Promise<Answer<K>> => {
+        const answer = await method(...args);
+        if (!CHECKED_READS[name]) return answer as Answer<K>;
+        const read = answer as CheckedRead<Answer<K>>;
+        for (const error of read.leftOut) leftOut(AirlockError.fromData(error));
+        return read.value;
+      });
     };
   return {
     listConversations: call('listConversations'),

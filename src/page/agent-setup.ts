@@ -38,6 +38,8 @@ export interface AgentSetup {
   readonly toolsets: readonly ToolsetOptions[];
   readonly guardrails: GuardrailOptions;
   readonly persist: boolean | undefined;
+  /** Told of each stored row a memory read left out. */
+  readonly onStorageError: (error: AirlockError) => void;
   readonly startTimeoutMs: number;
 }
 
@@ -45,6 +47,11 @@ export interface AgentSetup {
 export interface RunStart {
   readonly request: { readonly run: RunRequest } | { readonly resume: ResumeRequest };
   readonly tools: readonly Tool[] | undefined;
+}
+
+/** Default of `memory.onStorageError`: the app's console says which row was left out. */
+function warnStorageError(error: AirlockError): void {
+  console.warn(`Airlock: ${error.message}`);
 }
 
 /** Default of `startTimeoutMs`. */
@@ -123,6 +130,7 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
     toolsets,
     guardrails,
     persist: options.memory?.persist,
+    onStorageError: options.memory?.onStorageError ?? warnStorageError,
     startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
   };
 }

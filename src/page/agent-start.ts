@@ -183,7 +183,7 @@ export function startAgent(
     watch: (conversationId, port) => remote.watch(conversationId, transfer(port, [port])),
     memory: () =>
       import('./agent-memory').then((module) =>
-        module.createAgentMemory(remote.memory, workerCalls),
+        module.createAgentMemory(remote.memory, workerCalls, setup.onStorageError),
       ),
     knowledge: () =>
       import('./agent-knowledge').then((module) =>

@@ -126,6 +126,7 @@ const AGENT_OPTIONS = shapeCheck(
         ),
         summarize: optional(booleanCheck),
         tools: optional(booleanCheck),
+        onStorageError: optional(functionCheck),
         maxMemoryTokens: optional(atLeastOne),
         learn: optional(
           shapeCheck({

@@ -114,6 +114,13 @@ export interface MemoryOptions {
   /** Offer the built-in save_memory / recall_memories / forget_memory tools (default true). */
   readonly tools?: boolean;
   /**
+   * Told of each stored row that a read of `agent.memory` left out, as a `storage-failed`
+   * error naming its table, its key and what is wrong with it: a row another version or
+   * other same-origin code wrote in a shape Airlock cannot use. The read still answers,
+   * without it. Runs report such rows as `storage-error` events. Default: `console.warn`.
+   */
+  readonly onStorageError?: (error: AirlockError) => void;
+  /**
    * How long opening the database may wait for another tab that holds it at an older
    * schema version (and does not close when asked), and how long the first transaction may
    * wait for tables another connection still holds, before `ready` rejects, and runs fail,

@@ -1,6 +1,6 @@
 import { checkField, functionCheck } from '../errors/field-checks';
 import { type StoreChange, storeChannelName } from '../protocol/memory';
-import type { MemoryApi } from '../protocol/wire';
+import { MEMORY_METHODS, type MemoryApi } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
@@ -14,25 +14,7 @@ import type { AgentMemory } from './agent-memory';
  * to the store's change feed, which every agent worker on `database` posts to.
  */
 export function lazyMemory(load: () => Promise<MemoryApi>, database: string): AgentMemory {
-  const methods = lazyMethods(
-    [
-      'listConversations',
-      'searchConversations',
-      'getConversation',
-      'renameConversation',
-      'deleteConversation',
-      'exportConversation',
-      'importConversation',
-      'listMemories',
-      'saveMemory',
-      'updateMemory',
-      'deleteMemory',
-      'listRuns',
-      'conversationUsage',
-      'toolCalls',
-    ],
-    load,
-  );
+  const methods = lazyMethods(MEMORY_METHODS, load);
   return {
     ...methods,
     subscribe(listener) {

@@ -266,9 +266,62 @@ export interface AgentWorkerApi {
    * the page can terminate the worker without leaving the database unusable (WebKit).
    */
   close(): Promise<void>;
-  readonly memory: MemoryApi;
+  readonly memory: MemoryWire;
   readonly knowledge: KnowledgeApi;
 }
+
+/** The methods of `MemoryApi`, for the services and clients that load their code on first call. */
+export const MEMORY_METHODS = [
+  'listConversations',
+  'searchConversations',
+  'getConversation',
+  'renameConversation',
+  'deleteConversation',
+  'exportConversation',
+  'importConversation',
+  'listMemories',
+  'saveMemory',
+  'updateMemory',
+  'deleteMemory',
+  'listRuns',
+  'conversationUsage',
+  'toolCalls',
+] as const satisfies readonly (keyof MemoryApi)[];
+
+/** The methods of `KnowledgeApi`, for the same. */
+export const KNOWLEDGE_METHODS = [
+  'add',
+  'cancel',
+  'remove',
+  'list',
+  'search',
+] as const satisfies readonly (keyof KnowledgeApi)[];
+
+/** The memory reads that return stored rows: each row is checked in the worker before it is sent. */
+export type CheckedMemoryRead =
+  | 'listConversations'
+  | 'searchConversations'
+  | 'getConversation'
+  | 'listMemories'
+  | 'listRuns'
+  | 'conversationUsage'
+  | 'toolCalls';
+
+/**
+ * A checked read as it crosses from the agent worker: what it found, without the rows that
+ * do not have their table's shape, and a `storage-failed` error naming each of those.
+ */
+export interface CheckedRead<T> {
+  readonly value: T;
+  readonly leftOut: readonly ErrorData[];
+}
+
+/** `MemoryApi` as the agent worker serves it: the checked reads say what they left out. */
+export type MemoryWire = {
+  readonly [K in keyof MemoryApi]: K extends CheckedMemoryRead
+    ? (...args: Parameters<MemoryApi[K]>) => Promise<CheckedRead<Awaited<ReturnType<MemoryApi[K]>>>>
+    : MemoryApi[K];
+};
 
 /**
  * The agent's knowledge base, served from the agent worker. An import is named by an

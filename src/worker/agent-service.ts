@@ -21,14 +21,19 @@ import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/know
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
 import { relayChannelName } from '../protocol/tab-relay';
 import type { ToolHost } from '../protocol/tools';
-import type {
-  AgentConfig,
-  AgentWorkerApi,
-  ConfigureResult,
-  ModelConfig,
-  ResumeRequest,
-  RunRequest,
+import {
+  type AgentConfig,
+  type AgentWorkerApi,
+  type ConfigureResult,
+  KNOWLEDGE_METHODS,
+  type KnowledgeApi,
+  MEMORY_METHODS,
+  type MemoryWire,
+  type ModelConfig,
+  type ResumeRequest,
+  type RunRequest,
 } from '../protocol/wire';
+import { lazyMethods } from '../runtime/lazy-methods';
 import { parseAgentConfig } from './config-schema';
 import { conversationLockName, heldLockNames } from './conversation-lock';
 import {
@@ -41,9 +46,7 @@ import type { ConversationWatch } from './conversation-watch';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { markRunInterrupted } from './interrupted-runs';
-import { KnowledgeService } from './knowledge-api';
 import type { McpServerConnection } from './mcp/mcp-server-connection';
-import { MemoryService } from './memory-api';
 import {
   apiSchemas,
   claimedRunId,
@@ -105,8 +108,8 @@ const PRUNE_INTERVAL_MS = 10 * 60_000;
  * every completed step back before the next model call.
  */
 export class AgentService implements AgentWorkerApi {
-  readonly memory: MemoryService;
-  readonly knowledge: KnowledgeService;
+  readonly memory: MemoryWire;
+  readonly knowledge: KnowledgeApi;
   readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
   readonly #customModel: AgentServiceOptions['model'];
   readonly #supervisors: SandboxSupervisor[] = [];
@@ -136,11 +139,19 @@ export class AgentService implements AgentWorkerApi {
     });
     // Nobody may be waiting yet; the failure is also returned by configure and seen by every run.
     this.#setup.catch(() => undefined);
-    this.memory = new MemoryService(
-      async () => (await this.#setup).store,
-      (conversationId) => this.#endRunsOf(conversationId),
-    );
-    this.knowledge = new KnowledgeService(async () => (await this.#setup).knowledge);
+    // Loaded on their first call: a page that never reads its memory or knowledge never
+    // loads their code.
+    this.memory = lazyMethods(MEMORY_METHODS, async () => {
+      const { MemoryService } = await import('./memory-api');
+      return new MemoryService(
+        async () => (await this.#setup).store,
+        (conversationId) => this.#endRunsOf(conversationId),
+      );
+    });
+    this.knowledge = lazyMethods(KNOWLEDGE_METHODS, async () => {
+      const { KnowledgeService } = await import('./knowledge-api');
+      return new KnowledgeService(async () => (await this.#setup).knowledge);
+    });
   }
 
   async configure(

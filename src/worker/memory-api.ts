@@ -1,8 +1,12 @@
+import { toErrorData } from '../errors/airlock-error';
+import type { RowTypes } from '../memory/row-schemas';
 import type { ConversationStore, ImportOptions } from '../memory/store';
+import type { ErrorData } from '../protocol/errors';
 import type { ConversationListOptions } from '../protocol/memory';
-import type { MemoryApi } from '../protocol/wire';
+import type { CheckedRead, MemoryApi, MemoryWire } from '../protocol/wire';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';
 import { sumRunUsage } from './run-usage';
+import { checkRow } from './stored-rows';
 
 type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
 
@@ -10,9 +14,11 @@ type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
  * The page's window on the store, served from the agent worker (the page never opens
  * the database itself). Calls made before the store is open wait for it. Every argument
  * is parsed first: ids and data are `invalid-input`, options `invalid-options`, each
- * naming the field.
+ * naming the field. Every stored row a read returns is checked against its table's shape
+ * first: one written by another version or by other same-origin code is left out, and
+ * named in the read's `leftOut`, so one bad row never breaks a list.
  */
-export class MemoryService implements MemoryApi {
+export class MemoryService implements MemoryWire {
   readonly #store: () => Promise<ConversationStore>;
   readonly #endRunsOf: (conversationId: string) => Promise<void>;
 
@@ -35,7 +41,10 @@ export class MemoryService implements MemoryApi {
       'options',
       'invalid-options',
     );
-    return (await this.#store()).listConversations(checked ?? {});
+    const rows = new CheckedRows('the conversation list');
+    return rows.answer(
+      rows.keep('conversations', await (await this.#store()).listConversations(checked ?? {})),
+    );
   }
 
   async searchConversations(
@@ -44,16 +53,23 @@ export class MemoryService implements MemoryApi {
   ) {
     const text = parseArgument(apiSchemas.searchQuery, query, 'query', 'invalid-input');
     const checked = parseArgument(apiSchemas.searchOptions, options, 'options', 'invalid-options');
-    return (await this.#store()).searchConversations(text, checked?.limit ?? DEFAULT_SEARCH_HITS);
+    const hits = await (await this.#store()).searchConversations(
+      text,
+      checked?.limit ?? DEFAULT_SEARCH_HITS,
+    );
+    const rows = new CheckedRows('the search results');
+    return rows.answer(hits.filter((hit) => rows.one('conversations', hit.conversation)));
   }
 
   async getConversation(id: string) {
     const conversationId = parseId(id, 'id');
     const store = await this.#store();
-    const conversation = await store.getConversation(conversationId);
-    return conversation
-      ? { conversation, messages: await store.listMessages(conversationId) }
-      : undefined;
+    const found = await store.getConversation(conversationId);
+    // A conversation whose own row is bad is not found; its row is named.
+    const rows = new CheckedRows(`getConversation(${JSON.stringify(conversationId)})`);
+    if (found === undefined || !rows.one('conversations', found)) return rows.answer(undefined);
+    const messages = rows.keep('messages', await store.listMessages(conversationId));
+    return rows.answer({ conversation: found, messages });
   }
 
   async renameConversation(id: string, title: string) {
@@ -87,7 +103,10 @@ export class MemoryService implements MemoryApi {
       'options',
       'invalid-options',
     );
-    return (await this.#store()).listMemories(checked ?? {});
+    const rows = new CheckedRows('the memory list');
+    return rows.answer(
+      rows.keep('memories', await (await this.#store()).listMemories(checked ?? {})),
+    );
   }
 
   async saveMemory(input: Parameters<MemoryApi['saveMemory']>[0]) {
@@ -117,12 +136,15 @@ export class MemoryService implements MemoryApi {
       'options',
       'invalid-options',
     );
-    return (await this.#store()).listRuns(checked ?? {});
+    const rows = new CheckedRows('the run list');
+    return rows.answer(rows.keep('runs', await (await this.#store()).listRuns(checked ?? {})));
   }
 
   async conversationUsage(conversationId: string) {
     const id = parseId(conversationId, 'conversationId');
-    return sumRunUsage(await (await this.#store()).listRuns({ conversationId: id }));
+    const rows = new CheckedRows("the conversation's usage");
+    const runs = rows.keep('runs', await (await this.#store()).listRuns({ conversationId: id }));
+    return rows.answer(sumRunUsage(runs));
   }
 
   async toolCalls(options: Parameters<MemoryApi['toolCalls']>[0] = {}) {
@@ -132,7 +154,41 @@ export class MemoryService implements MemoryApi {
       'options',
       'invalid-options',
     );
-    return (await this.#store()).listAudit(checked ?? {});
+    const rows = new CheckedRows('the audit log');
+    return rows.answer(rows.keep('audit', await (await this.#store()).listAudit(checked ?? {})));
+  }
+}
+
+/** One read's row checks: the rows it keeps, and an error for each it leaves out. */
+class CheckedRows {
+  readonly #where: string;
+  readonly #errors: ErrorData[] = [];
+
+  /** @param where what a bad row is missing from, for its error's message. */
+  constructor(where: string) {
+    this.#where = where;
+  }
+
+  /** The rows of `table` that have its shape, in the order given. */
+  keep<Table extends keyof RowTypes>(table: Table, rows: readonly unknown[]): RowTypes[Table][] {
+    const kept: RowTypes[Table][] = [];
+    for (const row of rows) {
+      const checked = checkRow(table, row, this.#where);
+      if (checked.error) this.#errors.push(toErrorData(checked.error));
+      if (checked.row !== undefined) kept.push(checked.row);
+    }
+    return kept;
+  }
+
+  /** Whether `row` may be returned as it is (a row only part of which is valid may not). */
+  one(table: keyof RowTypes, row: unknown): boolean {
+    const checked = checkRow(table, row, this.#where);
+    if (checked.error) this.#errors.push(toErrorData(checked.error));
+    return checked.error === undefined;
+  }
+
+  answer<T>(value: T): CheckedRead<T> {
+    return { value, leftOut: this.#errors };
   }
 }
 

@@ -5,11 +5,43 @@ import type { AgentEvent } from '../protocol/events';
 /** How many of a row's problems an event's message lists. */
 const LISTED_PROBLEMS = 3;
 
+/** A stored row as checked: kept as it is, kept without a bad part, or left out. */
+export interface CheckedRow<Row> {
+  /** The row, or what of it may be used; `undefined` when it is left out. */
+  readonly row: Row | undefined;
+  /** Names the row and what is wrong with it, when something is. */
+  readonly error?: AirlockError;
+}
+
 /**
- * The rows one run builds on, checked: a row read back from IndexedDB that does not have
- * its table's shape (written by another version, another tab or same-origin code) is left
- * out and reported as a `storage-error` event naming its table and key, once per run,
- * instead of failing every run of its conversation.
+ * Checks a row read back from IndexedDB against its table's shape (it may have been written
+ * by another version, another tab or same-origin code). A message whose only fault is its
+ * reasoning is kept without it; any other bad row is left out. Either way the error is a
+ * `storage-failed` one naming the table, the row's key and its first problems; `leftOut`
+ * says where the row is missing from (e.g. "this run").
+ */
+export function checkRow<Table extends keyof RowTypes>(
+  table: Table,
+  row: unknown,
+  leftOut: string,
+): CheckedRow<RowTypes[Table]> {
+  const problems = rowProblems(table, row);
+  // Checked against its table's schema just above.
+  if (problems.length === 0) return { row: row as RowTypes[Table] };
+  // Bad reasoning is optional data: the message is kept without it, and the loss reported.
+  const withoutReasoning = table === 'messages' ? stripReasoning(row) : undefined;
+  if (withoutReasoning !== undefined && rowProblems(table, withoutReasoning).length === 0) {
+    return {
+      row: withoutReasoning as RowTypes[Table],
+      error: badRowError(table, row, problems, 'its reasoning was left out'),
+    };
+  }
+  return { row: undefined, error: badRowError(table, row, problems, `was left out of ${leftOut}`) };
+}
+
+/**
+ * The rows one run builds on, checked (`checkRow`): a bad row is reported as a
+ * `storage-error` event once per run, instead of failing every run of its conversation.
  */
 export class StoredRowCheck {
   readonly #emit: (event: AgentEvent) => Promise<void>;
@@ -38,37 +70,31 @@ export class StoredRowCheck {
     row: unknown,
   ): Promise<RowTypes[Table] | undefined> {
     if (row === undefined) return undefined;
-    const problems = rowProblems(table, row);
-    // Checked against its table's schema just above.
-    if (problems.length === 0) return row as RowTypes[Table];
-    // Bad reasoning is optional data: the message is kept without it, and the loss reported.
-    const withoutReasoning = table === 'messages' ? stripReasoning(row) : undefined;
-    if (withoutReasoning !== undefined && rowProblems(table, withoutReasoning).length === 0) {
-      await this.#report(table, row, problems, 'its reasoning was left out');
-      return withoutReasoning as RowTypes[Table];
+    const checked = checkRow(table, row, 'this run');
+    if (checked.error) {
+      const name = JSON.stringify(rowKey(table, row));
+      if (!this.#reported.has(name)) {
+        this.#reported.add(name);
+        await this.#emit({ type: 'storage-error', error: toErrorData(checked.error) });
+      }
     }
-    await this.#report(table, row, problems);
-    return undefined;
+    return checked.row;
   }
+}
 
-  async #report(
-    table: keyof RowTypes,
-    row: unknown,
-    problems: readonly string[],
-    outcome = 'was left out of this run',
-  ): Promise<void> {
-    const key = rowKey(table, row);
-    const name = JSON.stringify(key);
-    if (this.#reported.has(name)) return;
-    this.#reported.add(name);
-    const listed = problems.slice(0, LISTED_PROBLEMS).join('; ');
-    const error = new AirlockError(
-      'storage-failed',
-      `A stored ${table} row (${describeKey(key)}) is not valid and ${outcome}: ${listed}.`,
-      { details: { ...key, problems } },
-    );
-    await this.#emit({ type: 'storage-error', error: toErrorData(error) });
-  }
+function badRowError(
+  table: keyof RowTypes,
+  row: unknown,
+  problems: readonly string[],
+  outcome: string,
+): AirlockError {
+  const key = rowKey(table, row);
+  const listed = problems.slice(0, LISTED_PROBLEMS).join('; ');
+  return new AirlockError(
+    'storage-failed',
+    `A stored ${table} row (${describeKey(key)}) is not valid and ${outcome}: ${listed}.`,
+    { details: { ...key, problems } },
+  );
 }
 
 /** A message row's copy without its assistant message's reasoning fields, if it has any. */
@@ -84,9 +110,11 @@ function stripReasoning(row: unknown): unknown {
 /** What names a row: its table and primary key (as far as the row still has one). */
 function rowKey(table: keyof RowTypes, row: unknown): Record<string, unknown> {
   const fields = typeof row === 'object' && row !== null ? (row as Record<string, unknown>) : {};
-  return table === 'messages'
-    ? { table, conversationId: fields.conversationId, seq: fields.seq }
-    : { table, id: fields.id };
+  if (table === 'messages')
+    return { table, conversationId: fields.conversationId, seq: fields.seq };
+  // Audit rows have no key of their own in the row: the call names them.
+  if (table === 'audit') return { table, runId: fields.runId, callId: fields.callId };
+  return { table, id: fields.id };
 }
 
 function describeKey({ table: _table, ...key }: Record<string, unknown>): string {

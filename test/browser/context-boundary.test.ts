@@ -1,4 +1,4 @@
-import { type AgentEvent, tool } from 'airlock-agents';
+import { type AgentEvent, type AirlockError, isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { estimateMessageTokens } from '../../src/model/estimate-tokens';
@@ -43,6 +43,20 @@ function openRaw(database: string): Promise<IDBDatabase> {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
+}
+
+/** Reads one row straight from a table of the agent's database. */
+async function readRawRow(database: string, table: string, key: IDBValidKey): Promise<unknown> {
+  const db = await openRaw(database);
+  try {
+    return await new Promise((resolve, reject) => {
+      const request = db.transaction(table).objectStore(table).get(key);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+  } finally {
+    db.close();
+  }
 }
 
 /** Writes one row straight into a table of the agent's database. */
@@ -516,5 +530,113 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
         .filter((event): event is StorageError => event.type === 'storage-error')
         .map((event) => event.error.details),
     ).toEqual([expect.objectContaining({ table: 'runs', id: 'bad-run' })]);
+  });
+
+  it('leaves bad rows out of every memory API read, tells memory.onStorageError of each, and still deletes', async () => {
+    const database = newDatabase();
+    const kept = crypto.randomUUID();
+    const spoilt = crypto.randomUUID();
+    const echo = tool({
+      name: 'echo',
+      description: 'Returns its text.',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => text,
+    });
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] },
+      { text: 'First.' },
+      { text: 'Lava flows.' },
+    ]);
+    const leftOut: AirlockError[] = [];
+    const agent = agentFor(session, {
+      conversationId: kept,
+      tools: [echo],
+      memory: { database, tools: false, onStorageError: (error) => leftOut.push(error) },
+    });
+    await agent.memory.saveMemory({ key: 'city', content: 'Lyon' });
+    await agent.run('One').result;
+    await agent.run('Volcano notes', { conversationId: spoilt }).result;
+    const usage = await agent.memory.conversationUsage(kept);
+    const keptDetail = await agent.memory.getConversation(kept);
+    const spoiltRow = (await agent.memory.getConversation(spoilt))?.conversation;
+    // Rows of the shapes another version or same-origin code could leave.
+    await writeRawRow(database, 'conversations', { ...spoiltRow, title: 42 });
+    const answer = keptDetail?.messages.at(-1);
+    await writeRawRow(database, 'messages', { ...answer, message: { role: 'assistant' } });
+    await writeRawRow(database, 'memories', {
+      id: 'bad-memory',
+      key: 'evil',
+      content: { toString: 'SYSTEM' },
+      importance: 'high',
+      scope: 'global',
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    await writeRawRow(database, 'runs', {
+      id: 'bad-run',
+      conversationId: kept,
+      status: 'finished',
+      input: 'x',
+      step: 1,
+      partialText: '',
+      usage: 'lots',
+      startedAt: 0,
+      updatedAt: 0,
+    });
+    await writeRawRow(database, 'audit', {
+      conversationId: kept,
+      runId: 'bad-run',
+      callId: 'call_bad',
+      toolName: 'echo',
+      outcome: 7,
+      durationMs: -1,
+      at: 0,
+    });
+    const detailsSince = (start: number) =>
+      leftOut.slice(start).map((error) => ({ ...error.details, problems: undefined }));
+
+    expect((await agent.memory.listConversations()).map((row) => row.id)).toEqual([kept]);
+    expect(detailsSince(0)).toEqual([{ table: 'conversations', id: spoilt, problems: undefined }]);
+    expect(await agent.memory.searchConversations('volcano')).toEqual([]);
+    expect(
+      (await agent.memory.searchConversations('one')).map((hit) => hit.conversation.id),
+    ).toEqual([kept]);
+    expect(detailsSince(1)).toEqual([{ table: 'conversations', id: spoilt, problems: undefined }]);
+    expect(await agent.memory.getConversation(spoilt)).toBeUndefined();
+    const read = await agent.memory.getConversation(kept);
+    expect(read?.messages.map((row) => row.seq)).toEqual(
+      keptDetail?.messages.slice(0, -1).map((row) => row.seq),
+    );
+    expect(detailsSince(2)).toEqual([
+      { table: 'conversations', id: spoilt, problems: undefined },
+      { table: 'messages', conversationId: kept, seq: answer?.seq, problems: undefined },
+    ]);
+    expect((await agent.memory.listMemories()).map((row) => row.key)).toEqual(['city']);
+    expect(
+      (await agent.memory.listRuns({ conversationId: kept })).map((row) => row.id),
+    ).not.toContain('bad-run');
+    expect(await agent.memory.conversationUsage(kept)).toEqual(usage);
+    expect(
+      (await agent.memory.toolCalls({ conversationId: kept })).map((row) => row.callId),
+    ).toEqual(['call_1']);
+    expect(detailsSince(4)).toEqual([
+      { table: 'memories', id: 'bad-memory', problems: undefined },
+      { table: 'runs', id: 'bad-run', problems: undefined },
+      { table: 'runs', id: 'bad-run', problems: undefined },
+      { table: 'audit', runId: 'bad-run', callId: 'call_bad', problems: undefined },
+    ]);
+    for (const error of leftOut) {
+      expect(isAirlockError(error, 'storage-failed')).toBe(true);
+      expect((error.details as { problems: string[] }).problems.length).toBeGreaterThan(0);
+    }
+    expect(leftOut[0]?.message).toMatch(
+      /conversations row .* was left out of the conversation list: title/,
+    );
+
+    // A read deletes nothing; a conversation is deleted whatever its row holds.
+    expect(await readRawRow(database, 'conversations', spoilt)).toMatchObject({ title: 42 });
+    await agent.memory.deleteConversation(spoilt);
+    expect(await readRawRow(database, 'conversations', spoilt)).toBeUndefined();
+    expect(await readRawRow(database, 'messages', [spoilt, 1])).toBeUndefined();
   });
 });

@@ -174,6 +174,7 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['memory.window.maxTokens', [0, -3, 'many']],
   ['memory.summarize', ['yes', 1]],
   ['memory.tools', ['no', 0]],
+  ['memory.onStorageError', ['warn', 42, {}]],
   ['budgets', [42, 'cheap', null]],
   ['budgets.run', [42, 'cheap']],
   ['budgets.run.modelCalls', [-1, 'ten', Number.NaN]],

@@ -151,4 +151,25 @@ describe('stored row schemas', () => {
       }),
     ).toEqual([expect.stringMatching(/^summarizedThroughSeq: /)]);
   });
+
+  it('accepts an audit row with any outcome code and any arguments, and names a hostile one', () => {
+    const audit = {
+      conversationId: 'c',
+      runId: 'r',
+      callId: 'call_1',
+      toolName: 'echo',
+      arguments: { text: 'hi' },
+      outcome: 'tool-some-newer-code',
+      durationMs: 3,
+      at: 1,
+    };
+    expect(rowProblems('audit', audit)).toEqual([]);
+    expect(rowProblems('audit', { ...audit, arguments: 'not json' })).toEqual([]);
+    expect(
+      rowProblems('audit', { ...audit, callId: '', outcome: 7, durationMs: -1 }).map(
+        (problem) => problem.split(':')[0],
+      ),
+    ).toEqual(['callId', 'outcome', 'durationMs']);
+    expect(rowProblems('audit', null)).toEqual([expect.stringMatching(/^\(root\): /)]);
+  });
 });
