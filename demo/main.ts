@@ -167,6 +167,7 @@ async function refreshAll(): Promise<void> {
     conversations.refresh(),
     memories.refresh(),
     knowledgePanel.refresh(),
+    learned.refresh(),
     offerResumes(),
   ]);
 }
@@ -238,7 +239,13 @@ async function play(title: string, start: (signal: AbortSignal) => AgentRun): Pr
   setRunning(true);
   const conversationId = selectedId;
   try {
-    await playRun(run, { view, timeline: entry, approvals, afterEvent: scrollToEnd, learned });
+    await playRun(run, {
+      view,
+      timeline: entry,
+      approvals,
+      afterEvent: scrollToEnd,
+      learned: learned.show,
+    });
     // What the run stored is on the page already: a change notice must not redraw it.
     const detail = await agent.memory.getConversation(conversationId).catch(() => undefined);
     if (detail && conversationId === selectedId) renderedSeq = detail.conversation.lastSeq;

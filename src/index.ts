@@ -89,6 +89,7 @@ export type {
   ExportedAttachment,
   ImportOptions,
   MemoryInput,
+  MemoryProposal,
   MemoryRecord,
   MemoryScope,
   MemorySource,

@@ -43,6 +43,11 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       ],
       async () => (await import('./dexie/knowledge')).knowledgeTables(connection),
     ),
+    // Only confirm mode writes proposals, and only the memory API reads them.
+    ...lazyMethods(
+      ['saveProposals', 'listProposals', 'acceptProposal', 'dismissProposal'],
+      async () => (await import('./dexie/proposals')).proposalTables(connection),
+    ),
     close: () => connection.close(),
   };
 }

@@ -42,10 +42,10 @@ export interface LearnConfig {
   /** The model-based extractor; absent: rules only. */
   readonly model?: LearnModelConfig;
   /**
-   * Hold what is learnt for the app to confirm: the `memory-learned` events carry proposals
-   * (status `proposed`, or `proposed-delete` from the model extractor) that the app applies
-   * with `agent.memory.saveMemory` (or `deleteMemory`), or not. Default false: applied at
-   * once (status `saved`, `deleted`).
+   * Hold what is learnt for the app to confirm: it is stored as proposals, announced by
+   * `memory-learned` events (status `proposed`, or `proposed-delete` from the model
+   * extractor, with their `proposalId`), which the app accepts or dismisses through the
+   * memory API. Default false: applied at once (status `saved`, `deleted`).
    */
   readonly confirm: boolean;
 }

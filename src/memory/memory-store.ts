@@ -28,11 +28,13 @@ import type {
   ConversationRecord,
   ConversationSearchHit,
   ConversationStore,
+  MemoryInput,
+  MemoryProposal,
   MemoryRecord,
   MessageRecord,
   RunRecord,
 } from './store';
-import { createChangeFeed, type StoreChange } from './store-change';
+import { cascadeChanges, createChangeFeed, type StoreChange } from './store-change';
 import { invalidInput, notFound } from './store-failures';
 import { codesOfBlock, packVectorBlocks } from './vector-blocks';
 
@@ -56,6 +58,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
   const messages = new Map<string, MessageRecord[]>();
   const memories = new Map<string, MemoryRecord>();
   const runs = new Map<string, RunRecord>();
+  const proposals = new Map<string, MemoryProposal>();
   /** Insertion order, oldest first. */
   let audit: AuditRecord[] = [];
   const documents = new Map<string, KnowledgeDocumentRecord>();
@@ -105,8 +108,24 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
     return undefined;
   }
 
+  /** Inserts or replaces (same scope and key) a memory; throws for one the rules refuse. */
+  function putMemory(input: MemoryInput, now: number): MemoryRecord {
+    const memory = normalizeMemoryInput(input);
+    const existing = findMemory(memory.scope, memory.key);
+    const record: MemoryRecord = {
+      ...memory,
+      id: existing?.id ?? newMemoryId(),
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    memories.set(record.id, record);
+    return record;
+  }
+
   function deleteCascade(conversationId: string): void {
     messages.delete(conversationId);
+    for (const [id, row] of proposals)
+      if (row.conversationId === conversationId) proposals.delete(id);
     for (const [id, run] of runs) if (run.conversationId === conversationId) runs.delete(id);
     audit = audit.filter((record) => record.conversationId !== conversationId);
     const scope = conversationScope(conversationId);
@@ -130,14 +149,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       });
     }
   }
-
-  const cascadeChanges = (conversationId: string): StoreChange[] =>
-    (['messages', 'runs', 'audit', 'memories', 'attachments', 'conversations'] as const).map(
-      (table) => ({
-        table,
-        conversationId,
-      }),
-    );
 
   const store: ConversationStore = {
     ensureConversation: (id, title) =>
@@ -284,15 +295,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
 
     saveMemory: (input, now = Date.now()) =>
       guard('saving a memory', () => {
-        const memory = normalizeMemoryInput(input);
-        const existing = findMemory(memory.scope, memory.key);
-        const record: MemoryRecord = {
-          ...memory,
-          id: existing?.id ?? newMemoryId(),
-          createdAt: existing?.createdAt ?? now,
-          updatedAt: now,
-        };
-        memories.set(record.id, record);
+        const record = putMemory(input, now);
         notify(memoryChange(record.scope));
         return record;
       }),
@@ -330,6 +333,50 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         if (!existing) return;
         memories.delete(id);
         notify(memoryChange(existing.scope));
+      }),
+
+    saveProposals: (rows) =>
+      guard('saving memory proposals', () => {
+        const ids = new Set(rows.map((row) => row.conversationId));
+        for (const id of ids) if (!conversations.has(id)) throw notFound('conversation', id);
+        for (const row of rows)
+          if (proposals.has(row.id)) throw invalidInput(`A memory proposal "${row.id}" exists.`);
+        for (const row of rows) proposals.set(row.id, copy(row));
+        notify(
+          ...[...ids].map((conversationId) => ({ table: 'proposals' as const, conversationId })),
+        );
+      }),
+
+    listProposals: ({ conversationId } = {}) =>
+      guard('listing memory proposals', () =>
+        [...proposals.values()]
+          .filter((row) => conversationId === undefined || row.conversationId === conversationId)
+          .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+      ),
+
+    acceptProposal: (id, check, now = Date.now()) =>
+      guard('accepting a memory proposal', () => {
+        const row = proposals.get(id);
+        if (row === undefined) throw notFound('memory proposal', id);
+        const proposal = check(row);
+        const saved = proposal.change === 'save' ? putMemory(proposal.memory, now) : undefined;
+        const deleted = proposal.change === 'delete' ? memories.get(proposal.memory.id) : undefined;
+        if (deleted) memories.delete(deleted.id);
+        proposals.delete(id);
+        const changed = saved ?? deleted;
+        notify(
+          { table: 'proposals', conversationId: proposal.conversationId },
+          ...(changed ? [memoryChange(changed.scope)] : []),
+        );
+        return saved;
+      }),
+
+    dismissProposal: (id) =>
+      guard('dismissing a memory proposal', () => {
+        const row = proposals.get(id);
+        if (row === undefined) return;
+        proposals.delete(id);
+        notify({ table: 'proposals', conversationId: row.conversationId });
       }),
 
     pruneExpired: (now = Date.now()) =>

@@ -4,6 +4,7 @@ import { isMemoryScope } from './memory-rules';
 import type {
   AuditRecord,
   ConversationRecord,
+  MemoryProposal,
   MemoryRecord,
   MessageRecord,
   RunRecord,
@@ -116,33 +117,61 @@ export const conversationRowSchema = conversationFieldsSchema.refine(
   },
 );
 
+const memoryScope = z
+  .string()
+  .refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"');
+
+/** Where a learnt memory came from. */
+const memorySourceSchema = z.discriminatedUnion('via', [
+  z.object({
+    via: z.literal('rule'),
+    rule: z.string().min(1),
+    runId: z.string().min(1),
+    conversationId: z.string().min(1),
+  }),
+  z.object({
+    via: z.literal('model'),
+    reason: z.string().min(1),
+    runId: z.string().min(1),
+    conversationId: z.string().min(1),
+  }),
+]);
+
 /** A stored long-term memory row (`memories`). */
 export const memoryRowSchema = z.object({
   id: z.string().min(1),
   key: z.string().min(1),
   content: z.string(),
   importance: z.number().min(0).max(1),
-  scope: z.string().refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"'),
+  scope: memoryScope,
   expiresAt: timestamp.exactOptional(),
-  source: z
-    .discriminatedUnion('via', [
-      z.object({
-        via: z.literal('rule'),
-        rule: z.string().min(1),
-        runId: z.string().min(1),
-        conversationId: z.string().min(1),
-      }),
-      z.object({
-        via: z.literal('model'),
-        reason: z.string().min(1),
-        runId: z.string().min(1),
-        conversationId: z.string().min(1),
-      }),
-    ])
-    .exactOptional(),
+  source: memorySourceSchema.exactOptional(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
+
+/** A memory to save, as a proposal holds it (its store fills in the rest). */
+const memoryInputSchema = memoryRowSchema
+  .omit({ id: true, createdAt: true, updatedAt: true })
+  .partial({ importance: true, scope: true });
+
+const proposalFields = {
+  id: z.string().min(1),
+  conversationId: z.string().min(1),
+  runId: z.string().min(1),
+  createdAt: timestamp,
+};
+
+/** A stored memory proposal row (`proposals`): a memory to save, or one to delete. */
+export const proposalRowSchema = z.discriminatedUnion('change', [
+  z.object({ ...proposalFields, change: z.literal('save'), memory: memoryInputSchema }),
+  z.object({
+    ...proposalFields,
+    change: z.literal('delete'),
+    memory: memoryRowSchema,
+    reason: z.string(),
+  }),
+]);
 
 const runUsageSchema = z.object({
   modelCalls: count,
@@ -195,6 +224,7 @@ export interface RowTypes {
   readonly memories: MemoryRecord;
   readonly runs: RunRecord;
   readonly audit: AuditRecord;
+  readonly proposals: MemoryProposal;
 }
 
 /** The schema of each table's rows. */
@@ -204,6 +234,7 @@ export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
   memories: memoryRowSchema,
   runs: runRowSchema,
   audit: auditRowSchema,
+  proposals: proposalRowSchema,
 };
 
 /** What is wrong with a row of `table` (empty: nothing), as `path: message` lines. */

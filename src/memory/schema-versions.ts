@@ -88,5 +88,14 @@ export const SCHEMA_V7: StoresSpec = {
   vectorCodes: 'id',
 };
 
+/**
+ * Version 8: memory proposals. What `memory.learn` holds for the app in confirm mode, by id,
+ * found by conversation (to list them, and to delete them with it). A new table only:
+ * nothing to upgrade.
+ */
+export const SCHEMA_V8: StoresSpec = {
+  proposals: 'id, conversationId',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 7;
+export const CURRENT_SCHEMA_VERSION = 8;

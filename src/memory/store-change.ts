@@ -2,6 +2,13 @@ import { type StoreChange, storeChannelName } from '../protocol/memory';
 
 export { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
 
+/** The changes a deleted or replaced conversation posts. */
+export function cascadeChanges(conversationId: string): StoreChange[] {
+  return (
+    ['messages', 'runs', 'audit', 'proposals', 'memories', 'attachments', 'conversations'] as const
+  ).map((table) => ({ table, conversationId }));
+}
+
 /** Posts store changes; the channel is opened on the first post and released by `close`. */
 export interface ChangeFeed {
   post(changes: readonly StoreChange[]): void;

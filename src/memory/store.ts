@@ -14,6 +14,7 @@ import type {
   ConversationSearchHit,
   ImportOptions,
   MemoryInput,
+  MemoryProposal,
   MemoryRecord,
   MemoryScope,
   MessageRecord,
@@ -35,6 +36,7 @@ export type {
   ExportedAttachment,
   ImportOptions,
   MemoryInput,
+  MemoryProposal,
   MemoryRecord,
   MemoryScope,
   MessageRecord,
@@ -134,6 +136,23 @@ export interface ConversationStore {
   deleteMemory(id: string): Promise<void>;
   /** Deletes memories whose `expiresAt` is past; returns how many. */
   pruneExpired(now?: number): Promise<number>;
+
+  /** Stores what confirm mode proposes, in one transaction; fails `not-found` if the conversation is gone. */
+  saveProposals(proposals: readonly MemoryProposal[]): Promise<void>;
+  /** The proposals of a conversation (or all), oldest first. Rows are returned as read: the caller checks them. */
+  listProposals(options?: { readonly conversationId?: string }): Promise<MemoryProposal[]>;
+  /**
+   * Applies a proposal and deletes it, in one transaction: saves its memory (returned) or
+   * deletes the memory it names (already gone is no fault). `check` vets the stored row
+   * first; a proposal that is not stored fails `not-found`.
+   */
+  acceptProposal(
+    id: string,
+    check: (row: unknown) => MemoryProposal,
+    now?: number,
+  ): Promise<MemoryRecord | undefined>;
+  /** Deletes a proposal without applying it; one that is not stored is no fault. */
+  dismissProposal(id: string): Promise<void>;
 
   putRun(run: RunRecord): Promise<void>;
   getRun(id: string): Promise<RunRecord | undefined>;

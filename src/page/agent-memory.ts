@@ -32,6 +32,9 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
   deleteMemory: ['id'],
   listRuns: ['options'],
   conversationUsage: ['conversationId'],
+  listProposals: ['options'],
+  acceptProposal: ['id'],
+  dismissProposal: ['id'],
   toolCalls: ['options'],
 };
 
@@ -54,6 +57,9 @@ const CHECKED_READS: {
   deleteMemory: false,
   listRuns: true,
   conversationUsage: true,
+  listProposals: true,
+  acceptProposal: false,
+  dismissProposal: false,
   toolCalls: true,
 };
 
@@ -106,6 +112,9 @@ export function createAgentMemory(
     deleteMemory: call('deleteMemory'),
     listRuns: call('listRuns'),
     conversationUsage: call('conversationUsage'),
+    listProposals: call('listProposals'),
+    acceptProposal: call('acceptProposal'),
+    dismissProposal: call('dismissProposal'),
     toolCalls: call('toolCalls'),
   };
 }

@@ -138,8 +138,9 @@ export interface MemoryOptions {
    * Learn memories from each finished run: by rules (where a rule's pattern matches the
    * user's input or the answer) and, with `model`, by one structured-output call to the
    * agent's model that proposes adds, updates and deletions. What is learnt is applied, or
-   * proposed for the app to confirm (`confirm: true`); each change is announced by a
-   * `memory-learned` event.
+   * proposed for the app to confirm (`confirm: true`: stored as proposals, which survive a
+   * reload, until `agent.memory.acceptProposal` or `dismissProposal`); each change is
+   * announced by a `memory-learned` event.
    */
   readonly learn?: {
     readonly rules?: readonly LearnRule[];

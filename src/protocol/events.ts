@@ -188,9 +188,9 @@ export type AgentEvent =
   | {
       /**
        * `memory.learn` (a rule, or the model extractor: see `memory.source`) found a memory
-       * in the finished run: `saved` (stored, with its id), or `proposed` (held for the app,
-       * which saves it with `agent.memory.saveMemory(event.memory)` if the user agrees).
-       * Sent before `run-finish`.
+       * in the finished run: `saved` (stored, with its id), or `proposed` (in confirm mode:
+       * stored as a proposal the app accepts with `agent.memory.acceptProposal(event.proposalId)`
+       * if the user agrees, or dismisses). Sent before `run-finish`.
        */
       readonly type: 'memory-learned';
       readonly status: 'saved';
@@ -200,17 +200,27 @@ export type AgentEvent =
       readonly type: 'memory-learned';
       readonly status: 'proposed';
       readonly memory: MemoryInput;
+      /** The stored proposal; absent when it could not be stored (a `storage-error` said why). */
+      readonly proposalId?: string;
     }
   | {
       /**
        * The model extractor found a learnt memory wrong or obsolete: `deleted`, or
-       * `proposed-delete` (the app deletes it with `agent.memory.deleteMemory(event.memory.id)`
-       * if the user agrees). `reason` is the extractor's, data to show, never instructions.
+       * `proposed-delete` (accepted with `agent.memory.acceptProposal(event.proposalId)`,
+       * which deletes it). `reason` is the extractor's, data to show, never instructions.
        */
       readonly type: 'memory-learned';
-      readonly status: 'deleted' | 'proposed-delete';
+      readonly status: 'deleted';
       readonly memory: MemoryRecord;
       readonly reason: string;
+    }
+  | {
+      readonly type: 'memory-learned';
+      readonly status: 'proposed-delete';
+      readonly memory: MemoryRecord;
+      readonly reason: string;
+      /** The stored proposal; absent when it could not be stored (a `storage-error` said why). */
+      readonly proposalId?: string;
     }
   | {
       /** Saving the run failed (e.g. `storage-full`); the run goes on, and its result still arrives. */

@@ -111,6 +111,23 @@ export interface MemoryInput {
   readonly source?: MemorySource;
 }
 
+/**
+ * What `memory.learn` in confirm mode holds for the app: a memory to save, or a learnt
+ * memory to delete with the extractor's reason. Stored, so a reload does not lose it, until
+ * the app accepts or dismisses it (`agent.memory.acceptProposal` / `dismissProposal`) or its
+ * conversation is deleted.
+ */
+export type MemoryProposal = {
+  readonly id: string;
+  /** The conversation whose run learnt it. */
+  readonly conversationId: string;
+  readonly runId: string;
+  readonly createdAt: number;
+} & (
+  | { readonly change: 'save'; readonly memory: MemoryInput }
+  | { readonly change: 'delete'; readonly memory: MemoryRecord; readonly reason: string }
+);
+
 /** A tool call of the audit log, with the conversation it belongs to. */
 export interface AuditRecord extends ToolCallRecord {
   readonly conversationId: string;
@@ -222,6 +239,7 @@ export type StoreTable =
   | 'memories'
   | 'runs'
   | 'audit'
+  | 'proposals'
   | 'documents'
   | 'chunks'
   | 'attachments';

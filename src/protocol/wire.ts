@@ -20,6 +20,7 @@ import type {
   ConversationSearchHit,
   ImportOptions,
   MemoryInput,
+  MemoryProposal,
   MemoryRecord,
   MemoryScope,
   MessageRecord,
@@ -285,6 +286,9 @@ export const MEMORY_METHODS = [
   'deleteMemory',
   'listRuns',
   'conversationUsage',
+  'listProposals',
+  'acceptProposal',
+  'dismissProposal',
   'toolCalls',
 ] as const satisfies readonly (keyof MemoryApi)[];
 
@@ -305,6 +309,7 @@ export type CheckedMemoryRead =
   | 'listMemories'
   | 'listRuns'
   | 'conversationUsage'
+  | 'listProposals'
   | 'toolCalls';
 
 /**
@@ -399,6 +404,19 @@ export interface MemoryApi {
   }): Promise<RunRecord[]>;
   /** What all runs of a conversation consumed (model calls, tool calls, tokens, cost), from their records. */
   conversationUsage(conversationId: string): Promise<RunUsage>;
+  /**
+   * What `memory.learn` holds in confirm mode, oldest first: all of it, or one
+   * conversation's. A proposal stays until accepted, dismissed or its conversation deleted.
+   */
+  listProposals(options?: { readonly conversationId?: string }): Promise<MemoryProposal[]>;
+  /**
+   * Applies a proposal and deletes it, in one transaction: saves its memory (returned), or
+   * deletes the memory it names (`undefined`; one already gone is no fault). A proposal that
+   * is not stored (accepted or dismissed before, maybe in another tab) is `not-found`.
+   */
+  acceptProposal(id: string): Promise<MemoryRecord | undefined>;
+  /** Deletes a proposal without applying it; one that is not stored is no fault. */
+  dismissProposal(id: string): Promise<void>;
   /** The tool-call audit log, newest first. */
   toolCalls(options?: {
     readonly conversationId?: string;

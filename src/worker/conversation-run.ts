@@ -1,17 +1,16 @@
 import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
-import { type CompiledRule, learnFrom } from '../memory/learn-rules';
+import type { CompiledRule } from '../memory/learn-rules';
 import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
-import type { ChatMessage, Usage } from '../protocol/chat';
+import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
-import type { MemoryInput } from '../protocol/memory';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
-import { BudgetMeter, type SideCalls, sideCallsOf } from './budget-meter';
+import { BudgetMeter, sideCallsOf } from './budget-meter';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
@@ -282,9 +281,19 @@ export async function runConversation(
         // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
         if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
         await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
+        // Loaded on use: most agents do not learn.
         const learning =
           result.reason === 'stop' && setup.config.memory.learn
-            ? await learnMemories(setup, run, result.text, scopes, rows, emit, sideCalls, signal)
+            ? await (await import('./learn-memories')).learnMemories(
+                setup,
+                run,
+                result.text,
+                scopes,
+                rows,
+                emit,
+                sideCalls,
+                signal,
+              )
             : undefined;
         if (learning) await journal.saveSideUsage();
         await emit({ type: 'run-finish', ...result, ...(learning ? { learning } : {}) });
@@ -399,107 +408,6 @@ export function assertAsksHold(setup: AgentSetup, asks: RunAsks, channel: RunCha
       `A cost budget is set, but prices has no entry for the run's model "${modelName}".`,
       { details: { field: 'model' } },
     );
-}
-
-/**
- * Runs `memory.learn` over a finished exchange: the rules, then the model extractor if
- * configured. Applies what they find (or proposes it, with `confirm`) and says so. A memory
- * that cannot be saved is reported as a `storage-error`, an extractor that fails as a
- * `learning-failed` warning; the run has finished all the same. The extractor is a side
- * call: it is skipped with a `learning-skipped` warning when the conversation's budgets are
- * spent, and counted in them. Returns its usage.
- */
-async function learnMemories(
-  setup: AgentSetup,
-  run: RunRecord,
-  answer: string,
-  scopes: readonly [MemoryScope, MemoryScope, ...MemoryScope[]],
-  rows: StoredRowCheck,
-  emit: (event: AgentEvent) => Promise<void>,
-  sideCalls: SideCalls,
-  signal: AbortSignal,
-): Promise<Usage | undefined> {
-  const learn = setup.config.memory.learn;
-  if (!learn) return undefined;
-  const confirm = learn.confirm;
-  const lastingScopes = { conversation: scopes[0], lasting: scopes[1] };
-  const save = async (memory: MemoryInput) => {
-    if (confirm) return emit({ type: 'memory-learned', status: 'proposed', memory });
-    try {
-      const saved = await setup.store.saveMemory(memory);
-      await emit({ type: 'memory-learned', status: 'saved', memory: saved });
-    } catch (error) {
-      await emit({ type: 'storage-error', error: toErrorData(error) });
-    }
-  };
-  for (const memory of learnFrom(setup.learnRules, {
-    runId: run.id,
-    conversationId: run.conversationId,
-    user: run.input,
-    assistant: answer,
-    scopes: lastingScopes,
-    now: Date.now(),
-  }))
-    await save(memory);
-  if (!learn.model || signal.aborted) return undefined;
-  try {
-    await sideCalls.allow();
-  } catch (error) {
-    if (!isAirlockError(error, 'budget-exceeded')) throw error;
-    await emit({
-      type: 'warning',
-      code: 'learning-skipped',
-      message: `The memory extractor was not called: ${error.message}`,
-    });
-    return undefined;
-  }
-  // Loaded on use: most agents learn by rules or not at all.
-  const { extractMemories } = await import('./learn-by-model');
-  const extraction = await extractMemories({
-    config: learn.model,
-    model: setup.model,
-    user: run.input,
-    assistant: answer,
-    memories: await rows.keep(
-      'memories',
-      await setup.store.listMemories({ scopes: [scopes[0], scopes[1]] }),
-    ),
-    scopes: lastingScopes,
-    runId: run.id,
-    conversationId: run.conversationId,
-    idleTimeoutMs: setup.config.limits.streamIdleTimeoutMs,
-    signal,
-  }).catch((error: unknown) => {
-    // An abort of the finished run leaves nothing learnt; anything else is a fault of ours.
-    if (signal.aborted) return undefined;
-    throw error;
-  });
-  if (!extraction) return undefined;
-  sideCalls.used(extraction.usage);
-  if ('failed' in extraction) {
-    await emit({ type: 'warning', code: 'learning-failed', message: extraction.failed });
-    return extraction.usage;
-  }
-  for (const memory of extraction.saves) await save(memory);
-  for (const { memory, reason } of extraction.deletes) {
-    if (confirm) {
-      await emit({ type: 'memory-learned', status: 'proposed-delete', memory, reason });
-      continue;
-    }
-    try {
-      await setup.store.deleteMemory(memory.id);
-      await emit({ type: 'memory-learned', status: 'deleted', memory, reason });
-    } catch (error) {
-      await emit({ type: 'storage-error', error: toErrorData(error) });
-    }
-  }
-  if (extraction.refused > 0)
-    await emit({
-      type: 'warning',
-      code: 'learning-refused',
-      message: `The memory extractor asked for ${extraction.refused} change(s) to memories it may not change or that do not exist; they were left out.`,
-    });
-  return extraction.usage;
 }
 
 /** The scopes of a run's memories: this conversation's, then the lasting ones (the user's or global). */

@@ -147,6 +147,33 @@ export class MemoryService implements MemoryWire {
     return rows.answer(sumRunUsage(runs));
   }
 
+  async listProposals(options: Parameters<MemoryApi['listProposals']>[0] = {}) {
+    const checked = parseArgument(
+      apiSchemas.listProposalsOptions,
+      options,
+      'options',
+      'invalid-options',
+    );
+    const rows = new CheckedRows('the proposal list');
+    return rows.answer(
+      rows.keep('proposals', await (await this.#store()).listProposals(checked ?? {})),
+    );
+  }
+
+  /** A stored proposal that is not valid is refused whole (`storage-failed`): nothing is applied. */
+  async acceptProposal(id: string) {
+    const proposalId = parseId(id, 'id');
+    return (await this.#store()).acceptProposal(proposalId, (row) => {
+      const checked = checkRow('proposals', row, `acceptProposal(${JSON.stringify(proposalId)})`);
+      if (checked.error) throw checked.error;
+      return checked.row as NonNullable<typeof checked.row>;
+    });
+  }
+
+  async dismissProposal(id: string) {
+    return (await this.#store()).dismissProposal(parseId(id, 'id'));
+  }
+
   async toolCalls(options: Parameters<MemoryApi['toolCalls']>[0] = {}) {
     const checked = parseArgument(
       apiSchemas.toolCallsOptions,

@@ -202,6 +202,7 @@ export const apiSchemas = {
         .exactOptional(),
     })
     .optional(),
+  listProposalsOptions: z.object({ conversationId: id.exactOptional() }).optional(),
   toolCallsOptions: z
     .object({
       conversationId: id.exactOptional(),

@@ -6,9 +6,11 @@ import {
   agentFor,
   collect,
   decodeDataText,
+  readRawRow,
   readToolOutput,
   receivedBodies,
   scriptModel,
+  writeRawRow,
 } from './support';
 
 // Trust boundary (#11), findings 6 to 9: what reaches the model, and in which role.
@@ -34,44 +36,6 @@ function dataMessages(messages: ReadonlyArray<{ role: string; content: string | 
     found.set(match[1] ?? '', match[2] ?? '');
   }
   return found;
-}
-
-/** Opens the agent's database the way same-origin code can, without Airlock. */
-function openRaw(database: string): Promise<IDBDatabase> {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(database);
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
-
-/** Reads one row straight from a table of the agent's database. */
-async function readRawRow(database: string, table: string, key: IDBValidKey): Promise<unknown> {
-  const db = await openRaw(database);
-  try {
-    return await new Promise((resolve, reject) => {
-      const request = db.transaction(table).objectStore(table).get(key);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-  } finally {
-    db.close();
-  }
-}
-
-/** Writes one row straight into a table of the agent's database. */
-async function writeRawRow(database: string, table: string, row: unknown): Promise<void> {
-  const db = await openRaw(database);
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const transaction = db.transaction(table, 'readwrite');
-      transaction.objectStore(table).put(row);
-      transaction.oncomplete = () => resolve();
-      transaction.onerror = () => reject(transaction.error);
-    });
-  } finally {
-    db.close();
-  }
 }
 
 describe('finding 6: the new input always reaches the model', () => {

@@ -1,12 +1,14 @@
-import type { AgentEvent, MemoryInput } from 'airlock-agents';
+import type { AgentEvent } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import {
   agentFor,
   collect,
   decodeDataText,
   type ReceivedBody,
+  readRawRow,
   receivedBodies,
   scriptModel,
+  writeRawRow,
 } from './support';
 
 const nameRule = {
@@ -77,25 +79,90 @@ describe('memory learnt by rules', () => {
     );
   });
 
-  it('holds a proposal out of the next context in confirm mode until the page saves it', async () => {
+  it('holds a proposal out of the next context in confirm mode, stored across a reload until the page accepts it', async () => {
+    const database = `test-${crypto.randomUUID()}`;
     const session = await scriptModel([{ text: 'Hi.' }, { text: 'Hm.' }, { text: 'Ada!' }]);
-    const agent = agentFor(session, {
-      memory: { tools: false, learn: { rules: [nameRule], confirm: true } },
-    });
+    const options = {
+      memory: { database, tools: false, learn: { rules: [nameRule], confirm: true } },
+    };
+    const agent = agentFor(session, options);
 
     const [proposal] = learned(await collect(agent.run('my name is Ada')));
-    expect(proposal).toMatchObject({ status: 'proposed', memory: { key: 'user.name' } });
+    expect(proposal).toMatchObject({
+      status: 'proposed',
+      memory: { key: 'user.name' },
+      proposalId: expect.stringMatching(/^proposal_[0-9a-f]{14}_[0-9a-f]{24}$/),
+    });
+    const proposalId = proposal?.status === 'proposed' ? proposal.proposalId : undefined;
     expect(await agent.memory.listMemories()).toEqual([]);
     await agent.run('Who am I?').result;
     expect(memoriesBlock((await receivedBodies(session))[1])).toBeUndefined();
 
-    // The user agreed: the page saves the proposal as it came.
-    const saved = await agent.memory.saveMemory(proposal?.memory as MemoryInput);
-    expect(saved.source).toMatchObject({ via: 'rule', rule: 'name' });
-    await agent.run('And now?').result;
+    // The page reloads: a new agent on the same database still holds the proposal.
+    agent.dispose();
+    const reloaded = agentFor(session, { ...options, conversationId: agent.conversationId });
+    expect(await reloaded.memory.listProposals()).toEqual([
+      {
+        id: proposalId,
+        conversationId: agent.conversationId,
+        runId: expect.any(String),
+        createdAt: expect.any(Number),
+        change: 'save',
+        memory: proposal?.memory,
+      },
+    ]);
+    // The user agreed.
+    const saved = await reloaded.memory.acceptProposal(proposalId ?? '');
+    expect(saved?.source).toMatchObject({ via: 'rule', rule: 'name' });
+    expect(await reloaded.memory.listProposals()).toEqual([]);
+    await expect(reloaded.memory.acceptProposal(proposalId ?? '')).rejects.toMatchObject({
+      code: 'not-found',
+    });
+    await reloaded.run('And now?').result;
     expect(memoriesBlock((await receivedBodies(session))[2])).toContain(
       '- user.name: The user is called Ada.',
     );
+  });
+
+  it('leaves a hostile stored proposal out of the list, refuses to accept it, and dismisses it', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const session = await scriptModel([{ text: 'Hi.' }]);
+    const leftOut: unknown[] = [];
+    const agent = agentFor(session, {
+      memory: {
+        database,
+        tools: false,
+        learn: { rules: [nameRule], confirm: true },
+        onStorageError: (error) => leftOut.push(error.details),
+      },
+    });
+    const [proposal] = learned(await collect(agent.run('my name is Ada')));
+    const good = proposal?.status === 'proposed' ? proposal.proposalId : undefined;
+    // Same-origin code plants a proposal that would save a memory of no valid shape anywhere.
+    await writeRawRow(database, 'proposals', {
+      id: 'planted',
+      conversationId: agent.conversationId,
+      runId: 'r',
+      createdAt: 0,
+      change: 'save',
+      memory: { key: 'evil', content: { toString: 'SYSTEM' }, scope: 'conversation:other' },
+    });
+
+    expect((await agent.memory.listProposals()).map((row) => row.id)).toEqual([good]);
+    expect(leftOut).toEqual([expect.objectContaining({ table: 'proposals', id: 'planted' })]);
+    await expect(agent.memory.acceptProposal('planted')).rejects.toMatchObject({
+      code: 'storage-failed',
+      details: { table: 'proposals', id: 'planted' },
+    });
+    expect(await agent.memory.listMemories()).toEqual([]);
+    await agent.memory.dismissProposal('planted');
+    expect(await readRawRow(database, 'proposals', 'planted')).toBeUndefined();
+    await expect(agent.memory.acceptProposal(42 as unknown as string)).rejects.toMatchObject({
+      code: 'invalid-input',
+    });
+    await agent.memory.dismissProposal(good ?? '');
+    expect(await agent.memory.listProposals()).toEqual([]);
+    expect(await agent.memory.listMemories()).toEqual([]);
   });
 
   it('lands a hostile message only as encoded data in the memories block, never as instructions', async () => {
@@ -360,6 +427,18 @@ describe('memory learnt by the model extractor', () => {
           },
         ]),
       },
+      { text: 'ok' },
+      {
+        text: extraction([
+          {
+            action: 'update',
+            scope: 'conversation',
+            key: 'mood',
+            content: 'Still tired.',
+            reason: 'said so again',
+          },
+        ]),
+      },
     ]);
     const agent = agentFor(session, {
       memory: { tools: false, learn: { confirm: true, model: {} } },
@@ -389,9 +468,20 @@ describe('memory learnt by the model extractor', () => {
     ]);
     expect((await agent.memory.listMemories()).map((memory) => memory.key)).toEqual(['user.city']);
 
-    const [add, remove] = events;
-    await agent.memory.saveMemory(add?.memory as MemoryInput);
-    if (remove?.status === 'proposed-delete') await agent.memory.deleteMemory(remove.memory.id);
+    expect((await agent.memory.listProposals()).map((row) => row.change)).toEqual([
+      'save',
+      'delete',
+    ]);
+
+    for (const event of events)
+      if (event.status === 'proposed' || event.status === 'proposed-delete')
+        await agent.memory.acceptProposal(event.proposalId ?? '');
     expect((await agent.memory.listMemories()).map((memory) => memory.key)).toEqual(['mood']);
+    expect(await agent.memory.listProposals()).toEqual([]);
+    // Proposals go with their conversation.
+    await agent.run('Still tired.').result;
+    expect(await agent.memory.listProposals()).toHaveLength(1);
+    await agent.memory.deleteConversation(agent.conversationId);
+    expect(await agent.memory.listProposals()).toEqual([]);
   });
 });

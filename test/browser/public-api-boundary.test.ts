@@ -565,6 +565,23 @@ describe('agent.memory and agent.knowledge reject bad arguments with typed error
       'conversationId',
     ),
     {
+      method: 'memory.listProposals',
+      values: optionObject,
+      call: (a, v) => a.memory.listProposals(any(v)),
+      code: 'invalid-options',
+      field: 'options',
+    },
+    {
+      method: 'memory.listProposals',
+      values: BAD_IDS.filter((value) => value !== undefined),
+      call: (a, v) => a.memory.listProposals({ conversationId: any(v) }),
+      code: 'invalid-options',
+      field: 'options.conversationId',
+      unsendableField: 'options',
+    },
+    idCases('memory.acceptProposal', (a, v) => a.memory.acceptProposal(any(v))),
+    idCases('memory.dismissProposal', (a, v) => a.memory.dismissProposal(any(v))),
+    {
       method: 'memory.toolCalls',
       values: optionObject,
       call: (a, v) => a.memory.toolCalls(any(v)),

@@ -217,3 +217,45 @@ export function deleteNoteTool() {
   });
   return { counter, deleteNote };
 }
+
+/** Opens the agent's database the way same-origin code can, without Airlock. */
+function openRaw(database: string): Promise<IDBDatabase> {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open(database);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/** Reads one row straight from a table of the agent's database. */
+export async function readRawRow(
+  database: string,
+  table: string,
+  key: IDBValidKey,
+): Promise<unknown> {
+  const db = await openRaw(database);
+  try {
+    return await new Promise((resolve, reject) => {
+      const request = db.transaction(table).objectStore(table).get(key);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes one row straight into a table of the agent's database. */
+export async function writeRawRow(database: string, table: string, row: unknown): Promise<void> {
+  const db = await openRaw(database);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const transaction = db.transaction(table, 'readwrite');
+      transaction.objectStore(table).put(row);
+      transaction.oncomplete = () => resolve();
+      transaction.onerror = () => reject(transaction.error);
+    });
+  } finally {
+    db.close();
+  }
+}

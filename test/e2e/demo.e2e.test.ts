@@ -563,7 +563,7 @@ describe('the demo, built and served', () => {
     );
   });
 
-  it('proposes what it learnt from "my name is …" in the memory panel, and keeps it when the user says so', async () => {
+  it('proposes what it learnt from "my name is …" in the memory panel, still after a reload, and keeps it when the user says so', async () => {
     expect(await ask(page, 'Hello, my name is Ada.')).toBe('stop');
 
     const proposal = page.locator('#memory-learned .learned[data-key="user.name"]');
@@ -575,6 +575,9 @@ describe('the demo, built and served', () => {
     expect(await texts(page.locator('.timeline-run:not([hidden]) .timeline-learned'))).toContain(
       'learned user.name · proposed',
     );
+    // Stored: the proposal is still offered after a reload.
+    await openPage();
+    await eventually(() => attribute(proposal, 'data-status')).toBe('proposed');
     await proposal.getByRole('button', { name: 'Remember “user.name”' }).click();
 
     const content = page.locator('#memory-list .memory[data-key="user.name"] .memory-content');

@@ -8,7 +8,7 @@ import {
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import type { ConversationExport, ConversationRecord, ConversationStore } from '../store';
-import type { StoreChange } from '../store-change';
+import { cascadeChanges } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachments, releaseAttachments } from './attachments';
 import {
@@ -20,15 +20,6 @@ import {
   scopeRange,
   termRows,
 } from './database';
-
-/** The changes a deleted or replaced conversation posts. */
-const cascadeChanges = (conversationId: string): StoreChange[] =>
-  (['messages', 'runs', 'audit', 'memories', 'attachments', 'conversations'] as const).map(
-    (table) => ({
-      table,
-      conversationId,
-    }),
-  );
 
 /**
  * Conversations as wholes: creating, listing, renaming, deleting (with all that belongs to
@@ -47,8 +38,18 @@ export function conversationTables(
   | 'importConversation'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, memories, runs, audit, attachments, messageTerms } = db;
-  const allTables = [conversations, messages, memories, runs, audit, attachments, messageTerms];
+  const { conversations, messages, memories, runs, audit, attachments, messageTerms, proposals } =
+    db;
+  const allTables = [
+    conversations,
+    messages,
+    memories,
+    runs,
+    audit,
+    attachments,
+    messageTerms,
+    proposals,
+  ];
 
   /** Deletes a conversation and all that belongs to it; call inside a rw transaction over all tables. */
   async function deleteCascade(conversationId: string): Promise<void> {
@@ -56,6 +57,7 @@ export function conversationTables(
     await messageTermsRange(db, conversationId).delete();
     await runs.where('conversationId').equals(conversationId).delete();
     await audit.where('conversationId').equals(conversationId).delete();
+    await proposals.where('conversationId').equals(conversationId).delete();
     await scopeRange(db, conversationScope(conversationId)).delete();
     await releaseAttachments(connection, conversationId);
     await conversations.delete(conversationId);

@@ -13,6 +13,7 @@ import {
   SCHEMA_V5,
   SCHEMA_V6,
   SCHEMA_V7,
+  SCHEMA_V8,
 } from '../schema-versions';
 import { messageTerms } from '../search-terms';
 import { isConnectionLost, toStorageError } from '../storage-errors';
@@ -20,6 +21,7 @@ import type {
   AttachmentRecord,
   AuditRecord,
   ConversationRecord,
+  MemoryProposal,
   MemoryRecord,
   MemoryScope,
   MessageRecord,
@@ -75,6 +77,8 @@ export type AirlockDatabase = Dexie & {
   attachments: Table<AttachmentRecord, string>;
   /** Since version 6: the words of each user and assistant message, for the conversation search. */
   messageTerms: Table<MessageTermsRecord, [string, number]>;
+  /** Since version 8: what `memory.learn` holds for the app in confirm mode. */
+  proposals: Table<MemoryProposal, string>;
 };
 
 /** The words one message is found by (a message without any has no row). */
@@ -235,6 +239,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(5).stores(SCHEMA_V5).upgrade(packChunkVectors);
   db.version(6).stores(SCHEMA_V6).upgrade(indexMessageTerms);
   db.version(7).stores(SCHEMA_V7).upgrade(copyVectorCodes);
+  db.version(8).stores(SCHEMA_V8);
   return db;
 }
 

@@ -6,7 +6,7 @@ import {
   newMemoryId,
   normalizeMemoryInput,
 } from '../memory-rules';
-import type { ConversationStore, MemoryRecord } from '../store';
+import type { ConversationStore, MemoryInput, MemoryRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
 import { type AirlockDatabase, type DexieConnection, scopeRange } from './database';
 
@@ -23,21 +23,7 @@ export function memoryTables(
   return {
     saveMemory: (input, now = Date.now()) =>
       guard('saving a memory', async () => {
-        const memory = normalizeMemoryInput(input);
-        const saved = await db.transaction('rw', memories, async () => {
-          const existing = await memories
-            .where('[scope+key]')
-            .equals([memory.scope, memory.key])
-            .first();
-          const record: MemoryRecord = {
-            ...memory,
-            id: existing?.id ?? newMemoryId(),
-            createdAt: existing?.createdAt ?? now,
-            updatedAt: now,
-          };
-          await memories.put(record);
-          return record;
-        });
+        const saved = await db.transaction('rw', memories, () => putMemory(db, input, now));
         notify(memoryChange(saved.scope));
         return saved;
       }),
@@ -87,6 +73,30 @@ export function memoryTables(
         return count;
       }),
   };
+}
+
+/**
+ * Inserts or replaces (same scope and key) a memory, as `saveMemory` does; call inside a
+ * rw transaction over `memories`. Throws `invalid-input` for a memory the rules refuse.
+ */
+export async function putMemory(
+  db: AirlockDatabase,
+  input: MemoryInput,
+  now: number,
+): Promise<MemoryRecord> {
+  const memory = normalizeMemoryInput(input);
+  const existing = await db.memories
+    .where('[scope+key]')
+    .equals([memory.scope, memory.key])
+    .first();
+  const record: MemoryRecord = {
+    ...memory,
+    id: existing?.id ?? newMemoryId(),
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  await db.memories.put(record);
+  return record;
 }
 
 /** The memories `listMemories` lists; joins the transaction it is called in, if any. */

@@ -383,6 +383,7 @@ describe('committing a step', () => {
       memories: [],
       runs: [],
       audit: [],
+      proposals: [],
     });
   });
 

@@ -22,3 +22,4 @@ await import('./import-export.test');
 await import('./dexie-store.test');
 await import('./attachments.test');
 await import('./search.test');
+await import('./proposals.test');

@@ -10,6 +10,7 @@ import {
   SCHEMA_V4,
   SCHEMA_V5,
   SCHEMA_V6,
+  SCHEMA_V7,
 } from '../../../src/memory/schema-versions';
 import type { VectorCodesRecord } from '../../../src/memory/vector-blocks';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
@@ -232,11 +233,57 @@ describe('schema versions', () => {
     store.close();
     const raw = new Dexie('to-v7', { indexedDB, IDBKeyRange });
     await raw.open();
-    expect(raw.verno).toBe(7);
+    expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
     expect(raw.table('conversations').schema.indexes.map((index) => index.name)).toContain(
       '[updatedAt+id]',
     );
     raw.close();
+  });
+
+  it('upgrades a version 7 database to version 8: memories and conversations stay, proposals start empty', async () => {
+    const indexedDB = new IDBFactory();
+    const v7 = new Dexie('to-v8', { indexedDB, IDBKeyRange });
+    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].forEach(
+      (spec, index) => {
+        v7.version(index + 1).stores(spec);
+      },
+    );
+    const memory = {
+      id: 'm',
+      key: 'city',
+      content: 'Lyon',
+      importance: 0.5,
+      scope: 'global' as const,
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    await v7.table('memories').add(memory);
+    await v7.table('conversations').add({
+      id: 'c',
+      title: 'Kept',
+      createdAt: 1,
+      updatedAt: 2,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 0,
+    });
+    v7.close();
+
+    const store = openStore({ name: 'to-v8', indexedDB, IDBKeyRange });
+    expect(await store.listMemories()).toEqual([memory]);
+    expect(await store.listProposals()).toEqual([]);
+    const proposal = {
+      id: 'p',
+      conversationId: 'c',
+      runId: 'r',
+      createdAt: 3,
+      change: 'delete' as const,
+      memory,
+      reason: 'Moved.',
+    };
+    await store.saveProposals([proposal]);
+    expect(await store.listProposals({ conversationId: 'c' })).toEqual([proposal]);
+    store.close();
   });
 
   it('upgrades a version 1 database: rows stay readable and messages get their token counts', async () => {

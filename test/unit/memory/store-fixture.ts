@@ -53,5 +53,6 @@ export async function dump(store: ConversationStore) {
     memories: await store.listMemories({ includeExpired: true }),
     runs: await store.listRuns(),
     audit: await store.listAudit(),
+    proposals: await store.listProposals(),
   };
 }
