@@ -20,7 +20,10 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
     subscribe(listener) {
       checkField(listener, 'listener', functionCheck);
       const channel = new BroadcastChannel(storeChannelName(database));
-      channel.onmessage = (message: MessageEvent<StoreChange>) => listener(message.data);
+      // Any same-origin script can post on the channel: only changes of the right shape pass.
+      channel.onmessage = ({ data }: MessageEvent<unknown>) => {
+        if (isStoreChange(data)) listener(data);
+      };
       return () => channel.close();
     },
   };
@@ -29,4 +32,14 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
 /** The page's knowledge client (see `agent-knowledge.ts`), loaded by `load`. */
 export function lazyKnowledge(load: () => Promise<AgentKnowledge>): AgentKnowledge {
   return lazyMethods(['add', 'remove', 'list', 'search'], load);
+}
+
+/** A change as a store posts it: a table's name, and the conversation's id when it has one. */
+function isStoreChange(data: unknown): data is StoreChange {
+  if (typeof data !== 'object' || data === null) return false;
+  const { table, conversationId } = data as Record<string, unknown>;
+  return (
+    typeof table === 'string' &&
+    (conversationId === undefined || typeof conversationId === 'string')
+  );
 }

@@ -1,5 +1,5 @@
-import { type AgentEvent, tool } from 'airlock-agents';
-import { describe, expect, it } from 'vitest';
+import { type AgentEvent, type StoreChange, tool } from 'airlock-agents';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, receivedBodies, scriptModel } from './support';
 
@@ -13,6 +13,40 @@ const weather = tool({
 });
 
 describe('memory in IndexedDB', () => {
+  it('tells memory.subscribe of another agent’s changes on the database, and drops forged messages of the wrong shape', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { memory: { database, tools: false } });
+    const other = agentFor(session, { memory: { database, tools: false } });
+    const changes: StoreChange[] = [];
+    onTestFinished(agent.memory.subscribe((change) => changes.push(change)));
+    // Same-origin code on the store's channel; one sender's messages arrive in order.
+    const forger = new BroadcastChannel(`airlock:${database}`);
+    onTestFinished(() => forger.close());
+    for (const forged of [
+      42,
+      null,
+      'memories',
+      { table: 7 },
+      { table: 'runs', conversationId: {} },
+    ])
+      forger.postMessage(forged);
+    forger.postMessage({ table: 'runs', conversationId: 'last-forged' });
+
+    await other.memory.saveMemory({ key: 'city', content: 'Lyon' });
+
+    await expect
+      .poll(() => changes.map((change) => change.conversationId ?? change.table))
+      .toEqual(expect.arrayContaining(['last-forged', 'memories']));
+    expect(changes).toHaveLength(2);
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        { table: 'memories' },
+        { table: 'runs', conversationId: 'last-forged' },
+      ]),
+    );
+  });
+
   it('replays earlier turns, tool calls and results included, to a new agent on the same conversation', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
