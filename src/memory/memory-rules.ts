@@ -144,10 +144,13 @@ export function conversationScope(conversationId: string): MemoryScope {
   return `conversation:${conversationId}`;
 }
 
-/** The change notification for a write to a memory of `scope`. */
-export function memoryChange(scope: MemoryScope): StoreChange {
+/**
+ * The change notification for a write to a memory of `scope`. The scope may come from a
+ * stored row, which can hold anything: a write that already committed must not fail on it.
+ */
+export function memoryChange(scope: MemoryScope | unknown): StoreChange {
   const prefix = 'conversation:';
-  return scope.startsWith(prefix)
+  return typeof scope === 'string' && scope.startsWith(prefix)
     ? { table: 'memories', conversationId: scope.slice(prefix.length) }
     : { table: 'memories' };
 }

@@ -601,6 +601,60 @@ describe('change notifications', () => {
   });
 });
 
+describe('hostile memory rows', () => {
+  /** Writes `row` into `table` the way other same-origin code could. */
+  async function plant(indexedDB: IDBFactory, name: string, table: string, row: unknown) {
+    const db = await new Promise<IDBDatabase>((resolve, reject) => {
+      const request = indexedDB.open(name);
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const transaction = db.transaction(table, 'readwrite');
+      transaction.objectStore(table).put(row);
+      transaction.oncomplete = () => resolve();
+      transaction.onerror = () => reject(transaction.error);
+    });
+    db.close();
+  }
+
+  it('deletes a stored memory whose scope is no string, and accepts a proposal to delete one, without failing after the write', async (context) => {
+    const { store, indexedDB, name } = setUp();
+    // Rows no Airlock writes: the in-memory store, run through this suite too, cannot hold them.
+    if (indexedDB === undefined) return context.skip();
+    await store.ensureConversation('c');
+    const hostile = { id: 'm1', key: 'k', content: 'v', importance: 0.5, scope: 42 };
+    await plant(indexedDB, name, 'memories', hostile);
+    await plant(indexedDB, name, 'memories', { ...hostile, id: 'm2', key: 'k2' });
+    const memory = {
+      ...hostile,
+      id: 'm2',
+      key: 'k2',
+      scope: 'global' as const,
+      createdAt: 1,
+      updatedAt: 1,
+    };
+    await store.saveProposals([
+      {
+        id: 'p',
+        conversationId: 'c',
+        runId: 'r',
+        createdAt: 1,
+        change: 'delete',
+        memory,
+        reason: 'x',
+      },
+    ]);
+
+    await store.deleteMemory('m1');
+    // The proposal's own copy is valid; the stored memory it names is not.
+    expect(await store.acceptProposal('p', (row) => row as never)).toBeUndefined();
+
+    expect(await store.listMemories({ includeExpired: true })).toEqual([]);
+    expect(await store.listProposals()).toEqual([]);
+  });
+});
+
 describe('closing', () => {
   it('rejects calls after close with storage-failed', async () => {
     const { store } = setUp();
