@@ -124,6 +124,36 @@ describe('memory learnt by rules', () => {
     );
   });
 
+  it('still announces a proposal the full disk would not store, without an id, after a storage-error', async () => {
+    const session = await scriptModel([{ text: 'Hi.' }]);
+    const agent = agentFor(session, {
+      worker: () =>
+        new Worker(new URL('./fixtures/full-storage-agent.worker.ts', import.meta.url), {
+          type: 'module',
+        }),
+      memory: { tools: false, learn: { rules: [nameRule], confirm: true } },
+    });
+
+    const events = await collect(agent.run('my name is Ada'));
+
+    const proposed = learned(events);
+    expect(proposed).toEqual([
+      {
+        type: 'memory-learned',
+        status: 'proposed',
+        memory: expect.objectContaining({ key: 'user.name', content: 'The user is called Ada.' }),
+      },
+    ]);
+    const full = events.filter((event) => event.type === 'storage-error');
+    // The answer's step and the proposals: both writes met the full disk.
+    expect(full).toHaveLength(2);
+    expect(events.indexOf(full[1] as AgentEvent)).toBeLessThan(
+      events.indexOf(proposed[0] as AgentEvent),
+    );
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', text: 'Hi.' });
+    expect(await agent.memory.listProposals()).toEqual([]);
+  });
+
   it('leaves a hostile stored proposal out of the list, refuses to accept it, and dismisses it', async () => {
     const database = `test-${crypto.randomUUID()}`;
     const session = await scriptModel([{ text: 'Hi.' }]);
