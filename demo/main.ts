@@ -298,7 +298,9 @@ async function offerResumes(): Promise<void> {
   scrollToEnd();
 }
 
-const pendingRefresh = new Set<'conversations' | 'memories' | 'history' | 'documents'>();
+const pendingRefresh = new Set<
+  'conversations' | 'memories' | 'history' | 'documents' | 'proposals'
+>();
 let refreshTimer: ReturnType<typeof setTimeout> | undefined;
 
 /** Every write to the store (this tab's or another's) lands here; refreshes are batched. */
@@ -306,6 +308,7 @@ function onStoreChange(change: StoreChange): void {
   if (change.table === 'conversations') pendingRefresh.add('conversations');
   if (change.table === 'memories') pendingRefresh.add('memories');
   if (change.table === 'documents') pendingRefresh.add('documents');
+  if (change.table === 'proposals') pendingRefresh.add('proposals');
   if (change.table === 'messages' && change.conversationId === selectedId) {
     pendingRefresh.add('history');
   }
@@ -315,6 +318,7 @@ function onStoreChange(change: StoreChange): void {
     if (pendingRefresh.delete('conversations')) void conversations.refresh();
     if (pendingRefresh.delete('memories')) void memories.refresh();
     if (pendingRefresh.delete('documents')) void knowledgePanel.refresh();
+    if (pendingRefresh.delete('proposals')) void learned.refresh();
     if (pendingRefresh.delete('history')) void redrawIfChanged();
   }, 50);
 }

@@ -101,8 +101,15 @@ export function createLearnedMemories(
     async refresh() {
       const agentMemory = memory();
       if (!agentMemory) return;
+      const stored = await agentMemory.listProposals();
+      // One answered elsewhere (another tab) leaves; notes of what was applied stay.
+      const ids = new Set(stored.map((proposal) => proposal.id));
+      for (const entry of [...list.children] as HTMLElement[]) {
+        const proposalId = entry.dataset.proposal;
+        if (proposalId !== undefined && !ids.has(proposalId)) entry.remove();
+      }
       // Oldest first, so the newest ends on top as when they came from runs.
-      for (const proposal of await agentMemory.listProposals()) show(learnedEvent(proposal));
+      for (const proposal of stored) show(learnedEvent(proposal));
     },
   };
 }
