@@ -148,7 +148,7 @@ export function conversationScope(conversationId: string): MemoryScope {
  * The change notification for a write to a memory of `scope`. The scope may come from a
  * stored row, which can hold anything: a write that already committed must not fail on it.
  */
-export function memoryChange(scope: MemoryScope | unknown): StoreChange {
+export function memoryChange(scope: unknown): StoreChange {
   const prefix = 'conversation:';
   return typeof scope === 'string' && scope.startsWith(prefix)
     ? { table: 'memories', conversationId: scope.slice(prefix.length) }

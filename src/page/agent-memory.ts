@@ -1,7 +1,12 @@
 import { AirlockError } from '../errors/airlock-error';
 import { checkField, sendableCheck } from '../errors/field-checks';
 import type { StoreChange } from '../protocol/memory';
-import type { CheckedMemoryRead, CheckedRead, MemoryApi, MemoryWire } from '../protocol/wire';
+import {
+  CHECKED_MEMORY_READS,
+  type CheckedRead,
+  type MemoryApi,
+  type MemoryWire,
+} from '../protocol/wire';
 import type { WorkerCallGuard } from './worker-call-guard';
 import type { Remote } from './worker-calls';
 
@@ -40,28 +45,8 @@ const ARGUMENT_NAMES: { readonly [K in keyof MemoryApi]: readonly string[] } = {
 
 type Answer<K extends keyof MemoryApi> = Awaited<ReturnType<MemoryApi[K]>>;
 
-/** Whether a method's answer carries the stored rows it left out (see `CheckedRead`). */
-const CHECKED_READS: {
-  readonly [K in keyof MemoryApi]: K extends CheckedMemoryRead ? true : false;
-} = {
-  listConversations: true,
-  searchConversations: true,
-  getConversation: true,
-  renameConversation: false,
-  deleteConversation: false,
-  exportConversation: false,
-  importConversation: false,
-  listMemories: true,
-  saveMemory: false,
-  updateMemory: false,
-  deleteMemory: false,
-  listRuns: true,
-  conversationUsage: true,
-  listProposals: true,
-  acceptProposal: false,
-  dismissProposal: false,
-  toolCalls: true,
-};
+/** The methods whose answer carries the stored rows it left out (see `CheckedRead`). */
+const CHECKED_READS: ReadonlySet<keyof MemoryApi> = new Set(CHECKED_MEMORY_READS);
 
 /**
  * The page's memory client: calls go to the agent worker (the page never opens the
@@ -92,7 +77,7 @@ export function createAgentMemory(
       ) => Promise<unknown>;
       return guard(async (): Promise<Answer<K>> => {
         const answer = await method(...args);
-        if (!CHECKED_READS[name]) return answer as Answer<K>;
+        if (!CHECKED_READS.has(name)) return answer as Answer<K>;
         const read = answer as CheckedRead<Answer<K>>;
         for (const error of read.leftOut) leftOut(AirlockError.fromData(error));
         return read.value;

@@ -302,15 +302,18 @@ export const KNOWLEDGE_METHODS = [
 ] as const satisfies readonly (keyof KnowledgeApi)[];
 
 /** The memory reads that return stored rows: each row is checked in the worker before it is sent. */
-export type CheckedMemoryRead =
-  | 'listConversations'
-  | 'searchConversations'
-  | 'getConversation'
-  | 'listMemories'
-  | 'listRuns'
-  | 'conversationUsage'
-  | 'listProposals'
-  | 'toolCalls';
+export const CHECKED_MEMORY_READS = [
+  'listConversations',
+  'searchConversations',
+  'getConversation',
+  'listMemories',
+  'listRuns',
+  'conversationUsage',
+  'listProposals',
+  'toolCalls',
+] as const satisfies readonly (keyof MemoryApi)[];
+
+export type CheckedMemoryRead = (typeof CHECKED_MEMORY_READS)[number];
 
 /**
  * A checked read as it crosses from the agent worker: what it found, without the rows that
