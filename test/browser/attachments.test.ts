@@ -1,7 +1,7 @@
 import { isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, agentOver, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, agentOver, collect, openRaw, receivedBodies, scriptModel } from './support';
 
 // Images and files in a run's input: sent as the API's content parts, stored once in
 // IndexedDB by the SHA-256 of their bytes, carried by exports, refused whole when wrong.
@@ -59,14 +59,6 @@ async function rawDelete(database: string, table: string, key: IDBValidKey): Pro
   } finally {
     db.close();
   }
-}
-
-function openRaw(database: string): Promise<IDBDatabase> {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open(database);
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
 }
 
 const errorOf = (events: readonly { type: string }[]) =>

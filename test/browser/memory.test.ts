@@ -35,8 +35,11 @@ describe('memory in IndexedDB', () => {
 
     await other.memory.saveMemory({ key: 'city', content: 'Lyon' });
 
+    // A generous wait: a busy machine delivers late, never wrongly.
     await expect
-      .poll(() => changes.map((change) => change.conversationId ?? change.table))
+      .poll(() => changes.map((change) => change.conversationId ?? change.table), {
+        timeout: 15_000,
+      })
       .toEqual(expect.arrayContaining(['last-forged', 'memories']));
     expect(changes).toHaveLength(2);
     expect(changes).toEqual(

@@ -219,7 +219,7 @@ export function deleteNoteTool() {
 }
 
 /** Opens the agent's database the way same-origin code can, without Airlock. */
-function openRaw(database: string): Promise<IDBDatabase> {
+export function openRaw(database: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {
     const request = indexedDB.open(database);
     request.onsuccess = () => resolve(request.result);

@@ -1,4 +1,9 @@
-import { IDBIndex as FakeIndex, IDBObjectStore as FakeObjectStore } from 'fake-indexeddb';
+import Dexie from 'dexie';
+import {
+  IDBIndex as FakeIndex,
+  IDBObjectStore as FakeObjectStore,
+  IDBKeyRange,
+} from 'fake-indexeddb';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ConversationStore } from '../../../src/memory/store';
 import { type StoreChange, storeChannelName } from '../../../src/memory/store-change';
@@ -602,30 +607,17 @@ describe('change notifications', () => {
 });
 
 describe('hostile memory rows', () => {
-  /** Writes `row` into `table` the way other same-origin code could. */
-  async function plant(indexedDB: IDBFactory, name: string, table: string, row: unknown) {
-    const db = await new Promise<IDBDatabase>((resolve, reject) => {
-      const request = indexedDB.open(name);
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => reject(request.error);
-    });
-    await new Promise<void>((resolve, reject) => {
-      const transaction = db.transaction(table, 'readwrite');
-      transaction.objectStore(table).put(row);
-      transaction.oncomplete = () => resolve();
-      transaction.onerror = () => reject(transaction.error);
-    });
-    db.close();
-  }
-
   it('deletes a stored memory whose scope is no string, and accepts a proposal to delete one, without failing after the write', async (context) => {
     const { store, indexedDB, name } = setUp();
     // Rows no Airlock writes: the in-memory store, run through this suite too, cannot hold them.
     if (indexedDB === undefined) return context.skip();
     await store.ensureConversation('c');
     const hostile = { id: 'm1', key: 'k', content: 'v', importance: 0.5, scope: 42 };
-    await plant(indexedDB, name, 'memories', hostile);
-    await plant(indexedDB, name, 'memories', { ...hostile, id: 'm2', key: 'k2' });
+    // Written the way other same-origin code could, without Airlock.
+    const raw = new Dexie(name, { indexedDB, IDBKeyRange });
+    await raw.open();
+    await raw.table('memories').bulkPut([hostile, { ...hostile, id: 'm2', key: 'k2' }]);
+    raw.close();
     const memory = {
       ...hostile,
       id: 'm2',
