@@ -4,6 +4,10 @@
 
 /**
  * @typedef {{ readonly id: string; readonly url: string; readonly usedBytes: number }} WorkerHeap
+ * @typedef {{
+ *   call(method: string, params?: object): Promise<{ result?: any; error?: unknown }>;
+ *   detach(): Promise<void>;
+ * }} WorkerSession
  */
 
 /**
@@ -27,14 +31,61 @@ export async function workerHeaps(browser) {
 }
 
 /**
+ * A session with the first dedicated worker whose script URL `matches`, waiting up to 30 s
+ * for it to start: for a profile of it (`bench/profile.mjs`).
+ * @param {import('playwright').Browser} browser
+ * @param {(url: string) => boolean} matches
+ * @returns {Promise<WorkerSession>}
+ */
+export async function workerSession(browser, matches) {
+  const cdp = await browser.newBrowserCDPSession();
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline) {
+    const { targetInfos } = await cdp.send('Target.getTargets');
+    const target = targetInfos.find((info) => info.type === 'worker' && matches(info.url));
+    const session = target && (await attach(cdp, target.targetId));
+    if (session) {
+      return {
+        call: session.call,
+        detach: async () => {
+          await session.detach();
+          await cdp.detach();
+        },
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await cdp.detach();
+  throw new Error('No worker of the page matched within 30 s.');
+}
+
+/**
  * One worker's used heap after a collection, or `undefined` for a worker that ended meanwhile.
- * Playwright's CDP sessions cannot address a child session directly, so the worker's session
- * is reached through `Target.sendMessageToTarget`.
  * @param {import('playwright').CDPSession} cdp
  * @param {string} targetId
  * @returns {Promise<number | undefined>}
  */
 async function heapOf(cdp, targetId) {
+  const session = await attach(cdp, targetId);
+  if (!session) return undefined;
+  try {
+    await session.call('HeapProfiler.collectGarbage');
+    return (await session.call('Runtime.getHeapUsage')).result?.usedSize;
+  } finally {
+    await session.detach();
+  }
+}
+
+/**
+ * A session with one worker, or `undefined` for a worker that ended before it was reached.
+ * Playwright's CDP sessions cannot address a child session directly, so the worker's session
+ * is reached through `Target.sendMessageToTarget`. A worker that ends mid-call answers
+ * nothing more: its pending calls end with an empty answer.
+ * @param {import('playwright').CDPSession} cdp
+ * @param {string} targetId
+ * @returns {Promise<WorkerSession | undefined>}
+ */
+async function attach(cdp, targetId) {
   let sessionId;
   try {
     ({ sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: false }));
@@ -42,18 +93,16 @@ async function heapOf(cdp, targetId) {
     // The worker ended between the listing and now (a disposed agent's worker goes within a second).
     return undefined;
   }
-  /** @type {Map<number, (message: { result?: { usedSize?: number }; error?: unknown }) => void>} */
+  /** @type {Map<number, (message: { result?: any; error?: unknown }) => void>} */
   const answers = new Map();
   /** @param {{ sessionId: string; message: string }} event */
   const onMessage = (event) => {
     if (event.sessionId !== sessionId) return;
     const message = JSON.parse(event.message);
     answers.get(message.id)?.(message);
+    answers.delete(message.id);
   };
-  /**
-   * A worker that ends mid-read answers nothing more: its pending calls end with no figure.
-   * @param {{ sessionId: string }} event
-   */
+  /** @param {{ sessionId: string }} event */
   const onDetached = (event) => {
     if (event.sessionId !== sessionId) return;
     for (const answer of answers.values()) answer({});
@@ -62,26 +111,21 @@ async function heapOf(cdp, targetId) {
   cdp.on('Target.receivedMessageFromTarget', onMessage);
   cdp.on('Target.detachedFromTarget', onDetached);
   let nextId = 0;
-  /** @param {string} method */
-  const call = (method) =>
-    new Promise((resolve) => {
-      const id = ++nextId;
-      answers.set(id, resolve);
-      void cdp.send('Target.sendMessageToTarget', {
-        sessionId,
-        message: JSON.stringify({ id, method, params: {} }),
-      });
-    });
-  try {
-    await call('HeapProfiler.collectGarbage');
-    const answer = /** @type {{ result?: { usedSize?: number } }} */ (
-      await call('Runtime.getHeapUsage')
-    );
-    return answer.result?.usedSize;
-  } finally {
-    cdp.off('Target.receivedMessageFromTarget', onMessage);
-    cdp.off('Target.detachedFromTarget', onDetached);
-    // Fails only for a session the browser already ended with its worker: nothing to detach.
-    await cdp.send('Target.detachFromTarget', { sessionId }).catch(() => {});
-  }
+  return {
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = ++nextId;
+        answers.set(id, resolve);
+        void cdp.send('Target.sendMessageToTarget', {
+          sessionId,
+          message: JSON.stringify({ id, method, params }),
+        });
+      }),
+    detach: async () => {
+      cdp.off('Target.receivedMessageFromTarget', onMessage);
+      cdp.off('Target.detachedFromTarget', onDetached);
+      // Fails only for a session the browser already ended with its worker: nothing to detach.
+      await cdp.send('Target.detachFromTarget', { sessionId }).catch(() => {});
+    },
+  };
 }
