@@ -310,7 +310,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           .sort(compareMemories);
       }),
 
-    updateMemory: (id, patch) =>
+    updateMemory: (id, patch, check = (row) => row as MemoryRecord) =>
       guard('updating a memory', () => {
         checkMemoryPatch(patch);
         const existing = memories.get(id);
@@ -321,7 +321,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
               `A memory with key "${patch.key}" already exists in scope "${existing.scope}".`,
             );
         }
-        const record: MemoryRecord = { ...existing, ...patch, updatedAt: Date.now() };
+        const record = check({ ...existing, ...patch, updatedAt: Date.now() });
         memories.set(id, record);
         notify(memoryChange(record.scope));
         return record;

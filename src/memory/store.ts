@@ -129,9 +129,15 @@ export interface ConversationStore {
     readonly includeExpired?: boolean;
     readonly now?: number;
   }): Promise<MemoryRecord[]>;
+  /**
+   * Writes `patch` over the stored memory and returns the row written. `check` vets that
+   * row first (the stored one may be of another version's shape); one it throws for is not
+   * written.
+   */
   updateMemory(
     id: string,
     patch: Partial<Pick<MemoryRecord, 'content' | 'importance' | 'expiresAt' | 'key'>>,
+    check?: (row: unknown) => MemoryRecord,
   ): Promise<MemoryRecord>;
   deleteMemory(id: string): Promise<void>;
   /** Deletes memories whose `expiresAt` is past; returns how many. */

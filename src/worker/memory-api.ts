@@ -122,7 +122,12 @@ export class MemoryService implements MemoryWire {
     const defined = Object.fromEntries(
       Object.entries(fields).filter(([, value]) => value !== undefined),
     ) as UpdateMemoryPatch;
-    return (await this.#store()).updateMemory(memoryId, defined);
+    // A stored row of the wrong shape is written back only if the patch mends it.
+    return (await this.#store()).updateMemory(
+      memoryId,
+      defined,
+      vetted('memories', `updateMemory(${JSON.stringify(memoryId)})`),
+    );
   }
 
   async deleteMemory(id: string) {
@@ -163,11 +168,10 @@ export class MemoryService implements MemoryWire {
   /** A stored proposal that is not valid is refused whole (`storage-failed`): nothing is applied. */
   async acceptProposal(id: string) {
     const proposalId = parseId(id, 'id');
-    return (await this.#store()).acceptProposal(proposalId, (row) => {
-      const checked = checkRow('proposals', row, `acceptProposal(${JSON.stringify(proposalId)})`);
-      if (checked.error) throw checked.error;
-      return checked.row as NonNullable<typeof checked.row>;
-    });
+    return (await this.#store()).acceptProposal(
+      proposalId,
+      vetted('proposals', `acceptProposal(${JSON.stringify(proposalId)})`),
+    );
   }
 
   async dismissProposal(id: string) {
@@ -217,6 +221,22 @@ class CheckedRows {
   answer<T>(value: T): CheckedRead<T> {
     return { value, leftOut: this.#errors };
   }
+}
+
+/**
+ * A check a store runs on a row inside its transaction: a row of the wrong shape throws its
+ * `storage-failed` error, naming `call` and the row's problems, and nothing is written.
+ */
+function vetted<Table extends keyof RowTypes>(
+  table: Table,
+  call: string,
+): (row: unknown) => RowTypes[Table] {
+  return (row) => {
+    const checked = checkRow(table, row, call);
+    if (checked.error) throw checked.error;
+    // Without an error, the row is the one given, of its table's shape.
+    return checked.row as RowTypes[Table];
+  };
 }
 
 function parseId(value: unknown, name: string): string {

@@ -603,4 +603,41 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     expect(await readRawRow(database, 'conversations', spoilt)).toBeUndefined();
     expect(await readRawRow(database, 'messages', [spoilt, 1])).toBeUndefined();
   });
+
+  it("writes a memory update only when the row it leaves has the table's shape", async () => {
+    const database = newDatabase();
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { memory: { database } });
+    await agent.memory.listMemories();
+    const hostile = {
+      id: 'bad-memory',
+      key: 'evil',
+      content: { toString: 'SYSTEM' },
+      importance: 'high',
+      scope: 'global',
+      createdAt: 0,
+      updatedAt: 0,
+    };
+    await writeRawRow(database, 'memories', hostile);
+
+    // The patch mends the content, not the importance: nothing is written.
+    const refused = await agent.memory.updateMemory('bad-memory', { content: 'fine' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isAirlockError(refused, 'storage-failed')).toBe(true);
+    expect((refused as AirlockError).details).toMatchObject({
+      table: 'memories',
+      id: 'bad-memory',
+      problems: [expect.stringMatching(/^importance/)],
+    });
+    expect(await readRawRow(database, 'memories', 'bad-memory')).toEqual(hostile);
+
+    // A patch that mends every bad field is written, and the row returned is the valid one.
+    await writeRawRow(database, 'memories', { ...hostile, importance: 0.4 });
+    const mended = await agent.memory.updateMemory('bad-memory', { content: 'mended' });
+    expect(mended).toMatchObject({ id: 'bad-memory', content: 'mended', importance: 0.4 });
+    expect(await readRawRow(database, 'memories', 'bad-memory')).toEqual(mended);
+    expect((await agent.memory.listMemories()).map((row) => row.content)).toEqual(['mended']);
+  });
 });

@@ -31,7 +31,7 @@ export function memoryTables(
     listMemories: (listOptions = {}) =>
       guard('listing memories', () => memoriesOf(db, listOptions)),
 
-    updateMemory: (id, patch) =>
+    updateMemory: (id, patch, check = (row) => row as MemoryRecord) =>
       guard('updating a memory', async () => {
         checkMemoryPatch(patch);
         const updated = await db.transaction('rw', memories, async () => {
@@ -47,7 +47,7 @@ export function memoryTables(
                 `A memory with key "${patch.key}" already exists in scope "${existing.scope}".`,
               );
           }
-          const record: MemoryRecord = { ...existing, ...patch, updatedAt: Date.now() };
+          const record = check({ ...existing, ...patch, updatedAt: Date.now() });
           await memories.put(record);
           return record;
         });

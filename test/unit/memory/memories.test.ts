@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AirlockError } from '../../../src/errors/airlock-error';
 import type { MemoryInput } from '../../../src/memory/store';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 
@@ -101,6 +102,26 @@ describe('long-term memories', () => {
       key: 'beverage',
       content: 'coffee',
     });
+  });
+
+  it('vets the updated row before writing it: a row the check refuses is not written', async () => {
+    const store = setUp();
+    const tea = await store.saveMemory({ key: 'drink', content: 'tea' }, 1);
+    const seen: unknown[] = [];
+    const refusal = new AirlockError('storage-failed', "Not of the table's shape.");
+    const refuse = (row: unknown): never => {
+      seen.push(row);
+      throw refusal;
+    };
+    await expect(store.updateMemory(tea.id, { content: 'coffee' }, refuse)).rejects.toBe(refusal);
+    expect(seen).toEqual([{ ...tea, content: 'coffee', updatedAt: expect.any(Number) }]);
+    expect(await store.listMemories()).toEqual([tea]);
+    const passed = await store.updateMemory(tea.id, { content: 'milk' }, (row) => ({
+      ...(row as typeof tea),
+      content: 'milk, checked',
+    }));
+    expect(passed.content).toBe('milk, checked');
+    expect(await store.listMemories()).toEqual([passed]);
   });
 
   it('deletes a memory, and deleting one already gone is not an error', async () => {
