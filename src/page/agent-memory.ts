@@ -54,7 +54,8 @@ const CHECKED_READS: ReadonlySet<keyof MemoryApi> = new Set(CHECKED_MEMORY_READS
  * on a worker that will never answer. A function or symbol in an argument is refused
  * here (`invalid-input`, or `invalid-options` for `options`): it cannot be sent. A stored
  * row that a read left out, because it does not have its table's shape, is told to
- * `leftOut` as a `storage-failed` error.
+ * `leftOut` as a `storage-failed` error; what `leftOut` throws is reported as an event
+ * listener's error is, and the read still answers.
  */
 export function createAgentMemory(
   remote: Remote<MemoryWire>,
@@ -79,7 +80,7 @@ export function createAgentMemory(
         const answer = await method(...args);
         if (!CHECKED_READS.has(name)) return answer as Answer<K>;
         const read = answer as CheckedRead<Answer<K>>;
-        for (const error of read.leftOut) leftOut(AirlockError.fromData(error));
+        for (const error of read.leftOut) tell(leftOut, AirlockError.fromData(error));
         return read.value;
       });
     };
@@ -102,4 +103,17 @@ export function createAgentMemory(
     dismissProposal: call('dismissProposal'),
     toolCalls: call('toolCalls'),
   };
+}
+
+/**
+ * Calls the app's hook; what it throws goes to the page's error reporting (`window`'s
+ * `error` event and the console, as for an event listener) instead of failing the read
+ * that called it.
+ */
+function tell(hook: (error: AirlockError) => void, error: AirlockError): void {
+  try {
+    hook(error);
+  } catch (thrown) {
+    reportError(thrown);
+  }
 }

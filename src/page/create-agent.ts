@@ -118,6 +118,8 @@ export interface MemoryOptions {
    * error naming its table, its key and what is wrong with it: a row another version or
    * other same-origin code wrote in a shape Airlock cannot use. The read still answers,
    * without it. Runs report such rows as `storage-error` events. Default: `console.warn`.
+   * What the hook throws is reported as an event listener's error is (`window`'s `error`
+   * event); the read still answers.
    */
   readonly onStorageError?: (error: AirlockError) => void;
   /**

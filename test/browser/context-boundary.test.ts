@@ -604,6 +604,42 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     expect(await readRawRow(database, 'messages', [spoilt, 1])).toBeUndefined();
   });
 
+  it('answers a read whose onStorageError hook throws, reporting what it threw as a listener error', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([]);
+    const thrown = new Error('the app hook failed');
+    const agent = agentFor(session, {
+      memory: {
+        database,
+        onStorageError: () => {
+          throw thrown;
+        },
+      },
+    });
+    await agent.memory.saveMemory({ key: 'city', content: 'Lyon' });
+    await writeRawRow(database, 'memories', {
+      id: 'bad-memory',
+      key: 'evil',
+      content: 7,
+      importance: 0.5,
+      scope: 'global',
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    const reported: unknown[] = [];
+    const onError = (event: ErrorEvent) => {
+      reported.push(event.error);
+      event.preventDefault();
+    };
+    window.addEventListener('error', onError);
+    try {
+      expect((await agent.memory.listMemories()).map((row) => row.key)).toEqual(['city']);
+    } finally {
+      window.removeEventListener('error', onError);
+    }
+    expect(reported).toEqual([thrown]);
+  });
+
   it("writes a memory update only when the row it leaves has the table's shape", async () => {
     const database = newDatabase();
     const session = await scriptModel([]);
