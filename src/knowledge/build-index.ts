@@ -42,9 +42,9 @@ export function buildCodesIndex(
   rows: readonly unknown[],
   documents: readonly KnowledgeDocumentRecord[],
 ): VectorIndex | undefined {
-  const { byDocument, count } = readVectorCodes(rows, documents);
-  const dimensions = new Set([...byDocument.values()].map((chunks) => chunks[0]?.codes.length));
+  const { blocks, count } = readVectorCodes(rows, documents);
+  const dimensions = new Set(blocks.map((block) => block.dimension));
   const [dimension] = dimensions;
   if (count === 0 || dimensions.size !== 1 || dimension === undefined) return undefined;
-  return VectorIndex.fromCodes(dimension, byDocument, count);
+  return VectorIndex.fromCodes(dimension, blocks, count);
 }

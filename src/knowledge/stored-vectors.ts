@@ -1,16 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
-import {
-  blockVectors,
-  headerProblem,
-  parseVectorBlock,
-  type VectorCodesRecord,
-} from '../memory/vector-blocks';
+import { headerProblem, parseVectorBlock, type VectorCodesRecord } from '../memory/vector-blocks';
 import type { KnowledgeDocumentRecord } from '../protocol/knowledge';
-
-/** A chunk's vector as the index takes it. */
-interface IndexedChunk extends StoredEntry {
-  readonly vector: Float32Array;
-}
 
 /** How many of a block's stray vectors an error names. */
 const NAMED_STRAYS = 3;
@@ -25,10 +15,11 @@ export function storedVectorsError(
   });
 }
 
-/** A stored vector (or its int8 copy) on its way into the index. */
-interface StoredEntry {
+/** A stored vector on its way into the index. */
+interface IndexedChunk {
   readonly docId: string;
   readonly index: number;
+  readonly vector: Float32Array;
 }
 
 /**
@@ -41,98 +32,128 @@ export function readVectorBlocks(
   rows: readonly unknown[],
   documents: readonly KnowledgeDocumentRecord[],
 ): { byDocument: Map<string, IndexedChunk[]>; count: number; problems: AirlockError[] } {
-  return readStoredRows(
-    rows,
-    documents,
-    (row) => {
-      const parsed = parseVectorBlock(row);
-      return 'block' in parsed ? blockVectors(parsed.block) : parsed;
-    },
-    (entry) => entry.vector.length,
-  );
+  const byDocument = new Map<string, IndexedChunk[]>();
+  const parse = (row: unknown) => {
+    const parsed = parseVectorBlock(row);
+    return 'block' in parsed ? { row: parsed.block } : parsed;
+  };
+  const { count, problems } = checkStoredRows(rows, documents, parse, (block, at) => {
+    const docId = block.docIds[at] as string;
+    const chunks = byDocument.get(docId) ?? [];
+    const { dimension } = block;
+    chunks.push({
+      docId,
+      index: block.indexes[at] as number,
+      vector: new Float32Array(block.vectors, at * dimension * 4, dimension),
+    });
+    byDocument.set(docId, chunks);
+  });
+  for (const chunks of byDocument.values()) chunks.sort((a, b) => a.index - b.index);
+  return { byDocument, count, problems };
+}
+
+/** The int8 copy of one stored block, and which of its vectors the index takes. */
+export interface CodesBlock {
+  readonly dimension: number;
+  readonly docIds: readonly string[];
+  readonly indexes: readonly number[];
+  /** The block's codes, vector after vector. */
+  readonly codes: Int8Array;
+  /** Per vector, the float value of one int8 step. */
+  readonly scales: Float32Array;
+  /** The positions of the vectors kept, ascending. */
+  readonly kept: number[];
 }
 
 /**
- * The int8 copies of stored blocks (see `VectorCodesRecord`), by document, checked as
- * `readVectorBlocks` checks the blocks: what it would leave out of the index is left out.
+ * The int8 copies of stored blocks (see `VectorCodesRecord`), checked as `readVectorBlocks`
+ * checks the blocks: what it would leave out of the index is left out. Kept block by block,
+ * so the index can take a whole block's codes at once.
  */
 export function readVectorCodes(
   rows: readonly unknown[],
   documents: readonly KnowledgeDocumentRecord[],
-): { byDocument: Map<string, CodedChunk[]>; count: number; problems: AirlockError[] } {
-  return readStoredRows(
-    rows,
-    documents,
-    (row) => {
-      const parsed = parseVectorCodes(row);
-      return 'codes' in parsed ? codedChunks(parsed.codes) : parsed;
-    },
-    (entry) => entry.codes.length,
-  );
+): { blocks: CodesBlock[]; count: number; problems: AirlockError[] } {
+  const blocks: CodesBlock[] = [];
+  let current: VectorCodesRecord | undefined;
+  const { count, problems } = checkStoredRows(rows, documents, parseVectorCodes, (row, at) => {
+    if (row !== current) {
+      current = row;
+      blocks.push({
+        dimension: row.dimension,
+        docIds: row.docIds,
+        indexes: row.indexes,
+        codes: new Int8Array(row.codes),
+        scales: new Float32Array(row.scales),
+        kept: [],
+      });
+    }
+    blocks.at(-1)?.kept.push(at);
+  });
+  return { blocks, count, problems };
 }
 
-/** A chunk's int8 codes and scale, as views on its row's buffers. */
-export interface CodedChunk extends StoredEntry {
-  readonly codes: Int8Array;
-  readonly scale: number;
+/** What `checkStoredRows` needs of a parsed row: per vector, its chunk, and the vectors' length. */
+interface StoredVectors {
+  readonly dimension: number;
+  readonly count: number;
+  readonly docIds: readonly string[];
+  readonly indexes: readonly number[];
 }
 
-function codedChunks(row: VectorCodesRecord): CodedChunk[] {
-  const { dimension } = row;
-  const scales = new Float32Array(row.scales);
-  return row.docIds.map((docId, i) => ({
-    docId,
-    index: row.indexes[i] as number,
-    codes: new Int8Array(row.codes, i * dimension, dimension),
-    scale: scales[i] as number,
-  }));
-}
-
-/** The checks of `readVectorBlocks`, for rows whose entries `entriesOf` gives. */
-function readStoredRows<E extends StoredEntry>(
+/**
+ * The checks of `readVectorBlocks`, for rows `parse` reads: `keep` is called with each
+ * vector that passes them (its row and position), in the order stored. Returns how many
+ * were kept, and an error for each row with something left out.
+ */
+function checkStoredRows<Row extends StoredVectors>(
   rows: readonly unknown[],
   documents: readonly KnowledgeDocumentRecord[],
-  entriesOf: (row: unknown) => E[] | { readonly problem: string },
-  lengthOf: (entry: E) => number,
-): { byDocument: Map<string, E[]>; count: number; problems: AirlockError[] } {
+  parse: (row: unknown) => { readonly row: Row } | { readonly problem: string },
+  keep: (row: Row, at: number) => void,
+): { count: number; problems: AirlockError[] } {
   const known = new Map(documents.map((document) => [document.id, document]));
-  const byDocument = new Map<string, E[]>();
-  const seen = new Set<string>();
+  /** Per document, the chunk positions already kept. */
+  const seen = new Map<string, Set<number>>();
   const problems: AirlockError[] = [];
-  for (const row of rows) {
-    const id = typeof row === 'object' && row !== null ? (row as { id?: unknown }).id : undefined;
-    const entries = entriesOf(row);
-    if ('problem' in entries) {
+  let count = 0;
+  for (const stored of rows) {
+    const id =
+      typeof stored === 'object' && stored !== null ? (stored as { id?: unknown }).id : undefined;
+    const parsed = parse(stored);
+    if ('problem' in parsed) {
       problems.push(
         storedVectorsError(
-          `A stored block of knowledge vectors (id ${String(id)}) is not valid and was left out: ${entries.problem}.`,
-          { id, problems: [entries.problem] },
+          `A stored block of knowledge vectors (id ${String(id)}) is not valid and was left out: ${parsed.problem}.`,
+          { id, problems: [parsed.problem] },
         ),
       );
       continue;
     }
+    const { row } = parsed;
     const strays: string[] = [];
-    for (const entry of entries) {
-      const document = known.get(entry.docId);
-      const key = `${entry.index} ${entry.docId}`;
-      const length = lengthOf(entry);
+    for (let at = 0; at < row.count; at++) {
+      const docId = row.docIds[at] as string;
+      const index = row.indexes[at] as number;
+      const document = known.get(docId);
+      const kept = seen.get(docId);
       const stray = !document
-        ? `document "${entry.docId}" is not stored`
-        : entry.index >= document.chunkCount
-          ? `document "${entry.docId}" has no chunk ${entry.index}`
-          : length !== document.dimension
-            ? `chunk ${entry.index} of "${entry.docId}" has ${length} dimensions, not ${document.dimension}`
-            : seen.has(key)
-              ? `chunk ${entry.index} of "${entry.docId}" is stored twice`
+        ? `document "${docId}" is not stored`
+        : index >= document.chunkCount
+          ? `document "${docId}" has no chunk ${index}`
+          : row.dimension !== document.dimension
+            ? `chunk ${index} of "${docId}" has ${row.dimension} dimensions, not ${document.dimension}`
+            : kept?.has(index)
+              ? `chunk ${index} of "${docId}" is stored twice`
               : undefined;
       if (stray) {
         strays.push(stray);
         continue;
       }
-      seen.add(key);
-      const chunks = byDocument.get(entry.docId) ?? [];
-      chunks.push(entry);
-      byDocument.set(entry.docId, chunks);
+      if (kept) kept.add(index);
+      else seen.set(docId, new Set([index]));
+      count += 1;
+      keep(row, at);
     }
     if (strays.length > 0)
       problems.push(
@@ -142,8 +163,7 @@ function readStoredRows<E extends StoredEntry>(
         ),
       );
   }
-  for (const chunks of byDocument.values()) chunks.sort((a, b) => a.index - b.index);
-  return { byDocument, count: seen.size, problems };
+  return { count, problems };
 }
 
 /**
@@ -152,7 +172,7 @@ function readStoredRows<E extends StoredEntry>(
  */
 function parseVectorCodes(
   row: unknown,
-): { readonly codes: VectorCodesRecord } | { readonly problem: string } {
+): { readonly row: VectorCodesRecord } | { readonly problem: string } {
   const problem = headerProblem(row);
   if (problem !== undefined) return { problem };
   const { id, dimension, count, codes, scales } = row as Partial<
@@ -164,5 +184,5 @@ function parseVectorCodes(
     return { problem: 'its codes are not one byte per dimension of each vector' };
   if (!(scales instanceof ArrayBuffer) || scales.byteLength !== count * 4)
     return { problem: 'its scales are not one float32 per vector' };
-  return { codes: row as VectorCodesRecord };
+  return { row: row as VectorCodesRecord };
 }

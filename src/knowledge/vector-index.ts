@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import { writeCodes } from './int8-codes';
 import { Int8Scanner } from './int8-scan';
+import type { CodesBlock } from './stored-vectors';
 
 /** A chunk's place in the index: its document and position. */
 export interface ChunkKey {
@@ -63,7 +64,7 @@ export class VectorIndex {
    */
   static fromCodes(
     dimension: number,
-    documents: ReadonlyMap<string, readonly { index: number; codes: Int8Array; scale: number }[]>,
+    blocks: readonly CodesBlock[],
     count: number,
   ): VectorIndex | undefined {
     const scanner = Int8Scanner.create(Math.ceil(dimension / 16) * 16);
@@ -74,16 +75,28 @@ export class VectorIndex {
     index.#dimension = dimension;
     index.#scanner = scanner;
     index.#scales = new Float32Array(count);
-    for (const [docId, chunks] of documents) {
-      const rows: number[] = [];
-      for (const chunk of chunks) {
-        const row = index.#keys.length;
-        scanner.codes.set(chunk.codes, scanner.offset(row));
-        index.#scales[row] = chunk.scale;
-        index.#keys.push({ docId, index: chunk.index });
-        rows.push(row);
+    const { codes, stride } = scanner;
+    for (const block of blocks) {
+      const first = index.#keys.length;
+      if (stride === dimension && block.kept.length === block.scales.length) {
+        // Every vector of the block, rows as long as its vectors: one copy of each buffer.
+        codes.set(block.codes, scanner.offset(first));
+        index.#scales.set(block.scales, first);
+      } else {
+        block.kept.forEach((at, i) => {
+          const from = at * dimension;
+          codes.set(block.codes.subarray(from, from + dimension), scanner.offset(first + i));
+          index.#scales[first + i] = block.scales[at] as number;
+        });
       }
-      index.#rowsByDoc.set(docId, rows);
+      for (const at of block.kept) {
+        const docId = block.docIds[at] as string;
+        const row = index.#keys.length;
+        index.#keys.push({ docId, index: block.indexes[at] as number });
+        const rows = index.#rowsByDoc.get(docId);
+        if (rows) rows.push(row);
+        else index.#rowsByDoc.set(docId, [row]);
+      }
     }
     return index;
   }

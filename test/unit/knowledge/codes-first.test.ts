@@ -6,7 +6,7 @@ import { buildCodesIndex } from '../../../src/knowledge/build-index';
 import { KnowledgeBase } from '../../../src/knowledge/knowledge-base';
 import { toUnitVector, VectorIndex } from '../../../src/knowledge/vector-index';
 import type { ConversationStore } from '../../../src/memory/store';
-import { codesOfBlock, parseVectorBlock } from '../../../src/memory/vector-blocks';
+import { codesOfBlock, packVectorBlock, parseVectorBlock } from '../../../src/memory/vector-blocks';
 import type { EmbeddingModel } from '../../../src/model/embedding-model';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
@@ -176,6 +176,43 @@ describe('the int8 copies of the stored vectors', () => {
     expect(() => approximate.removeDocument('d1')).toThrow(/read only/);
     expect(() => approximate.setDocument('d1', [])).toThrow(/read only/);
   });
+});
+
+describe('the index of the int8 copies', () => {
+  // Rows as long as the vectors (256) take a whole block's codes at once; others (200, in
+  // rows of 208) are copied vector by vector, as is a block with a vector left out.
+  it.each([256, 200])(
+    'finds each kept chunk by its own vector at %i dimensions, and leaves out strays and repeats',
+    (dimension) => {
+      const random = seededRandom(dimension);
+      const unit = () => toUnitVector(Array.from({ length: dimension }, () => random() - 0.5));
+      const documents = [0, 1, 2].map((doc) => ({ ...documentOf(doc, 30), dimension }));
+      const chunks = documents.flatMap((document) =>
+        Array.from({ length: 30 }, (_, index) => ({
+          docId: document.id,
+          index,
+          vector: unit(),
+        })),
+      );
+      const whole = codesOfBlock(1, packVectorBlock(dimension, chunks.slice(0, 45)));
+      const mixed = codesOfBlock(
+        2,
+        packVectorBlock(dimension, [
+          { docId: 'ghost', index: 0, vector: unit() },
+          ...chunks.slice(45, 60),
+          { ...(chunks[3] as (typeof chunks)[number]), vector: unit() },
+          ...chunks.slice(60),
+        ]),
+      );
+      const index = buildCodesIndex([whole, mixed], documents) as VectorIndex;
+      expect(index.size).toBe(90);
+      for (const chunk of chunks) {
+        const [hit] = index.search(chunk.vector, 1, -1);
+        expect(hit).toMatchObject({ docId: chunk.docId, index: chunk.index });
+        expect(Math.abs((hit?.score ?? 0) - 1)).toBeLessThan(0.02);
+      }
+    },
+  );
 });
 
 describe('a KnowledgeBase over many stored vectors', () => {
