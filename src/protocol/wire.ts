@@ -306,6 +306,7 @@ export const CHECKED_MEMORY_READS = [
   'listConversations',
   'searchConversations',
   'getConversation',
+  'exportConversation',
   'listMemories',
   'listRuns',
   'conversationUsage',

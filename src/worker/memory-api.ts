@@ -1,6 +1,11 @@
 import { toErrorData } from '../errors/airlock-error';
 import type { RowTypes } from '../memory/row-schemas';
-import type { ConversationStore, ImportOptions } from '../memory/store';
+import type {
+  ConversationRecord,
+  ConversationStore,
+  ImportOptions,
+  MessageRecord,
+} from '../memory/store';
 import type { ErrorData } from '../protocol/errors';
 import type { ConversationListOptions } from '../protocol/memory';
 import type { CheckedRead, MemoryApi, MemoryWire } from '../protocol/wire';
@@ -86,8 +91,27 @@ export class MemoryService implements MemoryWire {
     return store.deleteConversation(checked);
   }
 
+  /**
+   * The export leaves out the messages and memories that do not have their table's shape,
+   * and keeps what it holds importable (see `importable`); a conversation whose own row is
+   * bad is not exported (`storage-failed`).
+   */
   async exportConversation(id: string) {
-    return JSON.stringify(await (await this.#store()).exportConversation(parseId(id, 'id')));
+    const conversationId = parseId(id, 'id');
+    const exported = await (await this.#store()).exportConversation(conversationId);
+    const conversation = vetted(
+      'conversations',
+      `exportConversation(${JSON.stringify(conversationId)})`,
+    )(exported.conversation);
+    const rows = new CheckedRows(`the export of conversation ${JSON.stringify(conversationId)}`);
+    const messages = rows.keep('messages', exported.messages);
+    return rows.answer(
+      JSON.stringify({
+        ...exported,
+        ...importable(conversation, messages),
+        memories: rows.keep('memories', exported.memories),
+      }),
+    );
   }
 
   async importConversation(json: string, options: ImportOptions = {}) {
@@ -221,6 +245,33 @@ class CheckedRows {
   answer<T>(value: T): CheckedRead<T> {
     return { value, leftOut: this.#errors };
   }
+}
+
+/**
+ * An export's conversation and messages as an import takes them, once rows were left out:
+ * a tool result whose call was in a message left out goes too, and the rest are numbered
+ * from 1 again, the conversation's `lastSeq` and summary pointer moved to match. Unchanged
+ * when nothing was left out.
+ */
+function importable(
+  conversation: ConversationRecord,
+  records: readonly MessageRecord[],
+): { conversation: ConversationRecord; messages: MessageRecord[] } {
+  const called = new Set<string>();
+  const messages: MessageRecord[] = [];
+  let summarized = 0;
+  for (const record of records) {
+    const { message } = record;
+    if (message.role === 'tool' && !called.has(message.tool_call_id)) continue;
+    if (message.role === 'assistant')
+      for (const call of message.tool_calls ?? []) called.add(call.id);
+    messages.push({ ...record, seq: messages.length + 1 });
+    if (record.seq <= conversation.summarizedThroughSeq) summarized = messages.length;
+  }
+  return {
+    conversation: { ...conversation, lastSeq: messages.length, summarizedThroughSeq: summarized },
+    messages,
+  };
 }
 
 /**

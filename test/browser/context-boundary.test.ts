@@ -597,11 +597,94 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
       /conversations row .* was left out of the conversation list: title/,
     );
 
+    // An export leaves the bad rows out, so that it imports again; a conversation whose own
+    // row is bad is not exported.
+    const exportedAt = leftOut.length;
+    const exported = JSON.parse(await agent.memory.exportConversation(kept)) as {
+      messages: { seq: number }[];
+    };
+    expect(exported.messages.map((row) => row.seq)).toEqual(read?.messages.map((row) => row.seq));
+    expect(detailsSince(exportedAt)).toEqual([
+      { table: 'messages', conversationId: kept, seq: answer?.seq, problems: undefined },
+    ]);
+    const copy = agentFor(session, { memory: { database: newDatabase() } });
+    await copy.memory.importConversation(JSON.stringify(exported));
+    expect((await copy.memory.getConversation(kept))?.messages.map((row) => row.seq)).toEqual(
+      read?.messages.map((row) => row.seq),
+    );
+    const notExported = await agent.memory.exportConversation(spoilt).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isAirlockError(notExported, 'storage-failed')).toBe(true);
+    expect((notExported as AirlockError).details).toMatchObject({
+      table: 'conversations',
+      id: spoilt,
+    });
+
     // A read deletes nothing; a conversation is deleted whatever its row holds.
     expect(await readRawRow(database, 'conversations', spoilt)).toMatchObject({ title: 42 });
     await agent.memory.deleteConversation(spoilt);
     expect(await readRawRow(database, 'conversations', spoilt)).toBeUndefined();
     expect(await readRawRow(database, 'messages', [spoilt, 1])).toBeUndefined();
+  });
+
+  it('exports what it can read of a conversation with a bad message, numbered so that it imports', async () => {
+    const database = newDatabase();
+    const conversationId = crypto.randomUUID();
+    const echo = tool({
+      name: 'echo',
+      description: 'Returns its text.',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => text,
+    });
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] },
+      { text: 'Done.' },
+    ]);
+    const leftOut: AirlockError[] = [];
+    const agent = agentFor(session, {
+      conversationId,
+      tools: [echo],
+      memory: { database, tools: false, onStorageError: (error) => leftOut.push(error) },
+    });
+    await agent.run('Echo hi').result;
+    const stored = await agent.memory.getConversation(conversationId);
+    expect(stored?.messages.map((row) => row.message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    // The call's message goes bad; its result, still valid, answers nothing left.
+    const call = stored?.messages[1];
+    await writeRawRow(database, 'messages', { ...call, message: { role: 'assistant' } });
+    await writeRawRow(database, 'conversations', {
+      ...stored?.conversation,
+      summary: 'The user asked for an echo.',
+      summarizedThroughSeq: 3,
+    });
+
+    const exported = JSON.parse(await agent.memory.exportConversation(conversationId)) as {
+      conversation: { lastSeq: number; summarizedThroughSeq: number };
+      messages: { seq: number; message: { role: string; content: unknown } }[];
+    };
+    expect(
+      exported.messages.map((row) => [row.seq, row.message.role, row.message.content]),
+    ).toEqual([
+      [1, 'user', 'Echo hi'],
+      [2, 'assistant', 'Done.'],
+    ]);
+    expect(exported.conversation).toMatchObject({ lastSeq: 2, summarizedThroughSeq: 1 });
+    expect(leftOut.map((error) => error.details)).toEqual([
+      expect.objectContaining({ table: 'messages', conversationId, seq: 2 }),
+    ]);
+
+    const copy = agentFor(session, { memory: { database: newDatabase() } });
+    await copy.memory.importConversation(JSON.stringify(exported));
+    const imported = await copy.memory.getConversation(conversationId);
+    expect(imported?.messages.map((row) => row.message.content)).toEqual(['Echo hi', 'Done.']);
+    expect(imported?.conversation.summary).toBe('The user asked for an echo.');
   });
 
   it('answers a read whose onStorageError hook throws, reporting what it threw as a listener error', async () => {
