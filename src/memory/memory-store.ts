@@ -339,8 +339,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       guard('saving memory proposals', () => {
         const ids = new Set(rows.map((row) => row.conversationId));
         for (const id of ids) if (!conversations.has(id)) throw notFound('conversation', id);
-        for (const row of rows)
-          if (proposals.has(row.id)) throw invalidInput(`A memory proposal "${row.id}" exists.`);
+        // As IndexedDB's key constraint fails the whole batch: a storage failure, nothing stored.
+        const batch = new Set<string>();
+        for (const row of rows) {
+          if (proposals.has(row.id) || batch.has(row.id))
+            throw new AirlockError(
+              'storage-failed',
+              `A memory proposal "${row.id}" is already stored.`,
+            );
+          batch.add(row.id);
+        }
         for (const row of rows) proposals.set(row.id, copy(row));
         notify(
           ...[...ids].map((conversationId) => ({ table: 'proposals' as const, conversationId })),

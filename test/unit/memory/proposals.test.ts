@@ -116,6 +116,20 @@ describe('memory proposals', () => {
     expect((await store.listProposals()).map((row) => row.id)).toEqual(['p1', 'p2']);
   });
 
+  it('refuses a batch holding a proposal id already stored, or twice, as storage-failed, storing none of it', async () => {
+    const store = setUp();
+    await store.ensureConversation('a', undefined);
+    await store.saveProposals([saveProposal('p1', 'a', 1)]);
+
+    await expect(
+      store.saveProposals([saveProposal('p2', 'a', 2), saveProposal('p1', 'a', 3)]),
+    ).rejects.toMatchObject({ code: 'storage-failed' });
+    await expect(
+      store.saveProposals([saveProposal('p3', 'a', 4), saveProposal('p3', 'a', 5)]),
+    ).rejects.toMatchObject({ code: 'storage-failed' });
+    expect((await store.listProposals()).map((row) => row.id)).toEqual(['p1']);
+  });
+
   it('dismisses a proposal without applying it; an unknown one is no fault', async () => {
     const store = setUp();
     await store.ensureConversation('a', undefined);
