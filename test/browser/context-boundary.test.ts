@@ -21,6 +21,14 @@ type Warning = Extract<AgentEvent, { type: 'warning' }>;
 
 const newDatabase = () => `test-${crypto.randomUUID()}`;
 
+/** A page tool, for conversations that hold a tool call and its result. */
+const echo = tool({
+  name: 'echo',
+  description: 'Returns its text.',
+  parameters: z.object({ text: z.string() }),
+  execute: ({ text }) => text,
+});
+
 const runErrorOf = (events: readonly AgentEvent[]) =>
   events.find((event): event is RunError => event.type === 'run-error');
 
@@ -289,12 +297,6 @@ describe('finding 8: tool output cannot escape its element', () => {
   ];
 
   it('delivers each escape attempt inside exactly one element whose body decodes to the exact output', async () => {
-    const echo = tool({
-      name: 'echo',
-      description: 'Returns its text.',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    });
     const session = await scriptModel([
       {
         toolCalls: ESCAPES.map((text, index) => ({
@@ -500,12 +502,6 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     const database = newDatabase();
     const kept = crypto.randomUUID();
     const spoilt = crypto.randomUUID();
-    const echo = tool({
-      name: 'echo',
-      description: 'Returns its text.',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    });
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] },
       { text: 'First.' },
@@ -632,12 +628,6 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
   it('exports what it can read of a conversation with a bad message, numbered so that it imports', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
-    const echo = tool({
-      name: 'echo',
-      description: 'Returns its text.',
-      parameters: z.object({ text: z.string() }),
-      execute: ({ text }) => text,
-    });
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'hi' } }] },
       { text: 'Done.' },
