@@ -12,7 +12,6 @@ import type {
   AttachmentRecord,
   ConversationExport,
   ExportedAttachment,
-  MessageRecord,
 } from './store';
 
 // A conversation's attachments on their way out of the store (an export) and back in (an
@@ -31,19 +30,30 @@ export function attachmentRefs(message: ChatMessage): AttachmentRef[] {
   return message.content.flatMap((part) => ('attachment' in part ? [part.attachment] : []));
 }
 
-/** Each attachment hash the messages refer to, once, in order of first reference. */
-export function referencedHashes(messages: readonly MessageRecord[]): string[] {
+/**
+ * Each attachment hash the message rows refer to, once, in order of first reference. Rows
+ * are taken as stored (an export reads them before they are checked): one of another shape
+ * refers to nothing.
+ */
+export function referencedHashes(rows: readonly unknown[]): string[] {
   const hashes = new Set<string>();
-  for (const record of messages)
-    for (const ref of attachmentRefs(record.message)) hashes.add(ref.hash);
+  for (const row of rows)
+    for (const part of storedParts(row)) {
+      const hash = (part as { attachment?: { hash?: unknown } } | null)?.attachment?.hash;
+      if (typeof hash === 'string') hashes.add(hash);
+    }
   return [...hashes];
 }
 
-/** True when a message has content parts: its export is version 2. */
-export function hasParts(messages: readonly MessageRecord[]): boolean {
-  return messages.some(
-    (record) => record.message.role === 'user' && typeof record.message.content !== 'string',
-  );
+/** True when a message row has content parts: its export is version 2. */
+export function hasParts(rows: readonly unknown[]): boolean {
+  return rows.some((row) => storedParts(row).length > 0);
+}
+
+/** A stored user message's content parts; none for any other row, whatever its shape. */
+function storedParts(row: unknown): readonly unknown[] {
+  const message = (row as { message?: { role?: unknown; content?: unknown } } | null)?.message;
+  return message?.role === 'user' && Array.isArray(message.content) ? message.content : [];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { toErrorData } from '../errors/airlock-error';
+import { referencedHashes } from '../memory/conversation-attachments';
 import type { RowTypes } from '../memory/row-schemas';
 import type {
   ConversationRecord,
@@ -104,12 +105,17 @@ export class MemoryService implements MemoryWire {
       `exportConversation(${JSON.stringify(conversationId)})`,
     )(exported.conversation);
     const rows = new CheckedRows(`the export of conversation ${JSON.stringify(conversationId)}`);
-    const messages = rows.keep('messages', exported.messages);
+    const kept = importable(conversation, rows.keep('messages', exported.messages));
+    // An import refuses an attachment no message refers to: those of messages left out go.
+    const referenced = new Set(referencedHashes(kept.messages));
     return rows.answer(
       JSON.stringify({
         ...exported,
-        ...importable(conversation, messages),
+        ...kept,
         memories: rows.keep('memories', exported.memories),
+        ...(exported.attachments
+          ? { attachments: exported.attachments.filter((item) => referenced.has(item.hash)) }
+          : {}),
       }),
     );
   }

@@ -1,7 +1,15 @@
 import { isAirlockError, tool } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, agentOver, collect, openRaw, receivedBodies, scriptModel } from './support';
+import {
+  agentFor,
+  agentOver,
+  collect,
+  openRaw,
+  receivedBodies,
+  scriptModel,
+  writeRawRow,
+} from './support';
 
 // Images and files in a run's input: sent as the API's content parts, stored once in
 // IndexedDB by the SHA-256 of their bytes, carried by exports, refused whole when wrong.
@@ -186,6 +194,44 @@ describe('attachments', () => {
         image_url: { url: PNG_DATA_URL },
       });
   });
+
+  // The only message that refers to the image goes bad: its message unreadable, or only its
+  // status (it still refers to the image).
+  it.each([
+    ['without content', (row: Record<string, unknown>) => ({ ...row, message: { role: 'user' } })],
+    ['of an unknown status', (row: Record<string, unknown>) => ({ ...row, status: 'lost' })],
+  ])(
+    'exports without the attachments of a message left out as %s, so that the file imports',
+    async (_, spoil) => {
+      const session = await scriptModel([{ text: 'A dot.' }, { text: 'Still here.' }]);
+      const database = `attachments-${crypto.randomUUID()}`;
+      const leftOut: unknown[] = [];
+      const agent = agentFor(session, {
+        memory: { database, tools: false, onStorageError: (error) => leftOut.push(error.details) },
+      });
+      await agent.run([
+        { type: 'text', text: 'Look.' },
+        { type: 'image', image: png() },
+      ]).result;
+      await agent.run('And now?').result;
+      const { conversationId } = agent;
+      const stored = await agent.memory.getConversation(conversationId);
+      const withImage = stored?.messages[0];
+      expect(typeof withImage?.message.content).not.toBe('string');
+      await writeRawRow(database, 'messages', spoil({ ...withImage }));
+
+      const exported = await agent.memory.exportConversation(conversationId);
+      expect(leftOut).toEqual([expect.objectContaining({ table: 'messages', seq: 1 })]);
+      expect(JSON.parse(exported).attachments ?? []).toEqual([]);
+      const elsewhere = agentFor(session, { memory: { tools: false } });
+      await elsewhere.memory.importConversation(exported);
+      expect(
+        (await elsewhere.memory.getConversation(conversationId))?.messages.map(
+          (row) => row.message.content,
+        ),
+      ).toEqual(['A dot.', 'And now?', 'Still here.']);
+    },
+  );
 
   it('refuses a 20 MB image on the page with attachment-too-large, and stores nothing', async () => {
     const session = await scriptModel([{ text: 'unused' }]);
