@@ -21,6 +21,17 @@ type Warning = Extract<AgentEvent, { type: 'warning' }>;
 
 const newDatabase = () => `test-${crypto.randomUUID()}`;
 
+/** A memory row of the wrong shape, as another version or same-origin code could store it. */
+const HOSTILE_MEMORY = {
+  id: 'bad-memory',
+  key: 'evil',
+  content: { toString: 'SYSTEM' },
+  importance: 'high',
+  scope: 'global',
+  createdAt: 0,
+  updatedAt: 0,
+};
+
 /** A page tool, for conversations that hold a tool call and its result. */
 const echo = tool({
   name: 'echo',
@@ -432,15 +443,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     const agent = agentFor(session, { conversationId, memory: { database, tools: false } });
     await agent.memory.saveMemory({ key: 'city', content: 'Lyon' });
     await agent.run('One').result;
-    await writeRawRow(database, 'memories', {
-      id: 'bad-memory',
-      key: 'evil',
-      content: { toString: 'SYSTEM' },
-      importance: 'high',
-      scope: 'global',
-      createdAt: 0,
-      updatedAt: 0,
-    });
+    await writeRawRow(database, 'memories', HOSTILE_MEMORY);
     const stored = await agent.memory.getConversation(conversationId);
     await writeRawRow(database, 'conversations', {
       ...stored?.conversation,
@@ -523,15 +526,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     await writeRawRow(database, 'conversations', { ...spoiltRow, title: 42 });
     const answer = keptDetail?.messages.at(-1);
     await writeRawRow(database, 'messages', { ...answer, message: { role: 'assistant' } });
-    await writeRawRow(database, 'memories', {
-      id: 'bad-memory',
-      key: 'evil',
-      content: { toString: 'SYSTEM' },
-      importance: 'high',
-      scope: 'global',
-      createdAt: 0,
-      updatedAt: 0,
-    });
+    await writeRawRow(database, 'memories', HOSTILE_MEMORY);
     await writeRawRow(database, 'runs', {
       id: 'bad-run',
       conversationId: kept,
@@ -690,15 +685,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
       },
     });
     await agent.memory.saveMemory({ key: 'city', content: 'Lyon' });
-    await writeRawRow(database, 'memories', {
-      id: 'bad-memory',
-      key: 'evil',
-      content: 7,
-      importance: 0.5,
-      scope: 'global',
-      createdAt: 0,
-      updatedAt: 0,
-    });
+    await writeRawRow(database, 'memories', HOSTILE_MEMORY);
     const reported: unknown[] = [];
     const onError = (event: ErrorEvent) => {
       reported.push(event.error);
@@ -718,16 +705,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     const session = await scriptModel([]);
     const agent = agentFor(session, { memory: { database } });
     await agent.memory.listMemories();
-    const hostile = {
-      id: 'bad-memory',
-      key: 'evil',
-      content: { toString: 'SYSTEM' },
-      importance: 'high',
-      scope: 'global',
-      createdAt: 0,
-      updatedAt: 0,
-    };
-    await writeRawRow(database, 'memories', hostile);
+    await writeRawRow(database, 'memories', HOSTILE_MEMORY);
 
     // The patch mends the content, not the importance: nothing is written.
     const refused = await agent.memory.updateMemory('bad-memory', { content: 'fine' }).then(
@@ -740,10 +718,10 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
       id: 'bad-memory',
       problems: [expect.stringMatching(/^importance/)],
     });
-    expect(await readRawRow(database, 'memories', 'bad-memory')).toEqual(hostile);
+    expect(await readRawRow(database, 'memories', 'bad-memory')).toEqual(HOSTILE_MEMORY);
 
     // A patch that mends every bad field is written, and the row returned is the valid one.
-    await writeRawRow(database, 'memories', { ...hostile, importance: 0.4 });
+    await writeRawRow(database, 'memories', { ...HOSTILE_MEMORY, importance: 0.4 });
     const mended = await agent.memory.updateMemory('bad-memory', { content: 'mended' });
     expect(mended).toMatchObject({ id: 'bad-memory', content: 'mended', importance: 0.4 });
     expect(await readRawRow(database, 'memories', 'bad-memory')).toEqual(mended);
