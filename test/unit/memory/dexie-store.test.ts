@@ -1,5 +1,6 @@
 import Dexie from 'dexie';
 import {
+  IDBDatabase as FakeDatabase,
   IDBIndex as FakeIndex,
   IDBObjectStore as FakeObjectStore,
   IDBKeyRange,
@@ -426,6 +427,89 @@ describe('committing a step', () => {
     for (let index = 0; index < 40; index += 2)
       expect(messages[index]?.runId).toBe(messages[index + 1]?.runId);
     expect((await store.getConversation('c'))?.lastSeq).toBe(40);
+  });
+
+  it('writes steps of many conversations asked for at once, in one transaction', async (context) => {
+    // Counted where IndexedDB opens them (watched before the database opens: Dexie keeps the
+    // method it found then); the in-memory store has none to count.
+    const opened = vi.spyOn(FakeDatabase.prototype, 'transaction');
+    const { store, indexedDB } = setUp();
+    const ids = Array.from({ length: 20 }, (_, index) => `c${index}`);
+    for (const id of ids.slice(10)) await store.ensureConversation(id);
+    opened.mockClear();
+    const written = await Promise.all(
+      ids.map((id, index) =>
+        store.commitStep({
+          conversationId: id,
+          runId: `r${index}`,
+          messages: [userSays(`q${index}`)],
+          run: runRecord({ id: `r${index}`, conversationId: id }),
+          // The first ten conversations are new: their runs' inputs create them.
+          ...(index < 10 ? { create: { title: `t${index}` } } : {}),
+        }),
+      ),
+    );
+    expect(written.map((records) => records.map((record) => record.seq))).toEqual(
+      ids.map(() => [1]),
+    );
+    for (const [index, id] of ids.entries()) {
+      expect((await store.listMessages(id)).map((record) => record.message)).toEqual([
+        userSays(`q${index}`),
+      ]);
+      expect((await store.getRun(`r${index}`))?.conversationId).toBe(id);
+    }
+    expect((await store.getConversation('c3'))?.title).toBe('t3');
+    if (indexedDB === undefined) context.skip();
+    const writes = opened.mock.calls.filter(([, mode]) => mode === 'readwrite');
+    expect(writes).toHaveLength(1);
+  });
+
+  it('fails only the steps at fault when steps asked for at once are written together', async () => {
+    const { store } = setUp();
+    for (const id of ['a', 'b', 'c']) await store.ensureConversation(id);
+    const before = await dump(store);
+    // A function cannot be structured-cloned: its put fails the transaction it is in.
+    const unstorable = { role: 'user', content: () => 'no' } as unknown as ChatMessage;
+    const outcomes = await Promise.allSettled([
+      store.commitStep({ conversationId: 'a', runId: 'ra', messages: [userSays('kept a')] }),
+      store.commitStep({ conversationId: 'gone', runId: 'rg', messages: [userSays('x')] }),
+      store.commitStep({ conversationId: 'b', runId: 'rb', messages: [unstorable] }),
+      store.commitStep({ conversationId: 'c', runId: 'rc', messages: [userSays('kept c')] }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect(outcomes[1]).toMatchObject({ reason: { code: 'not-found' } });
+    expect(outcomes[2]).toMatchObject({ reason: { code: 'storage-failed' } });
+    const stored = async (id: string) => ({
+      messages: (await store.listMessages(id)).map((record) => record.message),
+      lastSeq: (await store.getConversation(id))?.lastSeq,
+    });
+    expect(await stored('a')).toEqual({ messages: [userSays('kept a')], lastSeq: 1 });
+    expect(await stored('b')).toEqual({ messages: [], lastSeq: 0 });
+    expect(await stored('c')).toEqual({ messages: [userSays('kept c')], lastSeq: 1 });
+    expect(await store.getConversation('gone')).toBeUndefined();
+    const after = await dump(store);
+    expect(after.runs).toEqual(before.runs);
+  });
+
+  it('writes steps of one conversation asked for at once in the order asked', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('c');
+    const written = await Promise.all(
+      ['first', 'second', 'third'].map((text) =>
+        store.commitStep({ conversationId: 'c', runId: 'r', messages: [userSays(text)] }),
+      ),
+    );
+    expect(written.map((records) => records.map((record) => record.seq))).toEqual([[1], [2], [3]]);
+    expect((await store.listMessages('c')).map((record) => record.message)).toEqual([
+      userSays('first'),
+      userSays('second'),
+      userSays('third'),
+    ]);
   });
 
   it('maps a quota error raised by IndexedDB to storage-full', async (context) => {
