@@ -6,6 +6,7 @@ import { type OpenStoreOptions, openConnection } from './dexie/database';
 import { memoryTables } from './dexie/memories';
 import { messageTables } from './dexie/messages';
 import { runTables } from './dexie/runs';
+import { stepWriter } from './dexie/step-writer';
 import type { ConversationStore } from './store';
 
 export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database';
@@ -21,11 +22,12 @@ export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database
  */
 export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   const connection = openConnection(options);
+  const writeStep = stepWriter(connection);
   return {
     ...conversationTables(connection),
-    ...messageTables(connection),
+    ...messageTables(connection, writeStep),
     ...contextTables(connection),
-    ...runTables(connection),
+    ...runTables(connection, writeStep),
     ...memoryTables(connection),
     ...attachmentTables(connection),
     // Loaded with their first call: many agents never search or keep knowledge.

@@ -1,176 +1,21 @@
-import type { AirlockError } from '../../errors/airlock-error';
-import { estimateMessageTokens } from '../../model/estimate-tokens';
-import type { ChatMessage } from '../../protocol/chat';
-import { newConversation } from '../new-conversation';
-import { messageTerms as searchTerms } from '../search-terms';
 import type { ConversationStore, MessageRecord } from '../store';
-import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
-import { holdAttachments } from './attachments';
-import { type AirlockDatabase, type DexieConnection, messageRange, termRows } from './database';
+import { type AirlockDatabase, type DexieConnection, messageRange } from './database';
+import type { StepWriter } from './step-writer';
 
-/** What `commitStep` is given. */
-type StepCommit = Parameters<ConversationStore['commitStep']>[0];
-
-/** A step waiting for its write, and its caller, who waits for the messages it added. */
-interface QueuedStep {
-  readonly step: StepCommit;
-  readonly resolve: (added: MessageRecord[]) => void;
-  readonly reject: (error: unknown) => void;
-}
-
-/** A step written, or the reason it was not, when only it failed. */
-type StepOutcome = { added: MessageRecord[]; created: boolean } | { refused: AirlockError };
-
-/**
- * A conversation's messages: committing a step (with its run and audit records), reading them
- * back, the summary.
- *
- * Steps are written in groups. Every step's transaction takes the same tables, so IndexedDB
- * runs them one after another, whatever their conversations: with many runs at once, each
- * step would wait for all those asked for before it, one transaction each. So a step asked
- * for while a write is under way waits for it (as it would have anyway) and then goes with
- * every other step that waited, in one transaction. A lone step is written at once.
- */
+/** A conversation's messages: committing a step (through the store's step writer), reading them back, the summary. */
 export function messageTables(
   connection: DexieConnection,
+  writeStep: StepWriter,
 ): Pick<
   ConversationStore,
   'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
 > {
   const { db, guard, notify } = connection;
-  const { conversations, messages, runs, audit, attachments, messageTerms } = db;
-  const tables = [conversations, messages, runs, audit, attachments, messageTerms];
-  let queued: QueuedStep[] = [];
-  let writing = false;
-
-  /** Writes one step, inside the group's transaction; a missing conversation refuses it alone. */
-  async function writeStep(step: StepCommit, now: number): Promise<StepOutcome> {
-    const { conversationId, runId } = step;
-    // Worked out before anything is read: nothing here waits, so the transaction stays open.
-    const tokens = step.messages.map(estimateMessageTokens);
-    const words = step.messages.map(searchTerms);
-    // Created only by a new run's first commit: one deleted mid-run stays deleted.
-    const stored = await conversations.get(conversationId);
-    if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
-    const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
-    const added = step.messages.map(
-      (message: ChatMessage, index): MessageRecord => ({
-        conversationId,
-        seq: conversation.lastSeq + index + 1,
-        runId,
-        message,
-        status: step.status ?? 'complete',
-        approxTokens: tokens[index] ?? 0,
-        at: now,
-      }),
-    );
-    // Asked for at once: the transaction runs them in order, without a wait between
-    // each and the next (one failure aborts them all).
-    const terms = termRows(added, words);
-    await Promise.all([
-      added.length > 0 && messages.bulkAdd(added),
-      terms.length > 0 && messageTerms.bulkAdd(terms),
-      (added.length > 0 || !stored) &&
-        conversations.put({
-          ...conversation,
-          lastSeq: conversation.lastSeq + added.length,
-          updatedAt: now,
-        }),
-      holdAttachments(connection, conversationId, step.attachments ?? []),
-      step.run !== undefined && runs.put(step.run),
-      step.audit !== undefined && step.audit.length > 0 && audit.bulkAdd([...step.audit]),
-    ]);
-    return { added, created: !stored };
-  }
-
-  /** Tells the stores' listeners what a written step changed. */
-  function announce(step: StepCommit, written: { added: MessageRecord[]; created: boolean }) {
-    const { conversationId } = step;
-    const changes: StoreChange[] = [];
-    if ((step.attachments?.length ?? 0) > 0) changes.push({ table: 'attachments', conversationId });
-    if (written.added.length > 0) changes.push({ table: 'messages', conversationId });
-    if (written.added.length > 0 || written.created)
-      changes.push({ table: 'conversations', conversationId });
-    if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
-    if (step.audit !== undefined && step.audit.length > 0)
-      changes.push({ table: 'audit', conversationId });
-    notify(...changes);
-  }
-
-  /** Writes `group` in one transaction and settles each step's caller. */
-  async function writeGroup(group: readonly QueuedStep[]): Promise<void> {
-    const now = Date.now();
-    const outcomes = await guard(
-      'saving a step',
-      () =>
-        db.transaction('rw', tables, () =>
-          Promise.all(group.map(({ step }) => writeStep(step, now))),
-        ),
-      'once',
-    );
-    group.forEach(({ step, resolve, reject }, index) => {
-      const outcome = outcomes[index];
-      if (!outcome) reject(new Error('A step of the group has no outcome.'));
-      else if ('refused' in outcome) reject(outcome.refused);
-      else {
-        announce(step, outcome);
-        resolve(outcome.added);
-      }
-    });
-  }
-
-  /**
-   * Writes what is queued, group after group, until nothing is. A group takes one step per
-   * conversation, in the order asked (a second step of the same conversation goes in the
-   * next group, after the first). When a group's transaction fails, each of its steps is
-   * tried again alone, so one step's fault (a repeated key, say) fails that step only.
-   */
-  async function drain(): Promise<void> {
-    writing = true;
-    try {
-      // Steps asked for in the same task (runs started together) make the first group.
-      await Promise.resolve();
-      while (queued.length > 0) {
-        const group: QueuedStep[] = [];
-        const later: QueuedStep[] = [];
-        const conversationsInGroup = new Set<string>();
-        for (const item of queued) {
-          if (conversationsInGroup.has(item.step.conversationId)) later.push(item);
-          else {
-            conversationsInGroup.add(item.step.conversationId);
-            group.push(item);
-          }
-        }
-        queued = later;
-        try {
-          await writeGroup(group);
-        } catch (error) {
-          if (group.length === 1) group[0]?.reject(error);
-          else
-            await Promise.all(
-              group.map((item) => writeGroup([item]).catch((alone) => item.reject(alone))),
-            );
-        }
-      }
-    } finally {
-      writing = false;
-    }
-  }
+  const { conversations, messages } = db;
 
   return {
-    commitStep: (step) => {
-      if (step.run !== undefined && step.run.conversationId !== step.conversationId)
-        return Promise.reject(
-          invalidInput(`Run "${step.run.id}" belongs to another conversation.`),
-        );
-      if (step.audit?.some((record) => record.conversationId !== step.conversationId))
-        return Promise.reject(invalidInput('An audit record belongs to another conversation.'));
-      return new Promise<MessageRecord[]>((resolve, reject) => {
-        queued.push({ step, resolve, reject });
-        if (!writing) void drain();
-      });
-    },
+    commitStep: writeStep,
 
     recentMessages: (conversationId, limit) =>
       guard('reading recent messages', () => newestComplete(db, conversationId, limit)),

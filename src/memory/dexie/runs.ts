@@ -1,26 +1,23 @@
 import type { ConversationStore } from '../store';
-import { notFound } from '../store-failures';
 import type { DexieConnection } from './database';
+import type { StepWriter } from './step-writer';
 
 /** Run checkpoints and the tool-call audit log. */
 export function runTables(
   connection: DexieConnection,
+  writeStep: StepWriter,
 ): Pick<ConversationStore, 'putRun' | 'getRun' | 'listRuns' | 'listAudit'> {
-  const { db, guard, notify } = connection;
-  const { conversations, runs, audit } = db;
+  const { db, guard } = connection;
+  const { runs, audit } = db;
 
   return {
-    // Conditional on the conversation: a late progress write of a run whose conversation was
-    // deleted must not bring back a `running` row that start-up would then try to repair.
-    putRun: (run) =>
-      guard('saving a run', async () => {
-        await db.transaction('rw', [conversations, runs], async () => {
-          if ((await conversations.get(run.conversationId)) === undefined)
-            throw notFound('conversation', run.conversationId);
-          await runs.put(run);
-        });
-        notify({ table: 'runs', conversationId: run.conversationId });
-      }),
+    // A step with nothing but the checkpoint, so a progress write goes with the other runs'
+    // steps. Conditional on the conversation, as every step is: a late progress write of a run
+    // whose conversation was deleted must not bring back a `running` row that start-up would
+    // then try to repair.
+    putRun: async (run) => {
+      await writeStep({ conversationId: run.conversationId, runId: run.id, messages: [], run });
+    },
 
     getRun: (id) => guard('reading a run', () => runs.get(id)),
 

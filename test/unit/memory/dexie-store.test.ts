@@ -429,26 +429,32 @@ describe('committing a step', () => {
     expect((await store.getConversation('c'))?.lastSeq).toBe(40);
   });
 
-  it('writes steps of many conversations asked for at once, in one transaction', async (context) => {
+  it('writes steps and checkpoints of many conversations asked for at once, in one transaction', async (context) => {
     // Counted where IndexedDB opens them (watched before the database opens: Dexie keeps the
     // method it found then); the in-memory store has none to count.
     const opened = vi.spyOn(FakeDatabase.prototype, 'transaction');
     const { store, indexedDB } = setUp();
     const ids = Array.from({ length: 20 }, (_, index) => `c${index}`);
-    for (const id of ids.slice(10)) await store.ensureConversation(id);
+    for (const id of [...ids.slice(10), 'p0', 'p1']) await store.ensureConversation(id);
     opened.mockClear();
-    const written = await Promise.all(
-      ids.map((id, index) =>
-        store.commitStep({
-          conversationId: id,
-          runId: `r${index}`,
-          messages: [userSays(`q${index}`)],
-          run: runRecord({ id: `r${index}`, conversationId: id }),
-          // The first ten conversations are new: their runs' inputs create them.
-          ...(index < 10 ? { create: { title: `t${index}` } } : {}),
-        }),
+    const [written] = await Promise.all([
+      Promise.all(
+        ids.map((id, index) =>
+          store.commitStep({
+            conversationId: id,
+            runId: `r${index}`,
+            messages: [userSays(`q${index}`)],
+            run: runRecord({ id: `r${index}`, conversationId: id }),
+            // The first ten conversations are new: their runs' inputs create them.
+            ...(index < 10 ? { create: { title: `t${index}` } } : {}),
+          }),
+        ),
       ),
-    );
+      // Progress writes of other runs go in the same transaction.
+      store.putRun(runRecord({ id: 'p0', conversationId: 'p0', partialText: 'so far' })),
+      store.putRun(runRecord({ id: 'p1', conversationId: 'p1' })),
+    ]);
+    expect((await store.getRun('p0'))?.partialText).toBe('so far');
     expect(written.map((records) => records.map((record) => record.seq))).toEqual(
       ids.map(() => [1]),
     );
