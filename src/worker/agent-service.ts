@@ -4,7 +4,6 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
-import { compileRules } from '../memory/learn-rules';
 import { rowProblems } from '../memory/row-schemas';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
@@ -54,7 +53,6 @@ import {
   parseResumeRequest,
   parseRunRequest,
 } from './request-schema';
-import { planResume } from './resume-plan';
 import { abortedRun } from './run-agent';
 import { readRunInput, withText } from './run-input';
 import { RunRelay } from './run-relay';
@@ -163,7 +161,10 @@ export class AgentService implements AgentWorkerApi {
     try {
       const config = parseAgentConfig(value);
       const chatModel = this.#chatModel(config.model);
-      const learnRules = compileRules(config.memory.learn?.rules ?? []);
+      // Loaded only for an agent that has rules: most agents do not learn.
+      const rules = config.memory.learn?.rules ?? [];
+      const learnRules =
+        rules.length > 0 ? (await import('../memory/learn-rules')).compileRules(rules) : [];
       this.#database = config.memory.database;
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
@@ -360,6 +361,8 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<void> {
     return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
       const request = parseResumeRequest(untrusted);
+      // Loaded on the first resume: most runs are never resumed.
+      const { planResume } = await import('./resume-plan');
       const { run, start } = await planResume(setup.store, request.runId, request.allowedTools);
       served.conversationId = run.conversationId;
       assertAsksHold(setup, request, channel);
