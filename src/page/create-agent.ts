@@ -271,7 +271,7 @@ const NO_WORKERS: SandboxStats = { live: 0, started: 0, killed: 0 };
  */
 export function createAgent(options: AgentOptions): Agent {
   // Taken now, as the app gave them (they are checked once the start has loaded): a later
-  // change to the options object's fields changes nothing.
+  // change to the options object, at any depth, changes nothing.
   const given = copied(options);
   const runs = new Set<AgentRun>();
   const watches = new Set<AgentWatch>();
@@ -377,7 +377,7 @@ export function createAgent(options: AgentOptions): Agent {
     // One implementation for both overloads: the schema types only what `result` resolves with.
     run: ((input: RunInput, runOptions: RunOptions = {}) => {
       // A list of parts is copied too: an app may empty its list of attachments once sent.
-      const parts = Array.isArray(input) ? input.map(copied) : input;
+      const parts = copied(input);
       const taken = copied(runOptions);
       const runId = crypto.randomUUID();
       const conversationId =
@@ -442,8 +442,24 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
-/** A shallow copy of an object or array (its fields as they are now); anything else as it is. */
-function copied<T>(value: T): T {
-  if (Array.isArray(value)) return [...value] as T;
-  return typeof value === 'object' && value !== null ? { ...value } : value;
+/**
+ * `value` as it is now: arrays and plain objects are copied all the way down (a cycle stays
+ * a cycle), so that a later change to the app's options or parts, at any depth, changes
+ * nothing; anything else (functions, schemas, signals, bytes) is kept as it is.
+ */
+function copied<T>(value: T, seen = new Map<object, unknown>()): T {
+  if (typeof value !== 'object' || value === null) return value;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  const isArray = Array.isArray(value);
+  if (!isArray && prototype !== Object.prototype && prototype !== null) return value;
+  if (seen.has(value)) return seen.get(value) as T;
+  const copy: Record<string, unknown> = isArray
+    ? []
+    : prototype === null
+      ? Object.create(null)
+      : {};
+  seen.set(value, copy);
+  for (const key of Object.keys(value))
+    copy[key] = copied((value as Record<string, unknown>)[key], seen);
+  return copy as T;
 }

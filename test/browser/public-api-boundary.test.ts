@@ -930,6 +930,38 @@ describe('options are taken when the call is made', () => {
     expect((await agent.memory.getConversation('given'))?.messages).toHaveLength(2);
   });
 
+  it('ignores a change deep inside the options after createAgent and run returned', async () => {
+    const session = await scriptModel([{ text: 'Taken as given.' }]);
+    const model = { baseURL: session.baseURL, model: 'airlock-test-model' };
+    const agent = createAgent({
+      ...validOptions(agentWorker),
+      model,
+      memory: { database: `boundary-${crypto.randomUUID()}` },
+    });
+    onTestFinished(() => agent.dispose());
+    model.baseURL = 'ftp://example.com';
+    const stop = ['END'];
+    const parts: RunInputPart[] = [{ type: 'text', text: 'Hello' }];
+    const run = agent.run(parts, { modelOptions: { stop } });
+    stop.push('LATER');
+    (parts[0] as { text: string }).text = 'Changed';
+
+    expect((await run.result).text).toBe('Taken as given.');
+    const [body] = await receivedBodies(session);
+    expect(body?.stop).toEqual(['END']);
+    expect(JSON.stringify(body?.messages.at(-1))).toContain('Hello');
+  });
+
+  it('takes options that hold a cycle, copying them without overflowing', async () => {
+    const session = await scriptModel([{ text: 'Taken as given.' }]);
+    const model: Record<string, unknown> = { baseURL: session.baseURL, model: 'm' };
+    // A field Airlock does not read, pointing back at its own object.
+    model.self = model;
+    const agent = createAgent({ ...validOptions(agentWorker), model } as never);
+    onTestFinished(() => agent.dispose());
+    expect((await agent.run('Hello').result).text).toBe('Taken as given.');
+  });
+
   it('sends the parts of an input as they were when run was called, though the app empties its list at once', async () => {
     const session = await scriptModel([{ text: 'Seen.' }]);
     const agent = agentFor(session);

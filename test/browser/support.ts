@@ -85,6 +85,7 @@ export interface ReceivedBody {
   tools?: Array<{ type: string; function: { name: string; parameters: Record<string, unknown> } }>;
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  stop?: string | string[];
   response_format?: {
     type: string;
     json_schema: { name?: string | undefined; schema?: unknown; strict?: boolean | undefined };
