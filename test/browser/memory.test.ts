@@ -131,6 +131,37 @@ describe('memory in IndexedDB', () => {
     );
   });
 
+  it('keeps each of many runs started together in its own conversation, every step stored', async () => {
+    const database = newDatabase();
+    const count = 12;
+    // Streamed slowly enough that the runs' input, progress and answer writes overlap.
+    const session = await scriptModel(
+      Array.from({ length: count }, () => ({ text: 'Done with it.', chunkDelayMs: 5 })),
+    );
+    const agent = agentFor(session, { memory: { database, tools: false } });
+    onTestFinished(() => agent.dispose());
+    const ids = Array.from({ length: count }, () => crypto.randomUUID());
+    const results = await Promise.all(
+      ids.map(
+        (conversationId, index) => agent.run(`Question ${index}.`, { conversationId }).result,
+      ),
+    );
+
+    expect(results.map((result) => result.reason)).toEqual(ids.map(() => 'stop'));
+    for (const [index, conversationId] of ids.entries()) {
+      const stored = await agent.memory.getConversation(conversationId);
+      expect(
+        stored?.messages.map((record) => [record.seq, record.message.role, record.message.content]),
+      ).toEqual([
+        [1, 'user', `Question ${index}.`],
+        [2, 'assistant', 'Done with it.'],
+      ]);
+      expect(stored?.conversation.lastSeq).toBe(2);
+      const runs = await agent.memory.listRuns({ conversationId });
+      expect(runs.map((run) => [run.status, run.partialText])).toEqual([['finished', '']]);
+    }
+  });
+
   it('summarises messages that fall out of the window with the model, sends and stores the summary', async () => {
     const session = await scriptModel([
       { text: 'Answer one.' },
