@@ -12,7 +12,7 @@ import type { ConversationListOptions } from '../protocol/memory';
 import type { CheckedRead, MemoryApi, MemoryWire } from '../protocol/wire';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';
 import { sumRunUsage } from './run-usage';
-import { checkRow } from './stored-rows';
+import { checkRow, leftOutRowError } from './stored-rows';
 
 type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
 
@@ -105,7 +105,9 @@ export class MemoryService implements MemoryWire {
       `exportConversation(${JSON.stringify(conversationId)})`,
     )(exported.conversation);
     const rows = new CheckedRows(`the export of conversation ${JSON.stringify(conversationId)}`);
-    const kept = importable(conversation, rows.keep('messages', exported.messages));
+    const { dropped, ...kept } = importable(conversation, rows.keep('messages', exported.messages));
+    for (const record of dropped)
+      rows.leaveOut('messages', record, 'it answers a tool call whose message was left out');
     // An import refuses an attachment no message refers to: those of messages left out go.
     const referenced = new Set(referencedHashes(kept.messages));
     return rows.answer(
@@ -248,6 +250,11 @@ class CheckedRows {
     return checked.error === undefined;
   }
 
+  /** Reports a valid row left out because of another row (`reason` says which). */
+  leaveOut(table: keyof RowTypes, row: unknown, reason: string): void {
+    this.#errors.push(toErrorData(leftOutRowError(table, row, reason, this.#where)));
+  }
+
   answer<T>(value: T): CheckedRead<T> {
     return { value, leftOut: this.#errors };
   }
@@ -255,20 +262,25 @@ class CheckedRows {
 
 /**
  * An export's conversation and messages as an import takes them, once rows were left out:
- * a tool result whose call was in a message left out goes too, and the rest are numbered
+ * a tool result whose call was in a message left out goes too (`dropped`, for the caller to
+ * report), and the rest are numbered
  * from 1 again, the conversation's `lastSeq` and summary pointer moved to match. Unchanged
  * when nothing was left out.
  */
 function importable(
   conversation: ConversationRecord,
   records: readonly MessageRecord[],
-): { conversation: ConversationRecord; messages: MessageRecord[] } {
+): { conversation: ConversationRecord; messages: MessageRecord[]; dropped: MessageRecord[] } {
   const called = new Set<string>();
   const messages: MessageRecord[] = [];
+  const dropped: MessageRecord[] = [];
   let summarized = 0;
   for (const record of records) {
     const { message } = record;
-    if (message.role === 'tool' && !called.has(message.tool_call_id)) continue;
+    if (message.role === 'tool' && !called.has(message.tool_call_id)) {
+      dropped.push(record);
+      continue;
+    }
     if (message.role === 'assistant')
       for (const call of message.tool_calls ?? []) called.add(call.id);
     messages.push({ ...record, seq: messages.length + 1 });
@@ -277,6 +289,7 @@ function importable(
   return {
     conversation: { ...conversation, lastSeq: messages.length, summarizedThroughSeq: summarized },
     messages,
+    dropped,
   };
 }
 

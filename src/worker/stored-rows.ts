@@ -97,6 +97,24 @@ function badRowError(
   );
 }
 
+/**
+ * The error for a row that is valid but was left out of `leftOut` because of another row
+ * (`reason`): an export's tool result whose call was left out, say.
+ */
+export function leftOutRowError(
+  table: keyof RowTypes,
+  row: unknown,
+  reason: string,
+  leftOut: string,
+): AirlockError {
+  const key = rowKey(table, row);
+  return new AirlockError(
+    'storage-failed',
+    `A stored ${table} row (${describeKey(key)}) was left out of ${leftOut}: ${reason}.`,
+    { details: { ...key, problems: [reason] } },
+  );
+}
+
 /** A message row's copy without its assistant message's reasoning fields, if it has any. */
 function stripReasoning(row: unknown): unknown {
   if (typeof row !== 'object' || row === null) return undefined;

@@ -661,9 +661,19 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
       [2, 'assistant', 'Done.'],
     ]);
     expect(exported.conversation).toMatchObject({ lastSeq: 2, summarizedThroughSeq: 1 });
+    // The bad call is told, and so is its result, left out with it.
     expect(leftOut.map((error) => error.details)).toEqual([
       expect.objectContaining({ table: 'messages', conversationId, seq: 2 }),
+      {
+        table: 'messages',
+        conversationId,
+        seq: 3,
+        problems: ['it answers a tool call whose message was left out'],
+      },
     ]);
+    expect(leftOut[1]?.message).toMatch(
+      /messages row .* was left out of the export of conversation/,
+    );
 
     const copy = agentFor(session, { memory: { database: newDatabase() } });
     await copy.memory.importConversation(JSON.stringify(exported));
