@@ -442,13 +442,17 @@ export function createAgent(options: AgentOptions): Agent {
   };
 }
 
+/** How deep `copied` goes; options nested deeper than this are no options Airlock reads. */
+const COPY_DEPTH = 32;
+
 /**
- * `value` as it is now: arrays and plain objects are copied all the way down (a cycle stays
- * a cycle), so that a later change to the app's options or parts, at any depth, changes
- * nothing; anything else (functions, schemas, signals, bytes) is kept as it is.
+ * `value` as it is now: arrays and plain objects are copied (a cycle stays a cycle), so that
+ * a later change to the app's options or parts changes nothing; anything else (functions,
+ * schemas, signals, bytes), and whatever lies deeper than `COPY_DEPTH`, is kept as it is, so
+ * a hostile nesting cannot overflow the stack.
  */
-function copied<T>(value: T, seen = new Map<object, unknown>()): T {
-  if (typeof value !== 'object' || value === null) return value;
+function copied<T>(value: T, seen = new Map<object, unknown>(), depth = 0): T {
+  if (typeof value !== 'object' || value === null || depth > COPY_DEPTH) return value;
   const prototype: unknown = Object.getPrototypeOf(value);
   const isArray = Array.isArray(value);
   if (!isArray && prototype !== Object.prototype && prototype !== null) return value;
@@ -460,6 +464,6 @@ function copied<T>(value: T, seen = new Map<object, unknown>()): T {
       : {};
   seen.set(value, copy);
   for (const key of Object.keys(value))
-    copy[key] = copied((value as Record<string, unknown>)[key], seen);
+    copy[key] = copied((value as Record<string, unknown>)[key], seen, depth + 1);
   return copy as T;
 }

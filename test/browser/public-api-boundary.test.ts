@@ -962,6 +962,20 @@ describe('options are taken when the call is made', () => {
     expect((await agent.run('Hello').result).text).toBe('Taken as given.');
   });
 
+  it('takes options nested far deeper than any it reads, without overflowing', async () => {
+    const session = await scriptModel([{ text: 'Taken as given.' }]);
+    let nested: Record<string, unknown> = {};
+    for (let depth = 0; depth < 50_000; depth++) nested = { nested };
+    const agent = createAgent({
+      ...validOptions(agentWorker),
+      model: { baseURL: session.baseURL, model: 'm' },
+      nested,
+    } as never);
+    onTestFinished(() => agent.dispose());
+    const run = agent.run('Hello', { nested } as never);
+    expect((await run.result).text).toBe('Taken as given.');
+  });
+
   it('sends the parts of an input as they were when run was called, though the app empties its list at once', async () => {
     const session = await scriptModel([{ text: 'Seen.' }]);
     const agent = agentFor(session);
