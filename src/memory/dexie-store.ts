@@ -16,8 +16,8 @@ export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database
  * at run time; the table modules in `dexie/` work through its connection). Nothing touches
  * the database until the first call. Every method is one transaction (`commitStep` and
  * `putRun` share theirs with the steps waiting beside them: `dexie/step-writer.ts`) and
- * rejects with an `AirlockError`; every successful write posts a `StoreChange` on the `BroadcastChannel`
- * `airlock:<name>`. An open blocked by an old tab fails `storage-blocked` after
+ * rejects with an `AirlockError`; every successful write posts a `StoreChange` on the
+ * `BroadcastChannel` `airlock:<name>`. An open blocked by an old tab fails `storage-blocked` after
  * `openTimeoutMs`; when another tab opens a newer schema version this store closes, so
  * that tab is not blocked, and later calls reject with `schema-changed`.
  */

@@ -48,8 +48,8 @@ export type {
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
  * module that knows IndexedDB. Every method is one transaction (steps and checkpoints of
  * runs going on at once may share one; each is still all or nothing); none stays open
- * across a model or tool call. Failures reject with `AirlockError` (`storage-full`, `storage-failed`,
- * `invalid-input`, `not-found`).
+ * across a model or tool call. Failures reject with `AirlockError` (`storage-full`,
+ * `storage-failed`, `invalid-input`, `not-found`).
  */
 export interface ConversationStore {
   /** Creates the conversation if it does not exist; returns its row. */

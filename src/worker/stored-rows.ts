@@ -82,19 +82,14 @@ export class StoredRowCheck {
   }
 }
 
+/** The error for a row that is not valid, and what became of it (`outcome`). */
 function badRowError(
   table: keyof RowTypes,
   row: unknown,
   problems: readonly string[],
   outcome: string,
 ): AirlockError {
-  const key = rowKey(table, row);
-  const listed = problems.slice(0, LISTED_PROBLEMS).join('; ');
-  return new AirlockError(
-    'storage-failed',
-    `A stored ${table} row (${describeKey(key)}) is not valid and ${outcome}: ${listed}.`,
-    { details: { ...key, problems } },
-  );
+  return rowError(table, row, problems, `is not valid and ${outcome}`);
 }
 
 /**
@@ -107,11 +102,22 @@ export function leftOutRowError(
   reason: string,
   leftOut: string,
 ): AirlockError {
+  return rowError(table, row, [reason], `was left out of ${leftOut}`);
+}
+
+/** `storage-failed`, naming the row by its key and listing its `problems`. */
+function rowError(
+  table: keyof RowTypes,
+  row: unknown,
+  problems: readonly string[],
+  said: string,
+): AirlockError {
   const key = rowKey(table, row);
+  const listed = problems.slice(0, LISTED_PROBLEMS).join('; ');
   return new AirlockError(
     'storage-failed',
-    `A stored ${table} row (${describeKey(key)}) was left out of ${leftOut}: ${reason}.`,
-    { details: { ...key, problems: [reason] } },
+    `A stored ${table} row (${describeKey(key)}) ${said}: ${listed}.`,
+    { details: { ...key, problems } },
   );
 }
 

@@ -104,23 +104,23 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     const checkpointsOnly = group.every(
       ({ step }) => step.messages.length === 0 && !step.audit?.length && !step.attachments?.length,
     );
-    const outcomes = await guard(
+    const written = await guard(
       checkpointsOnly ? 'saving a run' : 'saving a step',
       () =>
         db.transaction('rw', tables, () =>
-          Promise.all(group.map(({ step }) => writeStep(step, now))),
+          Promise.all(
+            group.map(async (item) => ({ item, outcome: await writeStep(item.step, now) })),
+          ),
         ),
       checkpointsOnly ? 'retry' : 'once',
     );
-    group.forEach(({ step, resolve, reject }, index) => {
-      const outcome = outcomes[index];
-      if (!outcome) reject(new Error('A step of the group has no outcome.'));
-      else if ('refused' in outcome) reject(outcome.refused);
+    for (const { item, outcome } of written) {
+      if ('refused' in outcome) item.reject(outcome.refused);
       else {
-        announce(step, outcome);
-        resolve(outcome.added);
+        announce(item.step, outcome);
+        item.resolve(outcome.added);
       }
-    });
+    }
   }
 
   /**
@@ -132,7 +132,8 @@ export function stepWriter(connection: DexieConnection): StepWriter {
   async function drain(): Promise<void> {
     writing = true;
     try {
-      // Steps asked for in the same task (runs started together) make the first group.
+      // Steps asked for right after the first, before this turn ends (runs started
+      // together), go in the first group with it.
       await Promise.resolve();
       while (queued.length > 0) {
         const group: QueuedStep[] = [];
