@@ -51,6 +51,7 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       ['saveProposals', 'listProposals', 'acceptProposal', 'dismissProposal'],
       async () => (await import('./dexie/proposals')).proposalTables(connection),
     ),
+    onChange: connection.listen,
     close: () => connection.close(),
   };
 }

@@ -542,6 +542,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       ),
 
     // The same three reads, each from the maps as they are.
+    conversationIds: () =>
+      guard('listing the conversations', () => {
+        const prefix = conversationScope('');
+        const ids = new Set(conversations.keys());
+        for (const memory of memories.values())
+          if (memory.scope.startsWith(prefix)) ids.add(memory.scope.slice(prefix.length));
+        return [...ids];
+      }),
+    onChange: (listener) => feed.listen(listener),
+
     readContext: async ({ conversationId, recent, scopes, create }) => {
       const [rows, conversation, memoryRows] = await Promise.all([
         store.recentMessages(conversationId, recent),

@@ -1,4 +1,4 @@
-import { type StoreChange, storeChannelName } from '../protocol/memory';
+import { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
 
 export { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
 
@@ -9,30 +9,87 @@ export function cascadeChanges(conversationId: string): StoreChange[] {
   ).map((table) => ({ table, conversationId }));
 }
 
-/** Posts store changes; the channel is opened on the first post and released by `close`. */
+/**
+ * Told of changes to the store. `undefined` stands for a change it cannot name (a message
+ * on the channel that is not a change): anything may have changed.
+ */
+export type ChangeListener = (change: StoreChange | undefined) => void;
+
+/** Posts store changes, and tells its listeners of them and of other stores' changes. */
 export interface ChangeFeed {
   post(changes: readonly StoreChange[]): void;
+  /**
+   * Calls `listener` with each change posted here, at once, and each change other stores
+   * of the same name post (other tabs, other workers), as it arrives. Returns its removal.
+   */
+  listen(listener: ChangeListener): () => void;
+  /** Releases the channel; nothing is posted or heard after. */
   close(): void;
 }
 
 /**
- * A change feed for the store named `storeName`. Where `BroadcastChannel` does not exist
- * (old runtimes, some test environments) posting does nothing: notifications are a
- * convenience for other views, never needed for correctness.
+ * A change feed for the store named `storeName`, on the `BroadcastChannel`
+ * `airlock:<name>`, opened on first use. Where `BroadcastChannel` does not exist (old
+ * runtimes, some test environments) posting reaches only this feed's own listeners.
  */
 export function createChangeFeed(storeName: string): ChangeFeed {
   let channel: BroadcastChannel | undefined;
   let closed = false;
+  const listeners = new Set<ChangeListener>();
+  const open = () => {
+    if (closed || typeof BroadcastChannel === 'undefined') return undefined;
+    if (!channel) {
+      channel = new BroadcastChannel(storeChannelName(storeName));
+      // A channel never hears its own posts: those reach the listeners in `post`.
+      channel.onmessage = (message: MessageEvent<unknown>) => {
+        const change = storeChange(message.data);
+        for (const listener of listeners) listener(change);
+      };
+    }
+    return channel;
+  };
   return {
     post(changes) {
-      if (closed || typeof BroadcastChannel === 'undefined') return;
-      channel ??= new BroadcastChannel(storeChannelName(storeName));
-      for (const change of changes) channel.postMessage(change);
+      if (closed) return;
+      const posting = open();
+      for (const change of changes) {
+        posting?.postMessage(change);
+        for (const listener of listeners) listener(change);
+      }
+    },
+    listen(listener) {
+      open();
+      listeners.add(listener);
+      return () => listeners.delete(listener);
     },
     close() {
       closed = true;
+      listeners.clear();
       channel?.close();
       channel = undefined;
     },
   };
 }
+
+/** `data` as a change, or `undefined` when it is not one (every channel message is untrusted). */
+function storeChange(data: unknown): StoreChange | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const { table, conversationId } = data as Record<string, unknown>;
+  if (!TABLES.has(table as StoreTable)) return undefined;
+  if (conversationId === undefined) return { table: table as StoreTable };
+  return typeof conversationId === 'string'
+    ? { table: table as StoreTable, conversationId }
+    : undefined;
+}
+
+const TABLES = new Set<StoreTable>([
+  'conversations',
+  'messages',
+  'memories',
+  'runs',
+  'audit',
+  'proposals',
+  'documents',
+  'chunks',
+  'attachments',
+]);

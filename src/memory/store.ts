@@ -20,6 +20,7 @@ import type {
   MessageRecord,
   RunRecord,
 } from '../protocol/memory';
+import type { ChangeListener } from './store-change';
 
 export type {
   KnowledgeChunkRecord,
@@ -100,6 +101,18 @@ export interface ConversationStore {
   getAttachments(hashes: readonly string[]): Promise<(AttachmentRecord | undefined)[]>;
   /** The newest `limit` complete messages, oldest first; reads only those rows. */
   recentMessages(conversationId: string, limit: number): Promise<MessageRecord[]>;
+  /**
+   * Ids of the conversations a new run's context would find anything of: the stored
+   * conversations, and those with memories of their own scope. A run of any other id starts
+   * from nothing but the lasting memories.
+   */
+  conversationIds(): Promise<string[]>;
+  /**
+   * Calls `listener` with each change this store makes, at once after its write, and each
+   * change other stores of the same database post (other tabs, other workers), as it
+   * arrives. Returns the listener's removal.
+   */
+  onChange(listener: ChangeListener): () => void;
   /**
    * What a run's context is built from, in one transaction: the newest `recent` complete
    * messages (as `recentMessages`), the conversation's row (undefined when it is not stored;

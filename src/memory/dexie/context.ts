@@ -1,6 +1,7 @@
+import { conversationScope } from '../memory-rules';
 import type { ConversationStore } from '../store';
 import { conversationRow } from './conversations';
-import type { DexieConnection } from './database';
+import { conversationScopesRange, type DexieConnection } from './database';
 import { memoriesOf } from './memories';
 import { newestComplete } from './messages';
 
@@ -8,9 +9,25 @@ import { newestComplete } from './messages';
  * A run's context reads in one transaction rather than three: each transaction costs the
  * worker a round trip to IndexedDB and its own bookkeeping, on every run.
  */
-export function contextTables(connection: DexieConnection): Pick<ConversationStore, 'readContext'> {
+export function contextTables(
+  connection: DexieConnection,
+): Pick<ConversationStore, 'readContext' | 'conversationIds'> {
   const { db, guard, notify } = connection;
   return {
+    conversationIds: () =>
+      guard('listing the conversations', () =>
+        db.transaction('r', [db.conversations, db.memories], async () => {
+          const [stored, scoped] = await Promise.all([
+            db.conversations.toCollection().primaryKeys(),
+            conversationScopesRange(db).keys(),
+          ]);
+          const ids = new Set(stored);
+          const prefix = conversationScope('');
+          for (const [scope] of scoped as unknown as [string, string][])
+            ids.add(scope.slice(prefix.length));
+          return [...ids];
+        }),
+      ),
     readContext: ({ conversationId, recent, scopes, create }) =>
       guard("reading a run's context", async () => {
         let created = false;

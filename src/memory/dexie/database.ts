@@ -4,6 +4,7 @@ import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { KnowledgeChunkText, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { DEFAULT_DATABASE } from '../../protocol/memory';
 import { waitFor } from '../../timing/wait';
+import { conversationScope } from '../memory-rules';
 import {
   CURRENT_SCHEMA_VERSION,
   SCHEMA_V1,
@@ -27,7 +28,7 @@ import type {
   MessageRecord,
   RunRecord,
 } from '../store';
-import { createChangeFeed, type StoreChange } from '../store-change';
+import { type ChangeFeed, createChangeFeed, type StoreChange } from '../store-change';
 import {
   type BlockVector,
   codesOfBlock,
@@ -114,6 +115,8 @@ export interface DexieConnection {
   guard<T>(operation: string, body: () => Promise<T>, retry?: 'retry' | 'once'): Promise<T>;
   /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
   notify(...changes: StoreChange[]): void;
+  /** The store's `onChange`. */
+  listen: ChangeFeed['listen'];
   /**
    * Closes the connection; later calls reject with `storage-failed`. Resolves once none of
    * its transactions is in flight (an open under way finishes first), so that the worker can
@@ -275,6 +278,14 @@ export function messageTermsRange(db: AirlockDatabase, conversationId: string) {
 /** The memories of one scope, by key. */
 export function scopeRange(db: AirlockDatabase, scope: MemoryScope) {
   return db.memories.where('[scope+key]').between([scope, Dexie.minKey], [scope, Dexie.maxKey]);
+}
+
+/** The memories of conversations' own scopes (`conversation:<id>`), whatever the id. */
+export function conversationScopesRange(db: AirlockDatabase) {
+  // ';' follows ':': every scope that starts with `conversation:` sorts between the two.
+  return db.memories
+    .where('[scope+key]')
+    .between([conversationScope(''), Dexie.minKey], ['conversation;', Dexie.minKey]);
 }
 
 function isNamed(error: unknown, name: string): boolean {
@@ -450,6 +461,7 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
     notify(...changes) {
       feed.post(changes);
     },
+    listen: (listener) => feed.listen(listener),
     async close() {
       closedBy ??= 'caller';
       // Closing mid-open would leave the native open (and its upgrade) running unwatched.

@@ -694,6 +694,44 @@ describe('change notifications', () => {
       channel.close();
     }
   });
+  it('tells onChange of its own writes at once, of another store’s as they arrive, and of what is no change as undefined', async () => {
+    const { store, name, reopen } = setUp();
+    const heard: (StoreChange | undefined)[] = [];
+    onTestFinished(store.onChange((change) => heard.push(change)));
+    await store.saveMemory({ key: 'k', content: 'v', scope: 'conversation:mine' });
+    // At once: no turn of the event loop between the write and its listeners.
+    expect(heard).toEqual([{ table: 'memories', conversationId: 'mine' }]);
+
+    const other = reopen();
+    await other.saveMemory({ key: 'k', content: 'v' });
+    const forger = new BroadcastChannel(storeChannelName(name));
+    onTestFinished(() => forger.close());
+    for (const forged of [
+      null,
+      'messages',
+      { table: 'nope' },
+      { table: 'runs', conversationId: 7 },
+    ])
+      forger.postMessage(forged);
+    forger.postMessage({ table: 'messages', conversationId: 'last' });
+    await vi.waitFor(() =>
+      expect(heard.at(-1)).toEqual({ table: 'messages', conversationId: 'last' }),
+    );
+    expect(heard).toContainEqual({ table: 'memories' });
+    expect(heard.filter((change) => change === undefined)).toHaveLength(4);
+  });
+
+  it('lists the ids of stored conversations and of those with memories of their own, whatever their ids', async () => {
+    const { store } = setUp();
+    await store.ensureConversation('stored');
+    for (const id of ['only-memories', 'a;b', '\uffffodd', 'stored'])
+      await store.saveMemory({ key: 'k', content: 'v', scope: `conversation:${id}` });
+    await store.saveMemory({ key: 'k', content: 'v', scope: 'user:conversation:nobody' });
+    await store.saveMemory({ key: 'k', content: 'v' });
+    expect((await store.conversationIds()).sort()).toEqual(
+      ['stored', 'only-memories', 'a;b', '\uffffodd'].sort(),
+    );
+  });
 });
 
 describe('hostile memory rows', () => {
