@@ -34,10 +34,12 @@ import {
 } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
 import { parseAgentConfig } from './config-schema';
+import { ContextCache } from './context-cache';
 import { conversationLockName, heldLockNames } from './conversation-lock';
 import {
   type AgentSetup,
   assertAsksHold,
+  lastingScopes,
   type RunChannel,
   runConversation,
 } from './conversation-run';
@@ -180,6 +182,16 @@ export class AgentService implements AgentWorkerApi {
         knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
         learnRules,
+        // Kept only where other tabs' changes can be heard (`BroadcastChannel`).
+        ...(typeof BroadcastChannel === 'function'
+          ? {
+              contexts: new ContextCache(
+                store,
+                config.memory.window.maxMessages + 1,
+                lastingScopes(config),
+              ),
+            }
+          : {}),
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.

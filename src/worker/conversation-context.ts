@@ -15,6 +15,7 @@ import { estimateMessageTokens, type TokenCalibration } from '../model/estimate-
 import type { ChatMessage, Usage } from '../protocol/chat';
 import type { WarningCode } from '../protocol/errors';
 import type { SideCalls } from './budget-meter';
+import type { ContextRows } from './context-cache';
 import { resolveAttachments } from './resolve-attachments';
 import type { StoredRowCheck } from './stored-rows';
 import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
@@ -53,6 +54,11 @@ export interface ContextRequest {
   readonly knowledge: readonly ChatMessage[];
   /** Checks the rows read back from the store, reporting the bad ones. */
   readonly rows: StoredRowCheck;
+  /**
+   * The rows, when they were asked for already (a new run's, from `ContextCache`): read
+   * with the window's `maxMessages + 1` newest messages and `scopes`' memories.
+   */
+  readonly stored?: ContextRows | Promise<ContextRows> | undefined;
   /** Tells the page about a failure the run survives. */
   readonly warn: (code: WarningCode, message: string) => Promise<void>;
   /** Allows and counts the summary call against the conversation's budgets. */
@@ -92,19 +98,20 @@ const PREVIOUS_SUMMARY_EXCERPT = 4_000;
  */
 export async function buildContext(request: ContextRequest): Promise<RunContextMessages> {
   const { store, conversationId, window, rows } = request;
-  // One read for all three. A new run's conversation may not be stored yet (its input's
-  // write creates it): no row is a conversation with no summary. A resumed run's is there;
-  // it is created if gone.
+  // One read for all three (unless the rows were asked for already). A new run's
+  // conversation may not be stored yet (its input's write creates it): no row is a
+  // conversation with no summary. A resumed run's is there; it is created if gone.
   const {
     recent: recentRows,
     conversation: conversationRow,
     memories: memoryRows,
-  } = await store.readContext({
-    conversationId,
-    recent: window.maxMessages + 1,
-    scopes: request.scopes,
-    create: !request.input,
-  });
+  } = await (request.stored ??
+    store.readContext({
+      conversationId,
+      recent: window.maxMessages + 1,
+      scopes: request.scopes,
+      create: !request.input,
+    }));
   const recent = await rows.keep('messages', recentRows);
   const earlier = recent.filter((record) => record.runId !== request.runId);
   const own = request.input

@@ -53,23 +53,27 @@ export class ConversationJournal implements RunJournal {
 
   /**
    * Saves the run's input with its checkpoint, creating the conversation (titled `title`)
-   * if the input is its first.
+   * if the input is its first. Resolves with the input's seq (undefined when the write
+   * failed and was reported).
    */
   async started(
     input: ChatMessage,
     attachments: readonly AttachmentData[] = [],
     title?: string,
-  ): Promise<void> {
-    await this.#write(() =>
-      this.#store.commitStep({
+  ): Promise<number | undefined> {
+    let seq: number | undefined;
+    await this.#write(async () => {
+      const [added] = await this.#store.commitStep({
         conversationId: this.#run.conversationId,
         runId: this.#run.id,
         messages: [input],
         run: this.#run,
         ...(attachments.length > 0 ? { attachments } : {}),
         create: { title },
-      }),
-    );
+      });
+      seq = added?.seq;
+    });
+    return seq;
   }
 
   /** Observes the run's events to keep the streamed text of the current step. */

@@ -2,6 +2,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { CompiledRule } from '../memory/learn-rules';
+import { conversationScope } from '../memory/memory-rules';
 import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
@@ -11,6 +12,7 @@ import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter, sideCallsOf } from './budget-meter';
+import type { ContextCache, ContextRows, RowsForRun } from './context-cache';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
@@ -44,6 +46,8 @@ export interface AgentSetup {
   readonly knowledge: KnowledgeBase;
   /** The rules of `memory.learn`, compiled (none when it is not set). */
   readonly learnRules: readonly CompiledRule[];
+  /** What new runs' contexts read, kept between runs (absent where it could not be kept fresh). */
+  readonly contexts?: ContextCache | undefined;
 }
 
 /** How a run talks to its page: events out, cancel and approvals in, output checked there. */
@@ -186,8 +190,19 @@ export async function runConversation(
         (retrieval === 'inject' || retrieval === 'both') &&
         run.input.trim() !== '' &&
         !setup.knowledge.knownEmpty;
-      const contextOf = (knowledge: ChatMessage[]) =>
+      // A new conversation's rows may come from the worker's cache: a guess that it has no
+      // messages, checked by the input's write below. A resumed run reads its own.
+      const cached = start.input ? setup.contexts?.rowsFor(run.conversationId) : undefined;
+      cached?.catch(() => undefined);
+      let inputSeq: number | undefined;
+      /**
+       * Whether a guess was wrong: the input was not the conversation's first message. Known
+       * once begun; when the write failed (reported), the run goes on from the guess, in memory.
+       */
+      const stale = (rows: RowsForRun) => rows.guessed && inputSeq !== undefined && inputSeq !== 1;
+      const contextOf = (knowledge: ChatMessage[], stored?: ContextRows | Promise<ContextRows>) =>
         buildContext({
+          stored,
           store,
           model,
           conversationId: run.conversationId,
@@ -211,14 +226,32 @@ export async function runConversation(
       // reads do not wait for the write (they leave out the run's own rows, so they find the
       // same either way). With knowledge to inject, the search comes first (its event after
       // run-start). The write creates the conversation's row if this input is its first.
-      const early = injectsKnowledge ? undefined : settledLater(contextOf([]));
+      const early = injectsKnowledge
+        ? undefined
+        : settledLater(
+            contextOf(
+              [],
+              cached?.then(({ rows }) => rows),
+            ),
+          );
       begin(
         (start.input
-          ? journal.started(start.input, start.attachments ?? [], start.title)
+          ? journal.started(start.input, start.attachments ?? [], start.title).then((seq) => {
+              inputSeq = seq;
+            })
           : Promise.resolve()
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );
       if (injectsKnowledge) await begun;
+      // Rows from the cache, out of date by the input's seq: the context is read again.
+      const confirm =
+        cached && !injectsKnowledge
+          ? Promise.all([cached, begun]).then(async ([rows]) => {
+              if (!stale(rows)) return undefined;
+              const fresh = await contextOf([]);
+              return { system: fresh.system, history: [...fresh.data, ...fresh.history] };
+            })
+          : undefined;
       // The first step's start is queued behind run-start without waiting, so the first model
       // request goes out while the input is written; every later event waits for both, so
       // nothing of the answer reaches the page before the input is stored.
@@ -241,7 +274,10 @@ export async function runConversation(
         const knowledge = injectsKnowledge
           ? await retrieveKnowledge(setup.knowledge, run.input, signal, knowledgeUsed('inject'))
           : [];
-        const context = await (early ?? contextOf(knowledge));
+        // With knowledge to inject the input is stored by now: stale rows are read again.
+        const guess = early ? undefined : await cached;
+        const context = await (early ??
+          contextOf(knowledge, guess && !stale(guess) ? guess.rows : undefined));
         const result = await runAgent({
           runId: run.id,
           conversationId: run.conversationId,
@@ -267,6 +303,7 @@ export async function runConversation(
           system: context.system,
           // Data messages lead the history: after the system message, before the conversation.
           history: [...context.data, ...context.history],
+          ...(confirm ? { confirm } : {}),
           journal,
           ...(start.resume ? { resume: start.resume } : {}),
           ...(start.continueAt ? { startStep: start.continueAt } : {}),
@@ -415,10 +452,12 @@ function memoryScopes(
   config: AgentConfig,
   conversationId: string,
 ): [MemoryScope, MemoryScope, ...MemoryScope[]] {
-  const conversation: MemoryScope = `conversation:${conversationId}`;
-  return config.memory.userId
-    ? [conversation, `user:${config.memory.userId}`, 'global']
-    : [conversation, 'global'];
+  return [conversationScope(conversationId), ...lastingScopes(config)];
+}
+
+/** The scopes of memories every run of the agent reads: the user's (when set), then global. */
+export function lastingScopes(config: AgentConfig): [MemoryScope, ...MemoryScope[]] {
+  return config.memory.userId ? [`user:${config.memory.userId}`, 'global'] : ['global'];
 }
 
 function allowlist(names: readonly string[] | undefined): (name: string) => boolean {

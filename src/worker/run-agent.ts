@@ -8,6 +8,7 @@ import type { ChatMessage, ChatToolCall, FinishReason, Usage } from '../protocol
 import type { AgentEvent, RunResult, StepSummary } from '../protocol/events';
 import type { AgentConfig, OutputRequest } from '../protocol/wire';
 import type { BudgetMeter } from './budget-meter';
+import { confirmedFirstCall } from './confirmed-call';
 import type { OutputVerdict } from './event-sink';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
@@ -78,6 +79,12 @@ export interface RunContext {
    * knowledge), the history window and the new input, last.
    */
   readonly history: readonly ChatMessage[];
+  /**
+   * Set when `system` and `history` were built from rows kept in the worker: settles once
+   * the input's write has checked them, with the context to send instead when they were
+   * out of date. The first request goes out at once; nothing of it is used before then.
+   */
+  readonly confirm?: Promise<Pick<RunContext, 'system' | 'history'> | undefined>;
   readonly journal: RunJournal;
   /** Counts what the run spends against its budgets and its conversation's. */
   readonly budget: BudgetMeter;
@@ -118,16 +125,37 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   /** A structured answer that did not fit was sent back; the next one that does not fails the run. */
   let outputRetried = false;
   const structured = context.output ? await structuredRequest(config, context.output) : undefined;
-  const system = structured?.notice
-    ? withNotice(context.system, structured.notice)
-    : context.system;
+  const systemOf = (given: readonly ChatMessage[]) =>
+    structured?.notice ? withNotice(given, structured.notice) : given;
+  let system = systemOf(context.system);
+  let { history } = context;
   // Ids the model sees in this request's history: a new call never takes one of them.
-  const callIds = new Set(
-    [...context.history, ...(context.resume ? [context.resume.assistant] : [])].flatMap(
-      (message) =>
-        message.role === 'assistant' ? (message.tool_calls ?? []).map((call) => call.id) : [],
-    ),
-  );
+  const callIds = new Set<string>();
+  const seeCallIds = (messages: readonly ChatMessage[]) => {
+    for (const message of messages)
+      if (message.role === 'assistant')
+        for (const call of message.tool_calls ?? []) callIds.add(call.id);
+  };
+  seeCallIds([...history, ...(context.resume ? [context.resume.assistant] : [])]);
+  const requestOf = (): ModelRequest => ({
+    messages: [...system, ...history, ...added],
+    tools,
+    ...(structured?.responseFormat ? { responseFormat: structured.responseFormat } : {}),
+    ...context.call,
+  });
+  // The first request is sent before its context is confirmed, and sent again if it was stale.
+  const model = context.confirm
+    ? confirmedFirstCall(
+        context.model,
+        context.confirm.then((fresh) => {
+          if (!fresh) return undefined;
+          system = systemOf(fresh.system);
+          history = fresh.history;
+          seeCallIds(history);
+          return requestOf();
+        }),
+      )
+    : context.model;
   const finish = (reason: RunResult['reason']): RunResult => ({
     runId: context.runId,
     conversationId: context.conversationId,
@@ -154,13 +182,8 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
       ? resumedResponse(resumed.assistant)
       : await streamStep({
           step,
-          model: context.model,
-          request: {
-            messages: [...system, ...context.history, ...added],
-            tools,
-            ...(structured?.responseFormat ? { responseFormat: structured.responseFormat } : {}),
-            ...context.call,
-          },
+          model,
+          request: requestOf(),
           signal,
           idleTimeoutMs: config.limits.streamIdleTimeoutMs,
           emit,
