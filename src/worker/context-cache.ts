@@ -41,6 +41,8 @@ export class ContextCache {
   #known: Set<string> | undefined;
   /** Ids touched while `#known` is being read; undefined when it is not. */
   #touchedWhileLoading: Set<string> | undefined;
+  /** Settles when the read of the ids and lasting memories under way has. */
+  #loading: Promise<void> | undefined;
   /** The memories of the lasting scopes, expired ones included; undefined until read. */
   #lasting: readonly MemoryRecord[] | undefined;
   readonly #reads = new Set<PendingRead>();
@@ -59,6 +61,9 @@ export class ContextCache {
    * nothing of, the lasting memories kept (a guess), else what the store has.
    */
   async rowsFor(conversationId: string): Promise<RowsForRun> {
+    // An agent's first run comes moments after it started: waiting for the ids costs less
+    // than reading the rows.
+    await this.#loading;
     const lasting = this.#lasting;
     const isNew = this.#known !== undefined && !this.#known.has(conversationId);
     // The run is about to write it.
@@ -92,15 +97,15 @@ export class ContextCache {
 
   /**
    * Reads the ids of the conversations stored and the lasting memories: once, and again
-   * after a change it cannot name. Until it has, every run reads its rows (slower, never
-   * wrong), and so it stays when the read fails.
+   * after a change it cannot name. Runs wait for it; when it fails, every run reads its rows
+   * (slower, never wrong).
    */
   #load(): void {
     const touched = new Set<string>();
     this.#touchedWhileLoading = touched;
     const read: PendingRead = { spoiled: false };
     this.#reads.add(read);
-    Promise.all([
+    this.#loading = Promise.all([
       this.#store.conversationIds(),
       this.#store.listMemories({ scopes: this.#lastingScopes }),
     ])
@@ -112,7 +117,9 @@ export class ContextCache {
       .catch(() => undefined)
       .finally(() => {
         this.#reads.delete(read);
-        if (this.#touchedWhileLoading === touched) this.#touchedWhileLoading = undefined;
+        if (this.#touchedWhileLoading !== touched) return;
+        this.#touchedWhileLoading = undefined;
+        this.#loading = undefined;
       });
   }
 
