@@ -46,7 +46,7 @@ export interface AgentSetup {
   readonly knowledge: KnowledgeBase;
   /** The rules of `memory.learn`, compiled (none when it is not set). */
   readonly learnRules: readonly CompiledRule[];
-  /** What new runs' contexts read, kept between runs (absent where it could not be kept fresh). */
+  /** What a new conversation's first run reads, kept in the worker (absent where other tabs' changes cannot be heard). */
   readonly contexts?: ContextCache | undefined;
 }
 
