@@ -43,7 +43,7 @@ export class ContextCache {
   #touchedWhileLoading: Set<string> | undefined;
   /** Settles when the read of the ids and lasting memories under way has. */
   #loading: Promise<void> | undefined;
-  /** The memories of the lasting scopes, expired ones included; undefined until read. */
+  /** The memories of the lasting scopes as last read (each use leaves out those expired since); undefined until read. */
   #lasting: readonly MemoryRecord[] | undefined;
   readonly #reads = new Set<PendingRead>();
 
