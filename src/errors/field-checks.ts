@@ -176,18 +176,26 @@ export const toolNameCheck: FieldCheck = (value, field, code) => {
     throw invalidField(field, 'a tool name of 1-64 letters, digits, "_" or "-"', code, { value });
 };
 
+/** How deeply data sent to the agent worker may nest: far more than any request field does. */
+const MAX_SENDABLE_DEPTH = 64;
+
 /**
  * Data that can cross to the agent worker: no function or symbol anywhere in it (those
- * make `postMessage` throw a DataCloneError, which is no Airlock error).
+ * make `postMessage` throw a DataCloneError, which is no Airlock error), nested at most
+ * `MAX_SENDABLE_DEPTH` deep (a deeper one would overflow the stack of whatever walks it).
  */
 export const sendableCheck: FieldCheck = (value, field, code) => {
   const seen = new Set<object>();
-  const sendable = (item: unknown): boolean => {
-    if (typeof item === 'function' || typeof item === 'symbol') return false;
-    if (typeof item !== 'object' || item === null || seen.has(item)) return true;
+  // Walked with a stack of its own: a hostile nesting cannot overflow the page's.
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item === 'function' || typeof item === 'symbol')
+      throw invalidField(field, 'plain data, without functions or symbols', code, { value });
+    if (typeof item !== 'object' || item === null || seen.has(item)) continue;
+    if (depth >= MAX_SENDABLE_DEPTH)
+      throw invalidField(field, `plain data nested at most ${MAX_SENDABLE_DEPTH} deep`, code);
     seen.add(item);
-    return Object.values(item).every(sendable);
-  };
-  if (!sendable(value))
-    throw invalidField(field, 'plain data, without functions or symbols', code, { value });
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
 };

@@ -10,6 +10,7 @@ import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type {
   AgentConfig,
   MemoryConfig,
+  ModelConfig,
   ResumeRequest,
   RunLimits,
   RunModelOverrides,
@@ -91,7 +92,7 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
   for (const toolset of toolsets) checkToolsetOptions(toolset);
   const config: AgentConfig = {
     model: {
-      ...definedFields(options.model),
+      ...modelFields(options.model),
       model: options.model.model,
       ...(options.model.baseURL === undefined
         ? {}
@@ -220,6 +221,35 @@ function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
   if (knowledge.overlapChars >= knowledge.chunkChars)
     throw invalidField('knowledge.overlapChars', 'less than `knowledge.chunkChars`');
   return knowledge;
+}
+
+/**
+ * Every field of `ModelConfig`. Only these cross to the agent worker: a field Airlock does
+ * not read is left on the page, however it is nested.
+ */
+const MODEL_FIELDS: { readonly [Field in keyof Required<ModelConfig>]: true } = {
+  baseURL: true,
+  model: true,
+  headers: true,
+  apiKey: true,
+  maxRetries: true,
+  maxRetryAfterMs: true,
+  requestTimeoutMs: true,
+  temperature: true,
+  options: true,
+  toolCalling: true,
+  structuredOutput: true,
+  api: true,
+  reasoningEffort: true,
+};
+
+/** The model fields Airlock reads that are set. */
+function modelFields(model: ModelConfig): Partial<ModelConfig> {
+  return definedFields(
+    Object.fromEntries(
+      Object.keys(MODEL_FIELDS).map((field) => [field, model[field as keyof ModelConfig]]),
+    ),
+  );
 }
 
 /** The fields that are set, so an option given as `undefined` keeps its default. */

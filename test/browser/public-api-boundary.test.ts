@@ -129,6 +129,13 @@ function withPath(
 
 type OptionCase = readonly [path: string, values: readonly unknown[], field?: string];
 
+/** `{ nested: { nested: … {} } }`, `depth` levels deep. */
+function nestedObject(depth: number): Record<string, unknown> {
+  let nested: Record<string, unknown> = {};
+  for (let level = 0; level < depth; level++) nested = { nested };
+  return nested;
+}
+
 const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['worker', [undefined, 42, null, {}, 'agent.worker.js']],
   ['model', [undefined, null, 42, 'gpt-4o', []]],
@@ -148,6 +155,8 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['model.toolCalling', ['auto', 42, '']],
   ['model.api', ['assistants', 42, '', null]],
   ['model.reasoningEffort', ['max', 1, '', 'HIGH']],
+  // Deeper than any request field nests: refused before it reaches anything that walks it.
+  ['model.options', [{ deep: nestedObject(100) }], 'model.options.deep'],
   ['instructions', [42, {}, null, ['be nice']]],
   ['tools', ['echo', 42, {}, null]],
   [
@@ -364,6 +373,17 @@ describe('agent.run and agent.resume end with a typed error for bad arguments, b
     // The next run is the first the server hears of.
     expect((await served.run('Hello').result).text).toBe('Answered.');
     expect(await session.requests()).toHaveLength(1);
+
+    const deepOptions = createAgent({
+      ...validOptions(agentWorker),
+      model: { baseURL: session.baseURL, model: 'm', options: { deep: nestedObject(50_000) } },
+    } as never);
+    onTestFinished(() => deepOptions.dispose());
+    expectTypedError(
+      await failureOf(() => deepOptions.ready),
+      'invalid-options',
+      'model.options.deep',
+    );
   });
 });
 
@@ -974,6 +994,24 @@ describe('options are taken when the call is made', () => {
     onTestFinished(() => agent.dispose());
     const run = agent.run('Hello', { nested } as never);
     expect((await run.result).text).toBe('Taken as given.');
+  });
+
+  it('leaves a model field it does not read on the page, however deeply it nests, and refuses run model options nested too deep', async () => {
+    const session = await scriptModel([{ text: 'Taken as given.' }]);
+    const agent = createAgent({
+      ...validOptions(agentWorker),
+      model: { baseURL: session.baseURL, model: 'm', nested: nestedObject(50_000) },
+    } as never);
+    onTestFinished(() => agent.dispose());
+    expect((await agent.run('Hello').result).text).toBe('Taken as given.');
+
+    const refused = agent.run('Again', { modelOptions: { deep: nestedObject(50_000) } } as never);
+    expectTypedError(
+      await failureOf(() => refused.result),
+      'invalid-options',
+      'options.modelOptions.deep',
+    );
+    expect(await session.requests()).toHaveLength(1);
   });
 
   it('sends the parts of an input as they were when run was called, though the app empties its list at once', async () => {
