@@ -9,7 +9,6 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from '../protocol/knowledge';
-import { chunkText } from './chunk-text';
 import { toUnitVector } from './unit-vector';
 import type { VectorIndex } from './vector-index';
 
@@ -104,6 +103,8 @@ export class KnowledgeBase {
     checkDocument(input);
     return this.#queue(async () => {
       const { vectors, titles } = await this.#index();
+      // Loaded with the first document added: most agents' workers only search.
+      const { chunkText } = await import('./chunk-text');
       const texts = chunkText(input.text, this.#config);
       const embedded = await this.#embedAll(input.id, texts, vectors, options);
       const chunks: KnowledgeChunkRecord[] = texts.map((text, index) => ({

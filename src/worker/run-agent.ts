@@ -12,7 +12,6 @@ import { confirmedFirstCall } from './confirmed-call';
 import type { OutputVerdict } from './event-sink';
 import { GUARDRAIL_ABORTED, type GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { addUsage, NO_USAGE, type StepResponse, streamStep } from './stream-step';
-import { toolImagesMessage } from './tool-images';
 import { unlessAborted } from './tools/deadline';
 import { runToolCalls, type ToolCallResult, type ToolCallsContext } from './tools/run-tool-calls';
 import { formatToolOutput, isErrorOutput } from './tools/tool-message';
@@ -239,12 +238,15 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
     };
     const toolMessages = await runStepTools(context, step, assistant, resumed);
     const stepMessages = [assistant, ...toolMessages.map((result) => result.message)];
-    const images = await toolImagesMessage(
-      toolMessages.map((result) => ({
-        callId: result.message.tool_call_id,
-        ...(result.images ? { images: result.images } : {}),
-      })),
-    );
+    // Loaded with the first tool that returns images: most tools return text.
+    const images = toolMessages.some((result) => result.images?.length)
+      ? await (await import('./tool-images')).toolImagesMessage(
+          toolMessages.map((result) => ({
+            callId: result.message.tool_call_id,
+            ...(result.images ? { images: result.images } : {}),
+          })),
+        )
+      : undefined;
     if (refusal === undefined) {
       // Tool messages go in even after an abort, so the history never holds a call without its result.
       added.push(...stepMessages, ...(images ? [images.sent] : []));
