@@ -1,4 +1,4 @@
-import { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
+import { isStoreChange, type StoreChange, storeChannelName } from '../protocol/memory';
 
 export { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
 
@@ -41,8 +41,8 @@ export function createChangeFeed(storeName: string): ChangeFeed {
     if (!channel) {
       channel = new BroadcastChannel(storeChannelName(storeName));
       // A channel never hears its own posts: those reach the listeners in `post`.
-      channel.onmessage = (message: MessageEvent<unknown>) => {
-        const change = storeChange(message.data);
+      channel.onmessage = ({ data }: MessageEvent<unknown>) => {
+        const change = isStoreChange(data) ? data : undefined;
         for (const listener of listeners) listener(change);
       };
     }
@@ -70,26 +70,3 @@ export function createChangeFeed(storeName: string): ChangeFeed {
     },
   };
 }
-
-/** `data` as a change, or `undefined` when it is not one (every channel message is untrusted). */
-function storeChange(data: unknown): StoreChange | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const { table, conversationId } = data as Record<string, unknown>;
-  if (!TABLES.has(table as StoreTable)) return undefined;
-  if (conversationId === undefined) return { table: table as StoreTable };
-  return typeof conversationId === 'string'
-    ? { table: table as StoreTable, conversationId }
-    : undefined;
-}
-
-const TABLES = new Set<StoreTable>([
-  'conversations',
-  'messages',
-  'memories',
-  'runs',
-  'audit',
-  'proposals',
-  'documents',
-  'chunks',
-  'attachments',
-]);

@@ -1,5 +1,5 @@
 import { checkField, functionCheck } from '../errors/field-checks';
-import { type StoreChange, storeChannelName } from '../protocol/memory';
+import { isStoreChange, storeChannelName } from '../protocol/memory';
 import { MEMORY_METHODS, type MemoryApi } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
 import type { AgentKnowledge } from './agent-knowledge';
@@ -32,14 +32,4 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
 /** The page's knowledge client (see `agent-knowledge.ts`), loaded by `load`. */
 export function lazyKnowledge(load: () => Promise<AgentKnowledge>): AgentKnowledge {
   return lazyMethods(['add', 'remove', 'list', 'search'], load);
-}
-
-/** A change as a store posts it: a table's name, and the conversation's id when it has one. */
-function isStoreChange(data: unknown): data is StoreChange {
-  if (typeof data !== 'object' || data === null) return false;
-  const { table, conversationId } = data as Record<string, unknown>;
-  return (
-    typeof table === 'string' &&
-    (conversationId === undefined || typeof conversationId === 'string')
-  );
 }

@@ -233,16 +233,20 @@ export interface ImportOptions {
 }
 
 /** The tables a change notification can name. */
-export type StoreTable =
-  | 'conversations'
-  | 'messages'
-  | 'memories'
-  | 'runs'
-  | 'audit'
-  | 'proposals'
-  | 'documents'
-  | 'chunks'
-  | 'attachments';
+const STORE_TABLES = [
+  'conversations',
+  'messages',
+  'memories',
+  'runs',
+  'audit',
+  'proposals',
+  'documents',
+  'chunks',
+  'attachments',
+] as const;
+
+/** A table a change notification can name. */
+export type StoreTable = (typeof STORE_TABLES)[number];
 
 /**
  * What the store posts after every successful write, so other tabs (and the page of
@@ -252,6 +256,19 @@ export interface StoreChange {
   readonly table: StoreTable;
   /** The conversation the change belongs to, when it belongs to one. */
   readonly conversationId?: string;
+}
+
+/**
+ * Whether `data`, a message from the store's channel (any same-origin script can post
+ * there), is a change: one of the store's tables, and a string conversation id if any.
+ */
+export function isStoreChange(data: unknown): data is StoreChange {
+  if (typeof data !== 'object' || data === null) return false;
+  const { table, conversationId } = data as Record<string, unknown>;
+  return (
+    (STORE_TABLES as readonly unknown[]).includes(table) &&
+    (conversationId === undefined || typeof conversationId === 'string')
+  );
 }
 
 /** The IndexedDB database an agent uses when `memory.database` is not given. */
