@@ -192,8 +192,10 @@ export async function runConversation(
         !setup.knowledge.knownEmpty;
       // A new conversation's rows may come from the worker's cache: a guess that it has no
       // messages, checked by the input's write below. A resumed run reads its own.
-      const cached = start.input ? setup.contexts?.rowsFor(run.conversationId) : undefined;
-      cached?.catch(() => undefined);
+      const cached =
+        start.input && setup.contexts
+          ? settledLater(setup.contexts.rowsFor(run.conversationId))
+          : undefined;
       let inputSeq: number | undefined;
       /**
        * Whether a guess was wrong: the input was not the conversation's first message. Known
