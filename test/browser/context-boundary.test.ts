@@ -436,6 +436,31 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     expect(stored?.conversation.summarizedThroughSeq).toBe(1);
   });
 
+  it('skips a hostile lasting memory that the worker keeps for new conversations, naming it in each run', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([{ text: 'One.' }, { text: 'Two.' }]);
+    const writer = agentFor(session, { memory: { database, tools: false } });
+    await writer.memory.saveMemory({ key: 'city', content: 'Lyon' });
+    await writer.dispose();
+    await writeRawRow(database, 'memories', HOSTILE_MEMORY);
+    // Started after the row was written: what it keeps for new conversations holds it.
+    const agent = agentFor(session, { memory: { database, tools: false } });
+
+    for (const input of ['One', 'Two']) {
+      const events = await collect(agent.run(input, { conversationId: crypto.randomUUID() }));
+      expect(events.at(-1)).toMatchObject({ type: 'run-finish', text: `${input}.` });
+      const details = events
+        .filter((event): event is StorageError => event.type === 'storage-error')
+        .map((event) => event.error.details);
+      expect(details).toEqual([expect.objectContaining({ table: 'memories', id: 'bad-memory' })]);
+    }
+    for (const body of await receivedBodies(session)) {
+      const memories = decodeDataText(dataMessages(body.messages).get('memories') ?? '');
+      expect(memories).toContain('city: Lyon');
+      expect(memories).not.toContain('evil');
+    }
+  });
+
   it('skips a hostile memory row and a conversation row with a broken summary, naming both', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();

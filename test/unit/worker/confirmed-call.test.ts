@@ -12,7 +12,10 @@ function recordingModel(words: readonly string[]) {
   const calls: { request: ModelRequest; signal: AbortSignal }[] = [];
   const model: ChatModel = {
     name: 'recording',
-    complete: async () => ({ text: '', usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } }),
+    complete: async () => ({
+      text: '',
+      usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    }),
     async *stream(request, options) {
       calls.push({ request, signal: options.signal });
       for (const word of words) {

@@ -12,6 +12,9 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A load, or a change from another store, comes in a later task: a busy machine is late, never wrong. */
+const PATIENCE = { timeout: 15_000 };
+
 /** A store of its own name, its reads of context counted, and a cache over it once loaded. */
 async function setUp(fill: (store: ConversationStore) => Promise<void> = async () => {}) {
   counter += 1;
@@ -26,7 +29,7 @@ async function setUp(fill: (store: ConversationStore) => Promise<void> = async (
   await vi.waitFor(async () => {
     probe += 1;
     expect((await cache.rowsFor(`probe-${probe}`)).guessed).toBe(true);
-  });
+  }, PATIENCE);
   reads.mockClear();
   /** Another tab's store of the same database, as far as the change channel goes. */
   const otherTab = () => {
@@ -105,7 +108,7 @@ describe("the worker's context cache", () => {
     // As the changes arrive (a busy machine delivers them late, never wrongly).
     await vi.waitFor(async () => {
       expect((await cache.rowsFor(`after-${crypto.randomUUID()}`)).guessed).toBe(false);
-    });
+    }, PATIENCE);
     expect((await cache.rowsFor('elsewhere')).guessed).toBe(false);
   });
 
@@ -119,11 +122,11 @@ describe("the worker's context cache", () => {
     onTestFinished(() => forger.close());
     forger.postMessage({ table: 'memories', conversationId: 42 });
 
-    await vi.waitFor(() => expect(idReads).toHaveBeenCalledTimes(1));
+    await vi.waitFor(() => expect(idReads).toHaveBeenCalledTimes(1), PATIENCE);
     expect(memoryReads).toHaveBeenCalledWith({ scopes: ['global'] });
     await vi.waitFor(async () => {
       expect((await cache.rowsFor(`later-${crypto.randomUUID()}`)).guessed).toBe(true);
-    });
+    }, PATIENCE);
     const { rows } = await cache.rowsFor('last');
     expect(rows.memories).toEqual([expect.objectContaining({ content: 'Lyon' })]);
   });
