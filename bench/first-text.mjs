@@ -9,11 +9,10 @@ import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
+import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
 
 /** @typedef {import('./peers/roster').ContestantName} ContestantName */
-/** @typedef {{ setUp(name: ContestantName, scenarios: readonly string[]): Promise<void>; run(name: ContestantName): Promise<{ firstTextMs: number }> }} BenchApi */
-/** @typedef {typeof globalThis & { bench: BenchApi }} BenchPage */
 
 const RUNS_PER_PAGE = 11;
 const pages = Number(
@@ -42,37 +41,35 @@ const server = await preview({
 const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { FULL_SCENARIO } = await loader.ssrLoadModule('/peers/scenario.ts');
+const { summarize } = await loader.ssrLoadModule('/stats.ts');
 const modelServer = await startModelServerProcess();
 const browser = await chromium.launch({
   executablePath: chromiumPath,
   args: chromiumArgs,
   headless: true,
 });
+const url = `${origin}/peers/index.html?model=${encodeURIComponent(modelServer.url)}`;
 /** @type {Record<string, number[]>} */
 const firstText = Object.fromEntries(names.map((name) => [name, []]));
 try {
   for (let round = 0; round < pages; round++) {
     for (const name of names) {
-      const page = await browser.newPage();
-      await page.goto(`${origin}/peers/index.html?model=${encodeURIComponent(modelServer.url)}`);
-      await page.waitForFunction(() => 'benchReady' in globalThis, null, { timeout: 30_000 });
-      await page.evaluate(
-        ([contestant, scenario, count]) =>
-          /** @type {BenchPage} */ (globalThis).bench.setUp(
-            contestant,
-            Array.from({ length: count }, () => scenario),
-          ),
-        /** @type {const} */ ([name, FULL_SCENARIO.name, RUNS_PER_PAGE]),
-      );
-      for (let run = 0; run < RUNS_PER_PAGE; run++) {
-        const sample = await page.evaluate(
-          (contestant) => /** @type {BenchPage} */ (globalThis).bench.run(contestant),
+      const { page } = await openBenchPage(browser, url);
+      try {
+        await setUp(
+          page,
           name,
+          Array.from({ length: RUNS_PER_PAGE }, () => FULL_SCENARIO.name),
         );
-        // The first run of each page warms it up.
-        if (run > 0) firstText[name]?.push(sample.firstTextMs);
+        for (let index = 0; index < RUNS_PER_PAGE; index++) {
+          const sample = await run(page, name);
+          await verify(page, name);
+          // The first run of each page warms it up.
+          if (index > 0) firstText[name]?.push(sample.firstTextMs);
+        }
+      } finally {
+        await page.close();
       }
-      await page.close();
     }
   }
 } finally {
@@ -82,17 +79,12 @@ try {
   await server.close();
 }
 
-/** @param {number[]} samples @param {number} at */
-const quantile = (samples, at) =>
-  [...samples].sort((a, b) => a - b)[Math.floor((samples.length - 1) * at)] ?? Number.NaN;
-const [airlock = [], raw = []] = names.map((name) => firstText[name] ?? []);
+/** @type {Record<string, import('./stats').Summary>} */
+const summaries = Object.fromEntries(names.map((name) => [name, summarize(firstText[name] ?? [])]));
 for (const name of names) {
-  const samples = firstText[name] ?? [];
-  console.log(
-    `${name.padEnd(11)} first text ${quantile(samples, 0.5).toFixed(1)} ms median ` +
-      `(${quantile(samples, 0.25).toFixed(1)}–${quantile(samples, 0.75).toFixed(1)} interquartile, ${samples.length} runs)`,
-  );
+  const { p50, p95, min, max, n } = summaries[name] ?? summarize([]);
+  console.log(`${name.padEnd(11)} first text ${p50} ms p50 (${min}–${max}, p95 ${p95}; ${n} runs)`);
 }
-console.log(
-  `Airlock − raw loop in a worker: ${(quantile(airlock, 0.5) - quantile(raw, 0.5)).toFixed(1)} ms (bound +3)`,
-);
+const excess =
+  (summaries.airlock?.p50 ?? Number.NaN) - (summaries['raw-worker']?.p50 ?? Number.NaN);
+console.log(`Airlock − raw loop in a worker: ${excess.toFixed(1)} ms (bound +3)`);

@@ -65,7 +65,7 @@ async function within(promise, what) {
  * @param {import('playwright').Browser} browser
  * @param {string} url
  */
-async function openBenchPage(browser, url) {
+export async function openBenchPage(browser, url) {
   const page = await browser.newPage();
   /** @type {string[]} */
   const pageErrors = [];
@@ -83,7 +83,7 @@ async function openBenchPage(browser, url) {
  * @param {ContestantName} name
  * @param {readonly string[]} scenarios
  */
-function setUp(page, name, scenarios) {
+export function setUp(page, name, scenarios) {
   return within(
     page.evaluate(
       ([contestant, chosen]) =>
@@ -99,7 +99,7 @@ function setUp(page, name, scenarios) {
  * @param {import('playwright').Page} page
  * @param {ContestantName} name
  */
-function run(page, name) {
+export function run(page, name) {
   return within(
     page.evaluate(
       (contestant) => /** @type {BenchPage} */ (globalThis).bench.run(contestant),
@@ -114,7 +114,7 @@ function run(page, name) {
  * @param {import('playwright').Page} page
  * @param {ContestantName} name
  */
-async function verify(page, name) {
+export async function verify(page, name) {
   const problems = await within(
     page.evaluate(
       (contestant) => /** @type {BenchPage} */ (globalThis).bench.verify(contestant),
