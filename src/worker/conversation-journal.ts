@@ -7,9 +7,10 @@ import type { ToolCallRecord } from '../protocol/tools';
 import type { ResumedStep, RunJournal } from './run-agent';
 
 /**
- * How often the text being streamed is saved (on its first delta, then at most this often),
- * so a reload loses about this much of it. The saved text is shown, never replayed (a resume
- * streams the step again), so a second is enough, and each save is a write of the run's row.
+ * How often the text being streamed is saved: this long after a delta that found no save
+ * pending, so a reload loses about this much of it. The saved text is shown, never replayed
+ * (a resume streams the step again), so a second is enough; each save is a write of the
+ * run's row, and a step answered within a second needs none (its text goes with the step).
  */
 const PROGRESS_INTERVAL_MS = 1_000;
 
@@ -27,8 +28,8 @@ export class ConversationJournal implements RunJournal {
   #run: RunRecord;
   /** The current step's streamed text; kept apart so a delta costs a string append, not a record copy. */
   #partialText: string;
-  /** When the streamed text was last saved; each step's first delta saves it at once. */
-  #lastProgressAt = Number.NEGATIVE_INFINITY;
+  /** The save of the streamed text due next, while a step streams. */
+  #progressSave: ReturnType<typeof setTimeout> | undefined;
   #reportedFailure = false;
   /** Set once a step's write recorded the run finished: ending it `finished` has nothing left to write. */
   #finishedWritten = false;
@@ -76,19 +77,21 @@ export class ConversationJournal implements RunJournal {
     return seq;
   }
 
-  /** Observes the run's events to keep the streamed text of the current step. */
+  /**
+   * Observes the run's events to keep the streamed text of the current step, saved a second
+   * after a delta (stalled or not, the stream's text so far is saved then).
+   */
   observe(event: AgentEvent): void {
     if (event.type === 'step-start') {
+      this.#stopProgressSaves();
       this.#partialText = '';
-      this.#lastProgressAt = Number.NEGATIVE_INFINITY;
       this.#update({ step: event.step });
     } else if (event.type === 'text-delta') {
       this.#partialText += event.delta;
-      const now = performance.now();
-      if (now - this.#lastProgressAt >= PROGRESS_INTERVAL_MS) {
-        this.#lastProgressAt = now;
+      this.#progressSave ??= setTimeout(() => {
+        this.#progressSave = undefined;
         void this.#write(() => this.#store.putRun(this.#record()));
-      }
+      }, PROGRESS_INTERVAL_MS);
     }
   }
 
@@ -117,6 +120,7 @@ export class ConversationJournal implements RunJournal {
     attachments: readonly AttachmentData[] = [],
     final = false,
   ): Promise<void> {
+    this.#stopProgressSaves();
     const { pendingStep: _done, ...rest } = this.#run;
     this.#run = {
       ...rest,
@@ -180,6 +184,7 @@ export class ConversationJournal implements RunJournal {
    * transaction: a resume reuses those calls' results, so their records are never written again.
    */
   async #checkpoint(): Promise<void> {
+    this.#stopProgressSaves();
     const audit = this.#audit.splice(0);
     await this.#write(() =>
       this.#store.commitStep({
@@ -197,6 +202,7 @@ export class ConversationJournal implements RunJournal {
    * text it had streamed as an `interrupted` message, shown but never replayed.
    */
   async ended(status: 'finished' | 'interrupted' | 'failed'): Promise<void> {
+    this.#stopProgressSaves();
     if (status === 'finished' && this.#finishedWritten && this.#audit.length === 0) return;
     const partial = this.#partialText;
     const { pendingStep: _pending, ...rest } = this.#run;
@@ -213,6 +219,12 @@ export class ConversationJournal implements RunJournal {
         audit: this.#audit.splice(0),
       }),
     );
+  }
+
+  /** The streamed text is written with what comes next (the step, its checkpoint or the run's end). */
+  #stopProgressSaves(): void {
+    clearTimeout(this.#progressSave);
+    this.#progressSave = undefined;
   }
 
   #conversationDeleted(): boolean {

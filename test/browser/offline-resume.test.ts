@@ -224,11 +224,16 @@ describe('resuming an interrupted run', () => {
       limits: { streamIdleTimeoutMs: 60_000 },
     });
     let runId = '';
+    let disposed = false;
     for await (const event of closing.run('Answer me')) {
       if (event.type === 'run-start') runId = event.runId;
-      // The worker goes away mid-answer of step 2, once its text was saved.
-      if (event.type === 'text-delta' && event.step === 2) {
-        await new Promise((resolve) => setTimeout(resolve, 400));
+      // The worker goes away mid-answer of step 2, once its text was saved (a second after
+      // its first delta, however the stream stalls).
+      if (event.type === 'text-delta' && event.step === 2 && !disposed) {
+        disposed = true;
+        const savedText = async () =>
+          (await closing.memory.listRuns({ conversationId }))[0]?.partialText ?? '';
+        await expect.poll(savedText, { timeout: 15_000 }).toContain('Half');
         closing.dispose();
       }
     }

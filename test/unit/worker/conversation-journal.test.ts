@@ -65,8 +65,8 @@ describe('the conversation journal', () => {
     expect(writes.map((write) => write.status)).toEqual(['finished', 'interrupted']);
   });
 
-  it("saves the streamed text on each step's first delta, then at most once a second", async () => {
-    vi.useFakeTimers({ toFake: ['performance'] });
+  it('saves the streamed text a second after a delta, stalled or not, and never after the step is written', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { store, writes } = recordingStore();
     const journal = new ConversationJournal(store, runRecord({ id: 'r' }), async () => {});
     const delta = (step: number, text: string): AgentEvent => ({
@@ -77,14 +77,24 @@ describe('the conversation journal', () => {
     journal.observe({ type: 'step-start', step: 1 });
     journal.observe(delta(1, 'a'));
     journal.observe(delta(1, 'b'));
-    vi.advanceTimersByTime(999);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(writes).toEqual([]);
     journal.observe(delta(1, 'c'));
-    vi.advanceTimersByTime(1);
+    await vi.advanceTimersByTimeAsync(1);
+    // The stream stalls: what it had is saved anyway, once.
     journal.observe(delta(1, 'd'));
+    await vi.advanceTimersByTimeAsync(5_000);
+    // A new step starts its own second; one answered sooner is written with its step only.
     journal.observe({ type: 'step-start', step: 2 });
     journal.observe(delta(2, 'e'));
-    await Promise.resolve();
-    expect(writes.map((write) => write.partialText)).toEqual(['a', 'abcd', 'e']);
+    await vi.advanceTimersByTimeAsync(500);
+    await journal.stepCompleted(2, [answer], [], true);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(writes.map((write) => [write.status, write.partialText])).toEqual([
+      ['running', 'abc'],
+      ['running', 'abcd'],
+      ['finished', undefined],
+    ]);
   });
 });
 
