@@ -1,5 +1,6 @@
 import { estimateTokenCount } from 'tokenx';
 import type { ChatMessage, UserContentPart } from '../protocol/chat';
+import type { ToolDescriptor } from '../protocol/tools';
 import type { ModelRequest } from './chat-model';
 
 // The one token estimate: the history window, the rate limiter and budgets (for a server
@@ -55,16 +56,31 @@ function estimateContentTokens(content: string | readonly UserContentPart[] | nu
   return tokens;
 }
 
-const toolListTokens = new WeakMap<ModelRequest['tools'], number>();
+/**
+ * Tool parameters are estimated once per schema object: a tool's JSON Schema is converted
+ * once and kept, while the list of tools (and the memory tools' descriptors) is made anew
+ * for each run.
+ */
+const parameterTokens = new WeakMap<ToolDescriptor['parameters'], number>();
+
+/** An estimate of a tool's definition as the model is sent it: its name, description and parameters. */
+function estimateToolTokens({ name, description, parameters }: ToolDescriptor): number {
+  let tokens = parameterTokens.get(parameters);
+  if (tokens === undefined) {
+    tokens = estimateTextTokens(JSON.stringify(parameters));
+    parameterTokens.set(parameters, tokens);
+  }
+  return (
+    MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(name) + estimateTextTokens(description) + tokens
+  );
+}
 
 /** An estimate of the prompt tokens of a request: its messages and its tool definitions. */
 export function estimateRequestTokens(request: ModelRequest): number {
-  let tools = toolListTokens.get(request.tools);
-  if (tools === undefined) {
-    tools = request.tools.length > 0 ? estimateTextTokens(JSON.stringify(request.tools)) : 0;
-    toolListTokens.set(request.tools, tools);
-  }
-  return request.messages.reduce((sum, message) => sum + estimateMessageTokens(message), tools);
+  let tokens = 0;
+  for (const tool of request.tools) tokens += estimateToolTokens(tool);
+  for (const message of request.messages) tokens += estimateMessageTokens(message);
+  return tokens;
 }
 
 /** Requests estimated below this many tokens do not calibrate: their counts are mostly overhead. */
