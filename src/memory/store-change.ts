@@ -1,4 +1,4 @@
-import { isStoreChange, type StoreChange, storeChannelName } from '../protocol/memory';
+import { type StoreChange, storeChangesIn, storeChannelName } from '../protocol/memory';
 
 export { type StoreChange, type StoreTable, storeChannelName } from '../protocol/memory';
 
@@ -17,6 +17,7 @@ export type ChangeListener = (change: StoreChange | undefined) => void;
 
 /** Posts store changes, and tells its listeners of them and of other stores' changes. */
 export interface ChangeFeed {
+  /** Posts what one write changed, in one message. */
   post(changes: readonly StoreChange[]): void;
   /**
    * Calls `listener` with each change posted here, at once, and each change other stores
@@ -42,20 +43,18 @@ export function createChangeFeed(storeName: string): ChangeFeed {
       channel = new BroadcastChannel(storeChannelName(storeName));
       // A channel never hears its own posts: those reach the listeners in `post`.
       channel.onmessage = ({ data }: MessageEvent<unknown>) => {
-        const change = isStoreChange(data) ? data : undefined;
-        for (const listener of listeners) listener(change);
+        const changes = storeChangesIn(data) ?? [undefined];
+        for (const change of changes) for (const listener of listeners) listener(change);
       };
     }
     return channel;
   };
   return {
     post(changes) {
-      if (closed) return;
-      const posting = open();
-      for (const change of changes) {
-        posting?.postMessage(change);
-        for (const listener of listeners) listener(change);
-      }
+      if (closed || changes.length === 0) return;
+      // One message per write: a lone change as itself, several as their list.
+      open()?.postMessage(changes.length === 1 ? changes[0] : changes);
+      for (const change of changes) for (const listener of listeners) listener(change);
     },
     listen(listener) {
       open();

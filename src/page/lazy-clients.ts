@@ -1,5 +1,5 @@
 import { checkField, functionCheck } from '../errors/field-checks';
-import { isStoreChange, storeChannelName } from '../protocol/memory';
+import { storeChangesIn, storeChannelName } from '../protocol/memory';
 import { MEMORY_METHODS, type MemoryApi } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
 import type { AgentKnowledge } from './agent-knowledge';
@@ -22,7 +22,7 @@ export function lazyMemory(load: () => Promise<MemoryApi>, database: string): Ag
       const channel = new BroadcastChannel(storeChannelName(database));
       // Any same-origin script can post on the channel: only changes of the right shape pass.
       channel.onmessage = ({ data }: MessageEvent<unknown>) => {
-        if (isStoreChange(data)) listener(data);
+        for (const change of storeChangesIn(data) ?? []) listener(change);
       };
       return () => channel.close();
     },

@@ -259,10 +259,17 @@ export interface StoreChange {
 }
 
 /**
- * Whether `data`, a message from the store's channel (any same-origin script can post
- * there), is a change: one of the store's tables, and a string conversation id if any.
+ * The changes a message on the store's channel carries (any same-origin script can post
+ * there): one change, or a list of them, as a write with several posts them together. A
+ * change names one of the store's tables, and a string conversation id if any. Undefined
+ * for anything else, a list with one item that is not a change included.
  */
-export function isStoreChange(data: unknown): data is StoreChange {
+export function storeChangesIn(data: unknown): StoreChange[] | undefined {
+  const changes: unknown[] = Array.isArray(data) ? data : [data];
+  return changes.length > 0 && changes.every(isStoreChange) ? changes : undefined;
+}
+
+function isStoreChange(data: unknown): data is StoreChange {
   if (typeof data !== 'object' || data === null) return false;
   const { table, conversationId } = data as Record<string, unknown>;
   return (

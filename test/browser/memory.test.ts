@@ -13,7 +13,7 @@ const weather = tool({
 });
 
 describe('memory in IndexedDB', () => {
-  it('tells memory.subscribe of another agent’s changes on the database, and drops forged messages of the wrong shape', async () => {
+  it('tells memory.subscribe of another agent’s changes on the database, one by one, and drops forged messages of the wrong shape', async () => {
     const database = newDatabase();
     const session = await scriptModel([]);
     const agent = agentFor(session, { memory: { database, tools: false } });
@@ -29,9 +29,14 @@ describe('memory in IndexedDB', () => {
       'memories',
       { table: 7 },
       { table: 'runs', conversationId: {} },
+      [{ table: 'runs', conversationId: 'half-forged' }, { table: 8 }],
     ])
       forger.postMessage(forged);
-    forger.postMessage({ table: 'runs', conversationId: 'last-forged' });
+    // A write with several changes posts them as one list.
+    forger.postMessage([
+      { table: 'audit', conversationId: 'listed' },
+      { table: 'runs', conversationId: 'last-forged' },
+    ]);
 
     await other.memory.saveMemory({ key: 'city', content: 'Lyon' });
 
@@ -41,10 +46,11 @@ describe('memory in IndexedDB', () => {
         timeout: 15_000,
       })
       .toEqual(expect.arrayContaining(['last-forged', 'memories']));
-    expect(changes).toHaveLength(2);
+    expect(changes).toHaveLength(3);
     expect(changes).toEqual(
       expect.arrayContaining([
         { table: 'memories' },
+        { table: 'audit', conversationId: 'listed' },
         { table: 'runs', conversationId: 'last-forged' },
       ]),
     );
@@ -269,7 +275,7 @@ describe('memory in IndexedDB', () => {
     const closing = agentFor(session, { conversationId, memory: { database, tools: false } });
     const reading = collect(closing.run('Tell me everything'));
     // The tab closes once the streamed text was saved past its first words (the journal saves
-    // on the first delta, then once a second), however late the deltas came on a busy machine.
+    // a second after a delta), however late the deltas came on a busy machine.
     const savedText = async () =>
       (await closing.memory.listRuns({ conversationId }))[0]?.partialText ?? '';
     await expect.poll(savedText, { timeout: 15_000 }).toMatch(/^w0 w1 w2/);

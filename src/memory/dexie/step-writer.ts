@@ -82,8 +82,8 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     return { added, created: !stored };
   }
 
-  /** Tells the stores' listeners what a written step changed. */
-  function announce(step: StepCommit, written: { added: MessageRecord[]; created: boolean }) {
+  /** What a written step changed, for the stores' listeners. */
+  function changesOf(step: StepCommit, written: { added: MessageRecord[]; created: boolean }) {
     const { conversationId } = step;
     const changes: StoreChange[] = [];
     if ((step.attachments?.length ?? 0) > 0) changes.push({ table: 'attachments', conversationId });
@@ -93,7 +93,7 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
     if (step.audit !== undefined && step.audit.length > 0)
       changes.push({ table: 'audit', conversationId });
-    notify(...changes);
+    return changes;
   }
 
   /** Writes `group` in one transaction and settles each step's caller. */
@@ -114,12 +114,15 @@ export function stepWriter(connection: DexieConnection): StepWriter {
         ),
       checkpointsOnly ? 'retry' : 'once',
     );
+    // The group's changes go out in one message, before any caller hears its step is written.
+    notify(
+      ...written.flatMap(({ item, outcome }) =>
+        'refused' in outcome ? [] : changesOf(item.step, outcome),
+      ),
+    );
     for (const { item, outcome } of written) {
       if ('refused' in outcome) item.reject(outcome.refused);
-      else {
-        announce(item.step, outcome);
-        item.resolve(outcome.added);
-      }
+      else item.resolve(outcome.added);
     }
   }
 
