@@ -1,5 +1,5 @@
-import type { AttachmentData, ConversationStore } from '../store';
-import type { DexieConnection } from './database';
+import type { AttachmentData, AttachmentRecord, ConversationStore } from '../store';
+import { type DexieConnection, requested } from './database';
 
 /**
  * Stores attachments for a conversation: a new hash is added, a known one only gains the
@@ -12,9 +12,37 @@ export async function holdAttachments(
 ): Promise<void> {
   if (added.length === 0) return;
   const { attachments } = connection.db;
-  const unique = [...new Map(added.map((item) => [item.hash, item])).values()];
+  const unique = uniqueByHash(added);
   const existing = await attachments.bulkGet(unique.map((item) => item.hash));
-  const rows = unique.map((item, index) => {
+  await attachments.bulkPut(heldRows(conversationId, unique, existing));
+}
+
+/** `holdAttachments` in a native transaction over `attachments` (the step writer's). */
+export async function holdAttachmentsIn(
+  transaction: IDBTransaction,
+  conversationId: string,
+  added: readonly AttachmentData[],
+): Promise<void> {
+  if (added.length === 0) return;
+  const store = transaction.objectStore('attachments');
+  const unique = uniqueByHash(added);
+  const existing = await Promise.all(
+    unique.map((item) => requested<AttachmentRecord | undefined>(store.get(item.hash))),
+  );
+  for (const row of heldRows(conversationId, unique, existing)) store.put(row);
+}
+
+function uniqueByHash(added: readonly AttachmentData[]): AttachmentData[] {
+  return [...new Map(added.map((item) => [item.hash, item])).values()];
+}
+
+/** The rows of `unique` once `conversationId` holds them, from the rows stored (`existing`, in order). */
+function heldRows(
+  conversationId: string,
+  unique: readonly AttachmentData[],
+  existing: readonly (AttachmentRecord | undefined)[],
+): AttachmentRecord[] {
+  return unique.map((item, index) => {
     const row = existing[index];
     // Ids from a stored row are read as given: a row written by anything is kept usable.
     const holders = Array.isArray(row?.conversationIds) ? row.conversationIds : [];
@@ -26,7 +54,6 @@ export async function holdAttachments(
       conversationIds: holders.includes(conversationId) ? holders : [...holders, conversationId],
     };
   });
-  await attachments.bulkPut(rows);
 }
 
 /**

@@ -82,6 +82,9 @@ export type AirlockDatabase = Dexie & {
   proposals: Table<MemoryProposal, string>;
 };
 
+/** The name of one of the database's tables. */
+export type TableName = Exclude<keyof AirlockDatabase, keyof Dexie>;
+
 /** The words one message is found by (a message without any has no row). */
 export interface MessageTermsRecord {
   readonly conversationId: string;
@@ -113,6 +116,14 @@ export interface DexieConnection {
    * "server lost"); one marked `once` is not.
    */
   guard<T>(operation: string, body: () => Promise<T>, retry?: 'retry' | 'once'): Promise<T>;
+  /**
+   * A native readwrite transaction over `tables` on the open connection (call inside
+   * `guard`), for the store's hottest write, the step writer: Dexie's promise zones and
+   * middleware cost the agent worker about as much CPU per run as the model's stream. Waited
+   * for by `close` like Dexie's own; a connection gone throws Dexie's `DatabaseClosedError`,
+   * so `guard` treats it as it treats Dexie's.
+   */
+  nativeTransaction(tables: readonly TableName[]): IDBTransaction;
   /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
   notify(...changes: StoreChange[]): void;
   /** The store's `onChange`. */
@@ -142,18 +153,42 @@ function trackTransactions(inFlight: Set<Promise<void>>): Middleware<DBCore> {
         const transaction = down.transaction(stores, mode, options);
         // The IndexedDB core hands out the native transaction (an EventTarget).
         const native = transaction as Partial<EventTarget>;
-        if (typeof native.addEventListener === 'function') {
-          const ended = new Promise<void>((resolve) => {
-            native.addEventListener?.('complete', () => resolve());
-            native.addEventListener?.('abort', () => resolve());
-          });
-          inFlight.add(ended);
-          void ended.then(() => inFlight.delete(ended));
-        }
+        if (typeof native.addEventListener === 'function') track(inFlight, native as EventTarget);
         return transaction;
       },
     }),
   };
+}
+
+/** The result of a native request, once it succeeds; its error if it fails. */
+export function requested<T>(request: IDBRequest): Promise<T> {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result as T);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+/**
+ * Resolves once a native transaction commits; rejects when it aborts, with the error that
+ * aborted it (a failed request's), or an `AbortError` when it was aborted on purpose.
+ */
+export function committed(transaction: IDBTransaction): Promise<void> {
+  return new Promise((resolve, reject) => {
+    transaction.addEventListener('complete', () => resolve());
+    transaction.addEventListener('abort', () =>
+      reject(transaction.error ?? new DOMException('The transaction was aborted.', 'AbortError')),
+    );
+  });
+}
+
+/** Keeps `transaction` in `inFlight` until it completes or aborts. */
+function track(inFlight: Set<Promise<void>>, transaction: EventTarget): void {
+  const ended = new Promise<void>((resolve) => {
+    transaction.addEventListener('complete', () => resolve());
+    transaction.addEventListener('abort', () => resolve());
+  });
+  inFlight.add(ended);
+  void ended.then(() => inFlight.delete(ended));
 }
 
 /**
@@ -457,6 +492,21 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
         }
         throw failure(error, operation);
       }
+    },
+    nativeTransaction(tables) {
+      const idb = db.isOpen() ? db.backendDB() : null;
+      if (!idb) throw new Dexie.DatabaseClosedError('The database connection is closed.');
+      let transaction: IDBTransaction;
+      try {
+        transaction = idb.transaction(tables, 'readwrite');
+      } catch (error) {
+        // A connection the browser closed under Dexie, before Dexie heard of it.
+        if (isNamed(error, 'InvalidStateError'))
+          throw new Dexie.DatabaseClosedError('The database connection is closed.', error as Error);
+        throw error;
+      }
+      track(inFlight, transaction);
+      return transaction;
     },
     notify(...changes) {
       feed.post(changes);

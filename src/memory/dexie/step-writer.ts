@@ -3,11 +3,11 @@ import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
 import { newConversation } from '../new-conversation';
 import { messageTerms as searchTerms } from '../search-terms';
-import type { ConversationStore, MessageRecord } from '../store';
+import type { ConversationRecord, ConversationStore, MessageRecord } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
-import { holdAttachments } from './attachments';
-import { type DexieConnection, termRows } from './database';
+import { holdAttachmentsIn } from './attachments';
+import { committed, type DexieConnection, requested, type TableName, termRows } from './database';
 
 /** What `commitStep` is given. */
 type StepCommit = Parameters<ConversationStore['commitStep']>[0];
@@ -21,6 +21,25 @@ interface QueuedStep {
 
 /** A step written, or the reason it was not, when only it failed. */
 type StepOutcome = { added: MessageRecord[]; created: boolean } | { refused: AirlockError };
+
+/** The tables a step writes. */
+const STEP_TABLES: readonly TableName[] = [
+  'conversations',
+  'messages',
+  'runs',
+  'audit',
+  'attachments',
+  'messageTerms',
+];
+
+/** Aborts `transaction`, unless it has ended already (then there is nothing to undo). */
+function abortUnlessEnded(transaction: IDBTransaction): void {
+  try {
+    transaction.abort();
+  } catch (error) {
+    if (!(error instanceof DOMException && error.name === 'InvalidStateError')) throw error;
+  }
+}
 
 /** Writes a step: `commitStep`, and `putRun` (a step with nothing but the run's checkpoint). */
 export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
@@ -36,20 +55,25 @@ export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
  * every other step that waited, in one transaction. A lone step is written at once.
  */
 export function stepWriter(connection: DexieConnection): StepWriter {
-  const { db, guard, notify } = connection;
-  const { conversations, messages, runs, audit, attachments, messageTerms } = db;
-  const tables = [conversations, messages, runs, audit, attachments, messageTerms];
+  const { guard, notify } = connection;
   let queued: QueuedStep[] = [];
   let writing = false;
 
   /** Writes one step, inside the group's transaction; a missing conversation refuses it alone. */
-  async function writeStep(step: StepCommit, now: number): Promise<StepOutcome> {
+  async function writeStep(
+    transaction: IDBTransaction,
+    step: StepCommit,
+    now: number,
+  ): Promise<StepOutcome> {
     const { conversationId, runId } = step;
     // Worked out before anything is read: nothing here waits, so the transaction stays open.
     const tokens = step.messages.map(estimateMessageTokens);
     const words = step.messages.map(searchTerms);
+    const conversations = transaction.objectStore('conversations');
     // Created only by a new run's first commit: one deleted mid-run stays deleted.
-    const stored = await conversations.get(conversationId);
+    const stored = await requested<ConversationRecord | undefined>(
+      conversations.get(conversationId),
+    );
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
     const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
     const added = step.messages.map(
@@ -63,23 +87,46 @@ export function stepWriter(connection: DexieConnection): StepWriter {
         at: now,
       }),
     );
-    // Asked for at once: the transaction runs them in order, without a wait between
-    // each and the next (one failure aborts them all).
-    const terms = termRows(added, words);
-    await Promise.all([
-      added.length > 0 && messages.bulkAdd(added),
-      terms.length > 0 && messageTerms.bulkAdd(terms),
-      (added.length > 0 || !stored) &&
-        conversations.put({
-          ...conversation,
-          lastSeq: conversation.lastSeq + added.length,
-          updatedAt: now,
-        }),
-      holdAttachments(connection, conversationId, step.attachments ?? []),
-      step.run !== undefined && runs.put(step.run),
-      step.audit !== undefined && step.audit.length > 0 && audit.bulkAdd([...step.audit]),
-    ]);
+    // Asked for at once: the transaction runs them in order, without a wait between each
+    // and the next (one failure aborts them all).
+    const messages = transaction.objectStore('messages');
+    for (const row of added) messages.add(row);
+    const terms = transaction.objectStore('messageTerms');
+    for (const row of termRows(added, words)) terms.add(row);
+    if (added.length > 0 || !stored)
+      conversations.put({
+        ...conversation,
+        lastSeq: conversation.lastSeq + added.length,
+        updatedAt: now,
+      });
+    if (step.run !== undefined) transaction.objectStore('runs').put(step.run);
+    const audit = transaction.objectStore('audit');
+    for (const record of step.audit ?? []) audit.add(record);
+    await holdAttachmentsIn(transaction, conversationId, step.attachments ?? []);
     return { added, created: !stored };
+  }
+
+  /**
+   * Writes the steps of `group` in one native transaction: each step's outcome once it
+   * committed, or the error that aborted it (a failed request's, or a fault of the code
+   * here, after which nothing of the group is kept).
+   */
+  async function writeInOneTransaction(group: readonly QueuedStep[], now: number) {
+    const transaction = connection.nativeTransaction(STEP_TABLES);
+    const ended = committed(transaction);
+    const written = Promise.all(
+      group.map(async (item) => ({ item, outcome: await writeStep(transaction, item.step, now) })),
+    ).catch((error: unknown) => {
+      abortUnlessEnded(transaction);
+      throw error;
+    });
+    const [steps, commit] = await Promise.allSettled([written, ended]);
+    // A failed request aborts the transaction, and the requests still waiting fail with an
+    // AbortError: the transaction's own error says why.
+    if (steps.status === 'rejected' && !(commit.status === 'rejected' && transaction.error))
+      throw steps.reason;
+    if (commit.status === 'rejected') throw commit.reason;
+    return (steps as PromiseFulfilledResult<Awaited<typeof written>>).value;
   }
 
   /** What a written step changed, for the stores' listeners. */
@@ -106,12 +153,7 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     );
     const written = await guard(
       checkpointsOnly ? 'saving a run' : 'saving a step',
-      () =>
-        db.transaction('rw', tables, () =>
-          Promise.all(
-            group.map(async (item) => ({ item, outcome: await writeStep(item.step, now) })),
-          ),
-        ),
+      () => writeInOneTransaction(group, now),
       checkpointsOnly ? 'retry' : 'once',
     );
     // The group's changes go out in one message, before any caller hears its step is written.
