@@ -9,7 +9,7 @@ import { noVerdictReason } from './lib/load-check.mjs';
  *   machine?: { cores: number; loadAverage?: { start: number[]; end: number[] } };
  *   date: string;
  *   scale: {
- *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null; storingLoop?: { concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToStoringLoop?: number | null };
+ *     concurrentRuns: { runs: number; chunkDelayMs: number; wordsPerReply: number; loneRunMs: Summary; concurrentRunMs: Summary; ratioToLone: Summary; burstMs: number; longTasks: number; rounds?: number; agentCpuMsPerRun?: number | null; cpuClock?: 'ns' | 'ticks'; agentCpuMsPerRunByRound?: number[] | null; rawLoop?: { loneRunMs: Summary; concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToRawLoop?: number | null; storingLoop?: { concurrentRunMs: Summary; cpuMsPerRun: number | null; cpuMsPerRunByRound?: number[] | null }; cpuRatioToStoringLoop?: number | null };
  *     sandboxBurst: { calls: number; maxConcurrency: number; poolSize: number; failed: number; callsPerSecond: number; callMs: Summary; peakLiveWorkers: number; liveWorkersAfter: number; expectedLiveWorkersAfter: number; workersStarted: number };
  *     conversationList: { conversations: number; messages: number; pageSize: number; firstPageMs: Summary; nextPageMs: Summary; wholeListMs: Summary; search?: { name: string; query: string; found: number; ms: Summary }[] };
  *     workerHeap?: { startedBytes: number; firstRunBytes: number; conversations: number; warmBytes: number; afterBytes: number; perConversationBytes: number } | null;
@@ -56,7 +56,7 @@ function verdict(file, met) {
 function byRound(airlock, raw) {
   if (!airlock || !raw || airlock.length < 2) return '';
   const list = (/** @type {number[]} */ values) =>
-    values.map((value) => value.toFixed(1)).join(', ');
+    values.map((value) => value.toFixed(2)).join(', ');
   return `; medians of ${airlock.length} alternating bursts each (${list(airlock)} vs ${list(raw)})`;
 }
 
@@ -83,7 +83,7 @@ export function scaleSection(scale, knowledge) {
       rows.push([
         `The agent worker's CPU time per run in that burst ≤ 1.2× the hand-written loop's in a plain worker (the same ${runs.runs} runs at once; its runs took ${spread(raw.concurrentRunMs)})`,
         measured
-          ? `${cpu.toFixed(1)} ms vs ${rawCpu.toFixed(1)} ms per run: ${runs.cpuRatioToRawLoop}×${byRound(runs.agentCpuMsPerRunByRound, raw.cpuMsPerRunByRound)} (worker threads' CPU from /proc, in 10 ms ticks, over each whole burst)`
+          ? `${cpu.toFixed(1)} ms vs ${rawCpu.toFixed(1)} ms per run: ${runs.cpuRatioToRawLoop}×${byRound(runs.agentCpuMsPerRunByRound, raw.cpuMsPerRunByRound)} (worker threads' CPU from /proc, ${runs.cpuClock === 'ns' ? "to the ns (the scheduler's run time)" : 'in 10 ms ticks'}, over each whole burst)`
           : 'not measured: no /proc to read worker threads from',
         measured
           ? verdict(scale, /** @type {number} */ (runs.cpuRatioToRawLoop) <= 1.2)

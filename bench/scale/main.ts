@@ -15,8 +15,11 @@ const modelServerUrl = params.get('model') ?? '';
 const smoke = params.has('smoke');
 
 const CONCURRENT_RUNS = smoke ? 3 : 20;
-/** Bursts per contestant, alternating, for the CPU figures' medians. */
-const BURST_ROUNDS = smoke ? 1 : 3;
+/**
+ * Bursts per contestant, alternating, for the CPU figures' medians: a burst's CPU time moves
+ * by a fifth from one to the next on a quiet machine, so three were too few to hold a verdict.
+ */
+const BURST_ROUNDS = smoke ? 1 : 7;
 const LONE_RUNS = smoke ? 1 : 3;
 /** Like a real model: the server waits this long between SSE chunks. */
 const CHUNK_DELAY_MS = 20;
@@ -56,8 +59,8 @@ async function withLongTasks<T>(work: () => Promise<T>): Promise<{ value: T; lon
   }
 }
 
-/** A dedicated worker thread's CPU time so far, in Linux clock ticks of 10 ms. */
-type WorkerThread = { tid: number; cpuTicks: number };
+/** A dedicated worker thread's CPU time so far (ms, to the ns where the kernel says). */
+type WorkerThread = { tid: number; cpuMs: number; exact: boolean };
 /** Set by `bench/lib/page-bench.mjs`: the browser's worker threads, read from /proc. */
 const readWorkerThreads = (globalThis as { benchWorkerThreads?: () => Promise<WorkerThread[]> })
   .benchWorkerThreads;
@@ -73,17 +76,17 @@ const readWorkerHeaps = (globalThis as { benchWorkerHeaps?: () => Promise<Worker
  */
 async function withWorkerCpu<T>(
   work: () => Promise<T>,
-): Promise<{ value: T; cpuMs: number | null }> {
+): Promise<{ value: T; cpuMs: number | null; exact: boolean }> {
   const before = (await readWorkerThreads?.()) ?? [];
   const value = await work();
   const after = (await readWorkerThreads?.()) ?? [];
-  if (after.length === 0) return { value, cpuMs: null };
-  const ticks = after.reduce(
+  if (after.length === 0) return { value, cpuMs: null, exact: false };
+  const cpuMs = after.reduce(
     (sum, thread) =>
-      sum + thread.cpuTicks - (before.find(({ tid }) => tid === thread.tid)?.cpuTicks ?? 0),
+      sum + thread.cpuMs - (before.find(({ tid }) => tid === thread.tid)?.cpuMs ?? 0),
     0,
   );
-  return { value, cpuMs: ticks * 10 };
+  return { value, cpuMs, exact: after.every((thread) => thread.exact) };
 }
 
 async function timedRun(
@@ -165,6 +168,7 @@ async function measureBursts(contestant: BurstContestant) {
       const {
         value: { value: runMs, longTasks },
         cpuMs,
+        exact,
       } = await withWorkerCpu(() =>
         withLongTasks(() =>
           Promise.all(
@@ -174,7 +178,7 @@ async function measureBursts(contestant: BurstContestant) {
           ),
         ),
       );
-      return { runMs, longTasks, cpuMs, burstMs: performance.now() - started };
+      return { runMs, longTasks, cpuMs, exact, burstMs: performance.now() - started };
     },
   };
 }
@@ -208,7 +212,7 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
     const runMs = airlockRounds.flatMap((round) => round.runMs);
     const perRun = (rounds: Round[]) =>
       rounds.every((round) => round.cpuMs !== null)
-        ? rounds.map((round) => (round.cpuMs as number) / CONCURRENT_RUNS)
+        ? rounds.map((round) => Math.round(((round.cpuMs as number) / CONCURRENT_RUNS) * 100) / 100)
         : null;
     const agentCpu = perRun(airlockRounds);
     const rawCpu = perRun(rawRounds);
@@ -225,6 +229,10 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
       ratioToLone: summarize(runMs.map((ms) => ms / loneP50)),
       burstMs: Math.round(median(airlockRounds.map((round) => round.burstMs))),
       longTasks: airlockRounds.reduce((sum, round) => sum + round.longTasks, 0),
+      /** How the worker threads' CPU time was read: to the ns, or in 10 ms clock ticks. */
+      cpuClock: [...airlockRounds, ...rawRounds, ...storingRounds].every((round) => round.exact)
+        ? 'ns'
+        : 'ticks',
       agentCpuMsPerRun: agentCpu && median(agentCpu),
       agentCpuMsPerRunByRound: agentCpu,
       rawLoop: {

@@ -5,7 +5,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * A dedicated worker's OS thread in one of the test browser's processes.
- * @typedef {{ readonly pid: number; readonly tid: number; readonly cpuTicks: number }} WorkerThread
+ * `cpuTicks` is its CPU time so far in clock ticks (utime + stime, 10 ms each); `cpuMs` the
+ * same time to the nanosecond from the scheduler (`schedstat`, then `exact`), or from the
+ * ticks where the kernel keeps no `schedstat`.
+ * @typedef {{ readonly pid: number; readonly tid: number; readonly cpuTicks: number; readonly cpuMs: number; readonly exact: boolean }} WorkerThread
  */
 
 /**
@@ -103,8 +106,32 @@ function threadsOf(pid, name) {
     const stat = readStat(`/proc/${pid}/task/${tid}/stat`);
     if (!stat?.name.startsWith(prefix)) return [];
     // Fields after the name, from 3 (state) on: utime is field 14, stime 15.
-    return [{ pid, tid: Number(tid), cpuTicks: Number(stat.fields[11]) + Number(stat.fields[12]) }];
+    const cpuTicks = Number(stat.fields[11]) + Number(stat.fields[12]);
+    const runNs = readRunNs(`/proc/${pid}/task/${tid}/schedstat`);
+    return [
+      {
+        pid,
+        tid: Number(tid),
+        cpuTicks,
+        cpuMs: runNs === undefined ? cpuTicks * 10 : runNs / 1e6,
+        exact: runNs !== undefined,
+      },
+    ];
   });
+}
+
+/**
+ * The time a thread has run on a CPU, in ns: the first field of its `schedstat`; `undefined`
+ * when the kernel keeps none or the thread is gone.
+ * @param {string} path
+ */
+function readRunNs(path) {
+  try {
+    const ns = Number(readFileSync(path, 'utf8').split(' ')[0]);
+    return Number.isFinite(ns) ? ns : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
