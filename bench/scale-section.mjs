@@ -49,7 +49,8 @@ function verdict(file, met) {
 }
 
 /**
- * The per-burst figures behind a median, when there were several bursts.
+ * The per-burst figures behind a median, when there were several bursts, and the ratio of
+ * each burst to the other contestant's right after it (the ratio judged is their median).
  * @param {number[] | null | undefined} airlock
  * @param {number[] | null | undefined} raw
  */
@@ -57,7 +58,8 @@ function byRound(airlock, raw) {
   if (!airlock || !raw || airlock.length < 2) return '';
   const list = (/** @type {number[]} */ values) =>
     values.map((value) => value.toFixed(2)).join(', ');
-  return `; medians of ${airlock.length} alternating bursts each (${list(airlock)} vs ${list(raw)})`;
+  const ratios = airlock.map((cpu, round) => (cpu / (raw[round] ?? Number.NaN)).toFixed(2));
+  return `; medians of ${airlock.length} alternating bursts each, after a burst to warm up (${list(airlock)} vs ${list(raw)}); the ratio is the median of the pairs' (${ratios.join(', ')})`;
 }
 
 /**

@@ -155,11 +155,18 @@ async function rawLoopContestant(turns: number, store: boolean): Promise<BurstCo
   };
 }
 
-/** A warm-up, lone runs, then `BURST_ROUNDS` bursts of runs at once, with the worker CPU of each. */
+/**
+ * A warm-up, lone runs, a burst as a warm-up too (runs at once take paths a lone run does not,
+ * and the first burst's CPU was the highest of all for every contestant), then `BURST_ROUNDS`
+ * bursts of runs at once, with the worker CPU of each.
+ */
 async function measureBursts(contestant: BurstContestant) {
   await contestant.run('warm-up');
   const loneMs: number[] = [];
   for (let i = 0; i < LONE_RUNS; i++) loneMs.push(await contestant.run(`lone-${i}`));
+  await Promise.all(
+    Array.from({ length: CONCURRENT_RUNS }, (_, i) => contestant.run(`warm-up-burst-${i}`)),
+  );
   return {
     loneMs,
     /** One burst, run when the caller says, so the contestants' bursts can alternate. */
@@ -191,7 +198,7 @@ const median = (values: number[]) => summarize(values).p50;
  * bursts alternating (`BURST_ROUNDS` each) so both meet the same machine.
  */
 async function concurrentRuns(): Promise<Record<string, unknown>> {
-  const turns = 1 + LONE_RUNS + BURST_ROUNDS * CONCURRENT_RUNS;
+  const turns = 1 + LONE_RUNS + (1 + BURST_ROUNDS) * CONCURRENT_RUNS;
   const airlock = await airlockContestant(turns);
   const raw = await rawLoopContestant(turns, false);
   const storing = await rawLoopContestant(turns, true);
@@ -217,8 +224,12 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
     const agentCpu = perRun(airlockRounds);
     const rawCpu = perRun(rawRounds);
     const storingCpu = perRun(storingRounds);
+    // Each burst against the other's burst right after it, so both met the same machine:
+    // the median of those ratios, which a machine getting busier or quieter does not move.
     const ratio = (to: number[] | null) =>
-      agentCpu && to ? Math.round((median(agentCpu) / median(to)) * 100) / 100 : null;
+      agentCpu && to
+        ? Math.round(median(agentCpu.map((cpu, round) => cpu / (to[round] as number))) * 100) / 100
+        : null;
     return {
       runs: CONCURRENT_RUNS,
       rounds: BURST_ROUNDS,
