@@ -57,7 +57,7 @@ import {
 } from './request-schema';
 import { abortedRun } from './run-agent';
 import { readRunInput, withText } from './run-input';
-import { RunRelay } from './run-relay';
+import type { RunRelay } from './run-relay';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
@@ -121,6 +121,11 @@ export class AgentService implements AgentWorkerApi {
   readonly #watches = new Set<ConversationWatch>();
   /** The agent's database, once configured: runs are relayed on channels named for it. */
   #database: string | undefined;
+  /**
+   * The relay's code, asked for when the agent is configured: every run on memory opens a
+   * relay, but none before the agent is ready, so it need not load with the worker.
+   */
+  #relays: Promise<typeof import('./run-relay')> | undefined;
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
   #storageWarning: string | undefined;
   /** The store, from the moment configure opens it, so `close` can close it even mid-start. */
@@ -168,6 +173,7 @@ export class AgentService implements AgentWorkerApi {
       const learnRules =
         rules.length > 0 ? (await import('../memory/learn-rules')).compileRules(rules) : [];
       this.#database = config.memory.database;
+      this.#relays ??= import('./run-relay');
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -412,7 +418,7 @@ export class AgentService implements AgentWorkerApi {
     const emit = async (event: AgentEvent) => {
       // `run-start` is emitted under the conversation's lock: from then on, other tabs hear the run.
       if (event.type === 'run-start' && served.conversationId !== undefined && !served.unrelayed)
-        relay = this.#openRelay(served.conversationId, event.runId, controller, approvals);
+        relay = await this.#openRelay(served.conversationId, event.runId, controller, approvals);
       await send(event);
       // Every run on memory says so, right after it starts.
       if (event.type === 'run-start' && warning !== undefined)
@@ -446,15 +452,17 @@ export class AgentService implements AgentWorkerApi {
    * Relays a run's events to the other tabs of the origin, and applies their stops and
    * decisions as the page's own: through the run's abort and its approval gate.
    */
-  #openRelay(
+  async #openRelay(
     conversationId: string,
     runId: string,
     controller: AbortController,
     approvals: ApprovalGate,
-  ): RunRelay | undefined {
+  ): Promise<RunRelay | undefined> {
     const database = this.#database;
     // Without BroadcastChannel (very old engines) the run simply is not watchable.
     if (database === undefined || typeof BroadcastChannel !== 'function') return undefined;
+    this.#relays ??= import('./run-relay');
+    const { RunRelay } = await this.#relays;
     return new RunRelay(relayChannelName(database, conversationId), runId, {
       onStop: () => controller.abort(),
       onApproval: (approvalId, approved, reason) =>
