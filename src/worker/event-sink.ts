@@ -3,6 +3,7 @@ import { toErrorData } from '../errors/airlock-error';
 import { packDeltas } from '../protocol/delta-runs';
 import type { AgentEvent } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
+import { inNextTask } from '../runtime/next-task';
 import type { ApprovalDecision } from './tools/approval-gate';
 
 /** What the page can say on a run's port besides acknowledging events. */
@@ -73,8 +74,7 @@ export class EventSink {
   readonly #port: MessagePort;
   readonly #handlers: EventSinkHandlers;
   readonly #batch: AgentEvent[] = [];
-  /** Wakes this worker in its next task, sooner than a timer (which may be clamped to 4 ms). */
-  readonly #flushChannel = new MessageChannel();
+  /** A flush asked for in the next task (`inNextTask`). */
   #flushScheduled = false;
   /** A held flush of deltas, when one waits for the interval. */
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
@@ -95,7 +95,6 @@ export class EventSink {
       // A message that is not one of the three cannot mean anything to the run.
       if (parsed.success) this.#receive(parsed.data);
     };
-    this.#flushChannel.port1.onmessage = () => this.#flush();
   }
 
   /** Sends one event, waiting for credit when the window is full. A no-op once closed. */
@@ -124,7 +123,7 @@ export class EventSink {
     }
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    this.#flushChannel.port2.postMessage(null);
+    inNextTask(this.#flushInNextTask);
   }
 
   /**
@@ -150,13 +149,12 @@ export class EventSink {
     this.#closed = true;
     this.#port.onmessage = null;
     this.#port.close();
-    this.#flushChannel.port1.onmessage = null;
-    this.#flushChannel.port1.close();
-    this.#flushChannel.port2.close();
     this.#release();
     for (const settle of this.#checks.values()) settle(undefined);
     this.#checks.clear();
   }
+
+  readonly #flushInNextTask = () => this.#flush();
 
   #flush(): void {
     this.#flushScheduled = false;
