@@ -92,7 +92,15 @@ export interface ConversationStore {
      * this title, in the same transaction as the input. Without it a missing conversation
      * fails the commit with `not-found` (one deleted mid-run stays deleted).
      */
-    readonly create?: { readonly title: string | undefined };
+    readonly create?: {
+      readonly title: string | undefined;
+      /**
+       * The caller takes the conversation for one that is not stored (nothing it knows of
+       * has it): a store may then write without reading its row first, and write again the
+       * usual way if it was stored after all. A hint only: the outcome is the same.
+       */
+      readonly likelyNew?: boolean;
+    };
   }): Promise<MessageRecord[]>;
   /**
    * Stored attachments by hash, in the same order (`undefined` for one that is not stored).

@@ -60,12 +60,20 @@ export class ContextCache {
    * The rows a new run of `conversationId` starts from: for a conversation the store has
    * nothing of, the lasting memories kept (a guess), else what the store has.
    */
+  /**
+   * Whether the store has nothing of `conversationId`, as far as this cache knows (no row,
+   * no memories of its own); false while the ids are being read. A guess, as `rowsFor`'s.
+   */
+  seemsNew(conversationId: string): boolean {
+    return this.#known !== undefined && !this.#known.has(conversationId);
+  }
+
   async rowsFor(conversationId: string): Promise<RowsForRun> {
     // An agent's first run comes moments after it started: waiting for the ids costs less
     // than reading the rows.
     await this.#loading;
     const lasting = this.#lasting;
-    const isNew = this.#known !== undefined && !this.#known.has(conversationId);
+    const isNew = this.seemsNew(conversationId);
     // The run is about to write it.
     this.#touch(conversationId);
     if (isNew && lasting) {

@@ -54,13 +54,14 @@ export class ConversationJournal implements RunJournal {
 
   /**
    * Saves the run's input with its checkpoint, creating the conversation (titled `title`)
-   * if the input is its first. Resolves with the input's seq (undefined when the write
-   * failed and was reported).
+   * if the input is its first (`likelyNew`: the caller expects so). Resolves with the input's
+   * seq (undefined when the write failed and was reported).
    */
   async started(
     input: ChatMessage,
     attachments: readonly AttachmentData[] = [],
     title?: string,
+    likelyNew = false,
   ): Promise<number | undefined> {
     let seq: number | undefined;
     await this.#write(async () => {
@@ -70,7 +71,7 @@ export class ConversationJournal implements RunJournal {
         messages: [input],
         run: this.#run,
         ...(attachments.length > 0 ? { attachments } : {}),
-        create: { title },
+        create: { title, ...(likelyNew ? { likelyNew } : {}) },
       });
       seq = added?.seq;
     });

@@ -192,6 +192,8 @@ export async function runConversation(
         !setup.knowledge.knownEmpty;
       // A new conversation's rows may come from the worker's cache: a guess that it has no
       // messages, checked by the input's write below. A resumed run reads its own.
+      // Asked before `rowsFor`, which marks the id known.
+      const likelyNew = setup.contexts?.seemsNew(run.conversationId) ?? false;
       const cached =
         start.input && setup.contexts
           ? settledLater(setup.contexts.rowsFor(run.conversationId))
@@ -238,9 +240,11 @@ export async function runConversation(
           );
       begin(
         (start.input
-          ? journal.started(start.input, start.attachments ?? [], start.title).then((seq) => {
-              inputSeq = seq;
-            })
+          ? journal
+              .started(start.input, start.attachments ?? [], start.title, likelyNew)
+              .then((seq) => {
+                inputSeq = seq;
+              })
           : Promise.resolve()
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );

@@ -1,4 +1,4 @@
-import type { AirlockError } from '../../errors/airlock-error';
+import { type AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
 import { newConversation } from '../new-conversation';
@@ -32,6 +32,11 @@ const STEP_TABLES: readonly TableName[] = [
   'messageTerms',
 ];
 
+/** Whether a write failed because a key it added was stored already: then nothing was written. */
+function failedOnStoredKey(error: unknown): boolean {
+  return isAirlockError(error) && error.details?.name === 'ConstraintError';
+}
+
 /** Aborts `transaction`, unless it has ended already (then there is nothing to undo). */
 function abortUnlessEnded(transaction: IDBTransaction): void {
   try {
@@ -59,21 +64,27 @@ export function stepWriter(connection: DexieConnection): StepWriter {
   let queued: QueuedStep[] = [];
   let writing = false;
 
-  /** Writes one step, inside the group's transaction; a missing conversation refuses it alone. */
+  /**
+   * Writes one step, inside the group's transaction; a missing conversation refuses it alone.
+   * On a first try, a conversation its caller takes for new is not read: its row is added,
+   * which fails the transaction if it was stored after all (see `drain`).
+   */
   async function writeStep(
     transaction: IDBTransaction,
     step: StepCommit,
     now: number,
+    firstTry: boolean,
   ): Promise<StepOutcome> {
     const { conversationId, runId } = step;
     // Worked out before anything is read: nothing here waits, so the transaction stays open.
     const tokens = step.messages.map(estimateMessageTokens);
     const words = step.messages.map(searchTerms);
     const conversations = transaction.objectStore('conversations');
+    const unread = firstTry && step.create?.likelyNew === true;
     // Created only by a new run's first commit: one deleted mid-run stays deleted.
-    const stored = await requested<ConversationRecord | undefined>(
-      conversations.get(conversationId),
-    );
+    const stored = unread
+      ? undefined
+      : await requested<ConversationRecord | undefined>(conversations.get(conversationId));
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
     const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
     const added = step.messages.map(
@@ -93,12 +104,11 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     for (const row of added) messages.add(row);
     const terms = transaction.objectStore('messageTerms');
     for (const row of termRows(added, words)) terms.add(row);
-    if (added.length > 0 || !stored)
-      conversations.put({
-        ...conversation,
-        lastSeq: conversation.lastSeq + added.length,
-        updatedAt: now,
-      });
+    if (added.length > 0 || !stored) {
+      const row = { ...conversation, lastSeq: conversation.lastSeq + added.length, updatedAt: now };
+      if (unread) conversations.add(row);
+      else conversations.put(row);
+    }
     if (step.run !== undefined) transaction.objectStore('runs').put(step.run);
     const audit = transaction.objectStore('audit');
     for (const record of step.audit ?? []) audit.add(record);
@@ -111,11 +121,18 @@ export function stepWriter(connection: DexieConnection): StepWriter {
    * committed, or the error that aborted it (a failed request's, or a fault of the code
    * here, after which nothing of the group is kept).
    */
-  async function writeInOneTransaction(group: readonly QueuedStep[], now: number) {
+  async function writeInOneTransaction(
+    group: readonly QueuedStep[],
+    now: number,
+    firstTry: boolean,
+  ) {
     const transaction = connection.nativeTransaction(STEP_TABLES);
     const ended = committed(transaction);
     const written = Promise.all(
-      group.map(async (item) => ({ item, outcome: await writeStep(transaction, item.step, now) })),
+      group.map(async (item) => ({
+        item,
+        outcome: await writeStep(transaction, item.step, now, firstTry),
+      })),
     ).catch((error: unknown) => {
       abortUnlessEnded(transaction);
       throw error;
@@ -144,7 +161,7 @@ export function stepWriter(connection: DexieConnection): StepWriter {
   }
 
   /** Writes `group` in one transaction and settles each step's caller. */
-  async function writeGroup(group: readonly QueuedStep[]): Promise<void> {
+  async function writeGroup(group: readonly QueuedStep[], firstTry: boolean): Promise<void> {
     const now = Date.now();
     // A group of checkpoints alone can be written twice to the same effect; one with
     // messages or audit records cannot, so it is not tried again on a reopened connection.
@@ -153,7 +170,7 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     );
     const written = await guard(
       checkpointsOnly ? 'saving a run' : 'saving a step',
-      () => writeInOneTransaction(group, now),
+      () => writeInOneTransaction(group, now, firstTry),
       checkpointsOnly ? 'retry' : 'once',
     );
     // The group's changes go out in one message, before any caller hears its step is written.
@@ -193,12 +210,20 @@ export function stepWriter(connection: DexieConnection): StepWriter {
         }
         queued = later;
         try {
-          await writeGroup(group);
+          await writeGroup(group, true);
         } catch (error) {
-          if (group.length === 1) group[0]?.reject(error);
+          // Nothing of a transaction that failed on a key already stored was written: a step
+          // that took its conversation for new is tried again, reading it first.
+          const [only] = group;
+          if (
+            group.length === 1 &&
+            only &&
+            !(only.step.create?.likelyNew && failedOnStoredKey(error))
+          )
+            only.reject(error);
           else
             await Promise.all(
-              group.map((item) => writeGroup([item]).catch((alone) => item.reject(alone))),
+              group.map((item) => writeGroup([item], false).catch((alone) => item.reject(alone))),
             );
         }
       }

@@ -502,6 +502,67 @@ describe('committing a step', () => {
     expect(after.runs).toEqual(before.runs);
   });
 
+  it('writes a new conversation taken for new without reading its row first', async (context) => {
+    const read = vi.spyOn(FakeObjectStore.prototype, 'get');
+    const { store, indexedDB } = setUp();
+    const [input] = await store.commitStep({
+      conversationId: 'n',
+      runId: 'r',
+      messages: [userSays('hello')],
+      run: runRecord({ id: 'r', conversationId: 'n' }),
+      create: { title: 'new one', likelyNew: true },
+    });
+    expect(input?.seq).toBe(1);
+    expect(await store.getConversation('n')).toMatchObject({ title: 'new one', lastSeq: 1 });
+    if (indexedDB === undefined) context.skip();
+    const conversationReads = read.mock.contexts.filter(
+      (objectStore) => (objectStore as { name?: string }).name === 'conversations',
+    );
+    // Read back by getConversation only.
+    expect(conversationReads).toHaveLength(1);
+  });
+
+  it('writes a step whose conversation was wrongly taken for new after what is stored, keeping its row', async () => {
+    const { store } = setUp();
+    await store.commitStep({
+      conversationId: 'c',
+      runId: 'r0',
+      messages: [userSays('first')],
+      create: { title: 'kept' },
+    });
+    // Asked for together: the wrong guess fails the group's first try, and each is written again.
+    const written = await Promise.all([
+      store.commitStep({
+        conversationId: 'c',
+        runId: 'r1',
+        messages: [userSays('second')],
+        create: { title: 'another title', likelyNew: true },
+      }),
+      store.commitStep({
+        conversationId: 'n',
+        runId: 'r2',
+        messages: [userSays('really new')],
+        create: { title: 'n', likelyNew: true },
+      }),
+    ]);
+    expect(written.map((records) => records.map((record) => record.seq))).toEqual([[2], [1]]);
+    expect((await store.listMessages('c')).map((record) => record.message)).toEqual([
+      userSays('first'),
+      userSays('second'),
+    ]);
+    expect(await store.getConversation('c')).toMatchObject({ title: 'kept', lastSeq: 2 });
+    expect(await store.getConversation('n')).toMatchObject({ title: 'n', lastSeq: 1 });
+    // Alone, too.
+    const [third] = await store.commitStep({
+      conversationId: 'c',
+      runId: 'r3',
+      messages: [userSays('third')],
+      create: { title: 'yet another', likelyNew: true },
+    });
+    expect(third?.seq).toBe(3);
+    expect(await store.getConversation('c')).toMatchObject({ title: 'kept', lastSeq: 3 });
+  });
+
   it('writes steps of one conversation asked for at once in the order asked', async () => {
     const { store } = setUp();
     await store.ensureConversation('c');
