@@ -139,11 +139,11 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     });
     const [steps, commit] = await Promise.allSettled([written, ended]);
     // A failed request aborts the transaction, and the requests still waiting fail with an
-    // AbortError: the transaction's own error says why.
-    if (steps.status === 'rejected' && !(commit.status === 'rejected' && transaction.error))
-      throw steps.reason;
-    if (commit.status === 'rejected') throw commit.reason;
-    return (steps as PromiseFulfilledResult<Awaited<typeof written>>).value;
+    // AbortError: the transaction's own error says why. One aborted here has none.
+    if (commit.status === 'rejected')
+      throw transaction.error ?? (steps.status === 'rejected' ? steps.reason : commit.reason);
+    if (steps.status === 'rejected') throw steps.reason;
+    return steps.value;
   }
 
   /** What a written step changed, for the stores' listeners. */
