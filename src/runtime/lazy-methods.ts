@@ -1,3 +1,5 @@
+import { settledLater } from './settled-later';
+
 /**
  * An object whose methods load their implementation on first call: the page entry keeps
  * only the names, and an app that never calls them never loads their code. Every method
@@ -30,7 +32,5 @@ export function whenLoaded<L, T>(
   loaded: Promise<L>,
   action: (value: L) => T | Promise<T>,
 ): Promise<T> {
-  const done = loaded.then(action);
-  done.catch(() => {});
-  return done;
+  return settledLater(loaded.then(action));
 }

@@ -33,6 +33,7 @@ import {
   type RunRequest,
 } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
+import { settledLater } from '../runtime/settled-later';
 import { parseAgentConfig } from './config-schema';
 import { ContextCache } from './context-cache';
 import { conversationLockName, heldLockNames } from './conversation-lock';
@@ -173,7 +174,7 @@ export class AgentService implements AgentWorkerApi {
       const learnRules =
         rules.length > 0 ? (await import('../memory/learn-rules')).compileRules(rules) : [];
       this.#database = config.memory.database;
-      this.#relays ??= import('./run-relay');
+      void this.#relayCode();
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -449,6 +450,15 @@ export class AgentService implements AgentWorkerApi {
   }
 
   /**
+   * The relay's code, loaded once, first asked for when the agent is configured; a failed
+   * load fails the runs that await it, not the start.
+   */
+  #relayCode(): Promise<typeof import('./run-relay')> {
+    this.#relays ??= settledLater(import('./run-relay'));
+    return this.#relays;
+  }
+
+  /**
    * Relays a run's events to the other tabs of the origin, and applies their stops and
    * decisions as the page's own: through the run's abort and its approval gate.
    */
@@ -461,8 +471,7 @@ export class AgentService implements AgentWorkerApi {
     const database = this.#database;
     // Without BroadcastChannel (very old engines) the run simply is not watchable.
     if (database === undefined || typeof BroadcastChannel !== 'function') return undefined;
-    this.#relays ??= import('./run-relay');
-    const { RunRelay } = await this.#relays;
+    const { RunRelay } = await this.#relayCode();
     return new RunRelay(relayChannelName(database, conversationId), runId, {
       onStop: () => controller.abort(),
       onApproval: (approvalId, approved, reason) =>

@@ -57,10 +57,6 @@ export class ContextCache {
   }
 
   /**
-   * The rows a new run of `conversationId` starts from: for a conversation the store has
-   * nothing of, the lasting memories kept (a guess), else what the store has.
-   */
-  /**
    * Whether the store has nothing of `conversationId`, as far as this cache knows (no row,
    * no memories of its own); false while the ids are being read. A guess, as `rowsFor`'s.
    */
@@ -68,6 +64,10 @@ export class ContextCache {
     return this.#known !== undefined && !this.#known.has(conversationId);
   }
 
+  /**
+   * The rows a new run of `conversationId` starts from: for a conversation the store has
+   * nothing of, the lasting memories kept (a guess), else what the store has.
+   */
   async rowsFor(conversationId: string): Promise<RowsForRun> {
     // An agent's first run comes moments after it started: waiting for the ids costs less
     // than reading the rows.

@@ -10,6 +10,7 @@ import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
+import { settledLater } from '../runtime/settled-later';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter, sideCallsOf } from './budget-meter';
 import type { ContextCache, ContextRows, RowsForRun } from './context-cache';
@@ -190,10 +191,11 @@ export async function runConversation(
         (retrieval === 'inject' || retrieval === 'both') &&
         run.input.trim() !== '' &&
         !setup.knowledge.knownEmpty;
-      // A new conversation's rows may come from the worker's cache: a guess that it has no
-      // messages, checked by the input's write below. A resumed run reads its own.
+      // The input's write need not read a conversation the worker's cache does not know.
       // Asked before `rowsFor`, which marks the id known.
       const likelyNew = setup.contexts?.seemsNew(run.conversationId) ?? false;
+      // A new conversation's rows may come from the worker's cache: a guess that it has no
+      // messages, checked by the input's write below. A resumed run reads its own.
       const cached =
         start.input && setup.contexts
           ? settledLater(setup.contexts.rowsFor(run.conversationId))
@@ -357,15 +359,6 @@ export async function runConversation(
       }
     },
   );
-}
-
-/**
- * `promise`, marked as handled until someone awaits it: a failure met while another wait
- * is pending is still thrown where it is awaited, never reported as unhandled.
- */
-function settledLater<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /**

@@ -76,6 +76,7 @@ export class EventSink {
   readonly #batch: AgentEvent[] = [];
   /** A flush asked for in the next task (`inNextTask`). */
   #flushScheduled = false;
+  readonly #flushInNextTask = () => this.#flush();
   /** A held flush of deltas, when one waits for the interval. */
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #lastFlushAt = 0;
@@ -153,8 +154,6 @@ export class EventSink {
     for (const settle of this.#checks.values()) settle(undefined);
     this.#checks.clear();
   }
-
-  readonly #flushInNextTask = () => this.#flush();
 
   #flush(): void {
     this.#flushScheduled = false;

@@ -31,7 +31,7 @@ describe('inNextTask', () => {
       throw new Error('a faulty caller');
     });
     inNextTask(() => ran.push('after it'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await nextTask();
     expect(ran).toEqual(['after it']);
     expect(thrown).toHaveLength(1);
     expect(() => thrown[0]?.()).toThrow('a faulty caller');
