@@ -2,8 +2,10 @@
 // page's 20-runs-at-once section runs (a warm-up, lone runs, then the bursts), built without
 // minifying so functions keep their names. Prints the functions with the most self time and
 // the most total time, per run, and writes the whole profile to
-// bench/results/agent-worker.cpuprofile (open it in DevTools' Performance panel). Not a
-// figure of record: the profiler slows what it samples; `npm run bench -- scale` measures.
+// bench/results/agent-worker.cpuprofile (open it in DevTools' Performance panel). With
+// `-- --loops`, the hand-written loops' workers (the raw and the storing one) are profiled
+// in the same run and reported beside it, so what Airlock adds can be read off one to one.
+// Not a figure of record: the profiler slows what it samples; `npm run bench -- scale` measures.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
@@ -12,11 +14,12 @@ import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { chromiumWorkerThreads } from '../test/setup/worker-threads.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
-import { workerSession } from './lib/worker-heaps.mjs';
+import { workerSessions } from './lib/worker-heaps.mjs';
 
 /** Microseconds between samples. */
 const INTERVAL_US = 100;
 const TOP = Number(process.env.AIRLOCK_PROFILE_TOP ?? 40);
+const withLoops = process.argv.includes('--loops');
 
 const shared = await sharedConfig();
 const outDir = fileURLToPath(new URL('../node_modules/.airlock-profile', import.meta.url));
@@ -56,11 +59,18 @@ try {
   });
   const search = new URLSearchParams({ model: modelServer.url, only: 'concurrentRuns' });
   await page.goto(`${origin}/scale/index.html?${search}`);
-  const worker = await workerSession(browser, (url) => url.includes('/agent.worker'));
-  await worker.call('Profiler.enable');
-  await worker.call('Profiler.setSamplingInterval', { interval: INTERVAL_US });
-  await worker.call('Profiler.start');
-  stop = () => worker.call('Profiler.stop');
+  // The page makes the agent's worker, then the raw loop's, then the storing loop's.
+  const workers = await workerSessions(
+    browser,
+    (url) => url.includes('/agent.worker') || (withLoops && url.includes('/raw-loop.worker')),
+    withLoops ? 3 : 1,
+  );
+  for (const worker of workers) {
+    await worker.call('Profiler.enable');
+    await worker.call('Profiler.setSamplingInterval', { interval: INTERVAL_US });
+    await worker.call('Profiler.start');
+  }
+  stop = () => Promise.all(workers.map((worker) => worker.call('Profiler.stop')));
   await page.waitForFunction(
     () => 'benchResults' in globalThis || 'benchError' in globalThis,
     null,
@@ -73,17 +83,42 @@ try {
     if (results.benchError) throw new Error(results.benchError);
     return results.benchResults.concurrentRuns;
   });
-  const answer = /** @type {{ result?: { profile: Profile } }} */ (await stopped);
-  await worker.detach();
-  if (!answer?.result) throw new Error('The agent worker gave no profile.');
-  writeFileSync('bench/results/agent-worker.cpuprofile', JSON.stringify(answer.result.profile));
-  // The warm-up, the lone runs and every burst's runs.
+  const answers = /** @type {{ result?: { profile: Profile } }[]} */ (await stopped);
+  await Promise.all(workers.map((worker) => worker.detach()));
+  // The warm-up, the lone runs and every burst's runs: the same for every contestant.
   const runs = 1 + figures.loneRunMs.n + figures.rounds * figures.runs;
-  console.log(report(answer.result.profile, runs, figures.agentCpuMsPerRun));
+  for (const [index, worker] of workers.entries()) {
+    const profile = answers[index]?.result?.profile;
+    if (!profile) throw new Error(`The worker at ${worker.url} gave no profile.`);
+    const name = contestantOf(worker.url, profile);
+    const cpuMsPerRun = {
+      agent: figures.agentCpuMsPerRun,
+      'raw-loop': figures.rawLoop?.cpuMsPerRun,
+      'storing-loop': figures.storingLoop?.cpuMsPerRun,
+    }[name];
+    writeFileSync(`bench/results/${name}-worker.cpuprofile`, JSON.stringify(profile));
+    console.log(`\n== ${name} worker ==\n${report(profile, runs, cpuMsPerRun ?? null)}`);
+    console.log(`\nWrote bench/results/${name}-worker.cpuprofile`);
+  }
 } finally {
   await browser.close();
   await modelServer.close();
   await server.close();
+}
+
+/**
+ * Which contestant a profiled worker ran: the two hand-written loops share a script, and
+ * only the storing one ever calls `storeMessage` (and `openDatabase`).
+ * @param {string} url
+ * @param {Profile} profile
+ */
+function contestantOf(url, profile) {
+  if (url.includes('/agent.worker')) return 'agent';
+  return profile.nodes.some((node) =>
+    ['storeMessage', 'openDatabase'].includes(node.callFrame.functionName),
+  )
+    ? 'storing-loop'
+    : 'raw-loop';
 }
 
 /**
@@ -140,6 +175,5 @@ function report(profile, runs, cpuMsPerRun) {
     `${runs} runs; sampled JavaScript ${(sampled / runs).toFixed(2)} ms per run (the bursts' thread CPU from /proc, profiler on: ${cpuMsPerRun ?? 'not read'} ms per run)`,
     `\nself time, ms per run:\n${top(self)}`,
     `\ntotal time, ms per run:\n${top(total)}`,
-    '\nWrote bench/results/agent-worker.cpuprofile',
   ].join('\n');
 }

@@ -31,32 +31,44 @@ export async function workerHeaps(browser) {
 }
 
 /**
- * A session with the first dedicated worker whose script URL `matches`, waiting up to 30 s
- * for it to start: for a profile of it (`bench/profile.mjs`).
+ * Sessions with the first `count` dedicated workers whose script URLs `match`, waiting up to
+ * 30 s for them to start: for a profile of them (`bench/profile.mjs`).
  * @param {import('playwright').Browser} browser
  * @param {(url: string) => boolean} matches
- * @returns {Promise<WorkerSession>}
+ * @param {number} [count]
+ * @returns {Promise<(WorkerSession & { readonly url: string })[]>}
  */
-export async function workerSession(browser, matches) {
+export async function workerSessions(browser, matches, count = 1) {
   const cdp = await browser.newBrowserCDPSession();
+  /** @type {Map<string, WorkerSession & { readonly url: string }>} */
+  const sessions = new Map();
+  let attached = 0;
   const deadline = performance.now() + 30_000;
   while (performance.now() < deadline) {
     const { targetInfos } = await cdp.send('Target.getTargets');
-    const target = targetInfos.find((info) => info.type === 'worker' && matches(info.url));
-    const session = target && (await attach(cdp, target.targetId));
-    if (session) {
-      return {
+    for (const target of targetInfos) {
+      if (target.type !== 'worker' || !matches(target.url) || sessions.has(target.targetId))
+        continue;
+      const session = await attach(cdp, target.targetId);
+      if (!session) continue;
+      attached += 1;
+      sessions.set(target.targetId, {
+        url: target.url,
         call: session.call,
         detach: async () => {
           await session.detach();
-          await cdp.detach();
+          attached -= 1;
+          if (attached === 0) await cdp.detach();
         },
-      };
+      });
     }
+    if (sessions.size >= count) return [...sessions.values()];
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-  await cdp.detach();
-  throw new Error('No worker of the page matched within 30 s.');
+  // The last session detached takes the browser session with it.
+  if (sessions.size === 0) await cdp.detach();
+  else await Promise.all([...sessions.values()].map((session) => session.detach()));
+  throw new Error(`Fewer than ${count} workers of the page matched within 30 s.`);
 }
 
 /**
