@@ -10,13 +10,19 @@ import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
+import { nextTask } from '../runtime/next-task';
 import { settledLater } from '../runtime/settled-later';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter, sideCallsOf } from './budget-meter';
 import type { ContextCache, ContextRows, RowsForRun } from './context-cache';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
-import { conversationLockName, withConversationLock } from './conversation-lock';
+import {
+  type ConversationLock,
+  conversationLockName,
+  requestConversationLock,
+  withConversationLock,
+} from './conversation-lock';
 import type { OutputVerdict } from './event-sink';
 import type { GuardrailGate } from './guardrail-gate';
 import { abortedRun, type ResumedStep, runAgent } from './run-agent';
@@ -102,9 +108,10 @@ export type RunStart = (
 };
 
 /**
- * One run of a conversation: under the conversation's Web Lock, write the input while the
- * context is read from the store, run the loop with a journal that saves each step, and
- * record how the run ended. Failures are thrown for the caller to report.
+ * One run of a conversation: under the conversation's Web Lock (`lock`, when the caller
+ * asked for it already), write the input while the context is read from the store, run the
+ * loop with a journal that saves each step, and record how the run ended. Failures are
+ * thrown for the caller to report.
  */
 export async function runConversation(
   setup: AgentSetup,
@@ -112,12 +119,14 @@ export async function runConversation(
   start: RunStart,
   channel: RunChannel,
   asks: RunAsks = {},
+  lock?: ConversationLock,
 ): Promise<void> {
   const { config, model, store } = setup;
   const { output } = asks;
   const { emit, signal } = channel;
   await withConversationLock(
-    conversationLockName(config.memory.database, run.conversationId),
+    lock ??
+      requestConversationLock(conversationLockName(config.memory.database, run.conversationId)),
     async () => {
       await start.claim?.();
       const scopes = memoryScopes(config, run.conversationId);
@@ -240,14 +249,20 @@ export async function runConversation(
               cached?.then(({ rows }) => rows),
             ),
           );
+      const fresh = start.input === undefined ? undefined : start;
+      const storeInput = async ({ input, attachments = [], title }: NonNullable<typeof fresh>) => {
+        inputSeq = await journal.started(input, attachments, title, likelyNew);
+      };
       begin(
-        (start.input
-          ? journal
-              .started(start.input, start.attachments ?? [], start.title, likelyNew)
-              .then((seq) => {
-                inputSeq = seq;
-              })
-          : Promise.resolve()
+        (fresh === undefined
+          ? Promise.resolve()
+          : injectsKnowledge
+            ? storeInput(fresh)
+            : // The first request need not wait for the write: it is built and sent in this
+              // task's microtasks, and the write's own work (its transaction and rows) follows
+              // in the next task, while the request is on the network. Its commit still gates
+              // everything of the answer (see `emitInOrder`).
+              nextTask().then(() => storeInput(fresh))
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );
       if (injectsKnowledge) await begun;

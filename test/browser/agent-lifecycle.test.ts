@@ -14,6 +14,45 @@ describe('agent lifecycle', () => {
     expect(await session.requests()).toHaveLength(1);
   });
 
+  it("asks for the conversation's lock while the input is checked: a run refused then neither keeps it nor frees another's", async () => {
+    const session = await scriptModel([
+      { text: 'slow answer '.repeat(20), chunkDelayMs: 10 },
+      { text: 'Answered.' },
+    ]);
+    const agent = agentFor(session, {
+      guardrails: {
+        input: (input) =>
+          input.startsWith('Refuse')
+            ? { action: 'block', reason: 'Refused.' }
+            : { action: 'allow' },
+      },
+    });
+    const first = agent.run('First');
+    let streaming: () => void = () => {};
+    const streamed = new Promise<void>((resolve) => {
+      streaming = resolve;
+    });
+    const read = (async () => {
+      for await (const event of first) if (event.type === 'text-delta') streaming();
+    })();
+    await streamed;
+
+    // Refused while the first run holds the lock: its own request for it ends unheld.
+    await expect(agent.run('Refuse me').result).rejects.toMatchObject({
+      code: 'guardrail-blocked',
+    });
+    // The first run's lock is still held.
+    await expect(agent.run('Third').result).rejects.toMatchObject({ code: 'conversation-busy' });
+    await read;
+    expect((await first.result).reason).toBe('stop');
+    // Refused with the conversation free: the lock it was granted is let go.
+    await expect(agent.run('Refuse me too').result).rejects.toMatchObject({
+      code: 'guardrail-blocked',
+    });
+    expect((await agent.run('Fourth').result).text).toBe('Answered.');
+    expect(await session.requests()).toHaveLength(2);
+  });
+
   it('ends a running run with agent-disposed, and dispose can be called twice', async () => {
     const session = await scriptModel([{ text: 'slow answer '.repeat(50), chunkDelayMs: 20 }]);
     const agent = agentFor(session);
