@@ -73,7 +73,9 @@ const pageMessageSchema = z.discriminatedUnion('kind', [
 export class EventSink {
   readonly #port: MessagePort;
   readonly #handlers: EventSinkHandlers;
-  readonly #batch: AgentEvent[] = [];
+  #batch: AgentEvent[] = [];
+  /** Whether `#batch` holds a delta. */
+  #batchHasDelta = false;
   /** A flush asked for in the next task (`inNextTask`). */
   #flushScheduled = false;
   readonly #flushInNextTask = () => this.#flush();
@@ -111,7 +113,9 @@ export class EventSink {
     this.#inFlight += 1;
     this.#batch.push(event);
     if (isDelta(event)) {
-      const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - performance.now();
+      this.#batchHasDelta = true;
+      const now = performance.now();
+      const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - now;
       if (this.#deltaSent && holdMs > 0) {
         if (!this.#flushScheduled) this.#flushTimer ??= setTimeout(() => this.#flush(), holdMs);
         return;
@@ -119,7 +123,7 @@ export class EventSink {
       // A delta that is due goes now, with what was batched before it: a read holding many
       // chunks is worked through in one run of microtasks, and the next task would come
       // only after all of them.
-      this.#flush();
+      this.#flush(now);
       return;
     }
     if (this.#flushScheduled) return;
@@ -155,15 +159,24 @@ export class EventSink {
     this.#checks.clear();
   }
 
-  #flush(): void {
+  /** Posts what is batched, in one message. On the path of every streamed delta: kept lean. */
+  #flush(now = performance.now()): void {
     this.#flushScheduled = false;
-    clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
-    if (this.#closed || this.#batch.length === 0) return;
-    const events = this.#batch.splice(0);
-    this.#lastFlushAt = performance.now();
-    this.#deltaSent ||= events.some(isDelta);
-    this.#port.postMessage({ kind: 'events', events: packDeltas(events) } satisfies WorkerToPage);
+    if (this.#flushTimer !== undefined) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = undefined;
+    }
+    const events = this.#batch;
+    if (this.#closed || events.length === 0) return;
+    this.#batch = [];
+    this.#lastFlushAt = now;
+    this.#deltaSent ||= this.#batchHasDelta;
+    this.#batchHasDelta = false;
+    // A lone event (a slow stream's delta) has nothing to pack.
+    this.#port.postMessage({
+      kind: 'events',
+      events: events.length === 1 ? events : packDeltas(events),
+    } satisfies WorkerToPage);
   }
 
   #receive(message: PageToWorker): void {

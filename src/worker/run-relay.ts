@@ -76,22 +76,25 @@ export class RunRelay {
         return schema;
       });
     };
-    // A watch listening now holds its lock already: it had it before it said it was listening.
-    const watchLock = relayWatchLockName(channelName);
-    navigator.locks.query().then(
-      ({ held = [], pending = [] }) => {
-        this.#watched ||= [...held, ...pending].some((lock) => lock.name === watchLock);
-        // A watch is there and may soon send a stop or an approval: its parser loads now,
-        // not on the first such message, which would then wait for the import.
-        if (this.#watched) this.#received ??= import('./relay-schema');
-        this.#settle();
-      },
-      // Unknown, as when the run could not be relayed before: relay every event.
-      () => {
-        this.#watched = true;
-        this.#settle();
-      },
-    );
+    // A watch listening now holds its lock (shared) already: it had it before it said it was
+    // listening, so the lock cannot be had alone. (Asking costs one answer, where a query of
+    // every lock of the origin cost one per run going on.)
+    navigator.locks
+      .request(relayWatchLockName(channelName), { ifAvailable: true }, (lock) => lock === null)
+      .then(
+        (watched) => {
+          this.#watched ||= watched;
+          // A watch is there and may soon send a stop or an approval: its parser loads now,
+          // not on the first such message, which would then wait for the import.
+          if (this.#watched) this.#received ??= import('./relay-schema');
+          this.#settle();
+        },
+        // Unknown, as when the run could not be relayed before: relay every event.
+        () => {
+          this.#watched = true;
+          this.#settle();
+        },
+      );
   }
 
   /** Relays one event; the events of one task go out as one message. */
