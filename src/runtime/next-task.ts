@@ -11,11 +11,6 @@ export function inNextTask(callback: () => void): void {
   wake.postMessage(null);
 }
 
-/** Settles in this thread's next task (`inNextTask`). */
-export function nextTask(): Promise<void> {
-  return new Promise((resolve) => inNextTask(resolve));
-}
-
 const waiting: (() => void)[] = [];
 let wake: MessagePort | undefined;
 

@@ -10,7 +10,6 @@ import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
-import { nextTask } from '../runtime/next-task';
 import { settledLater } from '../runtime/settled-later';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter, sideCallsOf } from './budget-meter';
@@ -249,20 +248,14 @@ export async function runConversation(
               cached?.then(({ rows }) => rows),
             ),
           );
-      const fresh = start.input === undefined ? undefined : start;
-      const storeInput = async ({ input, attachments = [], title }: NonNullable<typeof fresh>) => {
-        inputSeq = await journal.started(input, attachments, title, likelyNew);
-      };
       begin(
-        (fresh === undefined
-          ? Promise.resolve()
-          : injectsKnowledge
-            ? storeInput(fresh)
-            : // The first request need not wait for the write: it is built and sent in this
-              // task's microtasks, and the write's own work (its transaction and rows) follows
-              // in the next task, while the request is on the network. Its commit still gates
-              // everything of the answer (see `emitInOrder`).
-              nextTask().then(() => storeInput(fresh))
+        (start.input
+          ? journal
+              .started(start.input, start.attachments ?? [], start.title, likelyNew)
+              .then((seq) => {
+                inputSeq = seq;
+              })
+          : Promise.resolve()
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );
       if (injectsKnowledge) await begun;
