@@ -78,6 +78,7 @@ const AGENT_OPTIONS = shapeCheck(
       headers: optional(recordCheck(stringCheck())),
       apiKey: optional(nonBlank),
       maxRetries: optional(numberCheck({ integer: true, min: 0, max: 10 })),
+      maxRetryAfterMs: optional(nonNegative),
       requestTimeoutMs: optional(positive),
       temperature: optional(numberCheck({ min: 0, max: 2 })),
       options: optional(modelOptionsCheck),

@@ -150,6 +150,7 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['model.headers.x-session', [1, null]],
   ['model.apiKey', [42, '', {}]],
   ['model.maxRetries', [-1, 11, 1.5, '2', Number.NaN]],
+  ['model.maxRetryAfterMs', [-1, Number.NaN, Number.POSITIVE_INFINITY, '30s', null]],
   ['model.requestTimeoutMs', [0, -5, Number.NaN, Number.POSITIVE_INFINITY, '100']],
   ['model.temperature', [-0.1, 2.5, Number.NaN, '1']],
   ['model.toolCalling', ['auto', 42, '']],
