@@ -74,8 +74,6 @@ export class EventSink {
   readonly #port: MessagePort;
   readonly #handlers: EventSinkHandlers;
   #batch: AgentEvent[] = [];
-  /** Whether `#batch` holds a delta. */
-  #batchHasDelta = false;
   /** A flush asked for in the next task (`inNextTask`). */
   #flushScheduled = false;
   readonly #flushInNextTask = () => this.#flush();
@@ -113,7 +111,6 @@ export class EventSink {
     this.#inFlight += 1;
     this.#batch.push(event);
     if (isDelta(event)) {
-      this.#batchHasDelta = true;
       const now = performance.now();
       const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - now;
       if (this.#deltaSent && holdMs > 0) {
@@ -122,7 +119,8 @@ export class EventSink {
       }
       // A delta that is due goes now, with what was batched before it: a read holding many
       // chunks is worked through in one run of microtasks, and the next task would come
-      // only after all of them.
+      // only after all of them. The run's first delta always goes so.
+      this.#deltaSent = true;
       this.#flush(now);
       return;
     }
@@ -170,8 +168,6 @@ export class EventSink {
     if (this.#closed || events.length === 0) return;
     this.#batch = [];
     this.#lastFlushAt = now;
-    this.#deltaSent ||= this.#batchHasDelta;
-    this.#batchHasDelta = false;
     // A lone event (a slow stream's delta) has nothing to pack.
     this.#port.postMessage({
       kind: 'events',

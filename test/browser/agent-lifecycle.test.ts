@@ -15,8 +15,9 @@ describe('agent lifecycle', () => {
   });
 
   it("asks for the conversation's lock while the input is checked: a run refused then neither keeps it nor frees another's", async () => {
+    // Slow enough (about 2 s) for two more runs to be refused while it streams, on a busy machine too.
     const session = await scriptModel([
-      { text: 'slow answer '.repeat(20), chunkDelayMs: 10 },
+      { text: 'slow answer '.repeat(50), chunkDelayMs: 20 },
       { text: 'Answered.' },
     ]);
     const agent = agentFor(session, {
