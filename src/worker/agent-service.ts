@@ -36,12 +36,7 @@ import { lazyMethods } from '../runtime/lazy-methods';
 import { settledLater } from '../runtime/settled-later';
 import { parseAgentConfig } from './config-schema';
 import { ContextCache } from './context-cache';
-import {
-  type ConversationLock,
-  conversationLockName,
-  heldLockNames,
-  requestConversationLock,
-} from './conversation-lock';
+import { conversationLockName, heldLockNames } from './conversation-lock';
 import {
   type AgentSetup,
   assertAsksHold,
@@ -99,8 +94,6 @@ interface ServedRun {
   readonly ended: Promise<void>;
   /** Set for a run that ends before it takes the conversation's lock: no other tab hears of it. */
   unrelayed?: true;
-  /** The conversation's lock, asked for once the run names its conversation; let go when it ends. */
-  lock?: ConversationLock;
 }
 
 /** How long deleting a conversation waits for its runs to end before deleting anyway. */
@@ -331,10 +324,6 @@ export class AgentService implements AgentWorkerApi {
       const { emit, signal } = channel;
       const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
       served.conversationId = request.conversationId;
-      // Answered while the input is read and checked.
-      served.lock = requestConversationLock(
-        conversationLockName(setup.config.memory.database, request.conversationId),
-      );
       // Sizes, types and hashes, before anything is stored or sent: a refused input stores nothing.
       const read = await readRunInput(request.input, setup.config.limits);
       // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
@@ -380,7 +369,6 @@ export class AgentService implements AgentWorkerApi {
         { input, attachments: read.attachments, title: titleFrom(guarded.value) },
         channel,
         request,
-        served.lock,
       );
     });
   }
@@ -453,7 +441,6 @@ export class AgentService implements AgentWorkerApi {
       await emit({ type: 'run-error', runId, error: toErrorData(cause) });
     } finally {
       this.#served.delete(served);
-      served.lock?.release();
       markEnded();
       sink.close();
       relay?.close();

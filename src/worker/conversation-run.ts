@@ -16,12 +16,7 @@ import { BudgetMeter, sideCallsOf } from './budget-meter';
 import type { ContextCache, ContextRows, RowsForRun } from './context-cache';
 import { buildContext } from './conversation-context';
 import { ConversationJournal } from './conversation-journal';
-import {
-  type ConversationLock,
-  conversationLockName,
-  requestConversationLock,
-  withConversationLock,
-} from './conversation-lock';
+import { conversationLockName, withConversationLock } from './conversation-lock';
 import type { OutputVerdict } from './event-sink';
 import type { GuardrailGate } from './guardrail-gate';
 import { abortedRun, type ResumedStep, runAgent } from './run-agent';
@@ -107,10 +102,9 @@ export type RunStart = (
 };
 
 /**
- * One run of a conversation: under the conversation's Web Lock (`lock`, when the caller
- * asked for it already), write the input while the context is read from the store, run the
- * loop with a journal that saves each step, and record how the run ended. Failures are
- * thrown for the caller to report.
+ * One run of a conversation: under the conversation's Web Lock, write the input while the
+ * context is read from the store, run the loop with a journal that saves each step, and
+ * record how the run ended. Failures are thrown for the caller to report.
  */
 export async function runConversation(
   setup: AgentSetup,
@@ -118,14 +112,12 @@ export async function runConversation(
   start: RunStart,
   channel: RunChannel,
   asks: RunAsks = {},
-  lock?: ConversationLock,
 ): Promise<void> {
   const { config, model, store } = setup;
   const { output } = asks;
   const { emit, signal } = channel;
   await withConversationLock(
-    lock ??
-      requestConversationLock(conversationLockName(config.memory.database, run.conversationId)),
+    conversationLockName(config.memory.database, run.conversationId),
     async () => {
       await start.claim?.();
       const scopes = memoryScopes(config, run.conversationId);

@@ -14,7 +14,7 @@ describe('agent lifecycle', () => {
     expect(await session.requests()).toHaveLength(1);
   });
 
-  it("asks for the conversation's lock while the input is checked: a run refused then neither keeps it nor frees another's", async () => {
+  it("lets a run refused before it starts neither keep the conversation's lock nor free another's", async () => {
     // Slow enough (about 2 s) for two more runs to be refused while it streams, on a busy machine too.
     const session = await scriptModel([
       { text: 'slow answer '.repeat(50), chunkDelayMs: 20 },
@@ -38,7 +38,7 @@ describe('agent lifecycle', () => {
     })();
     await streamed;
 
-    // Refused while the first run holds the lock: its own request for it ends unheld.
+    // Refused while the first run holds the lock.
     await expect(agent.run('Refuse me').result).rejects.toMatchObject({
       code: 'guardrail-blocked',
     });
@@ -46,7 +46,7 @@ describe('agent lifecycle', () => {
     await expect(agent.run('Third').result).rejects.toMatchObject({ code: 'conversation-busy' });
     await read;
     expect((await first.result).reason).toBe('stop');
-    // Refused with the conversation free: the lock it was granted is let go.
+    // Refused with the conversation free, then a run at once: the conversation is free.
     await expect(agent.run('Refuse me too').result).rejects.toMatchObject({
       code: 'guardrail-blocked',
     });
