@@ -45,6 +45,7 @@ import {
   runConversation,
 } from './conversation-run';
 import type { ConversationWatch } from './conversation-watch';
+import { DeferredRelay } from './deferred-relay';
 import { EventSink } from './event-sink';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from './guardrail-gate';
 import { markRunInterrupted } from './interrupted-runs';
@@ -411,15 +412,20 @@ export class AgentService implements AgentWorkerApi {
       onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
     });
     const warning = this.#storageWarning;
-    let relay: RunRelay | undefined;
+    let relay: DeferredRelay | undefined;
     const send = async (event: AgentEvent) => {
       await sink.emit(event);
-      relay?.publish(event);
+      await relay?.publish(event);
     };
     const emit = async (event: AgentEvent) => {
-      // `run-start` is emitted under the conversation's lock: from then on, other tabs hear the run.
-      if (event.type === 'run-start' && served.conversationId !== undefined && !served.unrelayed)
-        relay = await this.#openRelay(served.conversationId, event.runId, controller, approvals);
+      // `run-start` is emitted under the conversation's lock: from then on, other tabs can hear
+      // the run, once its relay opens.
+      if (event.type === 'run-start' && served.conversationId !== undefined && !served.unrelayed) {
+        const { conversationId } = served;
+        relay = new DeferredRelay(() =>
+          this.#openRelay(conversationId, event.runId, controller, approvals),
+        );
+      }
       await send(event);
       // Every run on memory says so, right after it starts.
       if (event.type === 'run-start' && warning !== undefined)

@@ -227,6 +227,26 @@ describe('live runs in every tab', () => {
     expect(record?.status).not.toBe('running');
   });
 
+  it('lets the other tab hear, and stop, a run whose model has not begun to answer', async () => {
+    const { database, conversationId } = sharedPlace();
+    // Headers, then nothing: the answer never begins.
+    const session = await scriptModel([{ fault: { kind: 'stall', afterChunks: 0 } }]);
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+
+    const run = running.run('Talk', { conversationId });
+    const watched = await watchOneRun(watch, async (event) => {
+      if (event.type === 'run-start') await watch.stop(event.runId);
+    });
+
+    expect(watched[0]).toMatchObject({ type: 'run-start', runId: run.runId });
+    expect(watched.some((event) => event.type === 'text-delta')).toBe(false);
+    expect(watched.at(-1)).toMatchObject({ type: 'run-finish', reason: 'aborted' });
+    expect((await run.result).reason).toBe('aborted');
+  });
+
   it('answers an approval from the other tab: the tool runs once, and the id is used once', async () => {
     const { database, conversationId } = sharedPlace();
     const { counter, deleteNote } = deleteNoteTool();
