@@ -3,42 +3,99 @@
 // bench's one. A quick check of a change to the path to the first token (about 30 s); its
 // figures are printed, not written: the verdicts are the peers bench's.
 //
+// With `--against=<revision>`, Airlock as that revision's src/ has it runs too, its pages
+// alternating with the working tree's in the same run. Runs made minutes apart on a shared
+// 2-core machine differ by more than most changes to this path; pages a few seconds apart
+// do not, so this is how a change of a millisecond or less is told from noise.
+//
 //   npm run bench:first-text                 4 pages per contestant, alternating
 //   npm run bench:first-text -- --pages=8
+//   npm run bench:first-text -- --against=HEAD~1 --pages=8
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
 import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
-import { sharedConfig } from './lib/vite-setup.mjs';
+import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 
 /** @typedef {import('./peers/roster').ContestantName} ContestantName */
+/** @typedef {{ label: string; contestant: ContestantName; origin: string }} Entrant */
 
 const RUNS_PER_PAGE = 11;
-const pages = Number(
-  /^--pages=(\d+)$/.exec(process.argv.find((arg) => arg.startsWith('--pages=')) ?? '')?.[1] ?? 4,
-);
-/** @type {ContestantName[]} */
-const names = ['airlock', 'raw-worker'];
+/** @param {string} name */
+const option = (name) =>
+  new RegExp(`^--${name}=(.+)$`).exec(
+    process.argv.find((arg) => arg.startsWith(`--${name}=`)) ?? '',
+  )?.[1];
+const pages = Number(option('pages') ?? 4);
+const against = option('against');
 
 const shared = await sharedConfig();
-const outDir = new URL('../node_modules/.airlock-first-text', import.meta.url).pathname;
-await build({
-  ...shared,
-  logLevel: 'warn',
-  build: {
-    outDir,
-    emptyOutDir: true,
-    chunkSizeWarningLimit: 4_000,
-    rollupOptions: { input: { peers: 'bench/peers/index.html' } },
-  },
-});
-const server = await preview({
-  ...shared,
-  build: { outDir },
-  preview: { host: '127.0.0.1', port: 0 },
-});
-const origin = server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '';
+const cache = new URL('../node_modules/.airlock-first-text/', import.meta.url).pathname;
+
+/**
+ * Builds and serves the peers page with Airlock's entries resolved into `srcDir`.
+ * @param {string} name
+ * @param {string} srcDir
+ */
+async function servePeers(name, srcDir) {
+  const outDir = `${cache}${name}`;
+  // The repository's aliases are a list (vite.config.ts), each entry pointing into src/.
+  const aliases = /** @type {{ find: RegExp; replacement: string }[]} */ (shared.resolve.alias);
+  const resolve = {
+    alias: aliases.map((entry) => ({
+      ...entry,
+      replacement: entry.replacement.replace(`${repoRoot}src/`, srcDir),
+    })),
+  };
+  await build({
+    ...shared,
+    resolve,
+    logLevel: 'warn',
+    build: {
+      outDir,
+      emptyOutDir: true,
+      chunkSizeWarningLimit: 4_000,
+      rollupOptions: { input: { peers: 'bench/peers/index.html' } },
+    },
+  });
+  const server = await preview({
+    ...shared,
+    build: { outDir },
+    preview: { host: '127.0.0.1', port: 0 },
+  });
+  return { server, origin: server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '' };
+}
+
+/**
+ * The src/ of `revision`, exported where the bench's builds find the repository's packages.
+ * @param {string} revision
+ */
+function exportSource(revision) {
+  const commit = execFileSync('git', ['rev-parse', '--short', revision], { cwd: repoRoot })
+    .toString()
+    .trim();
+  const dir = `${cache}src-${commit}/`;
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${dir}`], { cwd: repoRoot });
+  return { commit, srcDir: `${dir}src/` };
+}
+
+const workTree = await servePeers('work-tree', `${repoRoot}src/`);
+const servers = [workTree.server];
+/** @type {Entrant[]} */
+const entrants = [{ label: 'airlock', contestant: 'airlock', origin: workTree.origin }];
+if (against) {
+  const { commit, srcDir } = exportSource(against);
+  const other = await servePeers(`at-${commit}`, srcDir);
+  servers.push(other.server);
+  entrants.push({ label: `airlock@${commit}`, contestant: 'airlock', origin: other.origin });
+}
+entrants.push({ label: 'raw-worker', contestant: 'raw-worker', origin: workTree.origin });
+
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { FULL_SCENARIO } = await loader.ssrLoadModule('/peers/scenario.ts');
 const { summarize } = await loader.ssrLoadModule('/stats.ts');
@@ -48,24 +105,24 @@ const browser = await chromium.launch({
   args: chromiumArgs,
   headless: true,
 });
-const url = `${origin}/peers/index.html?model=${encodeURIComponent(modelServer.url)}`;
 /** @type {Record<string, number[]>} */
-const firstText = Object.fromEntries(names.map((name) => [name, []]));
+const firstText = Object.fromEntries(entrants.map(({ label }) => [label, []]));
 try {
   for (let round = 0; round < pages; round++) {
-    for (const name of names) {
+    for (const { label, contestant, origin } of entrants) {
+      const url = `${origin}/peers/index.html?model=${encodeURIComponent(modelServer.url)}`;
       const { page } = await openBenchPage(browser, url);
       try {
         await setUp(
           page,
-          name,
+          contestant,
           Array.from({ length: RUNS_PER_PAGE }, () => FULL_SCENARIO.name),
         );
         for (let index = 0; index < RUNS_PER_PAGE; index++) {
-          const sample = await run(page, name);
-          await verify(page, name);
+          const sample = await run(page, contestant);
+          await verify(page, contestant);
           // The first run of each page warms it up.
-          if (index > 0) firstText[name]?.push(sample.firstTextMs);
+          if (index > 0) firstText[label]?.push(sample.firstTextMs);
         }
       } finally {
         await page.close();
@@ -76,15 +133,22 @@ try {
   await browser.close();
   await modelServer.close();
   await loader.close();
-  await server.close();
+  for (const server of servers) await server.close();
 }
 
 /** @type {Record<string, import('./stats').Summary>} */
-const summaries = Object.fromEntries(names.map((name) => [name, summarize(firstText[name] ?? [])]));
-for (const name of names) {
-  const { p50, p95, min, max, n } = summaries[name] ?? summarize([]);
-  console.log(`${name.padEnd(11)} first text ${p50} ms p50 (${min}–${max}, p95 ${p95}; ${n} runs)`);
+const summaries = Object.fromEntries(
+  entrants.map(({ label }) => [label, summarize(firstText[label] ?? [])]),
+);
+const width = Math.max(...entrants.map(({ label }) => label.length));
+for (const { label } of entrants) {
+  const { p50, p95, min, max, n } = summaries[label] ?? summarize([]);
+  console.log(
+    `${label.padEnd(width)}  first text ${p50} ms p50 (${min}–${max}, p95 ${p95}; ${n} runs)`,
+  );
 }
-const excess =
-  (summaries.airlock?.p50 ?? Number.NaN) - (summaries['raw-worker']?.p50 ?? Number.NaN);
-console.log(`Airlock − raw loop in a worker: ${excess.toFixed(1)} ms (bound +3)`);
+const raw = summaries['raw-worker']?.p50 ?? Number.NaN;
+for (const { label } of entrants.filter((entrant) => entrant.contestant === 'airlock')) {
+  const excess = (summaries[label]?.p50 ?? Number.NaN) - raw;
+  console.log(`${label} − raw loop in a worker: ${excess.toFixed(1)} ms (bound +3)`);
+}
