@@ -5,6 +5,7 @@ import {
   isAirlockError,
   tool,
 } from 'airlock-agents';
+import type { ScriptedTurn } from 'airlock-agents/testing/remote';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, deleteNoteTool, scriptModel, WORKER_START_MS } from './support';
@@ -36,6 +37,17 @@ function relayChannel(database: string, conversationId: string): BroadcastChanne
   const channel = new BroadcastChannel(`airlock:${database}:conversation:${conversationId}:relay`);
   onTestFinished(() => channel.close());
   return channel;
+}
+
+/** Two tabs on one conversation, the model playing `turns`: one to run, one watching (and listening). */
+async function runningAndWatching(turns: ScriptedTurn[]) {
+  const { database, conversationId } = sharedPlace();
+  const session = await scriptModel(turns);
+  const running = agentFor(session, { memory: { database } });
+  const watching = agentFor(session, { memory: { database } });
+  const watch = watching.watch(conversationId);
+  await watch.listening;
+  return { conversationId, running, watching, watch };
 }
 
 const STREAMED = 'one two three four five six seven eight nine ten';
@@ -205,12 +217,9 @@ describe('live runs in every tab', () => {
   });
 
   it('stops a run from the other tab: it ends aborted in both', async () => {
-    const { database, conversationId } = sharedPlace();
-    const session = await scriptModel([{ text: STREAMED.repeat(20), chunkDelayMs: 50 }]);
-    const running = agentFor(session, { memory: { database } });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { conversationId, running, watching, watch } = await runningAndWatching([
+      { text: STREAMED.repeat(20), chunkDelayMs: 50 },
+    ]);
 
     const run = running.run('Talk', { conversationId });
     const watched = await watchOneRun(watch, async (event) => {
@@ -228,13 +237,10 @@ describe('live runs in every tab', () => {
   });
 
   it('lets the other tab hear, and stop, a run whose model has not begun to answer', async () => {
-    const { database, conversationId } = sharedPlace();
     // Headers, then nothing: the answer never begins.
-    const session = await scriptModel([{ fault: { kind: 'stall', afterChunks: 0 } }]);
-    const running = agentFor(session, { memory: { database } });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { conversationId, running, watch } = await runningAndWatching([
+      { fault: { kind: 'stall', afterChunks: 0 } },
+    ]);
 
     const run = running.run('Talk', { conversationId });
     const watched = await watchOneRun(watch, async (event) => {
