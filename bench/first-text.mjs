@@ -30,6 +30,8 @@ const option = (name) =>
     process.argv.find((arg) => arg.startsWith(`--${name}=`)) ?? '',
   )?.[1];
 const pages = Number(option('pages') ?? 4);
+if (!Number.isInteger(pages) || pages < 1)
+  throw new Error(`--pages must be a whole number of pages, at least 1 (got ${option('pages')}).`);
 const against = option('against');
 
 const shared = await sharedConfig();
@@ -80,7 +82,11 @@ function exportSource(revision) {
   const dir = `${cache}src-${commit}/`;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  execFileSync('sh', ['-c', `git archive ${commit} src | tar -x -C ${dir}`], { cwd: repoRoot });
+  const tarball = execFileSync('git', ['archive', commit, 'src'], {
+    cwd: repoRoot,
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  execFileSync('tar', ['-x', '-C', dir], { input: tarball });
   return { commit, srcDir: `${dir}src/` };
 }
 

@@ -415,7 +415,9 @@ export class AgentService implements AgentWorkerApi {
     let relay: DeferredRelay | undefined;
     const send = async (event: AgentEvent) => {
       await sink.emit(event);
-      await relay?.publish(event);
+      // A promise only while the relay opens: an event of an open relay is not awaited.
+      const opening = relay?.publish(event);
+      if (opening) await opening;
     };
     const emit = async (event: AgentEvent) => {
       // `run-start` is emitted under the conversation's lock: from then on, other tabs can hear

@@ -10,7 +10,7 @@ export const RELAY_OPEN_AFTER_MS = 100;
 
 /**
  * A run's relay, opened once the answer begins (the first event after `run-start` and
- * `step-start`, once the page has it) or {@link RELAY_OPEN_AFTER_MS} after `run-start`,
+ * `step-start`, after it was handed to the page's port) or {@link RELAY_OPEN_AFTER_MS} after `run-start`,
  * whichever comes first. Its channel and locks are then not asked for while the first model
  * request is in flight, which on a busy machine delays the response. The events before it
  * opened are published then, in order: a watch hears the run from its start, as a watch that
@@ -29,18 +29,22 @@ export class DeferredRelay {
     this.#open = open;
   }
 
-  /** Relays `event`; resolves once the relay has it, opening it if the event asks for that. */
-  async publish(event: AgentEvent): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Relays `event`. Returns a promise only when the event opens the relay (settled once the
+   * relay has it); once open, every event is passed on at once, with nothing to await.
+   */
+  publish(event: AgentEvent): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     if (!this.#waiting) {
       this.#relay?.publish(event);
-      return;
+      return undefined;
     }
     this.#waiting.push(event);
+    if (event.type === 'step-start') return undefined;
+    if (event.type !== 'run-start') return this.#start();
     // A relay that cannot open fails the run at its next event, which awaits the same start.
-    if (event.type === 'run-start')
-      this.#timer ??= setTimeout(() => this.#start().catch(() => undefined), RELAY_OPEN_AFTER_MS);
-    else if (event.type !== 'step-start') await this.#start();
+    this.#timer ??= setTimeout(() => this.#start().catch(() => undefined), RELAY_OPEN_AFTER_MS);
+    return undefined;
   }
 
   /** Closes the relay: what it was given is sent first; one not opened yet never opens. */

@@ -1,5 +1,6 @@
 import {
   type AgentEvent,
+  type AgentOptions,
   type AgentWatch,
   createAgent,
   isAirlockError,
@@ -39,37 +40,38 @@ function relayChannel(database: string, conversationId: string): BroadcastChanne
   return channel;
 }
 
-/** Two tabs on one conversation, the model playing `turns`: one to run, one watching (and listening). */
-async function runningAndWatching(turns: ScriptedTurn[]) {
+/**
+ * Two tabs on one conversation, the model playing `turns`: one to run (with `tools`), one
+ * watching, its watch listening.
+ */
+async function runningAndWatching(turns: ScriptedTurn[], tools: AgentOptions['tools'] = []) {
   const { database, conversationId } = sharedPlace();
   const session = await scriptModel(turns);
-  const running = agentFor(session, { memory: { database } });
+  const running = agentFor(session, { memory: { database }, tools });
   const watching = agentFor(session, { memory: { database } });
   const watch = watching.watch(conversationId);
   await watch.listening;
-  return { conversationId, running, watching, watch };
+  return { database, conversationId, running, watching, watch };
 }
 
 const STREAMED = 'one two three four five six seven eight nine ten';
 
 describe('live runs in every tab', () => {
   it('shows the other tab every event of a run, in order, each once', async () => {
-    const { database, conversationId } = sharedPlace();
     const { counter, deleteNote } = deleteNoteTool();
-    const session = await scriptModel([
-      { text: 'Looking. ', toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] },
-      { text: STREAMED, chunkDelayMs: 5 },
-    ]);
     const lookup = tool({
       name: 'lookup',
       description: 'Looks up.',
       parameters: z.object({ q: z.string() }),
       execute: ({ q }) => ({ found: q }),
     });
-    const running = agentFor(session, { memory: { database }, tools: [lookup, deleteNote] });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { conversationId, running, watch } = await runningAndWatching(
+      [
+        { text: 'Looking. ', toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] },
+        { text: STREAMED, chunkDelayMs: 5 },
+      ],
+      [lookup, deleteNote],
+    );
 
     const [ran, watched] = await Promise.all([
       collect(running.run('Find x', { conversationId })),
@@ -140,15 +142,10 @@ describe('live runs in every tab', () => {
   });
 
   it('never holds up the next run: back-to-back runs in the running tab all start, and the watch sees each', async () => {
-    const { database, conversationId } = sharedPlace();
     const RUNS = 6;
-    const session = await scriptModel(
+    const { conversationId, running, watch } = await runningAndWatching(
       Array.from({ length: RUNS }, (_, i) => ({ text: `Answer ${i}.` })),
     );
-    const running = agentFor(session, { memory: { database } });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
     const finishedTexts: string[] = [];
     const following = (async () => {
       for await (const event of watch) {
@@ -254,16 +251,14 @@ describe('live runs in every tab', () => {
   });
 
   it('answers an approval from the other tab: the tool runs once, and the id is used once', async () => {
-    const { database, conversationId } = sharedPlace();
     const { counter, deleteNote } = deleteNoteTool();
-    const session = await scriptModel([
-      { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
-      { text: 'Deleted.' },
-    ]);
-    const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { conversationId, running, watching, watch } = await runningAndWatching(
+      [
+        { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
+        { text: 'Deleted.' },
+      ],
+      [deleteNote],
+    );
 
     const run = running.run('Delete note n1', { conversationId });
     const ranEvents = collect(run);
@@ -343,12 +338,9 @@ describe('live runs in every tab', () => {
 
 describe('what other tabs post on the relay channel', () => {
   it('drops malformed messages and forged events with a warning, and still follows the real run exactly', async () => {
-    const { database, conversationId } = sharedPlace();
-    const session = await scriptModel([{ text: STREAMED, chunkDelayMs: 20 }]);
-    const running = agentFor(session, { memory: { database } });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { database, conversationId, running, watch } = await runningAndWatching([
+      { text: STREAMED, chunkDelayMs: 20 },
+    ]);
     const forger = relayChannel(database, conversationId);
 
     for (const junk of [
@@ -403,12 +395,9 @@ describe('what other tabs post on the relay channel', () => {
   });
 
   it('ends a forged run no tab holds, and follows the next real run', async () => {
-    const { database, conversationId } = sharedPlace();
-    const session = await scriptModel([{ text: 'Real answer.' }]);
-    const running = agentFor(session, { memory: { database } });
-    const watching = agentFor(session, { memory: { database } });
-    const watch = watching.watch(conversationId);
-    await watch.listening;
+    const { database, conversationId, running, watch } = await runningAndWatching([
+      { text: 'Real answer.' },
+    ]);
     const forger = relayChannel(database, conversationId);
 
     forger.postMessage({
