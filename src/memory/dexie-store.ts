@@ -7,7 +7,7 @@ import { memoryTables } from './dexie/memories';
 import { messageTables } from './dexie/messages';
 import { runTables } from './dexie/runs';
 import { stepWriter } from './dexie/step-writer';
-import type { ConversationStore } from './store';
+import type { ConversationStore, WrittenStep } from './store';
 
 export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database';
 
@@ -23,7 +23,10 @@ export { DEFAULT_OPEN_TIMEOUT_MS, type OpenStoreOptions } from './dexie/database
  */
 export function openStore(options: OpenStoreOptions = {}): ConversationStore {
   const connection = openConnection(options);
-  const writeStep = stepWriter(connection);
+  const stepListeners = new Set<(step: WrittenStep) => void>();
+  const writeStep = stepWriter(connection, (step) => {
+    for (const listener of stepListeners) listener(step);
+  });
   return {
     ...conversationTables(connection),
     ...messageTables(connection, writeStep),
@@ -52,6 +55,10 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       async () => (await import('./dexie/proposals')).proposalTables(connection),
     ),
     onChange: connection.listen,
+    onStepWritten(listener) {
+      stepListeners.add(listener);
+      return () => stepListeners.delete(listener);
+    },
     close: () => connection.close(),
   };
 }

@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { MemorySource } from '../protocol/memory';
+import { conversationOfScope } from './conversation-revision';
 import type { MemoryInput, MemoryRecord, MemoryScope } from './store';
 import type { StoreChange } from './store-change';
 
@@ -149,10 +150,10 @@ export function conversationScope(conversationId: string): MemoryScope {
  * stored row, which can hold anything: a write that already committed must not fail on it.
  */
 export function memoryChange(scope: unknown): StoreChange {
-  const prefix = 'conversation:';
-  return typeof scope === 'string' && scope.startsWith(prefix)
-    ? { table: 'memories', conversationId: scope.slice(prefix.length) }
-    : { table: 'memories' };
+  const conversationId = conversationOfScope(scope);
+  return conversationId === undefined
+    ? { table: 'memories' }
+    : { table: 'memories', conversationId };
 }
 
 /** A new memory id. Built from `getRandomValues`: `randomUUID` is missing outside secure contexts. */

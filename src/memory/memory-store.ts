@@ -10,6 +10,12 @@ import {
 } from './conversation-attachments';
 import { listedAfter, newestFirst } from './conversation-order';
 import {
+  conversationOfScope,
+  revised,
+  type StoredConversation,
+  withoutRevision,
+} from './conversation-revision';
+import {
   checkMemoryPatch,
   compareMemories,
   conversationScope,
@@ -25,7 +31,6 @@ import type {
   AttachmentData,
   AttachmentRecord,
   AuditRecord,
-  ConversationRecord,
   ConversationSearchHit,
   ConversationStore,
   MemoryInput,
@@ -33,6 +38,7 @@ import type {
   MemoryRecord,
   MessageRecord,
   RunRecord,
+  WrittenStep,
 } from './store';
 import { cascadeChanges, createChangeFeed, type StoreChange } from './store-change';
 import { invalidInput, notFound } from './store-failures';
@@ -53,7 +59,8 @@ export interface MemoryStoreOptions {
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): ConversationStore {
   const feed = createChangeFeed(options.name ?? DEFAULT_DATABASE);
-  const conversations = new Map<string, ConversationRecord>();
+  const conversations = new Map<string, StoredConversation>();
+  const stepListeners = new Set<(step: WrittenStep) => void>();
   /** Per conversation, ordered by seq. */
   const messages = new Map<string, MessageRecord[]>();
   const memories = new Map<string, MemoryRecord>();
@@ -119,7 +126,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       updatedAt: now,
     };
     memories.set(record.id, record);
+    reviseConversationOf(record.scope);
     return record;
+  }
+
+  /** Gives the conversation a memory of `scope` belongs to a new revision token, if it is stored. */
+  function reviseConversationOf(scope: string): void {
+    const conversationId = conversationOfScope(scope);
+    const row = conversationId === undefined ? undefined : conversations.get(conversationId);
+    if (row) conversations.set(row.id, revised(row));
   }
 
   function deleteCascade(conversationId: string): void {
@@ -242,12 +257,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           messages.set(conversationId, [...(messages.get(conversationId) ?? []), ...added]);
           changes.push({ table: 'messages', conversationId });
         }
+        let after = conversation;
         if (added.length > 0 || !stored) {
-          conversations.set(conversationId, {
-            ...conversation,
-            lastSeq: conversation.lastSeq + added.length,
-            updatedAt: now,
-          });
+          after = { ...conversation, lastSeq: conversation.lastSeq + added.length, updatedAt: now };
+          conversations.set(conversationId, after);
           changes.push({ table: 'conversations', conversationId });
         }
         if (run !== undefined) {
@@ -259,6 +272,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           changes.push({ table: 'audit', conversationId });
         }
         notify(...changes);
+        const written = copy({ conversationId, added, before: stored, after });
+        for (const listener of stepListeners) listener(written);
         return added;
       }),
 
@@ -285,11 +300,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           throw invalidInput(
             `A summary must cover messages up to a seq from 0 to ${conversation.lastSeq}, not ${throughSeq}.`,
           );
-        conversations.set(conversationId, {
-          ...conversation,
-          summary,
-          summarizedThroughSeq: throughSeq,
-        });
+        conversations.set(
+          conversationId,
+          revised({ ...conversation, summary, summarizedThroughSeq: throughSeq }),
+        );
         notify({ table: 'conversations', conversationId });
       }),
 
@@ -323,6 +337,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         }
         const record = check({ ...existing, ...patch, updatedAt: Date.now() });
         memories.set(id, record);
+        reviseConversationOf(record.scope);
         notify(memoryChange(record.scope));
         return record;
       }),
@@ -332,6 +347,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         const existing = memories.get(id);
         if (!existing) return;
         memories.delete(id);
+        reviseConversationOf(existing.scope);
         notify(memoryChange(existing.scope));
       }),
 
@@ -369,7 +385,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         const proposal = check(row);
         const saved = proposal.change === 'save' ? putMemory(proposal.memory, now) : undefined;
         const deleted = proposal.change === 'delete' ? memories.get(proposal.memory.id) : undefined;
-        if (deleted) memories.delete(deleted.id);
+        if (deleted) {
+          memories.delete(deleted.id);
+          reviseConversationOf(deleted.scope);
+        }
         proposals.delete(id);
         const changed = saved ?? deleted;
         notify(
@@ -401,13 +420,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
       }),
 
     // Conditional on the conversation, as in the Dexie store: no write brings back a deleted one's rows.
-    putRun: (run) =>
-      guard('saving a run', () => {
-        if (!conversations.has(run.conversationId))
-          throw notFound('conversation', run.conversationId);
-        runs.set(run.id, copy(run));
-        notify({ table: 'runs', conversationId: run.conversationId });
-      }),
+    // A step with nothing but the run's checkpoint, as the Dexie store writes it.
+    putRun: async (run) => {
+      await store.commitStep({
+        conversationId: run.conversationId,
+        runId: run.id,
+        messages: [],
+        run,
+      });
+    },
 
     getRun: (id) => guard('reading a run', () => runs.get(id)),
 
@@ -442,7 +463,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         const exported = {
           format: 'airlock.conversation' as const,
           version: 1 as const,
-          conversation,
+          conversation: withoutRevision(conversation),
           messages: records,
           memories: [...memories.values()]
             .filter((memory) => memory.scope === scope)
@@ -487,7 +508,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         );
         for (const memory of value.memories) memories.set(memory.id, copy(memory));
         holdAttachments(id, imported);
-        conversations.set(id, copy(value.conversation));
+        conversations.set(id, revised(copy(value.conversation)));
         notify(...cascadeChanges(id));
         return value.conversation;
       });
@@ -551,6 +572,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         return [...ids];
       }),
     onChange: (listener) => feed.listen(listener),
+    onStepWritten(listener) {
+      stepListeners.add(listener);
+      return () => stepListeners.delete(listener);
+    },
 
     readContext: async ({ conversationId, recent, scopes, create }) => {
       const [rows, conversation, memoryRows] = await Promise.all([

@@ -1,11 +1,11 @@
-import type { ConversationRecord } from './store';
+import { newRevision, type StoredConversation } from './conversation-revision';
 
 /** The row of a conversation that has nothing in it yet: no messages, no summary. */
 export function newConversation(
   id: string,
   title: string | undefined,
   now: number,
-): ConversationRecord {
+): StoredConversation {
   return {
     id,
     title: title ?? '',
@@ -14,5 +14,6 @@ export function newConversation(
     summary: '',
     summarizedThroughSeq: 0,
     lastSeq: 0,
+    revision: newRevision(),
   };
 }

@@ -20,6 +20,7 @@ import type {
   MessageRecord,
   RunRecord,
 } from '../protocol/memory';
+import type { StoredConversation } from './conversation-revision';
 import type { ChangeListener } from './store-change';
 
 export type {
@@ -44,6 +45,15 @@ export type {
   PendingApproval,
   RunRecord,
 } from '../protocol/memory';
+
+/** A step a store wrote (`commitStep`, `putRun`): its messages, and its conversation's row around it. */
+export interface WrittenStep {
+  readonly conversationId: string;
+  readonly added: readonly MessageRecord[];
+  /** The row as the write found it; undefined when the write created it. */
+  readonly before: StoredConversation | undefined;
+  readonly after: StoredConversation;
+}
 
 /**
  * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
@@ -121,6 +131,13 @@ export interface ConversationStore {
    * arrives. Returns the listener's removal.
    */
   onChange(listener: ChangeListener): () => void;
+  /**
+   * Calls `listener` with each step this store writes, once it committed and before its
+   * `commitStep` settles. Returns the listener's removal. Optional: a store without it (or
+   * without revision tokens on its rows, see `StoredConversation`) leaves the agent worker
+   * to read a conversation's context from it before every run.
+   */
+  onStepWritten?(listener: (step: WrittenStep) => void): () => void;
   /**
    * What a run's context is built from, in one transaction: the newest `recent` complete
    * messages (as `recentMessages`), the conversation's row (undefined when it is not stored;

@@ -1,5 +1,12 @@
-import { conversationScope, isExpired } from '../memory/memory-rules';
-import type { ConversationStore, MemoryRecord, MemoryScope } from '../memory/store';
+import type { StoredConversation } from '../memory/conversation-revision';
+import { compareMemories, conversationScope, isExpired } from '../memory/memory-rules';
+import type {
+  ConversationStore,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+  WrittenStep,
+} from '../memory/store';
 import type { StoreChange } from '../memory/store-change';
 
 /** What a run's context reads from the store: `readContext`'s answer. */
@@ -9,6 +16,29 @@ export type ContextRows = Awaited<ReturnType<ConversationStore['readContext']>>;
 export interface RowsForRun {
   readonly rows: ContextRows;
   readonly guessed: boolean;
+  /**
+   * Whether the guess held: the run's input, stored as `inputSeq`, was written to the
+   * conversation as the rows have it. Always true for rows read from the store.
+   */
+  readonly holds: (inputSeq: number) => boolean;
+}
+
+/** How many conversations' contexts are kept after their runs (the most recently run ones). */
+export const WARM_CONVERSATIONS = 16;
+
+/**
+ * A stored conversation's rows as the store had them after the last step this worker
+ * wrote to it: what its next run reads, but for the lasting memories (kept apart).
+ */
+interface WarmRows {
+  /** The newest complete messages, oldest first, at most `#recent`. */
+  recent: readonly MessageRecord[];
+  /** Its row: `lastSeq` and `revision` are what a later write must find for these to hold. */
+  conversation: StoredConversation;
+  /** The memories of its own scope. */
+  readonly own: readonly MemoryRecord[];
+  /** Set once dropped: a write or change these rows do not have came. */
+  spoiled: boolean;
 }
 
 /** A read under way, spoiled by a change to lasting memories that may have come after it read them. */
@@ -17,19 +47,22 @@ interface PendingRead {
 }
 
 /**
- * What the first run of a new conversation would read, kept in the agent worker so that
- * its model request need not wait for IndexedDB: the ids of the conversations the store has
- * anything of (read once), and the memories of the lasting scopes. A run of any other id
- * starts from those memories alone.
+ * What a run's context reads, kept in the agent worker so that its model request need not
+ * wait for IndexedDB: the ids of the conversations the store has anything of (read once),
+ * the memories of the lasting scopes, and the rows of the conversations run lately here
+ * (`WARM_CONVERSATIONS`). A run of an id the store has nothing of starts from the lasting
+ * memories alone.
  *
- * The store's changes keep both up to date: this worker's own at once, other tabs' and
- * workers' as they arrive. A conversation created in another tab may be heard of after a
- * run of it has started here, so rows from here are a guess: the run checks it against its
- * input's write (the input is the conversation's first message, seq 1), and reads again
- * when it was not.
- *
- * Rows of conversations that have messages are not kept: a change to one in place (a
- * message or summary rewritten) could not be caught by that check, so such runs read.
+ * The store's changes keep these up to date: this worker's own at once, other tabs' and
+ * workers' as they arrive. A change made in another tab may be heard of after a run has
+ * started here, so rows from here are a guess, which the run checks against its input's
+ * write, and reads again when it did not hold:
+ * - for a new conversation, the input must be its first message (seq 1);
+ * - for a kept one, the write must find the conversation's `lastSeq` and revision token as
+ *   kept (`StoredConversation`): another run's messages move the first, and every other
+ *   change to what a context reads (a summary, a memory of its scope, the conversation
+ *   deleted and created again or replaced) gives it a new token, in the same transaction.
+ * Kept rows follow this worker's own steps (`onStepWritten`); a store without it keeps none.
  */
 export class ContextCache {
   readonly #store: ConversationStore;
@@ -46,6 +79,10 @@ export class ContextCache {
   /** The memories of the lasting scopes as last read (each use leaves out those expired since); undefined until read. */
   #lasting: readonly MemoryRecord[] | undefined;
   readonly #reads = new Set<PendingRead>();
+  /** Kept rows by conversation id, the least recently run first. */
+  readonly #warm = new Map<string, WarmRows>();
+  /** Whether the store tells of its steps, which keeping rows needs. */
+  readonly #keepsWarm: boolean;
 
   constructor(store: ConversationStore, recent: number, lastingScopes: readonly MemoryScope[]) {
     this.#store = store;
@@ -53,6 +90,8 @@ export class ContextCache {
     this.#lastingScopes = lastingScopes;
     // Listens as long as the store is open: closing it ends its listeners.
     store.onChange((change) => this.#changed(change));
+    const unsubscribe = store.onStepWritten?.((step) => this.#stepWritten(step));
+    this.#keepsWarm = unsubscribe !== undefined;
     this.#load();
   }
 
@@ -76,15 +115,40 @@ export class ContextCache {
     const isNew = this.seemsNew(conversationId);
     // The run is about to write it.
     this.#touch(conversationId);
+    const now = Date.now();
+    const unexpired = (memory: MemoryRecord) => !isExpired(memory, now);
     if (isNew && lasting) {
-      const now = Date.now();
-      const memories = lasting.filter((memory) => !isExpired(memory, now));
-      return { rows: { recent: [], conversation: undefined, memories }, guessed: true };
+      const memories = lasting.filter(unexpired);
+      return {
+        rows: { recent: [], conversation: undefined, memories },
+        guessed: true,
+        holds: (inputSeq) => inputSeq === 1,
+      };
     }
-    return { rows: await this.#read(conversationId), guessed: false };
+    const warm = this.#warm.get(conversationId);
+    if (warm && lasting) {
+      // The most recently run last.
+      this.#warm.delete(conversationId);
+      this.#warm.set(conversationId, warm);
+      const nextSeq = warm.conversation.lastSeq + 1;
+      return {
+        rows: {
+          recent: [...warm.recent],
+          conversation: warm.conversation,
+          memories: [...warm.own, ...lasting].filter(unexpired).sort(compareMemories),
+        },
+        guessed: true,
+        // The write that stored the input found the conversation as kept (else it was dropped).
+        holds: (inputSeq) => inputSeq === nextSeq && !warm.spoiled,
+      };
+    }
+    return { rows: await this.#read(conversationId), guessed: false, holds: () => true };
   }
 
-  /** Reads the rows; when no change came meanwhile, the lasting memories they hold are kept. */
+  /**
+   * Reads the rows; when no change came meanwhile, the lasting memories they hold are kept,
+   * and a stored conversation's rows too.
+   */
   async #read(conversationId: string): Promise<ContextRows> {
     const read: PendingRead = { spoiled: false };
     this.#reads.add(read);
@@ -97,6 +161,15 @@ export class ContextCache {
         create: false,
       });
       if (!read.spoiled) this.#lasting = rows.memories.filter((memory) => memory.scope !== own);
+      // One transaction read them, so they hold as of the row's seq and token, whatever
+      // came meanwhile: the next write checks those.
+      if (this.#keepsWarm && rows.conversation)
+        this.#keep(conversationId, {
+          recent: rows.recent.slice(-this.#recent),
+          conversation: rows.conversation,
+          own: rows.memories.filter((memory) => memory.scope === own),
+          spoiled: false,
+        });
       return rows;
     } finally {
       this.#reads.delete(read);
@@ -131,6 +204,42 @@ export class ContextCache {
       });
   }
 
+  #keep(conversationId: string, rows: WarmRows): void {
+    this.#drop(conversationId);
+    this.#warm.set(conversationId, rows);
+    for (const [id] of this.#warm) {
+      if (this.#warm.size <= WARM_CONVERSATIONS) break;
+      this.#drop(id);
+    }
+  }
+
+  #drop(conversationId: string): void {
+    const warm = this.#warm.get(conversationId);
+    if (!warm) return;
+    warm.spoiled = true;
+    this.#warm.delete(conversationId);
+  }
+
+  /**
+   * A step this worker wrote: kept rows it found as they are take its messages; kept rows
+   * it did not (another tab's messages or change came first) are dropped.
+   */
+  #stepWritten({ conversationId, added, before, after }: WrittenStep): void {
+    const warm = this.#warm.get(conversationId);
+    if (!warm) return;
+    if (
+      !before ||
+      before.lastSeq !== warm.conversation.lastSeq ||
+      before.revision !== warm.conversation.revision
+    ) {
+      this.#drop(conversationId);
+      return;
+    }
+    const complete = added.filter((record) => record.status === 'complete');
+    if (complete.length > 0) warm.recent = [...warm.recent, ...complete].slice(-this.#recent);
+    warm.conversation = after;
+  }
+
   /** A conversation about to be written (a run's) or changed: it is no longer new. */
   #touch(conversationId: string): void {
     this.#known?.add(conversationId);
@@ -141,12 +250,16 @@ export class ContextCache {
     if (!change) {
       // Anything may have changed: start again.
       this.#forget();
+      for (const [id] of this.#warm) this.#drop(id);
       this.#known = undefined;
       this.#load();
       return;
     }
     const { table, conversationId } = change;
     if (table !== 'conversations' && table !== 'messages' && table !== 'memories') return;
+    // Messages and rows are checked at the next write (this worker's steps post them too);
+    // a memory of a conversation's own, or its deletion, drops its kept rows at once.
+    if (table === 'memories' && conversationId !== undefined) this.#drop(conversationId);
     if (conversationId !== undefined) this.#touch(conversationId);
     // Memories of no conversation are lasting ones: every context reads them.
     else if (table === 'memories') this.#forget();

@@ -194,18 +194,20 @@ export async function runConversation(
       // The input's write need not read a conversation the worker's cache does not know.
       // Asked before `rowsFor`, which marks the id known.
       const likelyNew = setup.contexts?.seemsNew(run.conversationId) ?? false;
-      // A new conversation's rows may come from the worker's cache: a guess that it has no
-      // messages, checked by the input's write below. A resumed run reads its own.
+      // A new conversation's rows, or those of one run lately in this worker, may come from
+      // the worker's cache: a guess, checked by the input's write below. A resumed run reads
+      // its own.
       const cached =
         start.input && setup.contexts
           ? settledLater(setup.contexts.rowsFor(run.conversationId))
           : undefined;
       let inputSeq: number | undefined;
       /**
-       * Whether a guess was wrong: the input was not the conversation's first message. Known
-       * once begun; when the write failed (reported), the run goes on from the guess, in memory.
+       * Whether a guess was wrong: the input's write did not find the conversation as the
+       * rows have it. Known once begun; when the write failed (reported), the run goes on
+       * from the guess, in memory.
        */
-      const stale = (rows: RowsForRun) => rows.guessed && inputSeq !== undefined && inputSeq !== 1;
+      const stale = (rows: RowsForRun) => inputSeq !== undefined && !rows.holds(inputSeq);
       const contextOf = (knowledge: ChatMessage[], stored?: ContextRows | Promise<ContextRows>) =>
         buildContext({
           stored,
@@ -251,7 +253,7 @@ export async function runConversation(
         ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
       );
       if (injectsKnowledge) await begun;
-      // Rows from the cache, out of date by the input's seq: the context is read again.
+      // Rows from the cache that the input's write found out of date: the context is read again.
       const confirm =
         cached && !injectsKnowledge
           ? Promise.all([cached, begun]).then(async ([rows]) => {

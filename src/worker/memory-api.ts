@@ -1,5 +1,6 @@
 import { toErrorData } from '../errors/airlock-error';
 import { referencedHashes } from '../memory/conversation-attachments';
+import { withoutRevision } from '../memory/conversation-revision';
 import type { RowTypes } from '../memory/row-schemas';
 import type {
   ConversationRecord,
@@ -48,9 +49,8 @@ export class MemoryService implements MemoryWire {
       'invalid-options',
     );
     const rows = new CheckedRows('the conversation list');
-    return rows.answer(
-      rows.keep('conversations', await (await this.#store()).listConversations(checked ?? {})),
-    );
+    const stored = await (await this.#store()).listConversations(checked ?? {});
+    return rows.answer(rows.keep('conversations', stored).map(withoutRevision));
   }
 
   async searchConversations(
@@ -64,7 +64,11 @@ export class MemoryService implements MemoryWire {
       checked?.limit ?? DEFAULT_SEARCH_HITS,
     );
     const rows = new CheckedRows('the search results');
-    return rows.answer(hits.filter((hit) => rows.one('conversations', hit.conversation)));
+    return rows.answer(
+      hits
+        .filter((hit) => rows.one('conversations', hit.conversation))
+        .map((hit) => ({ ...hit, conversation: withoutRevision(hit.conversation) })),
+    );
   }
 
   async getConversation(id: string) {
@@ -75,7 +79,7 @@ export class MemoryService implements MemoryWire {
     const rows = new CheckedRows(`getConversation(${JSON.stringify(conversationId)})`);
     if (found === undefined || !rows.one('conversations', found)) return rows.answer(undefined);
     const messages = rows.keep('messages', await store.listMessages(conversationId));
-    return rows.answer({ conversation: found, messages });
+    return rows.answer({ conversation: withoutRevision(found), messages });
   }
 
   async renameConversation(id: string, title: string) {

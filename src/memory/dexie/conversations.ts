@@ -5,6 +5,7 @@ import {
   readImportedAttachments,
   referencedHashes,
 } from '../conversation-attachments';
+import { revised, withoutRevision } from '../conversation-revision';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import type { ConversationExport, ConversationRecord, ConversationStore } from '../store';
@@ -110,7 +111,7 @@ export function conversationTables(
               return {
                 format: 'airlock.conversation',
                 version: 1,
-                conversation,
+                conversation: withoutRevision(conversation),
                 messages: records,
                 memories: memoryRows,
               };
@@ -118,7 +119,7 @@ export function conversationTables(
             return {
               format: 'airlock.conversation',
               version: 2,
-              conversation,
+              conversation: withoutRevision(conversation),
               messages: records,
               memories: memoryRows,
               attachments: exportedAttachments(rows),
@@ -166,7 +167,8 @@ export function conversationTables(
             await messageTerms.bulkAdd(terms);
             await memories.bulkAdd([...value.memories]);
             await holdAttachments(connection, id, imported);
-            await conversations.add(value.conversation);
+            // A token of its own: a context kept of the conversation it replaces is stale.
+            await conversations.add(revised(value.conversation));
           });
           notify(...cascadeChanges(id));
           return value.conversation;

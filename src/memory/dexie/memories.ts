@@ -1,3 +1,4 @@
+import { conversationOfScope, revised } from '../conversation-revision';
 import {
   checkMemoryPatch,
   compareMemories,
@@ -18,12 +19,14 @@ export function memoryTables(
   'saveMemory' | 'listMemories' | 'updateMemory' | 'deleteMemory' | 'pruneExpired'
 > {
   const { db, guard, notify } = connection;
-  const { memories } = db;
+  const { memories, conversations } = db;
 
   return {
     saveMemory: (input, now = Date.now()) =>
       guard('saving a memory', async () => {
-        const saved = await db.transaction('rw', memories, () => putMemory(db, input, now));
+        const saved = await db.transaction('rw', [memories, conversations], () =>
+          putMemory(db, input, now),
+        );
         notify(memoryChange(saved.scope));
         return saved;
       }),
@@ -34,7 +37,7 @@ export function memoryTables(
     updateMemory: (id, patch, check = (row) => row as MemoryRecord) =>
       guard('updating a memory', async () => {
         checkMemoryPatch(patch);
-        const updated = await db.transaction('rw', memories, async () => {
+        const updated = await db.transaction('rw', [memories, conversations], async () => {
           const existing = await memories.get(id);
           if (!existing) throw notFound('memory', id);
           if (patch.key !== undefined && patch.key !== existing.key) {
@@ -49,6 +52,7 @@ export function memoryTables(
           }
           const record = check({ ...existing, ...patch, updatedAt: Date.now() });
           await memories.put(record);
+          await reviseConversationOf(db, record.scope);
           return record;
         });
         notify(memoryChange(updated.scope));
@@ -57,9 +61,12 @@ export function memoryTables(
 
     deleteMemory: (id) =>
       guard('deleting a memory', async () => {
-        const deleted = await db.transaction('rw', memories, async () => {
+        const deleted = await db.transaction('rw', [memories, conversations], async () => {
           const existing = await memories.get(id);
-          if (existing) await memories.delete(id);
+          if (existing) {
+            await memories.delete(id);
+            await reviseConversationOf(db, existing.scope);
+          }
           return existing;
         });
         if (!deleted) return;
@@ -77,7 +84,8 @@ export function memoryTables(
 
 /**
  * Inserts or replaces (same scope and key) a memory, as `saveMemory` does; call inside a
- * rw transaction over `memories`. Throws `invalid-input` for a memory the rules refuse.
+ * rw transaction over `memories` and `conversations`. Throws `invalid-input` for a memory
+ * the rules refuse.
  */
 export async function putMemory(
   db: AirlockDatabase,
@@ -96,7 +104,19 @@ export async function putMemory(
     updatedAt: now,
   };
   await db.memories.put(record);
+  await reviseConversationOf(db, record.scope);
   return record;
+}
+
+/**
+ * Gives the conversation a memory of `scope` belongs to a new revision token, if it is
+ * stored: its context changed. Call inside a rw transaction over `conversations`.
+ */
+export async function reviseConversationOf(db: AirlockDatabase, scope: unknown): Promise<void> {
+  const conversationId = conversationOfScope(scope);
+  if (conversationId === undefined) return;
+  const row = await db.conversations.get(conversationId);
+  if (row) await db.conversations.put(revised(row));
 }
 
 /** The memories `listMemories` lists; joins the transaction it is called in, if any. */

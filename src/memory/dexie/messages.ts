@@ -1,3 +1,4 @@
+import { revised } from '../conversation-revision';
 import type { ConversationStore, MessageRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
 import { type AirlockDatabase, type DexieConnection, messageRange } from './database';
@@ -46,7 +47,9 @@ export function messageTables(
             throw invalidInput(
               `A summary must cover messages up to a seq from 0 to ${conversation.lastSeq}, not ${throughSeq}.`,
             );
-          await conversations.put({ ...conversation, summary, summarizedThroughSeq: throughSeq });
+          await conversations.put(
+            revised({ ...conversation, summary, summarizedThroughSeq: throughSeq }),
+          );
         });
         notify({ table: 'conversations', conversationId });
       }),

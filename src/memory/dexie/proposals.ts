@@ -2,7 +2,7 @@ import { memoryChange } from '../memory-rules';
 import type { ConversationStore, MemoryRecord } from '../store';
 import { notFound } from '../store-failures';
 import type { DexieConnection } from './database';
-import { putMemory } from './memories';
+import { putMemory, reviseConversationOf } from './memories';
 
 /** What `memory.learn` holds for the app in confirm mode, until it is accepted or dismissed. */
 export function proposalTables(
@@ -43,7 +43,7 @@ export function proposalTables(
       guard('accepting a memory proposal', async () => {
         const { proposal, saved, deleted } = await db.transaction(
           'rw',
-          [proposals, memories],
+          [proposals, memories, conversations],
           async () => {
             const row = await proposals.get(id);
             if (row === undefined) throw notFound('memory proposal', id);
@@ -53,7 +53,10 @@ export function proposalTables(
             if (proposal.change === 'save') saved = await putMemory(db, proposal.memory, now);
             else {
               deleted = await memories.get(proposal.memory.id);
-              if (deleted) await memories.delete(proposal.memory.id);
+              if (deleted) {
+                await memories.delete(proposal.memory.id);
+                await reviseConversationOf(db, deleted.scope);
+              }
             }
             await proposals.delete(id);
             return { proposal, saved, deleted };

@@ -1,9 +1,10 @@
 import { type AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
+import type { StoredConversation } from '../conversation-revision';
 import { newConversation } from '../new-conversation';
 import { messageTerms as searchTerms } from '../search-terms';
-import type { ConversationRecord, ConversationStore, MessageRecord } from '../store';
+import type { ConversationStore, MessageRecord, WrittenStep } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
 import { holdAttachmentsIn } from './attachments';
@@ -20,7 +21,12 @@ interface QueuedStep {
 }
 
 /** A step written, or the reason it was not, when only it failed. */
-type StepOutcome = { added: MessageRecord[]; created: boolean } | { refused: AirlockError };
+type StepOutcome = Written | { refused: AirlockError };
+
+/** A step written: what `WrittenStep` tells, and its caller is given. */
+interface Written extends Omit<WrittenStep, 'conversationId' | 'added'> {
+  readonly added: MessageRecord[];
+}
 
 /** The tables a step writes. */
 const STEP_TABLES: readonly TableName[] = [
@@ -59,7 +65,10 @@ export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
  * for while a write is under way waits for it (as it would have anyway) and then goes with
  * every other step that waited, in one transaction. A lone step is written at once.
  */
-export function stepWriter(connection: DexieConnection): StepWriter {
+export function stepWriter(
+  connection: DexieConnection,
+  stepWritten: (step: WrittenStep) => void,
+): StepWriter {
   const { guard, notify } = connection;
   let queued: QueuedStep[] = [];
   let writing = false;
@@ -84,7 +93,7 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     // Created only by a new run's first commit: one deleted mid-run stays deleted.
     const stored = unread
       ? undefined
-      : await requested<ConversationRecord | undefined>(conversations.get(conversationId));
+      : await requested<StoredConversation | undefined>(conversations.get(conversationId));
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
     const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
     const added = step.messages.map(
@@ -104,16 +113,17 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     for (const row of added) messages.add(row);
     const terms = transaction.objectStore('messageTerms');
     for (const row of termRows(added, words)) terms.add(row);
+    let after = conversation;
     if (added.length > 0 || !stored) {
-      const row = { ...conversation, lastSeq: conversation.lastSeq + added.length, updatedAt: now };
-      if (unread) conversations.add(row);
-      else conversations.put(row);
+      after = { ...conversation, lastSeq: conversation.lastSeq + added.length, updatedAt: now };
+      if (unread) conversations.add(after);
+      else conversations.put(after);
     }
     if (step.run !== undefined) transaction.objectStore('runs').put(step.run);
     const audit = transaction.objectStore('audit');
     for (const record of step.audit ?? []) audit.add(record);
     await holdAttachmentsIn(transaction, conversationId, step.attachments ?? []);
-    return { added, created: !stored };
+    return { added, before: stored, after };
   }
 
   /**
@@ -147,12 +157,12 @@ export function stepWriter(connection: DexieConnection): StepWriter {
   }
 
   /** What a written step changed, for the stores' listeners. */
-  function changesOf(step: StepCommit, written: { added: MessageRecord[]; created: boolean }) {
+  function changesOf(step: StepCommit, written: Written) {
     const { conversationId } = step;
     const changes: StoreChange[] = [];
     if ((step.attachments?.length ?? 0) > 0) changes.push({ table: 'attachments', conversationId });
     if (written.added.length > 0) changes.push({ table: 'messages', conversationId });
-    if (written.added.length > 0 || written.created)
+    if (written.added.length > 0 || !written.before)
       changes.push({ table: 'conversations', conversationId });
     if (step.run !== undefined) changes.push({ table: 'runs', conversationId });
     if (step.audit !== undefined && step.audit.length > 0)
@@ -181,7 +191,10 @@ export function stepWriter(connection: DexieConnection): StepWriter {
     );
     for (const { item, outcome } of written) {
       if ('refused' in outcome) item.reject(outcome.refused);
-      else item.resolve(outcome.added);
+      else {
+        stepWritten({ conversationId: item.step.conversationId, ...outcome });
+        item.resolve(outcome.added);
+      }
     }
   }
 

@@ -23,3 +23,4 @@ await import('./dexie-store.test');
 await import('./attachments.test');
 await import('./search.test');
 await import('./proposals.test');
+await import('./conversation-revision.test');

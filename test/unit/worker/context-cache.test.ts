@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createMemoryStore } from '../../../src/memory/memory-store';
 import type { ConversationStore } from '../../../src/memory/store';
 import { storeChannelName } from '../../../src/memory/store-change';
-import { ContextCache } from '../../../src/worker/context-cache';
+import { ContextCache, WARM_CONVERSATIONS } from '../../../src/worker/context-cache';
 import { runRecord } from '../memory/records';
+import { freshStore } from '../memory/store-fixture';
 
 let counter = 0;
 const opened: ConversationStore[] = [];
@@ -16,10 +17,13 @@ afterEach(() => {
 const PATIENCE = { timeout: 15_000 };
 
 /** A store of its own name, its reads of context counted, and a cache over it once loaded. */
-async function setUp(fill: (store: ConversationStore) => Promise<void> = async () => {}) {
+async function setUp(
+  fill: (store: ConversationStore) => Promise<void> = async () => {},
+  open: (name: string) => ConversationStore = (name) => createMemoryStore({ name }),
+) {
   counter += 1;
   const name = `context-cache-${counter}`;
-  const store = createMemoryStore({ name });
+  const store = open(name);
   opened.push(store);
   await fill(store);
   const reads = vi.spyOn(store, 'readContext');
@@ -47,6 +51,21 @@ const firstStep = (conversationId: string) => ({
   run: runRecord({ id: `run-${conversationId}`, conversationId }),
   create: { title: undefined },
 });
+
+/** A later step of a stored conversation: `content` as the assistant's answer. */
+const laterStep = (conversationId: string, content: string, status?: 'interrupted') => ({
+  conversationId,
+  runId: `run-${conversationId}`,
+  messages: [{ role: 'assistant' as const, content }],
+  ...(status ? { status } : {}),
+});
+
+/** The seq the store gave a step's only message. */
+async function seqOf(written: Promise<{ seq: number }[]>): Promise<number> {
+  const [record] = await written;
+  if (!record) throw new Error('The step added no message.');
+  return record.seq;
+}
 
 describe("the worker's context cache", () => {
   it('answers a conversation the store has nothing of with the lasting memories alone, without a read', async () => {
@@ -163,5 +182,139 @@ describe("the worker's context cache", () => {
     const next = await cache.rowsFor('new');
     expect(next.guessed).toBe(false);
     expect(next.rows.memories).toEqual([expect.objectContaining({ content: 'Rome' })]);
+  });
+
+  describe("a stored conversation's rows, kept after its runs here", () => {
+    it('are read once, follow the steps written here, and are a guess that holds for the next input', async () => {
+      const { store, cache, reads } = await setUp(async (store) => {
+        await store.commitStep(firstStep('c'));
+      });
+      const read = await cache.rowsFor('c');
+      expect(read.guessed).toBe(false);
+      expect(reads).toHaveBeenCalledTimes(1);
+      // The run that read them answers; a cut-short answer is not part of any context.
+      await store.commitStep(laterStep('c', 'Hi there'));
+      await store.commitStep(laterStep('c', 'Half an ans', 'interrupted'));
+
+      const kept = await cache.rowsFor('c');
+      expect(kept.guessed).toBe(true);
+      expect(reads).toHaveBeenCalledTimes(1);
+      expect(kept.rows.recent.map((record) => [record.seq, record.message.content])).toEqual([
+        [1, 'Hello'],
+        [2, 'Hi there'],
+      ]);
+      expect(kept.rows.conversation).toMatchObject({ id: 'c', lastSeq: 3 });
+      // The next run's input goes in after the interrupted answer.
+      const inputSeq = await seqOf(store.commitStep({ ...laterStep('c', 'And?'), runId: 'r2' }));
+      expect(inputSeq).toBe(4);
+      expect(kept.holds(inputSeq)).toBe(true);
+      expect(kept.holds(5)).toBe(false);
+    });
+
+    it('keep no more messages than a context reads', async () => {
+      const { store, cache } = await setUp(async (store) => {
+        await store.commitStep(firstStep('c'));
+      });
+      await cache.rowsFor('c');
+      for (let index = 0; index < 20; index++)
+        await store.commitStep(laterStep('c', `answer ${index}`));
+
+      const { rows, guessed } = await cache.rowsFor('c');
+      expect(guessed).toBe(true);
+      // The cache was made for 11 (a window of 10, and one more).
+      expect(rows.recent.map((record) => record.seq)).toEqual(
+        Array.from({ length: 11 }, (_, index) => 11 + index),
+      );
+      expect(rows.recent).toEqual(await store.recentMessages('c', 11));
+    });
+
+    it('do not hold when this worker rewrote the summary before the next input, and are read again after', async () => {
+      const { store, cache, reads } = await setUp(async (store) => {
+        await store.commitStep(firstStep('c'));
+      });
+      await cache.rowsFor('c');
+      await store.updateSummary('c', 'Said hello.', 1);
+
+      const guess = await cache.rowsFor('c');
+      const inputSeq = await seqOf(store.commitStep(laterStep('c', 'And?')));
+      expect(guess.guessed && guess.holds(inputSeq)).toBe(false);
+      const next = await cache.rowsFor('c');
+      expect(next.guessed).toBe(false);
+      expect(next.rows.conversation).toMatchObject({ summary: 'Said hello.' });
+      expect(reads).toHaveBeenCalledTimes(2);
+    });
+
+    it('are dropped at once when a memory of the conversation changes here', async () => {
+      const { store, cache, reads } = await setUp(async (store) => {
+        await store.commitStep(firstStep('c'));
+      });
+      await cache.rowsFor('c');
+      await store.saveMemory({ key: 'city', content: 'Oslo', scope: 'conversation:c' });
+
+      const next = await cache.rowsFor('c');
+      expect(next.guessed).toBe(false);
+      expect(next.rows.memories).toEqual([expect.objectContaining({ content: 'Oslo' })]);
+      expect(reads).toHaveBeenCalledTimes(2);
+    });
+
+    it(`are kept for the ${WARM_CONVERSATIONS} conversations run last`, async () => {
+      const ids = Array.from({ length: WARM_CONVERSATIONS + 1 }, (_, index) => `c${index}`);
+      const { cache, reads } = await setUp(async (store) => {
+        for (const id of ids) await store.commitStep(firstStep(id));
+      });
+      for (const id of ids) await cache.rowsFor(id);
+      expect(reads).toHaveBeenCalledTimes(ids.length);
+
+      // The first was dropped for the last; the others are still kept.
+      for (const id of ids.slice(1)) expect((await cache.rowsFor(id)).guessed).toBe(true);
+      expect((await cache.rowsFor('c0')).guessed).toBe(false);
+    });
+
+    it('never hold after another tab changed the conversation, whether or not its change was heard yet', async () => {
+      const fixture = freshStore();
+      opened.push(fixture.store);
+      const { store, cache } = await setUp(
+        async (store) => {
+          await store.commitStep(firstStep('c'));
+        },
+        () => fixture.store,
+      );
+      const other = fixture.reopen();
+      opened.push(other);
+      const keep = async () => {
+        await cache.rowsFor('c');
+        expect((await cache.rowsFor('c')).guessed).toBe(true);
+      };
+      /** The next run here: its guess, then its input's write. */
+      const nextRun = async () => {
+        const guess = await cache.rowsFor('c');
+        const inputSeq = await seqOf(store.commitStep({ ...laterStep('c', 'And?'), runId: 'r' }));
+        return guess.guessed && guess.holds(inputSeq);
+      };
+
+      await keep();
+      await other.updateSummary('c', 'Rewritten elsewhere.', 1);
+      expect(await nextRun()).toBe(false);
+
+      await keep();
+      await other.saveMemory({ key: 'city', content: 'Oslo', scope: 'conversation:c' });
+      expect(await nextRun()).toBe(false);
+
+      await keep();
+      await other.commitStep(laterStep('c', 'An answer from elsewhere'));
+      expect(await nextRun()).toBe(false);
+
+      // Deleted and written again to the same length: only the token tells them apart.
+      await keep();
+      const { lastSeq } = (await store.getConversation('c')) ?? { lastSeq: 0 };
+      await other.deleteConversation('c');
+      await other.commitStep(firstStep('c'));
+      for (let seq = 2; seq <= lastSeq; seq++) await other.commitStep(laterStep('c', `${seq}`));
+      expect(await nextRun()).toBe(false);
+
+      // With nothing from elsewhere, the kept rows hold again.
+      await keep();
+      expect(await nextRun()).toBe(true);
+    });
   });
 });
