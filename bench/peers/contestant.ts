@@ -12,6 +12,11 @@ export interface ContestantSetup {
    * `new Worker(new URL(…))` calls so a contestant module bundles alone without its worker.
    */
   readonly createWorker?: () => Worker;
+  /**
+   * Every run goes on with one conversation, as a chat's follow-ups do (`bench:first-text
+   * --warm`). Only Airlock heeds it: the others send each run without history.
+   */
+  readonly oneConversation?: boolean;
 }
 
 /** What a run reports back to the harness as it streams. */

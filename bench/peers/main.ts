@@ -8,7 +8,9 @@ import { observeLongTasks, startFrameProbe } from './probes';
 import type { ContestantName } from './roster';
 import { INPUT, type Scenario, scenarioNamed } from './scenario';
 
-const modelServerUrl = new URLSearchParams(location.search).get('model') ?? '';
+const pageOptions = new URLSearchParams(location.search);
+const modelServerUrl = pageOptions.get('model') ?? '';
+const oneConversation = pageOptions.get('conversation') === 'one';
 
 const CONTESTANTS: Record<ContestantName, () => Promise<{ prepare: PrepareContestant }>> = {
   airlock: () => import('./contestants/airlock'),
@@ -85,6 +87,7 @@ async function setUp(name: ContestantName, scenarioNames: readonly string[]): Pr
     baseURL: session.baseURL,
     database: `airlock-bench-${crypto.randomUUID()}`,
     ...(createWorker ? { createWorker } : {}),
+    oneConversation,
   });
   entrants.get(name)?.contestant.dispose();
   entrants.set(name, { session, contestant, scenarios, runs: 0 });

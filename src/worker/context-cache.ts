@@ -31,7 +31,7 @@ export const WARM_CONVERSATIONS = 16;
  * wrote to it: what its next run reads, but for the lasting memories (kept apart).
  */
 interface WarmRows {
-  /** The newest complete messages, oldest first, at most `#recent`. */
+  /** The newest complete messages, oldest first, at most `#recent` (replaced, never changed in place). */
   recent: readonly MessageRecord[];
   /** Its row: `lastSeq` and `revision` are what a later write must find for these to hold. */
   conversation: StoredConversation;
@@ -108,6 +108,10 @@ export class ContextCache {
    * nothing of, the lasting memories kept (a guess), else what the store has.
    */
   async rowsFor(conversationId: string): Promise<RowsForRun> {
+    // Taken before anything is awaited: the run's input may be written meanwhile, and the
+    // rows must be those its write is checked against.
+    const warm = this.#warm.get(conversationId);
+    const kept = warm && { recent: warm.recent, conversation: warm.conversation };
     // An agent's first run comes moments after it started: waiting for the ids costs less
     // than reading the rows.
     await this.#loading;
@@ -125,16 +129,15 @@ export class ContextCache {
         holds: (inputSeq) => inputSeq === 1,
       };
     }
-    const warm = this.#warm.get(conversationId);
-    if (warm && lasting) {
+    if (warm && kept && !warm.spoiled && lasting) {
       // The most recently run last.
       this.#warm.delete(conversationId);
       this.#warm.set(conversationId, warm);
-      const nextSeq = warm.conversation.lastSeq + 1;
+      const nextSeq = kept.conversation.lastSeq + 1;
       return {
         rows: {
-          recent: [...warm.recent],
-          conversation: warm.conversation,
+          recent: [...kept.recent],
+          conversation: kept.conversation,
           memories: [...warm.own, ...lasting].filter(unexpired).sort(compareMemories),
         },
         guessed: true,

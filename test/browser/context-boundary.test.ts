@@ -464,7 +464,14 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
   it('skips a hostile memory row and a conversation row with a broken summary, naming both', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
-    const session = await scriptModel([{ text: 'First.' }, { text: 'Second.' }]);
+    const session = await scriptModel([
+      { text: 'First.' },
+      // Rows written by hand leave the revision the worker kept behind: the first request of
+      // the next run, sent from what the worker kept, may reach the server before it is
+      // cancelled. The answer is the same whichever turn answers the one that counts.
+      { text: 'Second.' },
+      { text: 'Second.' },
+    ]);
     const agent = agentFor(session, { conversationId, memory: { database, tools: false } });
     await agent.memory.saveMemory({ key: 'city', content: 'Lyon' });
     await agent.run('One').result;
@@ -488,7 +495,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
         expect.objectContaining({ table: 'conversations', id: conversationId }),
       ]),
     );
-    const sent = (await receivedBodies(session))[1]?.messages ?? [];
+    const sent = (await receivedBodies(session)).at(-1)?.messages ?? [];
     expect(decodeDataText(dataMessages(sent).get('memories') ?? '')).toContain('city: Lyon');
     expect(dataMessages(sent).has('summary')).toBe(false);
     expect(sent.at(-1)).toEqual({ role: 'user', content: 'Two' });

@@ -1,5 +1,14 @@
+import { tool } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { agentFor, collect, receivedBodies, scriptModel, writeRawRow } from './support';
+import { z } from 'zod';
+import {
+  agentFor,
+  collect,
+  type ReceivedBody,
+  receivedBodies,
+  scriptModel,
+  writeRawRow,
+} from './support';
 
 const newDatabase = () => `test-${crypto.randomUUID()}`;
 
@@ -88,5 +97,143 @@ describe("a new conversation's first run, from what the agent worker keeps", () 
     expect(memoriesOf(1)).toContain('city: Lyon');
     expect(memoriesOf(2)).toContain('city: Lyon');
     expect(memoriesOf(2)).toContain('pet: cat');
+  });
+});
+
+describe("a conversation's follow-ups, from what the agent worker keeps", () => {
+  const weather = tool({
+    name: 'get_weather',
+    description: 'Current weather for a city.',
+    parameters: z.object({ city: z.string() }),
+    execute: ({ city }) => ({ city, sky: 'clear' }),
+  });
+
+  /** A message as a test compares it: role, text (a tool result's as `tool`), tool ids. */
+  const shape = (message: {
+    role: string;
+    content?: unknown;
+    tool_calls?: readonly { id: string }[] | undefined;
+    tool_call_id?: string | undefined;
+  }) => ({
+    role: message.role,
+    content: message.role === 'tool' ? 'tool' : (message.content ?? ''),
+    calls: message.tool_calls?.map((call) => call.id) ?? [],
+    answers: message.tool_call_id ?? '',
+  });
+  /** A request's messages after the system message. */
+  const sent = (body: ReceivedBody | undefined) =>
+    (body?.messages ?? []).filter((message) => message.role !== 'system').map(shape);
+
+  it('are sent with the whole stored history, tool calls and results included, run after run', async () => {
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { text: 'Clear in Paris.' },
+      { text: 'Two.' },
+      { text: 'Three.' },
+    ]);
+    const agent = agentFor(session, { tools: [weather], memory: { tools: false } });
+    const conversationId = crypto.randomUUID();
+    for (const input of ['Weather in Paris?', 'Two', 'Three'])
+      await agent.run(input, { conversationId }).result;
+
+    const bodies = await receivedBodies(session);
+    expect(bodies).toHaveLength(4);
+    const stored = ((await agent.memory.getConversation(conversationId))?.messages ?? []).map(
+      (record) => shape(record.message),
+    );
+    expect(stored.map((message) => message.content)).toEqual([
+      'Weather in Paris?',
+      '',
+      'tool',
+      'Clear in Paris.',
+      'Two',
+      'Two.',
+      'Three',
+      'Three.',
+    ]);
+    expect(stored[1]?.calls).toEqual(['call_1']);
+    expect(stored[2]?.answers).toBe('call_1');
+    // Each follow-up carried every message stored before it, and its input.
+    expect(sent(bodies[2])).toEqual(stored.slice(0, 5));
+    expect(sent(bodies[3])).toEqual(stored.slice(0, 7));
+  });
+
+  it("are sent again with another agent's turn in between, which the kept rows did not have", async () => {
+    const database = newDatabase();
+    const session = await scriptModel([
+      { text: 'One.' },
+      { text: 'Two.' },
+      { text: 'From elsewhere.' },
+      // The first request of the next run may reach the server before it is cancelled:
+      // the answer is the same whichever turn answers the one that counts.
+      { text: 'Three.' },
+      { text: 'Three.' },
+    ]);
+    const here = agentFor(session, { memory: { database, tools: false } });
+    const elsewhere = agentFor(session, { memory: { database, tools: false } });
+    const conversationId = crypto.randomUUID();
+    // The first run reads nothing (a new conversation), the second reads the rows this agent
+    // then keeps.
+    await here.run('One', { conversationId }).result;
+    await here.run('Two', { conversationId }).result;
+    await elsewhere.run('From another tab', { conversationId }).result;
+
+    const events = await collect(here.run('Three', { conversationId }));
+
+    expect(events.at(-1)).toMatchObject({ type: 'run-finish', text: 'Three.' });
+    // Nothing of a cancelled response reached the page.
+    expect(streamedText(events)).toBe('Three.');
+    const bodies = await receivedBodies(session);
+    expect(contents(bodies.at(-1)).slice(-7)).toEqual([
+      'One',
+      'One.',
+      'Two',
+      'Two.',
+      'From another tab',
+      'From elsewhere.',
+      'Three',
+    ]);
+    // Any other request of the run is the one cancelled, built without the other turn.
+    for (const body of bodies.slice(3, -1))
+      expect(contents(body)).not.toContain('From another tab');
+    const stored = await here.memory.getConversation(conversationId);
+    expect(stored?.messages.map((record) => record.message.content)).toEqual([
+      'One',
+      'One.',
+      'Two',
+      'Two.',
+      'From another tab',
+      'From elsewhere.',
+      'Three',
+      'Three.',
+    ]);
+  });
+
+  it('carry a memory of the conversation that another agent saved between two runs', async () => {
+    const database = newDatabase();
+    const session = await scriptModel([
+      { text: 'One.' },
+      { text: 'Two.' },
+      { text: 'Three.' },
+      { text: 'Three.' },
+    ]);
+    const here = agentFor(session, { memory: { database, tools: false } });
+    const elsewhere = agentFor(session, { memory: { database, tools: false } });
+    const conversationId = crypto.randomUUID();
+    await here.run('One', { conversationId }).result;
+    await here.run('Two', { conversationId }).result;
+    await elsewhere.memory.saveMemory({
+      key: 'city',
+      content: 'Lyon',
+      scope: `conversation:${conversationId}`,
+    });
+
+    await here.run('Three', { conversationId }).result;
+
+    const bodies = await receivedBodies(session);
+    const memories =
+      contents(bodies.at(-1)).find((content) => content.includes('kind="memories"')) ?? '';
+    expect(memories).toContain('city: Lyon');
+    expect(contents(bodies.at(-1)).slice(-5)).toEqual(['One', 'One.', 'Two', 'Two.', 'Three']);
   });
 });

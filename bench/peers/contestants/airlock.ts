@@ -11,8 +11,16 @@ import {
   TOOL_NAME,
 } from '../scenario';
 
-/** Creates the agent (its worker, the page tool) once; each run is a new conversation. */
-export const prepare: PrepareContestant = async ({ baseURL, database, createWorker }) => {
+/**
+ * Creates the agent (its worker, the page tool) once; each run is a new conversation, or
+ * (`oneConversation`) the next turn of the same one.
+ */
+export const prepare: PrepareContestant = async ({
+  baseURL,
+  database,
+  createWorker,
+  oneConversation,
+}) => {
   if (!createWorker) throw new Error('Airlock needs its agent worker.');
   const lookup = tool({
     name: TOOL_NAME,
@@ -29,10 +37,11 @@ export const prepare: PrepareContestant = async ({ baseURL, database, createWork
     memory: { database, tools: false, summarize: false },
   });
   await agent.ready;
+  const conversation = oneConversation ? crypto.randomUUID() : undefined;
   return {
     async run(input, { onText }) {
-      // A new conversation per run: no history from earlier runs in the context.
-      const run = agent.run(input, { conversationId: crypto.randomUUID() });
+      // A new conversation per run, unless asked: then earlier runs are its history.
+      const run = agent.run(input, { conversationId: conversation ?? crypto.randomUUID() });
       let toolCalls = 0;
       for await (const event of run) {
         if (event.type === 'text-delta') onText(event.delta);

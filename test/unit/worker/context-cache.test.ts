@@ -211,6 +211,22 @@ describe("the worker's context cache", () => {
       expect(kept.holds(5)).toBe(false);
     });
 
+    it('are taken as the run asks for them, whenever its input is written', async () => {
+      const { store, cache } = await setUp(async (store) => {
+        await store.commitStep(firstStep('c'));
+      });
+      await cache.rowsFor('c');
+
+      // The in-memory store writes at once: before the cache's answer is made.
+      const asked = cache.rowsFor('c');
+      const inputSeq = await seqOf(store.commitStep({ ...laterStep('c', 'And?'), runId: 'r2' }));
+      const guess = await asked;
+
+      expect(guess.guessed).toBe(true);
+      expect(guess.rows.recent.map((record) => record.seq)).toEqual([1]);
+      expect(guess.holds(inputSeq)).toBe(true);
+    });
+
     it('keep no more messages than a context reads', async () => {
       const { store, cache } = await setUp(async (store) => {
         await store.commitStep(firstStep('c'));
