@@ -272,7 +272,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
           changes.push({ table: 'audit', conversationId });
         }
         notify(...changes);
-        const written = copy({ conversationId, added, before: stored, after });
+        const scope = conversationScope(conversationId);
+        const written = copy({
+          conversationId,
+          added,
+          before: stored,
+          after,
+          ...(stored
+            ? {}
+            : { createdEmpty: ![...memories.values()].some((memory) => memory.scope === scope) }),
+        });
         for (const listener of stepListeners) listener(written);
         return added;
       }),

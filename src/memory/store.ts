@@ -53,6 +53,11 @@ export interface WrittenStep {
   /** The row as the write found it; undefined when the write created it. */
   readonly before: StoredConversation | undefined;
   readonly after: StoredConversation;
+  /**
+   * For a step that created the conversation: whether the store had no memory of its scope
+   * then, so that the step's messages are all its context holds besides lasting memories.
+   */
+  readonly createdEmpty?: boolean;
 }
 
 /**

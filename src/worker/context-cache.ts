@@ -18,9 +18,11 @@ export interface RowsForRun {
   readonly guessed: boolean;
   /**
    * Whether the guess held: the run's input, stored as `inputSeq`, was written to the
-   * conversation as the rows have it. Always true for rows read from the store.
+   * conversation as the rows have it. Always true for rows read from the store. When the
+   * write failed (`undefined`), a new conversation's guess holds (nothing is stored either
+   * way) and kept rows do not (the store is read again, and may fail as the write did).
    */
-  readonly holds: (inputSeq: number) => boolean;
+  readonly holds: (inputSeq: number | undefined) => boolean;
 }
 
 /** How many conversations' contexts are kept after their runs (the most recently run ones). */
@@ -126,7 +128,7 @@ export class ContextCache {
       return {
         rows: { recent: [], conversation: undefined, memories },
         guessed: true,
-        holds: (inputSeq) => inputSeq === 1,
+        holds: (inputSeq) => inputSeq === undefined || inputSeq === 1,
       };
     }
     if (warm && kept && !warm.spoiled && lasting) {
@@ -225,20 +227,33 @@ export class ContextCache {
 
   /**
    * A step this worker wrote: kept rows it found as they are take its messages; kept rows
-   * it did not (another tab's messages or change came first) are dropped.
+   * it did not (another tab's messages or change came first) are dropped. A conversation
+   * the step created is kept from it.
    */
-  #stepWritten({ conversationId, added, before, after }: WrittenStep): void {
+  #stepWritten({ conversationId, added, before, after, createdEmpty }: WrittenStep): void {
+    const complete = added.filter((record) => record.status === 'complete');
+    if (!before) {
+      // Created by this step. With nothing else of it stored, the step's messages are all
+      // its next run reads (but the lasting memories).
+      if (createdEmpty)
+        this.#keep(conversationId, {
+          recent: complete.slice(-this.#recent),
+          conversation: after,
+          own: [],
+          spoiled: false,
+        });
+      else this.#drop(conversationId);
+      return;
+    }
     const warm = this.#warm.get(conversationId);
     if (!warm) return;
     if (
-      !before ||
       before.lastSeq !== warm.conversation.lastSeq ||
       before.revision !== warm.conversation.revision
     ) {
       this.#drop(conversationId);
       return;
     }
-    const complete = added.filter((record) => record.status === 'complete');
     if (complete.length > 0) warm.recent = [...warm.recent, ...complete].slice(-this.#recent);
     warm.conversation = after;
   }

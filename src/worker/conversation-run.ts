@@ -204,10 +204,9 @@ export async function runConversation(
       let inputSeq: number | undefined;
       /**
        * Whether a guess was wrong: the input's write did not find the conversation as the
-       * rows have it. Known once begun; when the write failed (reported), the run goes on
-       * from the guess, in memory.
+       * rows have it, or failed (reported) on rows the worker kept. Known once begun.
        */
-      const stale = (rows: RowsForRun) => inputSeq !== undefined && !rows.holds(inputSeq);
+      const stale = (rows: RowsForRun) => !rows.holds(inputSeq);
       const contextOf = (knowledge: ChatMessage[], stored?: ContextRows | Promise<ContextRows>) =>
         buildContext({
           stored,

@@ -373,9 +373,11 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
     const session = await scriptModel([{ text: 'First.' }, { text: 'Second.' }]);
-    const agent = agentFor(session, { conversationId, memory: { database, tools: false } });
-    await agent.run('One').result;
-    // Seq 2 is the answer; overwrite it the way another version or tab could.
+    const first = agentFor(session, { conversationId, memory: { database, tools: false } });
+    await first.run('One').result;
+    first.dispose();
+    // Seq 2 is the answer; overwrite it the way another version could, or a disk. The worker
+    // that wrote it keeps what it wrote; the next one to start reads the store.
     await writeRawRow(database, 'messages', {
       conversationId,
       seq: 2,
@@ -385,6 +387,7 @@ describe('finding 9: a bad stored row never breaks a conversation', () => {
       approxTokens: 1,
       at: 0,
     });
+    const agent = agentFor(session, { conversationId, memory: { database, tools: false } });
 
     const events = await collect(agent.run('Two'));
 

@@ -159,11 +159,18 @@ describe('storage faults', () => {
     if (typeof newer === 'object' && 'resolved' in newer) newer.resolved.close();
 
     const listed = await settledWithin(agent.memory.listConversations(), 8_000);
-    const run = await settledWithin(agent.run('Again').result, 8_000);
+    const again = agent.run('Again');
+    const events = await settledWithin(collect(again), 8_000);
+    const run = await settledWithin(again.result, 8_000);
 
     expect(listed).toMatchObject({ rejected: { code: 'schema-changed' } });
     expect(run).toMatchObject({ rejected: { code: 'schema-changed' } });
-    expect(await session.requests()).toHaveLength(1);
+    // The worker kept the conversation's rows: its request may have left before the input's
+    // write failed, and was cancelled. Nothing of an answer reached the page.
+    expect((await session.requests()).length).toBeLessThanOrEqual(2);
+    expect(events).toMatchObject({ resolved: expect.any(Array) });
+    if (typeof events === 'object' && 'resolved' in events)
+      expect(events.resolved.filter((event) => event.type === 'text-delta')).toEqual([]);
   });
 
   it('runs on an in-memory store with a storage-unavailable warning when IndexedDB cannot be opened', async () => {

@@ -124,6 +124,8 @@ export interface DexieConnection {
    * so `guard` treats it as it treats Dexie's.
    */
   nativeTransaction(tables: readonly TableName[]): IDBTransaction;
+  /** The `IDBKeyRange` of the connection's IndexedDB, for ranges of native transactions. */
+  readonly keyRange: typeof IDBKeyRange;
   /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
   notify(...changes: StoreChange[]): void;
   /** The store's `onChange`. */
@@ -508,6 +510,7 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
       track(inFlight, transaction);
       return transaction;
     },
+    keyRange: options.IDBKeyRange ?? IDBKeyRange,
     notify(...changes) {
       feed.post(changes);
     },

@@ -2,6 +2,7 @@ import { type AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
 import type { StoredConversation } from '../conversation-revision';
+import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import { messageTerms as searchTerms } from '../search-terms';
 import type { ConversationStore, MessageRecord, WrittenStep } from '../store';
@@ -31,6 +32,7 @@ interface Written extends Omit<WrittenStep, 'conversationId' | 'added'> {
 /** The tables a step writes. */
 const STEP_TABLES: readonly TableName[] = [
   'conversations',
+  'memories',
   'messages',
   'runs',
   'audit',
@@ -95,6 +97,21 @@ export function stepWriter(
       ? undefined
       : await requested<StoredConversation | undefined>(conversations.get(conversationId));
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
+    // A conversation created here may have memories of its own scope already: asked for
+    // now, answered with the rest (nothing waits on it).
+    const ownMemories = stored
+      ? undefined
+      : requested<number>(
+          transaction
+            .objectStore('memories')
+            .index('[scope+key]')
+            .count(
+              connection.keyRange.bound(
+                [conversationScope(conversationId)],
+                [conversationScope(conversationId), []],
+              ),
+            ),
+        );
     const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
     const added = step.messages.map(
       (message: ChatMessage, index): MessageRecord => ({
@@ -123,7 +140,8 @@ export function stepWriter(
     const audit = transaction.objectStore('audit');
     for (const record of step.audit ?? []) audit.add(record);
     await holdAttachmentsIn(transaction, conversationId, step.attachments ?? []);
-    return { added, before: stored, after };
+    if (!ownMemories) return { added, before: stored, after };
+    return { added, before: stored, after, createdEmpty: (await ownMemories) === 0 };
   }
 
   /**

@@ -39,6 +39,7 @@ describe("a conversation's revision token", () => {
       added: [input],
       before: undefined,
       after: expect.objectContaining({ lastSeq: 1, revision: token }),
+      createdEmpty: true,
     });
 
     const [answer] = await store.commitStep(step('c', 'Hi', true));
@@ -56,6 +57,25 @@ describe("a conversation's revision token", () => {
     stop?.();
     await store.commitStep(step('c', 'Again', true));
     expect(written).toHaveLength(3);
+  });
+
+  it('tells whether a conversation a step created had memories of its own already', async () => {
+    const store = setUp();
+    const written: WrittenStep[] = [];
+    store.onStepWritten?.((change) => written.push(change));
+    await store.saveMemory({ key: 'k', content: 'v', scope: 'conversation:remembered' });
+    await store.saveMemory({ key: 'g', content: 'global' });
+    await store.saveMemory({ key: 'k', content: 'v', scope: 'conversation:fresh-but-longer' });
+
+    await store.commitStep(step('remembered'));
+    await store.commitStep(step('fresh'));
+    await store.commitStep({ ...step('fresh', 'Again', true), runId: 'r2' });
+
+    expect(written.map((change) => [change.conversationId, change.createdEmpty])).toEqual([
+      ['remembered', false],
+      ['fresh', true],
+      ['fresh', undefined],
+    ]);
   });
 
   it('changes with every other change to what a context reads of it, and only then', async () => {

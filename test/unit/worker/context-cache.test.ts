@@ -74,9 +74,13 @@ describe("the worker's context cache", () => {
       await store.saveMemory({ key: 'user', content: 'Ada', scope: 'user:ada' });
     });
 
-    const { rows, guessed } = await cache.rowsFor('new');
+    const { rows, guessed, holds } = await cache.rowsFor('new');
 
     expect(guessed).toBe(true);
+    expect(holds(1)).toBe(true);
+    expect(holds(2)).toBe(false);
+    // Nothing is stored of it whether or not its input's write failed.
+    expect(holds(undefined)).toBe(true);
     expect(rows).toEqual({
       recent: [],
       conversation: undefined,
@@ -167,8 +171,10 @@ describe("the worker's context cache", () => {
   });
 
   it('does not keep lasting memories from a read that a change to them overtook', async () => {
-    const { store, cache, reads } = await setUp();
-    await store.commitStep(firstStep('stored'));
+    // Stored before the cache started: it reads the conversation's rows.
+    const { store, cache, reads } = await setUp(async (store) => {
+      await store.commitStep(firstStep('stored'));
+    });
     const read = store.readContext.bind(store);
     reads.mockImplementationOnce(async (request) => {
       const rows = await read(request);
@@ -209,6 +215,8 @@ describe("the worker's context cache", () => {
       expect(inputSeq).toBe(4);
       expect(kept.holds(inputSeq)).toBe(true);
       expect(kept.holds(5)).toBe(false);
+      // A write that failed confirms nothing: the store is read again.
+      expect(kept.holds(undefined)).toBe(false);
     });
 
     it('are taken as the run asks for them, whenever its input is written', async () => {
@@ -225,6 +233,29 @@ describe("the worker's context cache", () => {
       expect(guess.guessed).toBe(true);
       expect(guess.rows.recent.map((record) => record.seq)).toEqual([1]);
       expect(guess.holds(inputSeq)).toBe(true);
+    });
+
+    it('are kept from the first input of a conversation created here, when the store had nothing else of it', async () => {
+      const { store, cache, reads } = await setUp(async (store) => {
+        await store.saveMemory({ key: 'k', content: 'v', scope: 'conversation:remembered' });
+      });
+      for (const id of ['fresh', 'remembered']) {
+        await cache.rowsFor(id);
+        await store.commitStep(firstStep(id));
+        await store.commitStep(laterStep(id, 'Hi'));
+      }
+      reads.mockClear();
+
+      const fresh = await cache.rowsFor('fresh');
+      expect(fresh.guessed).toBe(true);
+      expect(fresh.rows.recent.map((record) => record.message.content)).toEqual(['Hello', 'Hi']);
+      expect(fresh.rows.conversation).toMatchObject({ id: 'fresh', lastSeq: 2 });
+      expect(reads).not.toHaveBeenCalled();
+      // Its memory was there before the conversation: its rows are read, and kept from then.
+      const remembered = await cache.rowsFor('remembered');
+      expect(remembered.guessed).toBe(false);
+      expect(remembered.rows.memories).toEqual([expect.objectContaining({ key: 'k' })]);
+      expect((await cache.rowsFor('remembered')).guessed).toBe(true);
     });
 
     it('keep no more messages than a context reads', async () => {
