@@ -158,24 +158,29 @@ describe("a conversation's follow-ups, from what the agent worker keeps", () => 
     expect(sent(bodies[3])).toEqual(stored.slice(0, 7));
   });
 
-  it("are sent again with another agent's turn in between, which the kept rows did not have", async () => {
+  /**
+   * Two agents on one database, as two tabs: `here` has run the conversation twice ('One',
+   * 'Two', answered 'One.' and 'Two.'), so it keeps its rows; `later` are the turns after.
+   */
+  async function keptHereAndElsewhere(later: readonly { text: string }[]) {
     const database = newDatabase();
-    const session = await scriptModel([
-      { text: 'One.' },
-      { text: 'Two.' },
+    const session = await scriptModel([{ text: 'One.' }, { text: 'Two.' }, ...later]);
+    const here = agentFor(session, { memory: { database, tools: false } });
+    const elsewhere = agentFor(session, { memory: { database, tools: false } });
+    const conversationId = crypto.randomUUID();
+    await here.run('One', { conversationId }).result;
+    await here.run('Two', { conversationId }).result;
+    return { session, here, elsewhere, conversationId };
+  }
+
+  it("are sent again with another agent's turn in between, which the kept rows did not have", async () => {
+    const { session, here, elsewhere, conversationId } = await keptHereAndElsewhere([
       { text: 'From elsewhere.' },
       // The first request of the next run may reach the server before it is cancelled:
       // the answer is the same whichever turn answers the one that counts.
       { text: 'Three.' },
       { text: 'Three.' },
     ]);
-    const here = agentFor(session, { memory: { database, tools: false } });
-    const elsewhere = agentFor(session, { memory: { database, tools: false } });
-    const conversationId = crypto.randomUUID();
-    // The first run reads nothing (a new conversation), the second reads the rows this agent
-    // then keeps.
-    await here.run('One', { conversationId }).result;
-    await here.run('Two', { conversationId }).result;
     await elsewhere.run('From another tab', { conversationId }).result;
 
     const events = await collect(here.run('Three', { conversationId }));
@@ -183,21 +188,9 @@ describe("a conversation's follow-ups, from what the agent worker keeps", () => 
     expect(events.at(-1)).toMatchObject({ type: 'run-finish', text: 'Three.' });
     // Nothing of a cancelled response reached the page.
     expect(streamedText(events)).toBe('Three.');
-    const bodies = await receivedBodies(session);
-    expect(contents(bodies.at(-1)).slice(-7)).toEqual([
-      'One',
-      'One.',
-      'Two',
-      'Two.',
-      'From another tab',
-      'From elsewhere.',
-      'Three',
-    ]);
-    // Any other request of the run is the one cancelled, built without the other turn.
-    for (const body of bodies.slice(3, -1))
-      expect(contents(body)).not.toContain('From another tab');
     const stored = await here.memory.getConversation(conversationId);
-    expect(stored?.messages.map((record) => record.message.content)).toEqual([
+    const history = stored?.messages.map((record) => record.message.content) ?? [];
+    expect(history).toEqual([
       'One',
       'One.',
       'Two',
@@ -207,21 +200,19 @@ describe("a conversation's follow-ups, from what the agent worker keeps", () => 
       'Three',
       'Three.',
     ]);
+    // The request that counted carried the other turn; any other request of the run is the
+    // one cancelled, built without it.
+    const bodies = await receivedBodies(session);
+    expect(contents(bodies.at(-1)).slice(-7)).toEqual(history.slice(0, -1));
+    for (const body of bodies.slice(3, -1))
+      expect(contents(body)).not.toContain('From another tab');
   });
 
   it('carry a memory of the conversation that another agent saved between two runs', async () => {
-    const database = newDatabase();
-    const session = await scriptModel([
-      { text: 'One.' },
-      { text: 'Two.' },
+    const { session, here, elsewhere, conversationId } = await keptHereAndElsewhere([
       { text: 'Three.' },
       { text: 'Three.' },
     ]);
-    const here = agentFor(session, { memory: { database, tools: false } });
-    const elsewhere = agentFor(session, { memory: { database, tools: false } });
-    const conversationId = crypto.randomUUID();
-    await here.run('One', { conversationId }).result;
-    await here.run('Two', { conversationId }).result;
     await elsewhere.memory.saveMemory({
       key: 'city',
       content: 'Lyon',
