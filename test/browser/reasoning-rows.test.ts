@@ -52,15 +52,19 @@ describe('stored reasoning read back from IndexedDB', () => {
         { reasoning: 'Greet back.', text: 'Hello.' },
         { text: 'Again.' },
       ]);
-      const agent = agentFor(session, {
+      const options = {
         conversationId,
         memory: { database, tools: false },
-        model: { api: 'responses' },
-      });
-      await agent.run('Hi').result;
+        model: { api: 'responses' as const },
+      };
+      const first = agentFor(session, options);
+      await first.run('Hi').result;
+      first.dispose();
+      // The worker that wrote the row keeps what it wrote; the next one to start reads it.
       await editMessageRow(database, [conversationId, 2], (row) => {
         Object.assign(row.message, corruption);
       });
+      const agent = agentFor(session, options);
 
       const events = await collect(agent.run('Hi again'));
 
