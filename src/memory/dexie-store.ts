@@ -34,6 +34,10 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
     ...runTables(connection, writeStep),
     ...memoryTables(connection),
     ...attachmentTables(connection),
+    // Loaded with their first call: most agents never export or import.
+    ...lazyMethods(['exportConversation', 'importConversation'], async () =>
+      (await import('./dexie/conversation-transfer')).transferTables(connection),
+    ),
     // Loaded with their first call: many agents never search or keep knowledge.
     ...lazyMethods(['searchConversations'], async () =>
       (await import('./dexie/search')).searchTables(connection),

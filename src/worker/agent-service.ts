@@ -63,7 +63,7 @@ import type { RunRelay } from './run-relay';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
-import { MEMORY_TOOL_NAMES } from './tools/memory-tools';
+import { MEMORY_TOOL_NAMES } from './tools/memory-tool-names';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import type { SandboxSupervisor } from './tools/sandbox-supervisor';
 import { ToolRegistry } from './tools/tool-registry';
@@ -190,6 +190,10 @@ export class AgentService implements AgentWorkerApi {
         knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
         learnRules,
+        // Loaded now, off the first run's path: an agent without them never loads them.
+        ...(config.memory.tools
+          ? { memoryTools: settledLater(import('./tools/memory-tools')) }
+          : {}),
         // Kept only where other tabs' changes can be heard (`BroadcastChannel`).
         ...(typeof BroadcastChannel === 'function'
           ? {

@@ -25,7 +25,7 @@ import { StoredRowCheck } from './stored-rows';
 import type { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { knowledgeTools, SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
-import { MEMORY_TOOL_NAMES, memoryTools } from './tools/memory-tools';
+import { MEMORY_TOOL_NAMES } from './tools/memory-tool-names';
 import { DEFAULT_TOOL_TIMEOUT_MS } from './tools/run-tool-calls';
 import type { ToolRegistry } from './tools/tool-registry';
 import type { ToolRunner } from './tools/tool-runner';
@@ -47,6 +47,8 @@ export interface AgentSetup {
   readonly knowledge: KnowledgeBase;
   /** The rules of `memory.learn`, compiled (none when it is not set). */
   readonly learnRules: readonly CompiledRule[];
+  /** The built-in memory tools' module, asked for when the agent was configured with them. */
+  readonly memoryTools?: Promise<typeof import('./tools/memory-tools')>;
   /** What a new conversation's first run reads, kept in the worker (absent where other tabs' changes cannot be heard). */
   readonly contexts?: ContextCache | undefined;
 }
@@ -135,9 +137,12 @@ export async function runConversation(
           await reportStoredVectors();
           await emit({ type: 'knowledge-used', via, query, sources });
         };
+      const memory = config.memory.tools
+        ? await (setup.memoryTools ?? import('./tools/memory-tools'))
+        : undefined;
       const builtIn = [
-        ...(config.memory.tools
-          ? memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
+        ...(memory
+          ? memory.memoryTools(store, { conversation: scopes[0], lasting: scopes[1] })
           : []),
         ...(retrieval === 'tool' || retrieval === 'both'
           ? knowledgeTools(setup.knowledge, knowledgeUsed('tool'))

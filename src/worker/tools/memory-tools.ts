@@ -11,9 +11,6 @@ export interface MemoryToolScopes {
   readonly lasting: MemoryScope;
 }
 
-/** The names of the built-in memory tools. */
-export const MEMORY_TOOL_NAMES = ['save_memory', 'recall_memories', 'forget_memory'];
-
 /** How many memories `recall_memories` returns at most. */
 const RECALL_LIMIT = 20;
 
