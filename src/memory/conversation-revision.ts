@@ -1,4 +1,5 @@
 import type { ConversationRecord } from '../protocol/memory';
+import { randomId } from '../runtime/random-id';
 
 /**
  * A conversation's row as Airlock's stores keep it: the record, and a token that changes
@@ -13,23 +14,12 @@ export type StoredConversation = ConversationRecord & { readonly revision?: stri
 
 /** A new revision token; random, so a conversation deleted and created again never repeats one. */
 export function newRevision(): string {
-  let token = '';
-  for (const byte of crypto.getRandomValues(new Uint8Array(8)))
-    token += byte.toString(16).padStart(2, '0');
-  return token;
+  return randomId('rev');
 }
 
 /** `row` with a new revision token, for a write that changes its context in place. */
 export function revised<Row extends ConversationRecord>(row: Row): Row & StoredConversation {
   return { ...row, revision: newRevision() };
-}
-
-/** The id of the conversation a memory of `scope` belongs to, if it is a conversation's. */
-export function conversationOfScope(scope: unknown): string | undefined {
-  const prefix = 'conversation:';
-  return typeof scope === 'string' && scope.startsWith(prefix)
-    ? scope.slice(prefix.length)
-    : undefined;
 }
 
 /** The record without its revision token, which stays in the store and its worker. */

@@ -1,6 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { MemorySource } from '../protocol/memory';
-import { conversationOfScope } from './conversation-revision';
 import type { MemoryInput, MemoryRecord, MemoryScope } from './store';
 import type { StoreChange } from './store-change';
 
@@ -143,6 +142,14 @@ export function checkMemoryPatch(
 /** The scope of memories that belong to one conversation. */
 export function conversationScope(conversationId: string): MemoryScope {
   return `conversation:${conversationId}`;
+}
+
+/** The id of the conversation a memory of `scope` belongs to, if it is a conversation's. */
+export function conversationOfScope(scope: unknown): string | undefined {
+  const prefix = conversationScope('');
+  return typeof scope === 'string' && scope.startsWith(prefix)
+    ? scope.slice(prefix.length)
+    : undefined;
 }
 
 /**

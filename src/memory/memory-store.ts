@@ -9,15 +9,11 @@ import {
   referencedHashes,
 } from './conversation-attachments';
 import { listedAfter, newestFirst } from './conversation-order';
-import {
-  conversationOfScope,
-  revised,
-  type StoredConversation,
-  withoutRevision,
-} from './conversation-revision';
+import { revised, type StoredConversation, withoutRevision } from './conversation-revision';
 import {
   checkMemoryPatch,
   compareMemories,
+  conversationOfScope,
   conversationScope,
   isExpired,
   memoryChange,

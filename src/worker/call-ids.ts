@@ -1,4 +1,4 @@
-import { randomId } from './random-id';
+import { randomId } from '../runtime/random-id';
 
 /** A call id the model may keep: what OpenAI-compatible servers send, nothing that needs escaping. */
 const KEPT_CALL_ID = /^[A-Za-z0-9_.:-]{1,128}$/;

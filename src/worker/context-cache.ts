@@ -92,8 +92,8 @@ export class ContextCache {
     this.#lastingScopes = lastingScopes;
     // Listens as long as the store is open: closing it ends its listeners.
     store.onChange((change) => this.#changed(change));
-    const unsubscribe = store.onStepWritten?.((step) => this.#stepWritten(step));
-    this.#keepsWarm = unsubscribe !== undefined;
+    this.#keepsWarm = store.onStepWritten !== undefined;
+    store.onStepWritten?.((step) => this.#stepWritten(step));
     this.#load();
   }
 
@@ -170,7 +170,7 @@ export class ContextCache {
       // came meanwhile: the next write checks those.
       if (this.#keepsWarm && rows.conversation)
         this.#keep(conversationId, {
-          recent: rows.recent.slice(-this.#recent),
+          recent: rows.recent,
           conversation: rows.conversation,
           own: rows.memories.filter((memory) => memory.scope === own),
           spoiled: false,
@@ -231,13 +231,13 @@ export class ContextCache {
    * the step created is kept from it.
    */
   #stepWritten({ conversationId, added, before, after, createdEmpty }: WrittenStep): void {
-    const complete = added.filter((record) => record.status === 'complete');
+    const complete = () => added.filter((record) => record.status === 'complete');
     if (!before) {
       // Created by this step. With nothing else of it stored, the step's messages are all
       // its next run reads (but the lasting memories).
       if (createdEmpty)
         this.#keep(conversationId, {
-          recent: complete.slice(-this.#recent),
+          recent: complete().slice(-this.#recent),
           conversation: after,
           own: [],
           spoiled: false,
@@ -254,7 +254,7 @@ export class ContextCache {
       this.#drop(conversationId);
       return;
     }
-    if (complete.length > 0) warm.recent = [...warm.recent, ...complete].slice(-this.#recent);
+    if (added.length > 0) warm.recent = [...warm.recent, ...complete()].slice(-this.#recent);
     warm.conversation = after;
   }
 

@@ -10,8 +10,8 @@ import {
   relayWatchLockName,
   type WatchToPage,
 } from '../protocol/tab-relay';
+import { randomId } from '../runtime/random-id';
 import { markRunInterrupted } from './interrupted-runs';
-import { randomId } from './random-id';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
 
 /** How long a stop or decision waits for the running tab's answer. */

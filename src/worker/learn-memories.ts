@@ -4,9 +4,9 @@ import type { ConversationStore, MemoryScope, RunRecord } from '../memory/store'
 import type { Usage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { MemoryInput, MemoryProposal, MemoryRecord } from '../protocol/memory';
+import { randomId } from '../runtime/random-id';
 import type { SideCalls } from './budget-meter';
 import type { AgentSetup } from './conversation-run';
-import { randomId } from './random-id';
 import type { StoredRowCheck } from './stored-rows';
 
 /**

@@ -6,7 +6,7 @@ import {
   relayPresenceLockName,
   relayWatchLockName,
 } from '../protocol/tab-relay';
-import { randomId } from './random-id';
+import { randomId } from '../runtime/random-id';
 
 /** The relay's parser, loaded when a first message arrives: most runs are never watched. */
 type RelaySchema = typeof import('./relay-schema');

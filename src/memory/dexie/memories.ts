@@ -1,7 +1,8 @@
-import { conversationOfScope, revised } from '../conversation-revision';
+import { revised } from '../conversation-revision';
 import {
   checkMemoryPatch,
   compareMemories,
+  conversationOfScope,
   isExpired,
   memoryChange,
   newMemoryId,

@@ -1,5 +1,5 @@
 import { AirlockError } from '../../errors/airlock-error';
-import { randomId } from '../random-id';
+import { randomId } from '../../runtime/random-id';
 
 /** The page's answer to an approval request. */
 export type ApprovalDecision =

@@ -33,7 +33,7 @@ describe("a conversation's revision token", () => {
     // Heard before the write settled.
     expect(written).toHaveLength(1);
     const token = await revisionOf(store, 'c');
-    expect(token).toMatch(/^[0-9a-f]{16}$/);
+    expect(token).toMatch(/^rev_[0-9a-f]{24}$/);
     expect(written[0]).toEqual({
       conversationId: 'c',
       added: [input],
@@ -132,13 +132,13 @@ describe("a conversation's revision token", () => {
 
     await store.importConversation(exported, { replace: true });
     const imported = await revisionOf(store, 'c');
-    expect(imported).toMatch(/^[0-9a-f]{16}$/);
+    expect(imported).toMatch(/^rev_[0-9a-f]{24}$/);
     expect(imported).not.toBe(first);
 
     await store.deleteConversation('c');
     await store.commitStep(step('c'));
     const again = await revisionOf(store, 'c');
-    expect(again).toMatch(/^[0-9a-f]{16}$/);
+    expect(again).toMatch(/^rev_[0-9a-f]{24}$/);
     expect([first, imported]).not.toContain(again);
   });
 });
