@@ -172,6 +172,8 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
       turnIndex: record.turnIndex,
     };
     const usage = resolveUsage(turn, body);
+    // A model's time to its first token: nothing of the reply, headers included, before it.
+    if (turn.latencyMs && !(await sleep(entry, turn.latencyMs))) return;
     if (route === 'responses') {
       const shape = {
         includeEncryptedReasoning:

@@ -54,6 +54,11 @@ export interface ScriptedReply {
   argumentChunks?: number;
   /** Delay between SSE chunks, and before a fault, in milliseconds (default 0). */
   chunkDelayMs?: number;
+  /**
+   * Delay before the reply begins, its headers included, in milliseconds (default 0): a
+   * model's time to its first token, which a real request waits out on the network.
+   */
+  latencyMs?: number;
   fault?: ScriptedFault;
   /** How a streamed reply's bytes go on the wire; the default is one write per event with LF line ends. */
   transport?: ScriptedTransport;

@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI, { APIError } from 'openai';
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createModelHandler,
@@ -179,6 +179,42 @@ describe('streaming replies through the openai SDK', () => {
     );
     // Role, three words, finish, [DONE]: five gaps of 40 ms.
     expect(Date.now() - started).toBeGreaterThanOrEqual(180);
+  });
+
+  it('holds the whole reply, headers included, for latencyMs, streamed or not', async () => {
+    const session = server.createSession([
+      { text: 'late', latencyMs: 120 },
+      { text: 'late again', latencyMs: 120 },
+    ]);
+    const request = (stream: boolean) =>
+      fetch(`${session.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer test' },
+        body: JSON.stringify({ model: 'gpt-test', messages, stream }),
+      });
+    let started = Date.now();
+    const streamed = await request(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(110);
+    expect(await streamed.text()).toContain('"content":"late"');
+    started = Date.now();
+    const whole = await request(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(110);
+    expect(((await whole.json()) as ChatCompletion).choices[0]?.message.content).toBe('late again');
+  });
+
+  it('latencyMs: a client that gives up during the wait is recorded, and nothing is sent', async () => {
+    const session = server.createSession([{ text: 'too late', latencyMs: 60_000 }]);
+    const controller = new AbortController();
+    const answered = fetch(`${session.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer test' },
+      body: JSON.stringify({ model: 'gpt-test', messages, stream: true }),
+      signal: controller.signal,
+    });
+    await waitFor(() => session.requests.length === 1);
+    controller.abort();
+    await expect(answered).rejects.toThrow();
+    await waitFor(() => session.requests[0]?.closedByClient === true);
   });
 });
 
