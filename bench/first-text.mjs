@@ -1,6 +1,6 @@
 // `npm run bench:first-text`: time to the first text delta, Airlock against the raw loop in
 // a worker, with many runs per page (ten measured after a warm-up) rather than the peers
-// bench's one. A quick check of a change to the path to the first token (about 30 s); its
+// bench's three. A quick check of a change to the path to the first token (about 30 s); its
 // figures are printed, not written: the verdicts are the peers bench's.
 //
 // With `--against=<revision>`, Airlock as that revision's src/ has it runs too, its pages
@@ -12,10 +12,22 @@
 //   npm run bench:first-text -- --pages=8
 //   npm run bench:first-text -- --against=HEAD~1 --pages=8
 //   npm run bench:first-text -- --warm --against=HEAD~1   each page's runs one conversation
+//   npm run bench:first-text -- --fresh --pages=20        each page's second run only
+//   npm run bench:first-text -- --latency=50 --against=HEAD~1   each reply 50 ms late
 //
 // `--warm` makes each page's runs the turns of one conversation, so Airlock's runs after the
 // first build on a stored history. The raw loop keeps none and sends each run alone, so
 // Airlock's excess over it is no target there: compare Airlock with a revision of itself.
+//
+// `--fresh` keeps each page's second run alone, which the peers bench reports apart from its
+// figure (runs 2–4 of each page): V8 compiles again then the stream path it optimised during
+// the warm-up. It is slower and noisier than the later runs, so give it more pages.
+//
+// `--latency=<ms>` holds every reply back that long before its headers, as a model's time
+// to its first token does. The input's write then overlaps the wait instead of competing for
+// the machine's two cores with the server and the browser, as it does at zero latency: what
+// is left is what a real network sees of the path to the first token. Times include the
+// latency.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { chromium } from 'playwright';
@@ -28,7 +40,8 @@ import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 /** @typedef {import('./peers/roster').ContestantName} ContestantName */
 /** @typedef {{ label: string; contestant: ContestantName; origin: string }} Entrant */
 
-const RUNS_PER_PAGE = 11;
+/** Runs per page, the first of which warms the page up and is not kept. */
+const RUNS_PER_PAGE = process.argv.includes('--fresh') ? 2 : 11;
 /** @param {string} name */
 const option = (name) =>
   new RegExp(`^--${name}=(.+)$`).exec(
@@ -39,6 +52,9 @@ if (!Number.isInteger(pages) || pages < 1)
   throw new Error(`--pages must be a whole number of pages, at least 1 (got ${option('pages')}).`);
 const against = option('against');
 const warm = process.argv.includes('--warm');
+const latency = option('latency');
+if (latency !== undefined && !/^\d+$/.test(latency))
+  throw new Error(`--latency must be a whole number of milliseconds (got ${latency}).`);
 
 const shared = await sharedConfig();
 const cache = new URL('../node_modules/.airlock-first-text/', import.meta.url).pathname;
@@ -110,6 +126,8 @@ entrants.push({ label: 'raw-worker', contestant: 'raw-worker', origin: workTree.
 
 const loader = await createServer({ ...shared, server: { middlewareMode: true } });
 const { FULL_SCENARIO } = await loader.ssrLoadModule('/peers/scenario.ts');
+const scenario =
+  latency === undefined ? FULL_SCENARIO.name : `${FULL_SCENARIO.name}-latency-${latency}`;
 const { summarize } = await loader.ssrLoadModule('/stats.ts');
 const modelServer = await startModelServerProcess();
 const browser = await chromium.launch({
@@ -128,7 +146,7 @@ try {
         await setUp(
           page,
           contestant,
-          Array.from({ length: RUNS_PER_PAGE }, () => FULL_SCENARIO.name),
+          Array.from({ length: RUNS_PER_PAGE }, () => scenario),
         );
         for (let index = 0; index < RUNS_PER_PAGE; index++) {
           const sample = await run(page, contestant);

@@ -96,8 +96,20 @@ export function deliveryScenario(words: number): Scenario {
   };
 }
 
-/** Every scenario by name, as the Node driver asks for them. */
+/** `scenario` with every reply `latencyMs` late, as a model's time to its first token. */
+function withLatency(scenario: Scenario, latencyMs: number): Scenario {
+  return {
+    ...scenario,
+    name: `${scenario.name}-latency-${latencyMs}`,
+    description: `${scenario.description}, each reply ${latencyMs} ms late`,
+    turns: scenario.turns.map((turn) => ({ ...turn, latencyMs })),
+  };
+}
+
+/** Every scenario by name, as the Node driver asks for them (`full-latency-50`: `full`, each reply 50 ms late). */
 export function scenarioNamed(name: string): Scenario {
+  const late = /^(.+)-latency-(\d+)$/.exec(name);
+  if (late?.[1] && late[2]) return withLatency(scenarioNamed(late[1]), Number(late[2]));
   if (name === 'full') return FULL_SCENARIO;
   if (name === 'smoke') return SMOKE_SCENARIO;
   const delivery = /^delivery-(\d+)$/.exec(name);
