@@ -10,6 +10,7 @@ import type { ChatMessage } from '../protocol/chat';
 import type { AgentEvent } from '../protocol/events';
 import type { KnowledgeSource } from '../protocol/knowledge';
 import type { AgentConfig, OutputRequest, RunModelOverrides } from '../protocol/wire';
+import { inNextTask } from '../runtime/next-task';
 import { settledLater } from '../runtime/settled-later';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { BudgetMeter, sideCallsOf } from './budget-meter';
@@ -246,15 +247,20 @@ export async function runConversation(
               cached?.then(({ rows }) => rows),
             ),
           );
+      // The input's write starts in the next task: a first request built from kept rows
+      // leaves in this task's microtasks, ahead of the write's work in this thread.
+      const { input } = start;
+      const inputStored = input
+        ? new Promise<void>((resolve) => inNextTask(resolve))
+            .then(() => journal.started(input, start.attachments ?? [], start.title, likelyNew))
+            .then((seq) => {
+              inputSeq = seq;
+            })
+        : Promise.resolve();
       begin(
-        (start.input
-          ? journal
-              .started(start.input, start.attachments ?? [], start.title, likelyNew)
-              .then((seq) => {
-                inputSeq = seq;
-              })
-          : Promise.resolve()
-        ).then(() => emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name })),
+        inputStored.then(() =>
+          emit({ type: 'run-start', runId: run.id, model: asks.model ?? model.name }),
+        ),
       );
       if (injectsKnowledge) await begun;
       // Rows from the cache that the input's write found out of date: the context is read again.
