@@ -344,7 +344,8 @@ async function benchPeers() {
       textDeltas: scenario.textDeltas,
       runs: runs + addedRounds,
       addedRounds: { rounds: addedRounds, figures: addedRounds > 0 ? undecided : [] },
-      runsPerPage: 'a warm-up, the measured run, a profiled run',
+      runsPerPage:
+        'a warm-up, the measured run, two runs timed to their first text, a profiled run',
       modelServer: 'a process of its own',
     },
     contestants: contestantsFigures(),

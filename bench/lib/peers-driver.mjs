@@ -1,8 +1,8 @@
 // Drives the peers page: each contestant through the same scripted conversation, in
 // rounds (the order rotates each round, so drift on a shared machine spreads evenly).
 // Each round gives every contestant a fresh page (its own browser context and IndexedDB),
-// sets it up once there, and makes three runs: a warm-up, the measured run, and a run
-// under the CPU profiler.
+// sets it up once there, and makes five runs: a warm-up, the measured run, two more timed
+// to their first text only, and a run under the CPU profiler.
 
 /** @typedef {import('../peers/roster').ContestantName} ContestantName */
 /** @typedef {import('../peers/main').RunSample} RunSample */
@@ -23,6 +23,10 @@
  * @typedef {RunSample & { cdpScriptMs: number; cdpTaskMs: number }} MeasuredRun
  */
 /**
+ * Time to the first text of the measured run and of the page's runs after it, in order.
+ * @typedef {{ firstTextRunsMs: number[] }} FirstTextRuns
+ */
+/**
  * Sampled JavaScript and GC time on the page thread during the profiled run.
  * @typedef {{ pageJsMs: number; pageGcMs: number; pageProbeMs: number }} ProfiledRun
  */
@@ -32,6 +36,12 @@
 export const DELIVERY_EVENTS = 10_000;
 /** Sampling interval of the page's V8 CPU profiler, in microseconds. */
 const PROFILER_INTERVAL_US = 100;
+/**
+ * Runs after the measured one, on the same page, timed to their first text alone. The first
+ * text of a page's second run is where the JIT recompiles a stream path it optimised during
+ * the warm-up: one sample a page would stand for that moment only.
+ */
+const LATER_FIRST_TEXT_RUNS = 2;
 /** Longest a page call may take: a run that hangs fails instead of stalling the bench. */
 const CALL_TIMEOUT_MS = 60_000;
 
@@ -154,6 +164,21 @@ async function measureOnce(page, cdp, name) {
 }
 
 /**
+ * The first text of each of the page's next {@link LATER_FIRST_TEXT_RUNS} runs (each
+ * checked to have done its whole scenario).
+ * @param {import('playwright').Page} page
+ * @param {ContestantName} name
+ */
+async function laterFirstTexts(page, name) {
+  const firstTexts = [];
+  for (let index = 0; index < LATER_FIRST_TEXT_RUNS; index++) {
+    firstTexts.push((await run(page, name)).firstTextMs);
+    await verify(page, name);
+  }
+  return firstTexts;
+}
+
+/**
  * One run under the page's V8 sampling profiler (CDP `Profiler`), adding up the samples
  * spent in JavaScript and in GC. CDP's `ScriptDuration` misses promise reactions (a
  * `fetch` stream read on the page runs almost entirely in them), so this is the page's
@@ -251,7 +276,7 @@ export async function runContestants({
   quick,
   log,
 }) {
-  /** @type {Record<string, (MeasuredRun & Partial<ProfiledRun> & { round: number })[]>} */
+  /** @type {Record<string, (MeasuredRun & Partial<ProfiledRun> & Partial<FirstTextRuns> & { round: number })[]>} */
   const samples = Object.fromEntries(names.map((name) => [name, []]));
   /** @type {Failure[]} */
   const failures = [];
@@ -262,14 +287,19 @@ export async function runContestants({
         await setUp(
           page,
           name,
-          Array.from({ length: quick ? 1 : 3 }, () => scenario),
+          Array.from({ length: quick ? 1 : 3 + LATER_FIRST_TEXT_RUNS }, () => scenario),
         );
         if (!quick) await measureOnce(page, cdp, name);
         const measured = await measureOnce(page, cdp, name);
-        /** @type {MeasuredRun & Partial<ProfiledRun> & { round: number }} */
+        /** @type {MeasuredRun & Partial<ProfiledRun> & Partial<FirstTextRuns> & { round: number }} */
         const sample = quick
           ? { ...measured, round: round + 1 }
-          : { ...measured, ...(await profileOnce(page, cdp, name)), round: round + 1 };
+          : {
+              ...measured,
+              firstTextRunsMs: [measured.firstTextMs, ...(await laterFirstTexts(page, name))],
+              ...(await profileOnce(page, cdp, name)),
+              round: round + 1,
+            };
         samples[name]?.push(sample);
         log(
           `  ${name.padEnd(14)} round ${round + 1}: ${sample.wallMs.toFixed(0)} ms wall, ` +

@@ -5,7 +5,8 @@
 /** @typedef {(samples: readonly number[]) => Summary} Summarize */
 
 /**
- * Each numeric field of the samples (but `round`), summarised.
+ * Each field of the samples (but `round`), summarised: a number over the samples, a list
+ * of numbers over all the samples' lists together.
  * @param {readonly object[]} samples
  * @param {Summarize} summarize
  * @returns {Record<string, Summary>}
@@ -14,7 +15,15 @@ export function summarizeFields(samples, summarize) {
   const rows = /** @type {readonly Record<string, unknown>[]} */ (samples);
   const keys = Object.keys(rows[0] ?? {}).filter((key) => key !== 'round');
   return Object.fromEntries(
-    keys.map((key) => [key, summarize(rows.map((row) => Number(row[key])))]),
+    keys.map((key) => [
+      key,
+      summarize(
+        rows.flatMap((row) => {
+          const value = row[key];
+          return Array.isArray(value) ? value.map(Number) : [Number(value)];
+        }),
+      ),
+    ]),
   );
 }
 

@@ -11,23 +11,38 @@ import { judgeTargets } from '../../../bench/lib/targets.mjs';
 
 const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
 
-/** A peers result with Airlock's page JS and first text as given, the rest fixed. */
+/**
+ * A peers result with Airlock's page JS and first text (over each page's runs 2–4; its
+ * second runs alone 5 ms slower) as given, the rest fixed.
+ */
 function peersResults({
   pageJs = 4,
   firstText = 10,
+  secondRun = firstText + 5,
   rawWorkerFirstText = 8,
   load = 0.5,
   date = '2026-12-01T10:00:00Z',
+}: {
+  pageJs?: number;
+  firstText?: number;
+  secondRun?: number;
+  rawWorkerFirstText?: number;
+  load?: number;
+  date?: string;
 }) {
   const contestant = (
     label: string,
     loop: 'page' | 'worker',
-    figures: { pageJsMs: number; firstTextMs: number },
+    figures: { pageJsMs: number; firstTextRunsMs: number; firstTextMs?: number },
   ) => ({
     label,
     loop,
     kind: 'baseline' as const,
-    summary: { pageJsMs: summary(figures.pageJsMs), firstTextMs: summary(figures.firstTextMs) },
+    summary: {
+      pageJsMs: summary(figures.pageJsMs),
+      firstTextRunsMs: summary(figures.firstTextRunsMs),
+      firstTextMs: summary(figures.firstTextMs ?? figures.firstTextRunsMs),
+    },
     samples: [{ pageJsMs: figures.pageJsMs, longTasks: 0 }],
   });
   return {
@@ -35,14 +50,18 @@ function peersResults({
     machine: { cores: 2, loadAverage: { start: [load, load, load], end: [load, load, load] } },
     scenario: { textDeltas: 2000, steps: 5 },
     contestants: {
-      airlock: contestant('Airlock', 'worker', { pageJsMs: pageJs, firstTextMs: firstText }),
+      airlock: contestant('Airlock', 'worker', {
+        pageJsMs: pageJs,
+        firstTextRunsMs: firstText,
+        firstTextMs: secondRun,
+      }),
       'raw-worker': contestant('hand-written loop, worker', 'worker', {
         pageJsMs: 6,
-        firstTextMs: rawWorkerFirstText,
+        firstTextRunsMs: rawWorkerFirstText,
       }),
       'raw-page': contestant('hand-written loop, page', 'page', {
         pageJsMs: 80,
-        firstTextMs: 6,
+        firstTextRunsMs: 6,
       }),
     },
     perStep: {
@@ -83,6 +102,13 @@ describe('the peers targets', () => {
     expect(verdict(peersResults({ firstText: 11 }), 'first-text')).toMatchObject({
       met: true,
       measured: expect.stringContaining('raw loop in a worker 8.0 ms (+3.0)'),
+    });
+    // Judged over each page's runs 2–4; the second runs alone are reported beside it.
+    expect(verdict(peersResults({ firstText: 11, secondRun: 19 }), 'first-text')).toMatchObject({
+      met: true,
+      measured: expect.stringContaining(
+        "Each page's second run alone: 19.0 ms against 8.0 ms (+11.0)",
+      ),
     });
     expect(verdict(peersResults({ firstText: 11.5 }), 'first-text')).toMatchObject({
       met: false,

@@ -7,25 +7,35 @@ const summary = (values: number[]) => {
   return { n: values.length, p50, p95: p50, min: sorted[0] ?? p50, max: sorted.at(-1) ?? p50 };
 };
 
+/** A round's figures: the page's second run's first text, and the runs after it when given. */
+interface Round {
+  readonly pageJsMs: number;
+  readonly firstTextMs: number;
+  readonly firstTextRunsMs?: readonly number[];
+}
+
 /** A contestant with one sample per round, each round's figures given. */
-function contestant(
-  loop: 'page' | 'worker',
-  rounds: readonly { pageJsMs: number; firstTextMs: number }[],
-) {
-  const samples = rounds.map((figures, round) => ({ round: round + 1, ...figures }));
+function contestant(loop: 'page' | 'worker', rounds: readonly Round[]) {
+  const samples: (Round & { round: number })[] = rounds.map((figures, round) => ({
+    round: round + 1,
+    ...figures,
+  }));
   return {
     loop,
     kind: 'baseline' as const,
     summary: {
       pageJsMs: summary(samples.map((sample) => sample.pageJsMs)),
       firstTextMs: summary(samples.map((sample) => sample.firstTextMs)),
+      firstTextRunsMs: summary(
+        samples.flatMap((sample) => sample.firstTextRunsMs ?? [sample.firstTextMs]),
+      ),
     },
     samples,
   };
 }
 
 /** Three rounds: the page peer at 100 ms of JS and 10 ms to first text, the raw worker at 20 ms. */
-function conversation(airlock: readonly { pageJsMs: number; firstTextMs: number }[]) {
+function conversation(airlock: readonly Round[]) {
   return {
     contestants: {
       airlock: contestant('worker', airlock),
@@ -72,6 +82,22 @@ describe('the figures whose rounds fall on both sides of their bound', () => {
       'first text',
       'delivery',
     ]);
+  });
+
+  it("judges a round's first text by the median of its page's timed runs", () => {
+    // Each page's second run misses by far and its two later runs meet the bound: the
+    // rounds do not straddle it, so no rounds are added for first text.
+    const rounds = [12, 13, 12].map((secondRun) => ({
+      pageJsMs: 4,
+      firstTextMs: secondRun + 10,
+      firstTextRunsMs: [secondRun + 10, secondRun, secondRun - 1],
+    }));
+    expect(figuresOnTheirBound(conversation(rounds), steadyDelivery)).toEqual([]);
+    // The same later runs, one of them now over the bound in round 2: undecided.
+    const straddling = rounds.map((round, index) =>
+      index === 1 ? { ...round, firstTextRunsMs: [26, 16, 17] } : round,
+    );
+    expect(figuresOnTheirBound(conversation(straddling), steadyDelivery)).toEqual(['first text']);
   });
 
   it('pairs rounds by their number, so a round a contestant failed is left out', () => {
