@@ -20,7 +20,7 @@
 // Airlock's excess over it is no target there: compare Airlock with a revision of itself.
 //
 // `--fresh` keeps each page's second run alone, which the peers bench reports apart from its
-// figure (runs 2–4 of each page): V8 compiles again then the stream path it optimised during
+// figure (runs 2, 4 and 5 of each page): V8 compiles again then the stream path it optimised during
 // the warm-up. It is slower and noisier than the later runs, so give it more pages.
 //
 // `--latency=<ms>` holds every reply back that long before its headers, as a model's time

@@ -345,7 +345,7 @@ async function benchPeers() {
       runs: runs + addedRounds,
       addedRounds: { rounds: addedRounds, figures: addedRounds > 0 ? undecided : [] },
       runsPerPage:
-        'a warm-up, the measured run, two runs timed to their first text, a profiled run',
+        'a warm-up, the measured run, a profiled run, two runs timed to their first text',
       modelServer: 'a process of its own',
     },
     contestants: contestantsFigures(),

@@ -1,8 +1,8 @@
 // Drives the peers page: each contestant through the same scripted conversation, in
 // rounds (the order rotates each round, so drift on a shared machine spreads evenly).
 // Each round gives every contestant a fresh page (its own browser context and IndexedDB),
-// sets it up once there, and makes five runs: a warm-up, the measured run, two more timed
-// to their first text only, and a run under the CPU profiler.
+// sets it up once there, and makes five runs: a warm-up, the measured run, a run under the
+// CPU profiler, and two more timed to their first text only.
 
 /** @typedef {import('../peers/roster').ContestantName} ContestantName */
 /** @typedef {import('../peers/main').RunSample} RunSample */
@@ -23,7 +23,7 @@
  * @typedef {RunSample & { cdpScriptMs: number; cdpTaskMs: number }} MeasuredRun
  */
 /**
- * Time to the first text of the measured run and of the page's runs after it, in order.
+ * Time to the first text of the measured run and of the two runs after the profiled one, in order.
  * @typedef {{ firstTextRunsMs: number[] }} FirstTextRuns
  */
 /**
@@ -37,9 +37,10 @@ export const DELIVERY_EVENTS = 10_000;
 /** Sampling interval of the page's V8 CPU profiler, in microseconds. */
 const PROFILER_INTERVAL_US = 100;
 /**
- * Runs after the measured one, on the same page, timed to their first text alone. The first
+ * Runs after the profiled one, on the same page, timed to their first text alone. The first
  * text of a page's second run is where the JIT recompiles a stream path it optimised during
- * the warm-up: one sample a page would stand for that moment only.
+ * the warm-up: one sample a page would stand for that moment only. They come last, so the
+ * profiled run stays the page's third, as it was before they were added.
  */
 const LATER_FIRST_TEXT_RUNS = 2;
 /** Longest a page call may take: a run that hangs fails instead of stalling the bench. */
@@ -296,8 +297,8 @@ export async function runContestants({
           ? { ...measured, round: round + 1 }
           : {
               ...measured,
-              firstTextRunsMs: [measured.firstTextMs, ...(await laterFirstTexts(page, name))],
               ...(await profileOnce(page, cdp, name)),
+              firstTextRunsMs: [measured.firstTextMs, ...(await laterFirstTexts(page, name))],
               round: round + 1,
             };
         samples[name]?.push(sample);

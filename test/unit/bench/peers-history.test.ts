@@ -12,7 +12,7 @@ import { judgeTargets } from '../../../bench/lib/targets.mjs';
 const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
 
 /**
- * A peers result with Airlock's page JS and first text (over each page's runs 2–4; its
+ * A peers result with Airlock's page JS and first text (over each page's runs 2, 4 and 5; its
  * second runs alone 5 ms slower) as given, the rest fixed.
  */
 function peersResults({
@@ -103,7 +103,7 @@ describe('the peers targets', () => {
       met: true,
       measured: expect.stringContaining('raw loop in a worker 8.0 ms (+3.0)'),
     });
-    // Judged over each page's runs 2–4; the second runs alone are reported beside it.
+    // Judged over each page's runs 2, 4 and 5; the second runs alone are reported beside it.
     expect(verdict(peersResults({ firstText: 11, secondRun: 19 }), 'first-text')).toMatchObject({
       met: true,
       measured: expect.stringContaining(
