@@ -28,13 +28,12 @@
 // the machine's two cores with the server and the browser, as it does at zero latency: what
 // is left is what a real network sees of the path to the first token. Times include the
 // latency.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
 import { chromium } from 'playwright';
-import { build, createServer, preview } from 'vite';
+import { createServer } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
+import { exportSource, servePageFrom } from './lib/revision-builds.mjs';
 import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 
 /** @typedef {import('./peers/roster').ContestantName} ContestantName */
@@ -64,60 +63,15 @@ const cache = new URL('../node_modules/.airlock-first-text/', import.meta.url).p
  * @param {string} name
  * @param {string} srcDir
  */
-async function servePeers(name, srcDir) {
-  const outDir = `${cache}${name}`;
-  // The repository's aliases are a list (vite.config.ts), each entry pointing into src/.
-  const aliases = /** @type {{ find: RegExp; replacement: string }[]} */ (shared.resolve.alias);
-  const resolve = {
-    alias: aliases.map((entry) => ({
-      ...entry,
-      replacement: entry.replacement.replace(`${repoRoot}src/`, srcDir),
-    })),
-  };
-  await build({
-    ...shared,
-    resolve,
-    logLevel: 'warn',
-    build: {
-      outDir,
-      emptyOutDir: true,
-      chunkSizeWarningLimit: 4_000,
-      rollupOptions: { input: { peers: 'bench/peers/index.html' } },
-    },
-  });
-  const server = await preview({
-    ...shared,
-    build: { outDir },
-    preview: { host: '127.0.0.1', port: 0 },
-  });
-  return { server, origin: server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '' };
-}
-
-/**
- * The src/ of `revision`, exported where the bench's builds find the repository's packages.
- * @param {string} revision
- */
-function exportSource(revision) {
-  const commit = execFileSync('git', ['rev-parse', '--short', revision], { cwd: repoRoot })
-    .toString()
-    .trim();
-  const dir = `${cache}src-${commit}/`;
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const tarball = execFileSync('git', ['archive', commit, 'src'], {
-    cwd: repoRoot,
-    maxBuffer: 256 * 1024 * 1024,
-  });
-  execFileSync('tar', ['-x', '-C', dir], { input: tarball });
-  return { commit, srcDir: `${dir}src/` };
-}
+const servePeers = (name, srcDir) =>
+  servePageFrom({ shared, outDir: `${cache}${name}`, page: 'peers', srcDir });
 
 const workTree = await servePeers('work-tree', `${repoRoot}src/`);
 const servers = [workTree.server];
 /** @type {Entrant[]} */
 const entrants = [{ label: 'airlock', contestant: 'airlock', origin: workTree.origin }];
 if (against) {
-  const { commit, srcDir } = exportSource(against);
+  const { commit, srcDir } = exportSource(against, cache);
   const other = await servePeers(`at-${commit}`, srcDir);
   servers.push(other.server);
   entrants.push({ label: `airlock@${commit}`, contestant: 'airlock', origin: other.origin });
