@@ -14,9 +14,10 @@ export function relayChannelName(database: string, conversationId: string): stri
 }
 
 /**
- * The Web Lock a relaying worker holds from a run's start until its last event is posted
- * (or its tab is gone). Watchers wait for it to learn that the run is over without ever
- * holding the conversation's lock, which the next run needs at once.
+ * The Web Lock a relaying worker holds from before it first posts a run's events to a watch
+ * until its last event is posted (or its tab is gone); a run no watch hears never takes it.
+ * Watchers wait for it to learn that the run is over without ever holding the
+ * conversation's lock, which the next run needs at once.
  */
 export function relayPresenceLockName(channelName: string, runId: string): string {
   return `${channelName}:run:${runId}`;

@@ -30,7 +30,9 @@ export interface RunRelayHandlers {
  * Most runs are never watched, so events are posted only when a watch is there: one that
  * holds the conversation's watch lock when the run starts (it gets every event, from
  * `run-start`), or one that asks with `sync` later (it joins). Until then events are
- * numbered and dropped; the run's start and open approvals are kept for a `sync`.
+ * numbered and dropped; the run's start and open approvals are kept for a `sync`. The run's
+ * presence lock, which tells watchers when it is over, is taken only then too: before the
+ * first post to a watch.
  */
 export class RunRelay {
   readonly #channel: BroadcastChannel;
@@ -47,8 +49,13 @@ export class RunRelay {
   /** Whether a watch is there; unknown (nothing is posted yet) until the lock query answers. */
   #watched: boolean | undefined;
   #closed = false;
+  readonly #presenceLockName: string;
+  /** Set once the run's presence lock is asked for: when a watch is there, or asks. */
+  #presenceAsked = false;
   /** Set once the run's presence lock is held: nothing is posted before, so no watcher sees the run without it. */
   #held = false;
+  /** A watch asked with `sync` before the presence lock was held: it is answered once it is. */
+  #joinAsked = false;
   #closing = false;
   #releasePresence: () => void = () => {};
   /** Messages are handled one after another, in order, once the parser is loaded. */
@@ -56,20 +63,9 @@ export class RunRelay {
 
   constructor(channelName: string, runId: string, handlers: RunRelayHandlers) {
     this.#channel = new BroadcastChannel(channelName);
+    this.#presenceLockName = relayPresenceLockName(channelName, runId);
     this.#runId = runId;
     this.#handlers = handlers;
-    navigator.locks
-      .request(
-        relayPresenceLockName(channelName, runId),
-        () =>
-          new Promise<void>((release) => {
-            this.#held = true;
-            this.#releasePresence = release;
-            this.#settle();
-          }),
-      )
-      // Only a worker being torn down fails to take a lock no one else names: the run is not relayed.
-      .catch(() => this.#abandon());
     this.#channel.onmessage = (message: MessageEvent<unknown>) => {
       this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
         this.#receive(schema, message.data);
@@ -86,15 +82,41 @@ export class RunRelay {
           this.#watched ||= watched;
           // A watch is there and may soon send a stop or an approval: its parser loads now,
           // not on the first such message, which would then wait for the import.
-          if (this.#watched) this.#received ??= import('./relay-schema');
+          if (this.#watched) {
+            this.#received ??= import('./relay-schema');
+            this.#holdPresence();
+          }
           this.#settle();
         },
         // Unknown, as when the run could not be relayed before: relay every event.
         () => {
           this.#watched = true;
+          this.#holdPresence();
           this.#settle();
         },
       );
+  }
+
+  /**
+   * Takes the run's presence lock, once: before anything is posted, so no watcher sees the
+   * run without it. Only a watched run takes it; an unwatched one (most) spares the lock's
+   * round trip to the browser, until a watch asks with `sync`.
+   */
+  #holdPresence(): void {
+    if (this.#presenceAsked) return;
+    this.#presenceAsked = true;
+    navigator.locks
+      .request(
+        this.#presenceLockName,
+        () =>
+          new Promise<void>((release) => {
+            this.#held = true;
+            this.#releasePresence = release;
+            this.#settle();
+          }),
+      )
+      // Only a worker being torn down fails to take a lock no one else names: the run is not relayed.
+      .catch(() => this.#abandon());
   }
 
   /** Relays one event; the events of one task go out as one message. */
@@ -110,7 +132,7 @@ export class RunRelay {
     if (event.type === 'step-finish') this.#openApprovals.clear();
     // Known to have no watch: the event is only counted (a watch that joins later starts
     // from `run-start` and what is still open, then from the next event).
-    if (this.#held && this.#watched === false && this.#batch.length === 0) {
+    if (this.#watched === false && this.#batch.length === 0) {
       this.#next += 1;
       return;
     }
@@ -124,9 +146,21 @@ export class RunRelay {
     this.#settle();
   }
 
-  /** Once the presence lock is held and it is known whether a watch is there: sends or drops what is batched. */
+  /**
+   * Whether what is batched can go: it is known whether a watch is there, and when one is,
+   * the presence lock is held.
+   */
+  get #ready(): boolean {
+    return this.#watched === false || (this.#watched === true && this.#held);
+  }
+
+  /** Once ready: sends or drops what is batched, and answers a watch that asked to join. */
   #settle(): void {
-    if (!this.#held || this.#watched === undefined) return;
+    if (!this.#ready) return;
+    if (this.#joinAsked) {
+      this.#joinAsked = false;
+      this.#join();
+    }
     if (this.#closing) this.#finish();
     else this.#flush();
   }
@@ -149,8 +183,7 @@ export class RunRelay {
   }
 
   #flush(): void {
-    if (this.#closed || !this.#held || this.#watched === undefined || this.#batch.length === 0)
-      return;
+    if (this.#closed || !this.#ready || this.#batch.length === 0) return;
     const events = this.#batch;
     this.#batch = [];
     if (this.#watched) {
@@ -173,19 +206,27 @@ export class RunRelay {
     const message = parsed.message;
     if (message.kind === 'sync') {
       this.#watched = true;
-      if (!this.#runStart || !this.#held) return;
-      // What is batched goes first, so `next` is the number of the first event the watcher has not seen.
-      this.#flush();
-      this.#post({
-        kind: 'joined',
-        source: this.#source,
-        runId: this.#runId,
-        next: this.#next,
-        events: [this.#runStart, ...this.#openApprovals.values()],
-      });
+      this.#holdPresence();
+      if (!this.#runStart) return;
+      if (this.#held) this.#join();
+      else this.#joinAsked = true;
     } else if (message.kind === 'control' && message.runId === this.#runId) {
       this.#apply(message.requestId, message);
     }
+  }
+
+  /** Tells a watch that asked where the run is: its start, what is still open, and the number of the next event. */
+  #join(): void {
+    if (this.#closed || !this.#runStart) return;
+    // What is batched goes first, so `next` is the number of the first event the watcher has not seen.
+    this.#flush();
+    this.#post({
+      kind: 'joined',
+      source: this.#source,
+      runId: this.#runId,
+      next: this.#next,
+      events: [this.#runStart, ...this.#openApprovals.values()],
+    });
   }
 
   #apply(requestId: string, action: RelayAction): void {

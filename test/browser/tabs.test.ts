@@ -170,7 +170,7 @@ describe('live runs in every tab', () => {
     expect(finishedTexts).toEqual(expected);
   });
 
-  it('posts none of the events of a run no tab watches, and all of them when a watch is there', async () => {
+  it('posts none of the events of a run no tab watches (nor takes its presence lock), and all of them when a watch is there', async () => {
     const { database, conversationId } = sharedPlace();
     const session = await scriptModel([
       { text: STREAMED, chunkDelayMs: 5 },
@@ -182,14 +182,38 @@ describe('live runs in every tab', () => {
       [];
     relayChannel(database, conversationId).onmessage = ({ data }) => overheard.push(data);
 
-    const unwatched = await collect(running.run('Nobody watches', { conversationId }));
+    // The run's presence lock (which tells watchers it is over), seen at each of its deltas.
+    const presenceLocks = async () =>
+      ((await navigator.locks.query()).held ?? []).flatMap((lock) =>
+        lock.name?.startsWith(`airlock:${database}:conversation:${conversationId}:relay:run:`)
+          ? [lock.name]
+          : [],
+      );
+    const runSeeingLocks = async (input: string) => {
+      const events: AgentEvent[] = [];
+      const locksSeen: string[][] = [];
+      for await (const event of running.run(input, { conversationId })) {
+        events.push(event);
+        if (event.type === 'text-delta') locksSeen.push(await presenceLocks());
+      }
+      return { events, locksSeen };
+    };
+
+    const { events: unwatched, locksSeen: unwatchedLocks } = await runSeeingLocks('Nobody watches');
     const watching = agentFor(session, { memory: { database } });
     const watch = watching.watch(conversationId);
     await watch.listening;
-    const [ran, watched] = await Promise.all([
-      collect(running.run('Now a tab watches', { conversationId })),
+    const [{ events: ran, locksSeen: watchedLocks }, watched] = await Promise.all([
+      runSeeingLocks('Now a tab watches'),
       watchOneRun(watch),
     ]);
+    // Nobody could follow the first run: it never took the lock.
+    expect(unwatchedLocks.length).toBeGreaterThan(0);
+    expect(unwatchedLocks.flat()).toEqual([]);
+    const runId = ran[0]?.type === 'run-start' ? ran[0].runId : undefined;
+    expect(watchedLocks.flat()).toContain(
+      `airlock:${database}:conversation:${conversationId}:relay:run:${runId}`,
+    );
 
     expect(unwatched.at(-1)?.type).toBe('run-finish');
     expect(watched).toEqual(ran);
