@@ -57,22 +57,26 @@ function estimateContentTokens(content: string | readonly UserContentPart[] | nu
 }
 
 /**
- * Tool parameters are estimated once per schema object: a tool's JSON Schema is converted
- * once and kept, while the list of tools (and the memory tools' descriptors) is made anew
- * for each run.
+ * Tools are estimated once per descriptor (the agent's tools and the built-in ones keep
+ * theirs for the worker's life), their parameters once per schema object (a run's own
+ * tools come with new descriptors each run).
  */
+const toolTokens = new WeakMap<ToolDescriptor, number>();
 const parameterTokens = new WeakMap<ToolDescriptor['parameters'], number>();
 
 /** An estimate of a tool's definition as the model is sent it: its name, description and parameters. */
-function estimateToolTokens({ name, description, parameters }: ToolDescriptor): number {
+function estimateToolTokens(tool: ToolDescriptor): number {
+  const known = toolTokens.get(tool);
+  if (known !== undefined) return known;
+  const { name, description, parameters } = tool;
   let tokens = parameterTokens.get(parameters);
   if (tokens === undefined) {
     tokens = estimateTextTokens(JSON.stringify(parameters));
     parameterTokens.set(parameters, tokens);
   }
-  return (
-    MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(name) + estimateTextTokens(description) + tokens
-  );
+  tokens += MESSAGE_OVERHEAD_TOKENS + estimateTextTokens(name) + estimateTextTokens(description);
+  toolTokens.set(tool, tokens);
+  return tokens;
 }
 
 /** An estimate of the prompt tokens of a request: its messages and its tool definitions. */

@@ -2,10 +2,15 @@ import { z } from 'zod';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
 import { knowledgePassages, toSource } from '../../knowledge/knowledge-message';
 import type { KnowledgeSource } from '../../protocol/knowledge';
-import { type Tool, tool } from '../../tools/define-tool';
+import type { Tool } from '../../tools/define-tool';
+import { builtInTool } from './built-in-tool';
 
 /** The name of the built-in knowledge tool. */
 export const SEARCH_KNOWLEDGE = 'search_knowledge';
+
+const SEARCH_PARAMETERS = z.object({
+  query: z.string().min(1).max(1_000).describe('What to look for, in a few words or a question'),
+});
 
 /**
  * The built-in `search_knowledge` tool of one run. `used` is told what each search
@@ -16,17 +21,11 @@ export function knowledgeTools(
   used: (query: string, sources: readonly KnowledgeSource[]) => Promise<void>,
 ): Tool[] {
   return [
-    tool({
+    builtInTool({
       name: SEARCH_KNOWLEDGE,
       description:
         "Search the app's documents for passages relevant to a query. Returns the best passages, best first, with their titles; none when nothing matched.",
-      parameters: z.object({
-        query: z
-          .string()
-          .min(1)
-          .max(1_000)
-          .describe('What to look for, in a few words or a question'),
-      }),
+      parameters: SEARCH_PARAMETERS,
       execute: async ({ query }, context) => {
         const hits = await knowledge.search(query, { signal: context.signal });
         await used(query, hits.map(toSource));

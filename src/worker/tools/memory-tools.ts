@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { MAX_MEMORY_KEY_CHARS } from '../../memory/memory-rules';
 import type { ConversationStore, MemoryScope } from '../../memory/store';
-import { type Tool, tool } from '../../tools/define-tool';
+import type { Tool } from '../../tools/define-tool';
+import { builtInTool } from './built-in-tool';
 
 /** Where the memory tools of one run read and write. */
 export interface MemoryToolScopes {
@@ -15,7 +16,7 @@ export interface MemoryToolScopes {
 const RECALL_LIMIT = 20;
 
 // The tools are bound to each run's scopes, but their parameters are the same for every run:
-// made once here, so their JSON Schema is converted once too.
+// made once here, and their JSON Schema once by `builtInTool`.
 const SAVE_PARAMETERS = z.object({
   key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS).describe('A short label, e.g. "user.name"'),
   // Tighter than the API's 10 000: what the model saves is replayed into every run.
@@ -43,7 +44,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
   const scopeOf = (which: 'conversation' | 'lasting' | undefined) =>
     which === 'conversation' ? scopes.conversation : scopes.lasting;
   return [
-    tool({
+    builtInTool({
       name: 'save_memory',
       description:
         "Remember a fact for later (e.g. the user's name or preferences). Saving under an existing key replaces it.",
@@ -61,7 +62,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
         return { saved: saved.key, scope: scope ?? 'lasting' };
       },
     }),
-    tool({
+    builtInTool({
       name: 'recall_memories',
       description: 'Look up saved memories by exact key, or by words they contain.',
       parameters: RECALL_PARAMETERS,
@@ -80,7 +81,7 @@ export function memoryTools(store: ConversationStore, scopes: MemoryToolScopes):
           .map(({ key: found, content }) => ({ key: found, content }));
       },
     }),
-    tool({
+    builtInTool({
       name: 'forget_memory',
       description: 'Forget the memory saved under a key.',
       parameters: FORGET_PARAMETERS,

@@ -50,4 +50,29 @@ describe('the built-in memory tools', () => {
       output: { forgotten: 1 },
     });
   });
+
+  it("keep one spec per tool from run to run, each run's tools bound to its own scopes", async () => {
+    const store = createMemoryStore({ name: `memory-tools-${crypto.randomUUID()}` });
+    const first = memoryTools(store, { conversation: 'conversation:c1', lasting: 'user:a' });
+    const second = memoryTools(store, { conversation: 'conversation:c2', lasting: 'user:b' });
+    expect(second.map((made) => made.spec)).toEqual(first.map((made) => made.spec));
+    for (const [index, made] of second.entries()) expect(made.spec).toBe(first[index]?.spec);
+
+    const save = (tools: Tool[], key: string) => {
+      const saveMemory = tools.find((made) => made.name === 'save_memory');
+      if (!saveMemory) throw new Error('no save_memory');
+      return runTool(
+        saveMemory,
+        { callId: 'call_1', toolName: 'save_memory', arguments: { key, content: key } },
+        signal,
+      );
+    };
+    await save(first, 'first');
+    await save(second, 'second');
+    const memories = await store.listMemories();
+    expect(memories.map(({ key, scope }) => [key, scope]).sort()).toEqual([
+      ['first', 'user:a'],
+      ['second', 'user:b'],
+    ]);
+  });
 });
