@@ -35,19 +35,19 @@ export class GuardrailGate {
   }
 
   input(input: string, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('input', input, z.string(), signal, () =>
+    return this.#ask('input', input, TEXT_VERDICT, signal, () =>
       this.#host.checkInput(input, context),
     );
   }
 
   output(text: string, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('output', text, z.string(), signal, () =>
+    return this.#ask('output', text, TEXT_VERDICT, signal, () =>
       this.#host.checkOutput(text, context),
     );
   }
 
   toolArguments(call: GuardedToolCall, context: GuardrailContext, signal: AbortSignal) {
-    return this.#ask('toolArguments', call.arguments, z.unknown(), signal, () =>
+    return this.#ask('toolArguments', call.arguments, ARGUMENTS_VERDICT, signal, () =>
       this.#host.checkToolArguments(call, context),
     );
   }
@@ -55,13 +55,13 @@ export class GuardrailGate {
   async #ask<T>(
     stage: GuardrailStage,
     value: T,
-    valueSchema: z.ZodType<T>,
+    verdictSchema: z.ZodType<GuardrailVerdict<T>, unknown>,
     signal: AbortSignal,
     ask: () => Promise<unknown>,
   ): Promise<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED> {
     if (!this.#flags[stage]) return { action: 'allow', value, rewrittenBy: [] };
     const asked = ask()
-      .then((answer) => readVerdict(stage, answer, valueSchema))
+      .then((answer) => readVerdict(stage, answer, verdictSchema))
       .catch(
         (error: unknown): GuardrailVerdict<T> => ({
           action: 'block',
@@ -77,6 +77,18 @@ export class GuardrailGate {
   }
 }
 
+/** A verdict on a value of `value`'s type, as the page sends it. */
+function verdictOf<T>(value: z.ZodType<T>) {
+  return z.union([
+    z.object({ action: z.literal('allow'), value, rewrittenBy: z.array(z.string()) }),
+    z.object({ action: z.literal('block'), name: z.string(), reason: z.string() }),
+  ]) as z.ZodType<GuardrailVerdict<T>, unknown>;
+}
+
+// Made once: every run asks its input and output stages, guarded or not.
+const TEXT_VERDICT = verdictOf(z.string());
+const ARGUMENTS_VERDICT = verdictOf(z.unknown());
+
 /**
  * A verdict as the page sent it, parsed: one that is not a verdict blocks, as a
  * guardrail that cannot be reached does (guardrails fail closed).
@@ -84,19 +96,10 @@ export class GuardrailGate {
 function readVerdict<T>(
   stage: GuardrailStage,
   answer: unknown,
-  valueSchema: z.ZodType<T>,
+  verdictSchema: z.ZodType<GuardrailVerdict<T>, unknown>,
 ): GuardrailVerdict<T> {
-  const verdict = z
-    .union([
-      z.object({
-        action: z.literal('allow'),
-        value: valueSchema,
-        rewrittenBy: z.array(z.string()),
-      }),
-      z.object({ action: z.literal('block'), name: z.string(), reason: z.string() }),
-    ])
-    .safeParse(answer);
-  if (verdict.success) return verdict.data as GuardrailVerdict<T>;
+  const verdict = verdictSchema.safeParse(answer);
+  if (verdict.success) return verdict.data;
   return {
     action: 'block',
     name: stage,
