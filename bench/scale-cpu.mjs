@@ -1,7 +1,7 @@
 // `npm run bench:scale-cpu`: the agent worker's CPU time per run in the scale page's bursts
 // (20 runs at once on one agent, each stream paced by the server), against the hand-written
 // loop's in a plain worker on the same page: the figure the scale section holds to ≤ 1.2×.
-// Only that section runs, on a page of its own per sample (about 30 s each); its figures are
+// Only that section runs, on a page of its own per sample (about 50 s each); its figures are
 // printed, not written: the verdicts are `npm run bench`'s.
 //
 // With `--against=<revision>`, Airlock as that revision's src/ has it runs too, its pages

@@ -17,9 +17,11 @@ const smoke = params.has('smoke');
 const CONCURRENT_RUNS = smoke ? 3 : 20;
 /**
  * Bursts per contestant, alternating, for the CPU figures' medians: a burst's CPU time moves
- * by a fifth from one to the next on a quiet machine, so three were too few to hold a verdict.
+ * by a fifth from one to the next on a quiet machine, so three were too few to hold a verdict,
+ * and with seven the median of the pairs' ratios still moved by ±0.05 from one page to the
+ * next (`npm run bench:scale-cpu`). Each round costs about 2.5 s.
  */
-const BURST_ROUNDS = smoke ? 1 : 7;
+const BURST_ROUNDS = smoke ? 1 : 15;
 const LONE_RUNS = smoke ? 1 : 3;
 /** Like a real model: the server waits this long between SSE chunks. */
 const CHUNK_DELAY_MS = 20;
