@@ -33,7 +33,7 @@ import { createServer } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
-import { exportSource, servePageFrom } from './lib/revision-builds.mjs';
+import { exportSource, option, pagesOption, servePageFrom } from './lib/revision-builds.mjs';
 import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 
 /** @typedef {import('./peers/roster').ContestantName} ContestantName */
@@ -41,14 +41,7 @@ import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 
 /** Runs per page, the first of which warms the page up and is not kept. */
 const RUNS_PER_PAGE = process.argv.includes('--fresh') ? 2 : 11;
-/** @param {string} name */
-const option = (name) =>
-  new RegExp(`^--${name}=(.+)$`).exec(
-    process.argv.find((arg) => arg.startsWith(`--${name}=`)) ?? '',
-  )?.[1];
-const pages = Number(option('pages') ?? 4);
-if (!Number.isInteger(pages) || pages < 1)
-  throw new Error(`--pages must be a whole number of pages, at least 1 (got ${option('pages')}).`);
+const pages = pagesOption(4);
 const against = option('against');
 const warm = process.argv.includes('--warm');
 const latency = option('latency');

@@ -15,17 +15,10 @@ import { createServer } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
-import { exportSource, servePageFrom } from './lib/revision-builds.mjs';
+import { exportSource, option, pagesOption, servePageFrom } from './lib/revision-builds.mjs';
 import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
 
-/** @param {string} name */
-const option = (name) =>
-  new RegExp(`^--${name}=(.+)$`).exec(
-    process.argv.find((arg) => arg.startsWith(`--${name}=`)) ?? '',
-  )?.[1];
-const pages = Number(option('pages') ?? 3);
-if (!Number.isInteger(pages) || pages < 1)
-  throw new Error(`--pages must be a whole number of pages, at least 1 (got ${option('pages')}).`);
+const pages = pagesOption(3);
 const against = option('against');
 
 const shared = await sharedConfig();

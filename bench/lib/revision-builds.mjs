@@ -1,6 +1,6 @@
-// Bench pages built from another revision's src/, for same-run comparisons (`--against`):
-// runs made minutes apart on a shared 2-core machine differ by more than most changes, pages
-// a few seconds apart do not.
+// Bench pages built from another revision's src/, for same-run comparisons (`--against`),
+// and the options those comparisons take: runs made minutes apart on a shared 2-core machine
+// differ by more than most changes, pages a few seconds apart do not.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { build, preview } from 'vite';
@@ -58,4 +58,27 @@ export async function servePageFrom({ shared, outDir, page, srcDir }) {
     preview: { host: '127.0.0.1', port: 0, cors: { origin: '*' } },
   });
   return { server, origin: server.resolvedUrls?.local[0]?.replace(/\/$/, '') ?? '' };
+}
+
+/**
+ * The value of `--<name>=<value>` on the command line, if given.
+ * @param {string} name
+ */
+export function option(name) {
+  return new RegExp(`^--${name}=(.+)$`).exec(
+    process.argv.find((arg) => arg.startsWith(`--${name}=`)) ?? '',
+  )?.[1];
+}
+
+/**
+ * `--pages=<n>`, pages per contestant in a same-run comparison, or `fallback`.
+ * @param {number} fallback
+ */
+export function pagesOption(fallback) {
+  const pages = Number(option('pages') ?? fallback);
+  if (!Number.isInteger(pages) || pages < 1)
+    throw new Error(
+      `--pages must be a whole number of pages, at least 1 (got ${option('pages')}).`,
+    );
+  return pages;
 }
