@@ -1089,16 +1089,24 @@ describe('the agent worker trusts no request that reaches it', () => {
     return { remote, dispose: () => worker.terminate() };
   }
 
-  /** Sends a (possibly forged) run request and collects the events on its port. */
+  /**
+   * Sends a (possibly forged) run request and collects the events on its port, up to the
+   * run's last (`run-finish` or `run-error`), which every run sends, forged or not.
+   */
   async function forgedRun(remote: Comlink.Remote<AgentWorkerApi>, request: unknown) {
     const channel = new MessageChannel();
     const events: AgentEvent[] = [];
-    channel.port1.onmessage = (message: MessageEvent<{ events: AgentEvent[] }>) => {
-      events.push(...message.data.events);
-    };
+    const ended = new Promise<void>((resolve) => {
+      channel.port1.onmessage = (message: MessageEvent<{ events: AgentEvent[] }>) => {
+        events.push(...message.data.events);
+        if (events.some((event) => event.type === 'run-finish' || event.type === 'run-error'))
+          resolve();
+      };
+    });
     await remote.run(request as RunRequest, Comlink.transfer(channel.port2, [channel.port2]));
-    // The last batch is posted just before the call resolves; let it arrive.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The last batch comes on the run's port and the call's answer on the worker's, in either
+    // order: wait for the batch (a run that never ends shows as the events it did send).
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     channel.port1.close();
     return events;
   }
