@@ -4,8 +4,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { noVerdictReason } from './lib/load-check.mjs';
-import { consecutiveRunsSection, readPeersHistory } from './lib/peers-history.mjs';
 import { sectionInReport } from './lib/report-section.mjs';
+import { CONSECUTIVE, readHistory, runAfterRunTable } from './lib/run-history.mjs';
 import { bestPagePeer, judgeTargets } from './lib/targets.mjs';
 import { modalitiesSection } from './modalities-section.mjs';
 import { PROXY_HEADING, proxySection } from './proxy-section.mjs';
@@ -359,6 +359,23 @@ ${table(
 )}`;
 }
 
+/**
+ * The peers bench's targets in each of its last recorded runs.
+ * @param {import('./lib/run-history.mjs').HistoryEntry[]} history
+ */
+export function consecutiveRunsSection(history) {
+  const heading = '## Run after run';
+  if (history.length === 0)
+    return `${heading}\n\nNo runs recorded yet: \`npm run bench -- peers\`.`;
+  return `${heading}
+
+The peers bench's targets in each of the last ${Math.min(history.length, CONSECUTIVE)} recorded runs (\`bench/results/peers-history.json\`,
+newest last; a run whose load average at the start exceeded the cores gets no verdict). A
+target holds when it is met in each of ${CONSECUTIVE} runs in a row.
+
+${runAfterRunTable([{ page: 'peers', history }])}`;
+}
+
 /** Labels for the sandbox and memory figures. */
 const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   coldWorkerStartMs: 'cold tool worker (create → tools described), ms',
@@ -555,7 +572,7 @@ every contestant once and fails if one does not finish (no figures).`,
   ];
   if (peers) {
     parts.push(targetsSection(judgeTargets(peers, memory), noVerdictReason(peers.machine)));
-    parts.push(consecutiveRunsSection(readPeersHistory(new URL('peers-history.json', resultsDir))));
+    parts.push(consecutiveRunsSection(readHistory(new URL('peers-history.json', resultsDir))));
     parts.push(...peersSections(peers));
     if (peers.failures.length > 0) {
       parts.push(
@@ -596,6 +613,10 @@ every contestant once and fails if one does not finish (no figures).`,
       /** @type {import('./scale-section.mjs').KnowledgeFile | undefined} */ (
         readResults('knowledge')
       ),
+      {
+        scale: readHistory(new URL('scale-history.json', resultsDir)),
+        knowledge: readHistory(new URL('knowledge-history.json', resultsDir)),
+      },
     ),
   );
   // The soak and the proxy load test run on their own commands (`npm run soak`,

@@ -23,11 +23,12 @@ import { describeMachine, packageVersions } from './lib/machine.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
-import { recordPeersRun } from './lib/peers-history.mjs';
 import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-results.mjs';
-import { figuresOnTheirBound } from './lib/targets.mjs';
+import { recordRun } from './lib/run-history.mjs';
+import { figuresOnTheirBound, judgeTargets } from './lib/targets.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
+import { recordedVerdicts, scaleTargets } from './scale-section.mjs';
 
 /** Peers rounds when a target figure's rounds fall on both sides of its bound. */
 const ROUNDS_WHEN_UNDECIDED = 9;
@@ -125,6 +126,14 @@ try {
     };
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote bench/results/${name}.json`);
+    if (name === 'scale' || name === 'knowledge') {
+      // Judged as the report judges it: from the file just written.
+      const written = JSON.parse(readFileSync(`bench/results/${name}.json`, 'utf8'));
+      const rows =
+        name === 'scale' ? scaleTargets(written, undefined) : scaleTargets(undefined, written);
+      recordRun(`bench/results/${name}-history.json`, written, recordedVerdicts(rows));
+      log(`Added the run to bench/results/${name}-history.json`);
+    }
     if (name === 'sandbox') await benchSandboxEngines(results.date, results.sandbox);
   }
 } finally {
@@ -366,10 +375,8 @@ async function benchPeers() {
   writeFileSync('bench/results/peers.json', `${JSON.stringify(results, null, 2)}\n`);
   log('Wrote bench/results/peers.json');
   // Judged as the report judges it: from the file just written.
-  recordPeersRun(
-    'bench/results/peers-history.json',
-    JSON.parse(readFileSync('bench/results/peers.json', 'utf8')),
-  );
+  const written = JSON.parse(readFileSync('bench/results/peers.json', 'utf8'));
+  recordRun('bench/results/peers-history.json', written, judgeTargets(written, undefined));
   log('Added the run to bench/results/peers-history.json');
   return results.failures.length === 0;
 }

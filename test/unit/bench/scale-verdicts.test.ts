@@ -1,6 +1,10 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noVerdictReason } from '../../../bench/lib/load-check.mjs';
-import { scaleSection } from '../../../bench/scale-section.mjs';
+import { readHistory, recordRun } from '../../../bench/lib/run-history.mjs';
+import { recordedVerdicts, scaleSection, scaleTargets } from '../../../bench/scale-section.mjs';
 
 const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
 
@@ -113,18 +117,88 @@ describe('the CPU row of the scale section', () => {
   });
 });
 
+const knowledge = (firstAnswerMs50k: number, date = '2026-12-01T03:00:00.000Z') => ({
+  date,
+  machine: { cores: 2, loadAverage: { start: [0.5], end: [0.5] } },
+  knowledge: { searchMs: { '100k': summary(4) }, firstAnswerMs50k, exactIndexMs50k: 1_400 },
+});
+
 describe('the knowledge rows of the scale section', () => {
   it("judges the cold load by the first query's answer, and shows when the index became exact", () => {
-    const knowledge = (firstAnswerMs50k: number) => ({
-      date: '2026-12-01T03:00:00.000Z',
-      machine: { cores: 2, loadAverage: { start: [0.5], end: [0.5] } },
-      knowledge: { searchMs: { '100k': summary(4) }, firstAnswerMs50k, exactIndexMs50k: 1_400 },
-    });
     expect(scaleSection(scaleFile(0.5), knowledge(320))).toMatch(
       /first query answered \(from the vectors' int8 copies\) ≤ 500 ms \| 320 ms \(the floats read and the index exact after 1400 ms\) \| \*\*met\*\* \|/,
     );
     expect(scaleSection(scaleFile(0.5), knowledge(620))).toMatch(
       /first query answered.*\| 620 ms .*\| \*\*missed\*\* \|/,
     );
+  });
+});
+
+describe('the scale run after run', () => {
+  /** A scale run at `load` whose CPU ratio is `cpuRatio`, its other targets met. */
+  function scaleRun(hour: number, cpuRatio: number, load = 0.5) {
+    const file = scaleFile(load);
+    file.date = `2026-12-01T0${hour}:00:00.000Z`;
+    file.scale.concurrentRuns.cpuRatioToRawLoop = cpuRatio;
+    file.scale.sandboxBurst.liveWorkersAfter = 3;
+    file.scale.conversationList.nextPageMs = summary(4);
+    return file;
+  }
+
+  it("keeps each page's judged targets with their short measure, and says which held in all three", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-scale-history-'));
+    const scalePath = join(dir, 'scale-history.json');
+    const knowledgePath = join(dir, 'knowledge-history.json');
+    const record = (file: ReturnType<typeof scaleRun>) =>
+      recordRun(scalePath, file, recordedVerdicts(scaleTargets(file, undefined)));
+    record(scaleRun(1, 1.15));
+    record(scaleRun(2, 1.25));
+    record(scaleRun(3, 1.18));
+    for (const [index, first] of [300, 320, 340].entries()) {
+      const file = knowledge(first, `2026-12-01T0${index + 1}:05:00.000Z`);
+      recordRun(knowledgePath, file, recordedVerdicts(scaleTargets(undefined, file)));
+    }
+
+    const kept = readHistory(scalePath);
+    expect(kept).toHaveLength(3);
+    // Only judged rows are kept (not the whole list at once, nor the storing loop's).
+    expect(kept[0]?.verdicts.map((verdict) => verdict.key)).toEqual([
+      'concurrent-wall',
+      'concurrent-cpu',
+      'concurrent-long-tasks',
+      'sandbox-burst',
+      'sandbox-shrink',
+      'list-first-page',
+      'list-next-page',
+    ]);
+    expect(kept[1]?.verdicts.find((verdict) => verdict.key === 'concurrent-cpu')).toMatchObject({
+      measured: '1.25× (9.0 vs 6.0 ms)',
+      met: false,
+    });
+
+    const section = scaleSection(scaleRun(3, 1.18), knowledge(340), {
+      scale: kept,
+      knowledge: readHistory(knowledgePath),
+    });
+    const afterRuns = section.slice(section.indexOf('### Run after run'));
+    // Met in runs 1 and 3 but not 2: it did not hold.
+    expect(afterRuns).toMatch(
+      /CPU time per run.*\| 1\.15× .*\*\*met\*\* \| 1\.25× .*\*\*missed\*\* \| 1\.18× .*\*\*met\*\* \| no \|$/m,
+    );
+    expect(afterRuns).toMatch(/each run's wall time ≤ 1\.5×.*\| \*\*yes\*\* \|$/m);
+    expect(afterRuns).toMatch(
+      /cold load at 50,000 chunks.*\| 340 ms: \*\*met\*\* \| \*\*yes\*\* \|$/m,
+    );
+    expect(afterRuns).toContain('- scale page: run 1: 2026-12-01 01:00, load 0.5');
+    expect(afterRuns).toContain('- knowledge page: run 1: 2026-12-01 01:05, load 0.5');
+
+    // A busy run: no verdict, so nothing holds until three quiet runs follow.
+    record(scaleRun(4, 1.1, 9));
+    const busy = scaleSection(scaleRun(4, 1.1, 9), undefined, {
+      scale: readHistory(scalePath),
+      knowledge: [],
+    });
+    expect(busy).toMatch(/each run's wall time ≤ 1\.5×.*no verdict \| no \|$/m);
+    expect(busy).toContain('- knowledge page: no runs recorded');
   });
 });

@@ -2,12 +2,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  consecutiveRunsSection,
-  readPeersHistory,
-  recordPeersRun,
-} from '../../../bench/lib/peers-history.mjs';
+import { readHistory, recordRun } from '../../../bench/lib/run-history.mjs';
 import { judgeTargets } from '../../../bench/lib/targets.mjs';
+import { consecutiveRunsSection } from '../../../bench/report.mjs';
 
 const summary = (p50: number) => ({ n: 5, p50, p95: p50, min: p50, max: p50 });
 
@@ -131,6 +128,11 @@ describe('the peers targets', () => {
   });
 });
 
+/** What `npm run bench` records after the peers page: its targets, judged. */
+function recordPeersRun(path: string, results: ReturnType<typeof peersResults>) {
+  recordRun(path, results, judgeTargets(results, undefined));
+}
+
 describe('the run-after-run section', () => {
   it('says a target held only when it was met in each of the last three runs, on a quiet machine', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'airlock-history-')), 'history.json');
@@ -139,7 +141,7 @@ describe('the run-after-run section', () => {
     recordPeersRun(path, peersResults({ date: '2026-12-01T11:00:00Z' }));
     recordPeersRun(path, peersResults({ firstText: 20, date: '2026-12-01T12:00:00Z' }));
 
-    const history = readPeersHistory(path);
+    const history = readHistory(path);
     expect(history).toHaveLength(4);
     const section = consecutiveRunsSection(history);
     // The first run, whose page JS missed, is not among the last three.
@@ -149,7 +151,7 @@ describe('the run-after-run section', () => {
     expect(section).toMatch(/first text delta.*\*\*missed\*\* \| no \|$/m);
 
     recordPeersRun(path, peersResults({ load: 9, date: '2026-12-01T13:00:00Z' }));
-    const busy = consecutiveRunsSection(readPeersHistory(path));
+    const busy = consecutiveRunsSection(readHistory(path));
     expect(busy).toContain('load 9.0');
     expect(busy).toMatch(/page-thread JS time.*no verdict \| no \|$/m);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toHaveLength(5);
