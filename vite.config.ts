@@ -54,6 +54,7 @@ function browserProject(
         'dexie',
         'fast-check',
         'jsonrepair',
+        'tokenx',
         '@modelcontextprotocol/sdk/client/index.js',
         '@modelcontextprotocol/sdk/client/streamableHttp.js',
         '@modelcontextprotocol/sdk/types.js',
@@ -196,7 +197,8 @@ export default defineConfig({
       },
       {
         extends: true,
-        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
+        // The agent worker's own dependencies: the soak page loads nothing else.
+        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'jsonrepair', 'tokenx'] },
         test: {
           name: 'soak',
           include: ['test/soak/**/*.test.ts'],
