@@ -24,7 +24,7 @@ import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { runSelfMeasuringPage } from './lib/page-bench.mjs';
 import { DELIVERY_EVENTS, runContestants, runDelivery } from './lib/peers-driver.mjs';
 import { deliverySummary, perStepOverhead, summarizeFields } from './lib/peers-results.mjs';
-import { recordRun } from './lib/run-history.mjs';
+import { benchedRevision, recordRun } from './lib/run-history.mjs';
 import { figuresOnTheirBound, judgeTargets } from './lib/targets.mjs';
 import { sharedConfig } from './lib/vite-setup.mjs';
 import { writeReport } from './report.mjs';
@@ -131,7 +131,11 @@ try {
       const written = JSON.parse(readFileSync(`bench/results/${name}.json`, 'utf8'));
       const rows =
         name === 'scale' ? scaleTargets(written, undefined) : scaleTargets(undefined, written);
-      recordRun(`bench/results/${name}-history.json`, written, recordedVerdicts(rows));
+      recordRun(
+        `bench/results/${name}-history.json`,
+        { ...written, revision: benchedRevision() },
+        recordedVerdicts(rows),
+      );
       log(`Added the run to bench/results/${name}-history.json`);
     }
     if (name === 'sandbox') await benchSandboxEngines(results.date, results.sandbox);
@@ -376,7 +380,11 @@ async function benchPeers() {
   log('Wrote bench/results/peers.json');
   // Judged as the report judges it: from the file just written.
   const written = JSON.parse(readFileSync('bench/results/peers.json', 'utf8'));
-  recordRun('bench/results/peers-history.json', written, judgeTargets(written, undefined));
+  recordRun(
+    'bench/results/peers-history.json',
+    { ...written, revision: benchedRevision() },
+    judgeTargets(written, undefined),
+  );
   log('Added the run to bench/results/peers-history.json');
   return results.failures.length === 0;
 }

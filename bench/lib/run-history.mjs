@@ -1,6 +1,7 @@
 // Targets run after run: each `npm run bench` adds a page's verdicts to its history
 // (bench/results/<page>-history.json), and the report shows the last three, so a target
 // met once on a lucky run is told from one that holds.
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { noVerdictReason } from './load-check.mjs';
 
@@ -12,21 +13,38 @@ export const CONSECUTIVE = 3;
 /**
  * @typedef {{
  *   date: string;
+ *   revision?: string;
  *   machine: { cores: number; loadAverage?: { start: number[]; end: number[] } };
  *   verdicts: RecordedVerdict[];
  * }} HistoryEntry
  */
 
 /**
+ * The commit the bench ran on, `-dirty` when `src/` or `bench/` had changes not committed;
+ * undefined outside a git checkout.
+ */
+export function benchedRevision() {
+  try {
+    const git = (/** @type {string[]} */ args) =>
+      execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const head = git(['rev-parse', '--short', 'HEAD']);
+    return git(['status', '--porcelain', '--', 'src', 'bench']) === '' ? head : `${head}-dirty`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Appends one run's verdicts to a history file (its targets judged, whatever the load: the
  * report withholds the verdicts of a busy run when it reads them back).
  * @param {string} path
- * @param {{ date: string; machine: HistoryEntry['machine'] }} run
+ * @param {{ date: string; revision?: string | undefined; machine: HistoryEntry['machine'] }} run
  * @param {readonly RecordedVerdict[]} verdicts
  */
 export function recordRun(path, run, verdicts) {
   const entry = {
     date: run.date,
+    ...(run.revision ? { revision: run.revision } : {}),
     machine: { cores: run.machine.cores, loadAverage: run.machine.loadAverage },
     verdicts: verdicts.map(({ key, target, measured, met }) => ({ key, target, measured, met })),
   };
@@ -57,7 +75,8 @@ export function runAfterRunTable(pages) {
     /** @type {HistoryEntry} */ entry,
   ) => {
     const load = entry.machine.loadAverage?.start[0];
-    return `run ${history.indexOf(entry) + 1}: ${entry.date.slice(0, 16).replace('T', ' ')}, load ${load === undefined ? '?' : load.toFixed(1)}`;
+    const on = entry.revision ? ` on ${entry.revision}` : '';
+    return `run ${history.indexOf(entry) + 1}: ${entry.date.slice(0, 16).replace('T', ' ')}${on}, load ${load === undefined ? '?' : load.toFixed(1)}`;
   };
   const lasts = pages.map(({ page, history }) => ({
     page,

@@ -150,7 +150,11 @@ describe('the scale run after run', () => {
     const scalePath = join(dir, 'scale-history.json');
     const knowledgePath = join(dir, 'knowledge-history.json');
     const record = (file: ReturnType<typeof scaleRun>) =>
-      recordRun(scalePath, file, recordedVerdicts(scaleTargets(file, undefined)));
+      recordRun(
+        scalePath,
+        { ...file, revision: 'abc1234' },
+        recordedVerdicts(scaleTargets(file, undefined)),
+      );
     record(scaleRun(1, 1.15));
     record(scaleRun(2, 1.25));
     record(scaleRun(3, 1.18));
@@ -189,7 +193,7 @@ describe('the scale run after run', () => {
     expect(afterRuns).toMatch(
       /cold load at 50,000 chunks.*\| 340 ms: \*\*met\*\* \| \*\*yes\*\* \|$/m,
     );
-    expect(afterRuns).toContain('- scale page: run 1: 2026-12-01 01:00, load 0.5');
+    expect(afterRuns).toContain('- scale page: run 1: 2026-12-01 01:00 on abc1234, load 0.5');
     expect(afterRuns).toContain('- knowledge page: run 1: 2026-12-01 01:05, load 0.5');
 
     // A busy run: no verdict, so nothing holds until three quiet runs follow.
