@@ -1,8 +1,9 @@
 import { type AgentEvent, type ConversationRecord, createAgent } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { openStore } from '../../src/memory/dexie-store';
+import { CPU_RATIO_BOUND } from '../lib/scale-bounds.mjs';
 import { reportBench } from '../page-report';
-import { type Summary, summarize } from '../stats';
+import { medianInterval, type Summary, summarize } from '../stats';
 import type { RawRunMessage, RawRunRequest } from './raw-loop.worker';
 
 // Airlock at scale: many conversations running at once on one agent, a burst of sandboxed
@@ -22,6 +23,13 @@ const CONCURRENT_RUNS = smoke ? 3 : 20;
  * next (`npm run bench:scale-cpu`). Each round costs about 2.5 s.
  */
 const BURST_ROUNDS = smoke ? 1 : 15;
+/**
+ * Bursts each at most, when the interval of the median pair ratio after `BURST_ROUNDS` holds
+ * the bound on either side (`CPU_RATIO_BOUND`): added a few at a time until it does not.
+ * The median is judged as before; more pairs only narrow what it can be.
+ */
+const MAX_BURST_ROUNDS = smoke ? 1 : 35;
+const ADDED_ROUNDS_AT_ONCE = 5;
 const LONE_RUNS = smoke ? 1 : 3;
 /** Like a real model: the server waits this long between SSE chunks. */
 const CHUNK_DELAY_MS = 20;
@@ -200,7 +208,7 @@ const median = (values: number[]) => summarize(values).p50;
  * bursts alternating (`BURST_ROUNDS` each) so both meet the same machine.
  */
 async function concurrentRuns(): Promise<Record<string, unknown>> {
-  const turns = 1 + LONE_RUNS + (1 + BURST_ROUNDS) * CONCURRENT_RUNS;
+  const turns = 1 + LONE_RUNS + (1 + MAX_BURST_ROUNDS) * CONCURRENT_RUNS;
   const airlock = await airlockContestant(turns);
   const raw = await rawLoopContestant(turns, false);
   const storing = await rawLoopContestant(turns, true);
@@ -212,29 +220,55 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
     const airlockRounds: Round[] = [];
     const rawRounds: Round[] = [];
     const storingRounds: Round[] = [];
-    for (let round = 0; round < BURST_ROUNDS; round++) {
-      airlockRounds.push(await airlockBursts.burst(round));
-      rawRounds.push(await rawBursts.burst(round));
-      storingRounds.push(await storingBursts.burst(round));
-    }
-    const loneP50 = median(airlockBursts.loneMs);
-    const runMs = airlockRounds.flatMap((round) => round.runMs);
     const perRun = (rounds: Round[]) =>
       rounds.every((round) => round.cpuMs !== null)
         ? rounds.map((round) => Math.round(((round.cpuMs as number) / CONCURRENT_RUNS) * 100) / 100)
         : null;
+    // Each burst against the other's burst right after it, so both met the same machine.
+    const pairRatios = (to: Round[]) => {
+      const agent = perRun(airlockRounds);
+      const other = perRun(to);
+      return agent && other ? agent.map((cpu, round) => cpu / (other[round] as number)) : null;
+    };
+    /** Whether the interval of the median ratio to the raw loop holds the bound. */
+    const undecided = () => {
+      const ratios = pairRatios(rawRounds);
+      const interval = ratios && medianInterval(ratios);
+      return (
+        interval !== undefined &&
+        interval !== null &&
+        interval.low <= CPU_RATIO_BOUND &&
+        CPU_RATIO_BOUND <= interval.high
+      );
+    };
+    let rounds = BURST_ROUNDS;
+    for (let round = 0; round < rounds; round++) {
+      airlockRounds.push(await airlockBursts.burst(round));
+      rawRounds.push(await rawBursts.burst(round));
+      storingRounds.push(await storingBursts.burst(round));
+      if (round === rounds - 1 && rounds < MAX_BURST_ROUNDS && undecided())
+        rounds = Math.min(MAX_BURST_ROUNDS, rounds + ADDED_ROUNDS_AT_ONCE);
+    }
+    const loneP50 = median(airlockBursts.loneMs);
+    const runMs = airlockRounds.flatMap((round) => round.runMs);
     const agentCpu = perRun(airlockRounds);
     const rawCpu = perRun(rawRounds);
     const storingCpu = perRun(storingRounds);
-    // Each burst against the other's burst right after it, so both met the same machine:
-    // the median of those ratios, which a machine getting busier or quieter does not move.
-    const ratio = (to: number[] | null) =>
-      agentCpu && to
-        ? Math.round(median(agentCpu.map((cpu, round) => cpu / (to[round] as number))) * 100) / 100
-        : null;
+    // The median of the pairs' ratios, which a machine getting busier or quieter does not move.
+    const round2 = (value: number) => Math.round(value * 100) / 100;
+    const ratio = (to: Round[]) => {
+      const ratios = pairRatios(to);
+      return ratios && round2(median(ratios));
+    };
+    const interval = (to: Round[]) => {
+      const ratios = pairRatios(to);
+      const found = ratios && medianInterval(ratios);
+      return found ? { low: round2(found.low), high: round2(found.high) } : null;
+    };
     return {
       runs: CONCURRENT_RUNS,
-      rounds: BURST_ROUNDS,
+      rounds,
+      addedRounds: rounds - BURST_ROUNDS,
       chunkDelayMs: CHUNK_DELAY_MS,
       wordsPerReply: WORDS_PER_REPLY,
       loneRunMs: summarize(airlockBursts.loneMs),
@@ -254,13 +288,15 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
         cpuMsPerRun: rawCpu && median(rawCpu),
         cpuMsPerRunByRound: rawCpu,
       },
-      cpuRatioToRawLoop: ratio(rawCpu),
+      cpuRatioToRawLoop: ratio(rawRounds),
+      /** The 95 % interval of that median (distribution-free, from the pairs' order). */
+      cpuRatioInterval: interval(rawRounds),
       storingLoop: {
         concurrentRunMs: summarize(storingRounds.flatMap((round) => round.runMs)),
         cpuMsPerRun: storingCpu && median(storingCpu),
         cpuMsPerRunByRound: storingCpu,
       },
-      cpuRatioToStoringLoop: ratio(storingCpu),
+      cpuRatioToStoringLoop: ratio(storingRounds),
     };
   } finally {
     // `npm run bench:profile` stops its profile of the agent worker here, before it ends.

@@ -109,6 +109,26 @@ describe('the CPU row of the scale section', () => {
       /same loop storing each run's input and answer.*\| 7\.0 ms vs 5\.0 ms per run: 1\.4× \| not judged \|/,
     );
 
+    // The median's interval, and the bursts added while it held the bound.
+    const added = scaleSection(
+      {
+        ...file,
+        scale: {
+          ...file.scale,
+          concurrentRuns: {
+            ...file.scale.concurrentRuns,
+            rounds: 25,
+            addedRounds: 10,
+            cpuRatioInterval: { low: 1.12, high: 1.19 },
+          },
+        },
+      },
+      undefined,
+    );
+    expect(added).toMatch(
+      /CPU time per run.*1\.17×; 95 % interval of the median 1\.12–1\.19 \(10 bursts added, the interval after 15 holding the bound\).*\| \*\*met\*\* \|/,
+    );
+
     file.scale.concurrentRuns.agentCpuMsPerRun = null;
     file.scale.concurrentRuns.cpuRatioToRawLoop = null;
     expect(scaleSection(file, undefined)).toMatch(
