@@ -20,15 +20,17 @@ export const CONSECUTIVE = 3;
  */
 
 /**
- * The commit the bench ran on, `-dirty` when `src/` or `bench/` had changes not committed;
- * undefined outside a git checkout.
+ * The commit the bench ran on, `-dirty` when `src/` or `bench/` (but its results) had changes
+ * not committed; undefined outside a git checkout.
  */
 export function benchedRevision() {
   try {
     const git = (/** @type {string[]} */ args) =>
       execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const head = git(['rev-parse', '--short', 'HEAD']);
-    return git(['status', '--porcelain', '--', 'src', 'bench']) === '' ? head : `${head}-dirty`;
+    // The bench writes its own results: those are not a change to what ran.
+    const changes = git(['status', '--porcelain', '--', 'src', 'bench', ':!bench/results']);
+    return changes === '' ? head : `${head}-dirty`;
   } catch {
     return undefined;
   }
