@@ -44,6 +44,8 @@ const pages = smoke
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();
+// Read before the pages are built from the working tree: the code the histories name.
+const revision = benchedRevision();
 const cores = cpus().length;
 // Figures from a machine busier than its cores say more about the other work than about
 // Airlock: they are written, but the report gives them no verdict, and says why.
@@ -126,18 +128,10 @@ try {
     };
     writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
     log(`Wrote bench/results/${name}.json`);
-    if (name === 'scale' || name === 'knowledge') {
-      // Judged as the report judges it: from the file just written.
-      const written = JSON.parse(readFileSync(`bench/results/${name}.json`, 'utf8'));
-      const rows =
-        name === 'scale' ? scaleTargets(written, undefined) : scaleTargets(undefined, written);
-      recordRun(
-        `bench/results/${name}-history.json`,
-        { ...written, revision: benchedRevision() },
-        recordedVerdicts(rows),
-      );
-      log(`Added the run to bench/results/${name}-history.json`);
-    }
+    if (name === 'scale')
+      recordHistory(name, (written) => recordedVerdicts(scaleTargets(written, undefined)));
+    if (name === 'knowledge')
+      recordHistory(name, (written) => recordedVerdicts(scaleTargets(undefined, written)));
     if (name === 'sandbox') await benchSandboxEngines(results.date, results.sandbox);
   }
 } finally {
@@ -378,13 +372,18 @@ async function benchPeers() {
   };
   writeFileSync('bench/results/peers.json', `${JSON.stringify(results, null, 2)}\n`);
   log('Wrote bench/results/peers.json');
-  // Judged as the report judges it: from the file just written.
-  const written = JSON.parse(readFileSync('bench/results/peers.json', 'utf8'));
-  recordRun(
-    'bench/results/peers-history.json',
-    { ...written, revision: benchedRevision() },
-    judgeTargets(written, undefined),
-  );
-  log('Added the run to bench/results/peers-history.json');
+  recordHistory('peers', (written) => judgeTargets(written, undefined));
   return results.failures.length === 0;
+}
+
+/**
+ * Adds the run just written to `bench/results/<name>.json` to its history, judged as the
+ * report judges it: from that file.
+ * @param {string} name
+ * @param {(written: any) => import('./lib/run-history.mjs').RecordedVerdict[]} judge
+ */
+function recordHistory(name, judge) {
+  const written = JSON.parse(readFileSync(`bench/results/${name}.json`, 'utf8'));
+  recordRun(`bench/results/${name}-history.json`, { ...written, revision }, judge(written));
+  log(`Added the run to bench/results/${name}-history.json`);
 }

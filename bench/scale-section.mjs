@@ -3,7 +3,7 @@
 // too busy when the run began.
 import { noVerdictReason } from './lib/load-check.mjs';
 import { CONSECUTIVE, runAfterRunTable } from './lib/run-history.mjs';
-import { CPU_RATIO_BOUND } from './lib/scale-bounds.mjs';
+import { CPU_RATIO_BOUND, pairRatios } from './lib/scale-cpu-ratio.mjs';
 
 /** @typedef {import('./lib/run-history.mjs').HistoryEntry} HistoryEntry */
 
@@ -63,16 +63,6 @@ function byRound(airlock, raw) {
   const list = (/** @type {number[]} */ values) =>
     values.map((value) => value.toFixed(2)).join(', ');
   return `; medians of ${airlock.length} alternating bursts each, after a burst to warm up (${list(airlock)} vs ${list(raw)}); the ratio is the median of the pairs' (${list(pairRatios(airlock, raw))})`;
-}
-
-/**
- * Each burst's figure over the other contestant's right after it.
- * @param {number[] | null | undefined} airlock
- * @param {number[] | null | undefined} raw
- */
-function pairRatios(airlock, raw) {
-  if (!airlock || !raw) return [];
-  return airlock.map((cpu, round) => cpu / (raw[round] ?? Number.NaN));
 }
 
 /**

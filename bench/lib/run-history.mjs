@@ -92,9 +92,9 @@ export function runAfterRunTable(pages) {
     const keys = [
       ...new Set(last.flatMap((entry) => entry.verdicts.map((verdict) => verdict.key))),
     ];
+    const judged = last.map((entry) => !noVerdictReason(entry.machine));
     for (const key of keys) {
       const verdicts = last.map((entry) => entry.verdicts.find((verdict) => verdict.key === key));
-      const judged = last.map((entry) => !noVerdictReason(entry.machine));
       const cells = verdicts.map((verdict, index) =>
         verdict
           ? `${verdict.measured.replaceAll('|', '\\|')}: ${judged[index] ? (verdict.met ? '**met**' : '**missed**') : 'no verdict'}`

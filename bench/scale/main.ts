@@ -1,7 +1,7 @@
 import { type AgentEvent, type ConversationRecord, createAgent } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { openStore } from '../../src/memory/dexie-store';
-import { CPU_RATIO_BOUND } from '../lib/scale-bounds.mjs';
+import { CPU_RATIO_BOUND, pairRatios } from '../lib/scale-cpu-ratio.mjs';
 import { reportBench } from '../page-report';
 import { medianInterval, type Summary, summarize } from '../stats';
 import type { RawRunMessage, RawRunRequest } from './raw-loop.worker';
@@ -225,16 +225,10 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
       rounds.every((round) => round.cpuMs !== null)
         ? rounds.map((round) => Math.round(((round.cpuMs as number) / CONCURRENT_RUNS) * 100) / 100)
         : null;
-    // Each burst against the other's burst right after it, so both met the same machine.
-    const pairRatios = (to: Round[]) => {
-      const agent = perRun(airlockRounds);
-      const other = perRun(to);
-      return agent && other ? agent.map((cpu, round) => cpu / (other[round] as number)) : null;
-    };
+    const ratiosTo = (to: Round[]) => pairRatios(perRun(airlockRounds), perRun(to));
     /** Whether the interval of the median ratio to the raw loop holds the bound. */
     const undecided = () => {
-      const ratios = pairRatios(rawRounds);
-      const interval = ratios ? medianInterval(ratios) : undefined;
+      const interval = medianInterval(ratiosTo(rawRounds));
       return (
         interval !== undefined &&
         interval.low <= CPU_RATIO_BOUND &&
@@ -257,12 +251,11 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
     // The median of the pairs' ratios, which a machine getting busier or quieter does not move.
     const round2 = (value: number) => Math.round(value * 100) / 100;
     const ratio = (to: Round[]) => {
-      const ratios = pairRatios(to);
-      return ratios && round2(median(ratios));
+      const ratios = ratiosTo(to);
+      return ratios.length > 0 ? round2(median(ratios)) : null;
     };
     const interval = (to: Round[]) => {
-      const ratios = pairRatios(to);
-      const found = ratios && medianInterval(ratios);
+      const found = medianInterval(ratiosTo(to));
       return found ? { low: round2(found.low), high: round2(found.high) } : null;
     };
     return {
