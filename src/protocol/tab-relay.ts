@@ -10,8 +10,11 @@ import type { AgentEvent } from './events';
 
 /** The `BroadcastChannel` a conversation's runs are relayed on. */
 export function relayChannelName(database: string, conversationId: string): string {
-  return `airlock:${database}:conversation:${conversationId}:relay`;
+  return `${conversationsPrefix(database)}${conversationId}${RELAY_SUFFIX}`;
 }
+
+const conversationsPrefix = (database: string) => `airlock:${database}:conversation:`;
+const RELAY_SUFFIX = ':relay';
 
 /**
  * The Web Lock a relaying worker holds from before it first posts a run's events to a watch
@@ -31,6 +34,41 @@ export function relayPresenceLockName(channelName: string, runId: string): strin
 export function relayWatchLockName(channelName: string): string {
   return `${channelName}:watch`;
 }
+
+/**
+ * The conversation whose watch lock (`relayWatchLockName`) in `database` is named `lockName`,
+ * or undefined when it is not such a lock.
+ */
+export function conversationOfWatchLock(database: string, lockName: string): string | undefined {
+  const prefix = conversationsPrefix(database);
+  const suffix = relayWatchLockName(RELAY_SUFFIX);
+  if (!lockName.startsWith(prefix) || !lockName.endsWith(suffix)) return undefined;
+  return lockName.slice(prefix.length, -suffix.length);
+}
+
+/**
+ * The `BroadcastChannel` on which a watch of any conversation of `database` announces itself
+ * to the agent workers that run that database's conversations (`WatchesMessage`).
+ */
+export function watchesChannelName(database: string): string {
+  return `airlock:${database}:watches`;
+}
+
+/**
+ * The Web Lock an agent worker holds while it runs conversations of `database`, named for the
+ * worker (`listener`): a watch waits, before it says `listening`, until each worker holding
+ * one has heard its announcement.
+ */
+export function relayListenerLockName(database: string, listener: string): string {
+  return `airlock:${database}:relay-listener:${listener}`;
+}
+
+/** What goes over a database's watches channel. */
+export type WatchesMessage =
+  /** A watch of `conversationId` is listening; each agent worker answers with `heard`. */
+  | { readonly kind: 'watching'; readonly requestId: string; readonly conversationId: string }
+  /** Agent worker `listener` has noted the watch that sent `requestId`. */
+  | { readonly kind: 'heard'; readonly requestId: string; readonly listener: string };
 
 /** One stop or approval decision, as a watcher asks the running tab to apply it. */
 export type RelayAction =

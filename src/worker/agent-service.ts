@@ -59,7 +59,7 @@ import {
 } from './request-schema';
 import { abortedRun } from './run-agent';
 import { readRunInput, withText } from './run-input';
-import type { RunRelay } from './run-relay';
+import type { RunRelay, RunRelays } from './run-relay';
 import { ApprovalGate } from './tools/approval-gate';
 import { HostToolRunner } from './tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from './tools/knowledge-tools';
@@ -121,13 +121,13 @@ export class AgentService implements AgentWorkerApi {
   readonly #served = new Set<ServedRun>();
   /** The watches of this worker's page, closed with the agent. */
   readonly #watches = new Set<ConversationWatch>();
-  /** The agent's database, once configured: runs are relayed on channels named for it. */
-  #database: string | undefined;
   /**
-   * The relay's code, asked for when the agent is configured: every run on memory opens a
-   * relay, but none before the agent is ready, so it need not load with the worker.
+   * The relays of the agent's runs, made when the agent is configured (their code loads then:
+   * no run opens a relay before the agent is ready); undefined without `BroadcastChannel`
+   * (very old engines), where runs are not watchable. A failed load fails the runs that
+   * await it, not the start.
    */
-  #relays: Promise<typeof import('./run-relay')> | undefined;
+  #relays: Promise<RunRelays> | undefined;
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
   #storageWarning: string | undefined;
   /** The store, from the moment configure opens it, so `close` can close it even mid-start. */
@@ -174,8 +174,12 @@ export class AgentService implements AgentWorkerApi {
       const rules = config.memory.learn?.rules ?? [];
       const learnRules =
         rules.length > 0 ? (await import('../memory/learn-rules')).compileRules(rules) : [];
-      this.#database = config.memory.database;
-      void this.#relayCode();
+      if (typeof BroadcastChannel === 'function') {
+        const { database } = config.memory;
+        this.#relays = settledLater(
+          import('./run-relay').then(({ RunRelays }) => new RunRelays(database)),
+        );
+      }
       const store = await this.#startStore(config);
       await markInterruptedRuns(store, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
@@ -285,6 +289,11 @@ export class AgentService implements AgentWorkerApi {
     const reason = new AirlockError('agent-disposed', 'The agent was disposed.');
     for (const run of this.#served) run.controller.abort(reason);
     for (const watch of this.#watches) watch.close();
+    // A relay whose code never loaded has nothing to let go of.
+    this.#relays?.then(
+      (relays) => relays.close(),
+      () => undefined,
+    );
     await Promise.all([closing, this.#closeMcp()]);
   }
 
@@ -462,15 +471,6 @@ export class AgentService implements AgentWorkerApi {
   }
 
   /**
-   * The relay's code, loaded once, first asked for when the agent is configured; a failed
-   * load fails the runs that await it, not the start.
-   */
-  #relayCode(): Promise<typeof import('./run-relay')> {
-    this.#relays ??= settledLater(import('./run-relay'));
-    return this.#relays;
-  }
-
-  /**
    * Relays a run's events to the other tabs of the origin, and applies their stops and
    * decisions as the page's own: through the run's abort and its approval gate.
    */
@@ -480,11 +480,7 @@ export class AgentService implements AgentWorkerApi {
     controller: AbortController,
     approvals: ApprovalGate,
   ): Promise<RunRelay | undefined> {
-    const database = this.#database;
-    // Without BroadcastChannel (very old engines) the run simply is not watchable.
-    if (database === undefined || typeof BroadcastChannel !== 'function') return undefined;
-    const { RunRelay } = await this.#relayCode();
-    return new RunRelay(relayChannelName(database, conversationId), runId, {
+    return (await this.#relays)?.open(conversationId, runId, {
       onStop: () => controller.abort(),
       onApproval: (approvalId, approved, reason) =>
         approvals.decide(approvalId, approved ? { approved: true } : { approved: false, reason }),
@@ -508,6 +504,7 @@ export class AgentService implements AgentWorkerApi {
     const { ConversationWatch } = await import('./conversation-watch');
     const watch = new ConversationWatch(
       {
+        database,
         conversationId,
         channelName: relayChannelName(database, conversationId),
         lockName: conversationLockName(database, conversationId),

@@ -6,13 +6,24 @@ import type { AgentEvent } from '../protocol/events';
 import {
   type PageToWatch,
   type RelayMessage,
+  relayListenerLockName,
   relayPresenceLockName,
   relayWatchLockName,
+  type WatchesMessage,
   type WatchToPage,
+  watchesChannelName,
 } from '../protocol/tab-relay';
 import { randomId } from '../runtime/random-id';
 import { markRunInterrupted } from './interrupted-runs';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
+import { parseWatchesMessage } from './watched-conversations';
+
+/**
+ * How long a watch waits for the agent workers of its database to hear it is listening: one
+ * that has not heard by then (a frozen tab's) may let a run that starts after `listening`
+ * go unrelayed until the watch is heard, and the watch joins it then.
+ */
+const ANNOUNCE_TIMEOUT_MS = 1_000;
 
 /** How long a stop or decision waits for the running tab's answer. */
 const CONTROL_TIMEOUT_MS = 5_000;
@@ -30,8 +41,9 @@ const MAX_WARNINGS = 20;
 /** Run ids a watch remembers as ended, to ignore their late messages. */
 const MAX_ENDED_RUNS = 64;
 
-/** Where a watch looks: the conversation, its relay channel, its lock (for repairs) and the store. */
+/** Where a watch looks: the database and conversation, its relay channel, its lock (for repairs) and the store. */
 export interface WatchTarget {
+  readonly database: string;
   readonly conversationId: string;
   readonly channelName: string;
   readonly lockName: string;
@@ -108,7 +120,13 @@ export class ConversationWatch {
           if (this.#closed) return;
           return new Promise<void>((release) => {
             this.#releaseListening = release;
-            this.#startListening();
+            this.#announce().then(
+              () => this.#startListening(),
+              (error: unknown) => {
+                this.#warn(`Runs that start may not be relayed to this watch: ${String(error)}.`);
+                this.#startListening();
+              },
+            );
           });
         },
       )
@@ -118,6 +136,45 @@ export class ConversationWatch {
         this.#warn(`Runs that start may not be relayed to this watch: ${String(error)}.`);
         this.#startListening();
       });
+  }
+
+  /**
+   * Tells the agent workers that run the database's conversations that this watch listens
+   * (each notes it, and asks for no watch lock in a run of a conversation it has not noted),
+   * and resolves once every worker holding a listener lock now has heard, or after
+   * `ANNOUNCE_TIMEOUT_MS`. A worker that takes its lock later finds this watch's lock held.
+   */
+  async #announce(): Promise<void> {
+    const { database, conversationId } = this.#target;
+    const prefix = relayListenerLockName(database, '');
+    const { held = [] } = await navigator.locks.query();
+    const waiting = new Set(
+      held.flatMap(({ name = '' }) => (name.startsWith(prefix) ? [name.slice(prefix.length)] : [])),
+    );
+    if (waiting.size === 0 || this.#closed) return;
+    const channel = new BroadcastChannel(watchesChannelName(database));
+    const requestId = randomId('watching');
+    try {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ANNOUNCE_TIMEOUT_MS);
+        channel.onmessage = ({ data }: MessageEvent<unknown>) => {
+          const message = parseWatchesMessage(data);
+          if (message?.kind !== 'heard' || message.requestId !== requestId) return;
+          waiting.delete(message.listener);
+          if (waiting.size > 0) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        channel.postMessage({
+          kind: 'watching',
+          requestId,
+          conversationId,
+        } satisfies WatchesMessage);
+      });
+    } finally {
+      channel.onmessage = null;
+      channel.close();
+    }
   }
 
   /** A run already going answers `sync` with where it is; runs that start from now on are seen from their start. */

@@ -3,10 +3,12 @@ import type { AgentEvent } from '../protocol/events';
 import {
   type RelayAction,
   type RelayMessage,
+  relayChannelName,
   relayPresenceLockName,
   relayWatchLockName,
 } from '../protocol/tab-relay';
 import { randomId } from '../runtime/random-id';
+import { WatchedConversations } from './watched-conversations';
 
 /** The relay's parser, loaded when a first message arrives: most runs are never watched. */
 type RelaySchema = typeof import('./relay-schema');
@@ -17,6 +19,12 @@ export interface RunRelayHandlers {
   readonly onStop: () => void;
   /** Applies a decision; throws an `AirlockError` to refuse it (unknown or already decided). */
   readonly onApproval: (approvalId: string, approved: boolean, reason: string) => void;
+}
+
+/** The conversation a run is of, and what its worker knows of the conversation's watches. */
+export interface RelayWatches {
+  readonly conversationId: string;
+  readonly watched: WatchedConversations;
 }
 
 /**
@@ -32,10 +40,13 @@ export interface RunRelayHandlers {
  * `run-start`), or one that asks with `sync` later (it joins). Until then events are
  * numbered and dropped; the run's start and open approvals are kept for a `sync`. The run's
  * presence lock, which tells watchers when it is over, is taken only then too: before the
- * first post to a watch.
+ * first post to a watch. When the worker knows no watch of the conversation can be there
+ * (`WatchedConversations`), the run does not even ask: it opens no channel, and asks for no
+ * lock, unless a watch announces itself while the run goes on.
  */
 export class RunRelay {
-  readonly #channel: BroadcastChannel;
+  #channel: BroadcastChannel | undefined;
+  readonly #channelName: string;
   readonly #runId: string;
   readonly #handlers: RunRelayHandlers;
   /** Names this relay in its messages, so a watcher can tell them from another sender's. */
@@ -60,18 +71,26 @@ export class RunRelay {
   #releasePresence: () => void = () => {};
   /** Messages are handled one after another, in order, once the parser is loaded. */
   #received: Promise<RelaySchema> | undefined;
+  /** Ends the wait for a watch's announcement, when the run opened no channel. */
+  #stopWaking: () => void = () => {};
 
-  constructor(channelName: string, runId: string, handlers: RunRelayHandlers) {
-    this.#channel = new BroadcastChannel(channelName);
+  constructor(
+    channelName: string,
+    runId: string,
+    handlers: RunRelayHandlers,
+    watches: RelayWatches,
+  ) {
+    this.#channelName = channelName;
     this.#presenceLockName = relayPresenceLockName(channelName, runId);
     this.#runId = runId;
     this.#handlers = handlers;
-    this.#channel.onmessage = (message: MessageEvent<unknown>) => {
-      this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
-        this.#receive(schema, message.data);
-        return schema;
-      });
-    };
+    if (!watches.watched.mayBeWatched(watches.conversationId)) {
+      this.#watched = false;
+      this.#stopWaking = watches.watched.whileUnwatched(watches.conversationId, () => this.#wake());
+      return;
+    }
+    this.#open();
+    const heardBefore = watches.watched.heard;
     // A watch listening now holds its lock (shared) already: it had it before it said it was
     // listening, so the lock cannot be had alone. (Asking costs one answer, where a query of
     // every lock of the origin cost one per run going on.)
@@ -80,6 +99,7 @@ export class RunRelay {
       .then(
         (watched) => {
           this.#watched ||= watched;
+          if (!this.#watched) watches.watched.noWatch(watches.conversationId, heardBefore);
           // A watch is there and may soon send a stop or an approval: its parser loads now,
           // not on the first such message, which would then wait for the import.
           if (this.#watched) {
@@ -95,6 +115,30 @@ export class RunRelay {
           this.#settle();
         },
       );
+  }
+
+  /** Opens the run's channel, where watches send `sync`, stops and decisions. */
+  #open(): void {
+    this.#channel = new BroadcastChannel(this.#channelName);
+    this.#channel.onmessage = (message: MessageEvent<unknown>) => {
+      this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
+        this.#receive(schema, message.data);
+        return schema;
+      });
+    };
+  }
+
+  /**
+   * A watch of the conversation announced itself while the run had no channel: the channel
+   * opens before the watch sends `sync`, and every event from now on is posted.
+   */
+  #wake(): void {
+    this.#stopWaking();
+    if (this.#closed || this.#closing) return;
+    this.#open();
+    this.#watched = true;
+    this.#received ??= import('./relay-schema');
+    this.#holdPresence();
   }
 
   /**
@@ -168,18 +212,21 @@ export class RunRelay {
   /** Gives up relaying: the channel closes and nothing batched is sent. */
   #abandon(): void {
     this.#batch = [];
-    this.#closed = true;
-    this.#channel.onmessage = null;
-    this.#channel.close();
+    this.#shut();
   }
 
   #finish(): void {
     if (this.#closed) return;
     this.#flush();
-    this.#closed = true;
-    this.#channel.onmessage = null;
-    this.#channel.close();
+    this.#shut();
     this.#releasePresence();
+  }
+
+  #shut(): void {
+    this.#closed = true;
+    this.#stopWaking();
+    if (this.#channel) this.#channel.onmessage = null;
+    this.#channel?.close();
   }
 
   #flush(): void {
@@ -252,6 +299,34 @@ export class RunRelay {
   }
 
   #post(message: RelayMessage): void {
-    this.#channel.postMessage(message);
+    this.#channel?.postMessage(message);
+  }
+}
+
+/**
+ * The relays of the runs of one database's conversations in this worker, which share what the
+ * worker knows of the database's watches.
+ */
+export class RunRelays {
+  readonly #database: string;
+  readonly #watched: WatchedConversations;
+
+  constructor(database: string) {
+    this.#database = database;
+    this.#watched = new WatchedConversations(database);
+  }
+
+  /** Opens the relay of run `runId` of `conversationId`, once the watches already there are known. */
+  async open(conversationId: string, runId: string, handlers: RunRelayHandlers): Promise<RunRelay> {
+    await this.#watched.settled;
+    return new RunRelay(relayChannelName(this.#database, conversationId), runId, handlers, {
+      conversationId,
+      watched: this.#watched,
+    });
+  }
+
+  /** Stops hearing the database's watches. */
+  close(): void {
+    this.#watched.close();
   }
 }

@@ -40,6 +40,34 @@ function relayChannel(database: string, conversationId: string): BroadcastChanne
   return channel;
 }
 
+/** What a relay channel's reader overhears: the messages it was sent, any shape. */
+type Overheard = {
+  kind?: unknown;
+  runId?: unknown;
+  seq?: unknown;
+  next?: unknown;
+  events?: unknown[];
+};
+
+/**
+ * Announces a watch of `conversationId` on the database's watches channel, as any same-origin
+ * script can, and resolves once `listeners` agent workers have answered that they heard it.
+ */
+async function announceWatch(database: string, conversationId: string, listeners = 1) {
+  const channel = new BroadcastChannel(`airlock:${database}:watches`);
+  onTestFinished(() => channel.close());
+  const requestId = `announced-${crypto.randomUUID()}`;
+  const heard = new Set<unknown>();
+  await new Promise<void>((resolve) => {
+    channel.onmessage = ({ data }) => {
+      if (data?.kind !== 'heard' || data.requestId !== requestId) return;
+      heard.add(data.listener);
+      if (heard.size >= listeners) resolve();
+    };
+    channel.postMessage({ kind: 'watching', requestId, conversationId });
+  });
+}
+
 /**
  * Two tabs on one conversation, the model playing `turns`: one to run (with `tools`), one
  * watching, its watch listening.
@@ -360,6 +388,177 @@ describe('live runs in every tab', () => {
   });
 });
 
+describe('runs no watch can hear', () => {
+  /** A run of `input` that calls `onDelta` at each of its text deltas, and its events. */
+  async function runWith(
+    agent: ReturnType<typeof agentFor>,
+    input: string,
+    conversationId: string,
+    onDelta: (index: number) => void | Promise<void>,
+  ) {
+    const events: AgentEvent[] = [];
+    let deltas = 0;
+    for await (const event of agent.run(input, { conversationId })) {
+      events.push(event);
+      if (event.type === 'text-delta') await onDelta(deltas++);
+    }
+    return events;
+  }
+
+  it('opens no channel in a conversation no watch was noted for, until a watch announces itself: then it joins it mid-run', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: STREAMED.repeat(4), chunkDelayMs: 40 }]);
+    const running = agentFor(session, { memory: { database } });
+    const overheard: Overheard[] = [];
+    const channel = relayChannel(database, conversationId);
+    channel.onmessage = ({ data }) => overheard.push(data);
+
+    const ran = await runWith(running, 'Talk', conversationId, async (index) => {
+      // Asked where the run is: nobody is listening on the run's channel to answer.
+      if (index === 0) channel.postMessage({ kind: 'sync' });
+      // Several chunks later (40 ms apart), a watch announces itself, and asks again.
+      if (index === 8) {
+        expect(overheard).toEqual([]);
+        await announceWatch(database, conversationId);
+        channel.postMessage({ kind: 'sync' });
+      }
+    });
+
+    const runId = ran[0]?.type === 'run-start' ? ran[0].runId : undefined;
+    const joined = overheard.filter((message) => message.kind === 'joined');
+    expect(joined).toHaveLength(1);
+    expect(joined[0]).toMatchObject({ runId, events: [ran[0]] });
+    // From the answer on, every event, numbered as the run emitted them.
+    const next = joined[0]?.next as number;
+    await expect
+      .poll(() => overheard.filter((message) => message.kind === 'events').flatMap((m) => m.events))
+      .toEqual(ran.slice(next));
+    expect(next).toBeGreaterThan(8);
+  });
+
+  it('is joined by a watch that opens mid-run, and the next run of the conversation is relayed from its start', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([
+      { text: STREAMED.repeat(4), chunkDelayMs: 40 },
+      { text: STREAMED, chunkDelayMs: 5 },
+    ]);
+    const running = agentFor(session, { memory: { database } });
+    const watching = agentFor(session, { memory: { database } });
+    await watching.ready;
+    const seen: AgentEvent[] = [];
+    let following: Promise<void> = Promise.resolve();
+
+    const first = await runWith(running, 'First', conversationId, async (index) => {
+      // Three deltas in, long after the run took its conversation for unwatched.
+      if (index !== 2) return;
+      const watch = watching.watch(conversationId);
+      following = (async () => {
+        let finished = 0;
+        for await (const event of watch) {
+          seen.push(event);
+          if (event.type === 'run-finish' && ++finished === 2) break;
+        }
+      })();
+      await watch.listening;
+    });
+    const second = await collect(running.run('Second', { conversationId }));
+    await following;
+
+    expect(seen[0]).toEqual(first[0]);
+    const secondStart = seen.findIndex((event, index) => index > 0 && event.type === 'run-start');
+    // The first run: its start, then every event from where the watch joined, in order, once:
+    // the events after run-start, step-start and the three deltas the page had seen.
+    const joinedAt = first.length - (secondStart - 1);
+    expect(joinedAt).toBeGreaterThan(4);
+    expect(seen.slice(1, secondStart)).toEqual(first.slice(joinedAt));
+    // The second run, whole.
+    expect(seen.slice(secondStart)).toEqual(second);
+  });
+
+  it('relays every event to a watch that listened before the running worker started', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: STREAMED, chunkDelayMs: 5 }]);
+    const watching = agentFor(session, { memory: { database } });
+    const watch = watching.watch(conversationId);
+    await watch.listening;
+    const running = agentFor(session, { memory: { database } });
+    await running.ready;
+
+    const [ran, watched] = await Promise.all([
+      collect(running.run('Talk', { conversationId })),
+      watchOneRun(watch),
+    ]);
+    expect(watched).toEqual(ran);
+  });
+
+  it('answers no malformed announcement, and a flood of announced conversations makes every run listen', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: STREAMED.repeat(4), chunkDelayMs: 40 }]);
+    const running = agentFor(session, { memory: { database } });
+    await running.ready;
+    const watches = new BroadcastChannel(`airlock:${database}:watches`);
+    onTestFinished(() => watches.close());
+    const answered: unknown[] = [];
+    watches.onmessage = ({ data }) => {
+      if (data?.kind === 'heard') answered.push(data.requestId);
+    };
+    for (const junk of [
+      null,
+      'watching',
+      { kind: 'watching' },
+      { kind: 'watching', requestId: 'bad-1', conversationId: 42 },
+      { kind: 'watching', requestId: 'bad-2', conversationId: '' },
+      { kind: 'watching', requestId: 'bad-3', conversationId: 'x'.repeat(300) },
+      { kind: 'watching', requestId: 7, conversationId },
+      { kind: 'heard', requestId: 'bad-4', listener: 'listener_forged' },
+    ])
+      watches.postMessage(junk);
+    // A well-formed one after them is answered, and it alone (the worker answers in order).
+    await announceWatch(database, 'another-conversation');
+    await expect.poll(() => answered).toEqual([expect.stringMatching(/^announced-/)]);
+
+    // More conversations than a worker notes: it stops noting, and every run listens again.
+    for (let i = 0; i <= 10_000; i++)
+      watches.postMessage({ kind: 'watching', requestId: `flood-${i}`, conversationId: `c-${i}` });
+    await expect.poll(() => answered.length, { timeout: 30_000 }).toBe(1 + 10_001);
+    const overheard: Overheard[] = [];
+    const channel = relayChannel(database, conversationId);
+    channel.onmessage = ({ data }) => overheard.push(data);
+    const joined = () => overheard.find((message) => message.kind === 'joined');
+    // Asked at every delta until answered: the channel opens as the answer begins.
+    const ran = await runWith(running, 'Talk', conversationId, () => {
+      if (!joined()) channel.postMessage({ kind: 'sync' });
+    });
+    expect(joined()).toMatchObject({ events: [ran[0]] });
+  });
+
+  it('lets a watch listen when a lock posing as an agent worker never answers its announcement', async () => {
+    const { database, conversationId } = sharedPlace();
+    const session = await scriptModel([{ text: 'Answer.' }]);
+    let release: () => void = () => {};
+    const posing = new Promise<void>((resolve) => {
+      void navigator.locks.request(`airlock:${database}:relay-listener:forged`, () => {
+        resolve();
+        return new Promise<void>((done) => {
+          release = done;
+        });
+      });
+    });
+    onTestFinished(() => release());
+    await posing;
+
+    const running = agentFor(session, { memory: { database } });
+    await running.ready;
+    const watch = running.watch(conversationId);
+    await watch.listening;
+    const [ran, watched] = await Promise.all([
+      collect(running.run('Talk', { conversationId })),
+      watchOneRun(watch),
+    ]);
+    expect(watched).toEqual(ran);
+  });
+});
+
 describe('what other tabs post on the relay channel', () => {
   it('drops malformed messages and forged events with a warning, and still follows the real run exactly', async () => {
     const { database, conversationId, running, watch } = await runningAndWatching([
@@ -465,6 +664,8 @@ describe('what other tabs post on the relay channel', () => {
 
     for await (const event of run) {
       if (event.type !== 'approval-request') continue;
+      // No watch was there: the run listens on its channel once a watch announces itself.
+      await announceWatch(database, conversationId);
       // An approval id the model chose (its call id), and one made up: neither is Airlock's.
       for (const approvalId of ['call_del', 'approval_forged'])
         forger.postMessage({
