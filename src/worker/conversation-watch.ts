@@ -6,7 +6,6 @@ import type { AgentEvent } from '../protocol/events';
 import {
   type PageToWatch,
   type RelayMessage,
-  relayListenerLockName,
   relayPresenceLockName,
   relayWatchLockName,
   type WatchesMessage,
@@ -16,7 +15,7 @@ import {
 import { randomId } from '../runtime/random-id';
 import { markRunInterrupted } from './interrupted-runs';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
-import { parseWatchesMessage } from './watched-conversations';
+import { listenerOfLock, parseWatchesMessage } from './watched-conversations';
 
 /**
  * How long a watch waits for the agent workers of its database to hear it is listening: one
@@ -146,11 +145,8 @@ export class ConversationWatch {
    */
   async #announce(): Promise<void> {
     const { database, conversationId } = this.#target;
-    const prefix = relayListenerLockName(database, '');
     const { held = [] } = await navigator.locks.query();
-    const waiting = new Set(
-      held.flatMap(({ name = '' }) => (name.startsWith(prefix) ? [name.slice(prefix.length)] : [])),
-    );
+    const waiting = new Set(held.flatMap(({ name = '' }) => listenerOfLock(database, name) ?? []));
     if (waiting.size === 0 || this.#closed) return;
     const channel = new BroadcastChannel(watchesChannelName(database));
     const requestId = randomId('watching');

@@ -28,6 +28,12 @@ export function parseWatchesMessage(data: unknown): WatchesMessage | undefined {
   return undefined;
 }
 
+/** The agent worker whose listener lock (`relayListenerLockName`) in `database` is named `lockName`, if it is one. */
+export function listenerOfLock(database: string, lockName: string): string | undefined {
+  const prefix = relayListenerLockName(database, '');
+  return lockName.startsWith(prefix) ? lockName.slice(prefix.length) : undefined;
+}
+
 function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_CHARS;
 }
@@ -53,9 +59,11 @@ export class WatchedConversations {
   readonly #noted = new Set<string>();
   /** Set once the watch locks held were listed: until then, any conversation may be watched. */
   #known = false;
-  /** Set when the note outgrew `MAX_NOTED`, or the worker's lock could not be had: it is kept no more. */
+  /**
+   * Set when the note outgrew `MAX_NOTED`, the worker's lock could not be had, or the note
+   * was closed: it is kept no more.
+   */
   #givenUp = false;
-  #closed = false;
   /** Counts announcements, so a run's finding that no watch is there undoes none heard since it looked. */
   #heard = 0;
   /** The runs that opened no relay channel, woken when a watch of their conversation announces itself. */
@@ -77,24 +85,21 @@ export class WatchedConversations {
     this.#channel = new BroadcastChannel(watchesChannelName(database));
     this.#channel.onmessage = ({ data }: MessageEvent<unknown>) => this.#receive(data);
     navigator.locks
-      .request(relayListenerLockName(database, this.#listener), (lock) => this.#hold(lock))
+      .request(relayListenerLockName(database, this.#listener), () => this.#hold())
       // Unheard by watches, or unable to list their locks: the note is never trusted, and
       // every run looks for a watch.
       .catch(() => this.#giveUp());
   }
 
   /** Holds the worker's lock until `close`, once the watches holding theirs are noted. */
-  async #hold(lock: Lock | null): Promise<void> {
-    if (this.#closed || lock === null) {
-      this.#giveUp();
-      return;
-    }
+  async #hold(): Promise<void> {
+    if (this.#givenUp) return;
     const { held = [], pending = [] } = await navigator.locks.query();
     for (const { name = '' } of [...held, ...pending]) {
       const conversationId = conversationOfWatchLock(this.#database, name);
       if (conversationId !== undefined) this.#note(conversationId);
     }
-    if (this.#closed || this.#givenUp) return;
+    if (this.#givenUp) return;
     this.#known = true;
     this.#settle();
     await new Promise<void>((release) => {
@@ -133,7 +138,6 @@ export class WatchedConversations {
 
   /** Stops listening and lets go of the worker's lock. */
   close(): void {
-    this.#closed = true;
     this.#giveUp();
     this.#channel.onmessage = null;
     this.#channel.close();

@@ -5,7 +5,7 @@ import {
   relayListenerLockName,
   relayWatchLockName,
 } from '../../../src/protocol/tab-relay';
-import { parseWatchesMessage } from '../../../src/worker/watched-conversations';
+import { listenerOfLock, parseWatchesMessage } from '../../../src/worker/watched-conversations';
 
 describe('the watch locks an agent worker lists at its start', () => {
   it('reads the conversation back from a watch lock of its database, whatever the ids hold', () => {
@@ -30,6 +30,18 @@ describe('the watch locks an agent worker lists at its start', () => {
       '',
     ])
       expect(conversationOfWatchLock('db', name)).toBeUndefined();
+  });
+});
+
+describe('the listener locks a watch waits for', () => {
+  it("reads back a worker's listener id, and takes no watch lock or other database's lock for one", () => {
+    expect(listenerOfLock('db', relayListenerLockName('db', 'listener_1'))).toBe('listener_1');
+    for (const name of [
+      relayListenerLockName('other', 'listener_1'),
+      relayWatchLockName(relayChannelName('db', 'c1')),
+      '',
+    ])
+      expect(listenerOfLock('db', name)).toBeUndefined();
   });
 });
 
