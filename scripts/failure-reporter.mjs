@@ -5,7 +5,14 @@
 import { writeFileSync } from 'node:fs';
 
 /**
- * @typedef {{ file: string; name: string; message: string; at: string | undefined }} Failure
+ * @typedef {{
+ *   file: string;
+ *   project: string;
+ *   name: string;
+ *   errorName: string | undefined;
+ *   message: string;
+ *   at: string | undefined;
+ * }} Failure
  */
 
 export default class FailureReporter {
@@ -26,7 +33,10 @@ export default class FailureReporter {
     }
     this.failures.push({
       file,
+      project: testCase.project.name,
       name: titles.join(' '),
+      // `WebProcessCrashed` (scripts/browsers/webkit-session.mjs) marks an engine crash.
+      errorName: error?.name,
       message: (error?.message ?? 'failed without an error').split('\n')[0]?.slice(0, 300) ?? '',
       // The first stack frame in the test file itself: which assertion it was.
       at: (error?.stack ?? '')

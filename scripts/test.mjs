@@ -7,8 +7,10 @@
 // this runs as root; otherwise says exactly what to install.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { relative } from 'node:path';
 
 import { ensureBrowsers, selectedBrowsers } from './browsers.mjs';
+import { filesToRerun } from './crash-reruns.mjs';
 
 /** One engine's run must not take the whole CI budget if a browser hangs. */
 const RUN_TIMEOUT_MS = Number(process.env.AIRLOCK_TEST_RUN_TIMEOUT_MS ?? 30 * 60_000);
@@ -60,41 +62,31 @@ const summary = [];
 /** Failed tests by name, listed just above the total: CI shows only the end of the output. */
 /** @type {string[]} */
 const failures = [];
+/** Files run a second time after an engine crashed under them, listed with the totals. */
+/** @type {string[]} */
+const reruns = [];
 for (const run of runs) {
-  const report = `test-results/vitest-${run.label}.json`;
-  const failuresFile = `test-results/failures-${run.label}.json`;
-  rmSync(report, { force: true });
-  rmSync(failuresFile, { force: true });
   console.log(`\n── ${run.projects.join(' + ')} ──`);
-  const vitest = spawnSync(
-    process.execPath,
-    [
-      'node_modules/vitest/vitest.mjs',
-      'run',
-      ...run.projects.flatMap((project) => ['--project', project]),
-      // A file filter may leave one engine's run with nothing to do.
-      '--passWithNoTests',
-      '--reporter=default',
-      '--reporter=json',
-      `--outputFile.json=${report}`,
-      '--reporter=./scripts/failure-reporter.mjs',
-      ...process.argv.slice(2),
-    ],
-    {
-      stdio: 'inherit',
-      timeout: RUN_TIMEOUT_MS,
-      killSignal: 'SIGTERM',
-      env: { ...process.env, AIRLOCK_FAILURES_FILE: failuresFile },
-    },
-  );
-  if (vitest.error || vitest.signal) {
+  const first = runVitest(run.label, run.projects, process.argv.slice(2));
+  const crashed = filesToRerun(readFailures(first.failuresFile));
+  const counted = countResults(run.label, first, new Set(crashed.map(({ file }) => file)));
+  for (const [index, { file, project }] of crashed.entries()) {
+    const shown = relative(process.cwd(), file);
     console.log(
-      `vitest (${run.label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
+      `\nThe browser's page process crashed under ${shown} (${project}), an engine fault and not a failed assertion: running that file once more, and its second run counts.`,
     );
+    reruns.push(`  ${shown} (${project}): its first run ended in a crash of the page process`);
+    const again = runVitest(`${run.label}-rerun-${index + 1}`, [project], [shown]);
+    for (const [group, counts] of countResults(run.label, again)) {
+      const sum = counted.get(group) ?? { passed: 0, failed: 0, skipped: 0 };
+      counted.set(group, {
+        passed: sum.passed + counts.passed,
+        failed: sum.failed + counts.failed,
+        skipped: sum.skipped + counts.skipped,
+      });
+    }
   }
-  const groups = [...countResults(report, failuresFile, vitest.status ?? 1)].sort(
-    ([a], [b]) => suiteRank(a) - suiteRank(b),
-  );
+  const groups = [...counted].sort(([a], [b]) => suiteRank(a) - suiteRank(b));
   for (const [group, counts] of groups) {
     totals.passed += counts.passed;
     totals.failed += counts.failed;
@@ -105,9 +97,60 @@ for (const run of runs) {
   }
 }
 console.log(`\nPer suite (reports in test-results/vitest-*.json):\n${summary.join('\n')}`);
+if (reruns.length > 0) console.log(`Run twice:\n${reruns.join('\n')}`);
 if (failures.length > 0) console.log(`Failed:\n${failures.join('\n')}`);
 console.log(`${totals.passed} passed, ${totals.failed} failed`);
 process.exit(totals.failed > 0 ? 1 : 0);
+
+/**
+ * One vitest run of `projects`, its JSON report and failures written under `label`.
+ * @param {string} label
+ * @param {readonly string[]} projects
+ * @param {readonly string[]} args file filters and options for vitest
+ * @returns {VitestRun}
+ */
+function runVitest(label, projects, args) {
+  const report = `test-results/vitest-${label}.json`;
+  const failuresFile = `test-results/failures-${label}.json`;
+  rmSync(report, { force: true });
+  rmSync(failuresFile, { force: true });
+  const vitest = spawnSync(
+    process.execPath,
+    [
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      ...projects.flatMap((project) => ['--project', project]),
+      // A file filter may leave one engine's run with nothing to do.
+      '--passWithNoTests',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+      '--reporter=./scripts/failure-reporter.mjs',
+      ...args,
+    ],
+    {
+      stdio: 'inherit',
+      timeout: RUN_TIMEOUT_MS,
+      killSignal: 'SIGTERM',
+      env: { ...process.env, AIRLOCK_FAILURES_FILE: failuresFile },
+    },
+  );
+  if (vitest.error || vitest.signal) {
+    console.log(
+      `vitest (${label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
+    );
+  }
+  return { report, failuresFile, exitCode: vitest.status ?? 1 };
+}
+
+/**
+ * The failure reporter's messages (`scripts/failure-reporter.mjs`), none if it wrote no file.
+ * @param {string} failuresFile
+ * @returns {import('./failure-reporter.mjs').Failure[]}
+ */
+function readFailures(failuresFile) {
+  return existsSync(failuresFile) ? JSON.parse(readFileSync(failuresFile, 'utf8')) : [];
+}
 
 /**
  * Unit tests first, then the browser suite, the soak smoke, e2e and the example app, as they run.
@@ -120,17 +163,19 @@ function suiteRank(group) {
   );
 }
 
+/** @typedef {{ report: string; failuresFile: string; exitCode: number }} VitestRun */
+
 /**
  * Counts one run's JSON report per suite: unit, the soak smoke, e2e, the example app, and
  * the browser suite, under the engine's name. An error outside any test (a file that failed to load,
- * an unhandled error, a run that never finished) counts as a failure.
- * @param {string} report
- * @param {string} failuresFile the failure reporter's messages (`scripts/failure-reporter.mjs`)
- * @param {number} exitCode
+ * an unhandled error, a run that never finished) counts as a failure. The files of `rerun`
+ * are left out: their second run counts instead.
+ * @param {string} label the engine's run
+ * @param {VitestRun} run
+ * @param {ReadonlySet<string>} [rerun]
  * @returns {Map<string, { passed: number; failed: number; skipped: number }>}
  */
-function countResults(report, failuresFile, exitCode) {
-  const label = report.replace(/^.*vitest-(.*)\.json$/, '$1');
+function countResults(label, { report, failuresFile, exitCode }, rerun = new Set()) {
   /** @type {Map<string, { passed: number; failed: number; skipped: number }>} */
   const groups = new Map();
   if (!existsSync(report)) {
@@ -141,12 +186,9 @@ function countResults(report, failuresFile, exitCode) {
     /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string; fullName: string }> }> }} */ (
       JSON.parse(readFileSync(report, 'utf8'))
     );
-  const reasons = existsSync(failuresFile)
-    ? /** @type {import('./failure-reporter.mjs').Failure[]} */ (
-        JSON.parse(readFileSync(failuresFile, 'utf8'))
-      )
-    : [];
+  const reasons = readFailures(failuresFile);
   for (const file of results.testResults) {
+    if (rerun.has(file.name)) continue;
     const group = /\/test\/browser\//.test(file.name)
       ? `browser suite, ${label}`
       : /\/test\/e2e\//.test(file.name)
@@ -175,7 +217,7 @@ function countResults(report, failuresFile, exitCode) {
     groups.set(group, counts);
   }
   const failed = [...groups.values()].reduce((sum, counts) => sum + counts.failed, 0);
-  if (failed === 0 && exitCode !== 0) {
+  if (failed === 0 && rerun.size === 0 && exitCode !== 0) {
     console.log(
       `vitest (${label}) failed outside any single test (a suite did not load, an unhandled error, or a hang).`,
     );

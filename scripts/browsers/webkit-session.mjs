@@ -123,11 +123,11 @@ export class WebkitSession {
     );
     if (!response.ok || reply.value?.error) {
       const message = `WebKitWebDriver ${method} ${path}: ${reply.value?.error ?? response.status}: ${reply.value?.message ?? ''}`;
-      throw new Error(
-        PAGE_LOST.test(message) && this.#output.length > 0
-          ? `${message}\nThe driver's and MiniBrowser's last output:\n${this.#output.join('\n')}`
-          : message,
-      );
+      if (!PAGE_LOST.test(message) || this.#output.length === 0) throw new Error(message);
+      const explained = `${message}\nThe driver's and MiniBrowser's last output:\n${this.#output.join('\n')}`;
+      throw this.#output.some((line) => line.includes(WEB_PROCESS_CRASHED))
+        ? new WebProcessCrashed(explained)
+        : new Error(explained);
     }
     return reply.value;
   }
@@ -207,6 +207,18 @@ const OUTPUT_LINES = 40;
 
 /** The driver's errors that say the page's web process crashed or hung. */
 const PAGE_LOST = /invalid session id|Could not parse script result/;
+
+/** What MiniBrowser prints when the page's web process dies of a crash (not a hang). */
+const WEB_PROCESS_CRASHED = 'WebProcess CRASHED';
+
+/**
+ * The page was lost because WebKit's web process crashed: an engine fault, named apart from
+ * a failed assertion so that `scripts/test.mjs` can tell the two apart.
+ */
+export class WebProcessCrashed extends Error {
+  /** @override */
+  name = 'WebProcessCrashed';
+}
 
 /** A TCP port nobody listens on right now. */
 async function freePort() {

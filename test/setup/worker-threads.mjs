@@ -68,7 +68,7 @@ export async function chromiumWorkerThreads(browser) {
  * @param {number} root
  * @returns {number[]}
  */
-function processTree(root) {
+export function processTree(root) {
   /** @type {Map<number, number[]>} */
   const children = new Map();
   for (const entry of readdirSync('/proc')) {
