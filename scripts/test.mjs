@@ -217,6 +217,8 @@ function countResults(label, { report, failuresFile, exitCode }, rerun = new Set
     groups.set(group, counts);
   }
   const failed = [...groups.values()].reduce((sum, counts) => sum + counts.failed, 0);
+  // A run with files to run again exited non-zero for their failures, so an error outside
+  // any test is not told from them here; their second run is checked as every run is.
   if (failed === 0 && rerun.size === 0 && exitCode !== 0) {
     console.log(
       `vitest (${label}) failed outside any single test (a suite did not load, an unhandled error, or a hang).`,
