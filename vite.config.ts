@@ -4,14 +4,7 @@ import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config
 import type { BrowserProviderOption } from 'vitest/node';
 import { puppeteerFirefox } from './scripts/browsers/firefox-provider.mjs';
 import { webkitGtk } from './scripts/browsers/webkit-provider.mjs';
-import {
-  chromiumArgs,
-  chromiumPath,
-  firefoxPath,
-  webkitBrowserPath,
-  webkitDriverPath,
-  xvfbPath,
-} from './scripts/browsers.mjs';
+import { chromiumArgs, chromiumPath, firefoxPath, webkitOptions } from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
 import { goOffline } from './test/setup/network.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
@@ -170,11 +163,7 @@ export default defineConfig({
         screenshotFailures: false,
       }),
       browserProject('webkit', {
-        provider: webkitGtk({
-          driverPath: webkitDriverPath,
-          browserPath: webkitBrowserPath,
-          xvfbPath,
-        }),
+        provider: webkitGtk(webkitOptions),
         screenshotFailures: false,
       }),
       e2eProject('chromium'),

@@ -36,6 +36,16 @@ export const webkitBrowserPath =
 /** Path of the X server that gives MiniBrowser a display when there is none (`AIRLOCK_XVFB`). */
 export const xvfbPath = process.env.AIRLOCK_XVFB ?? '/usr/bin/Xvfb';
 
+/**
+ * What starts a WebKitGTK session (`scripts/browsers/webkit-session.mjs`): the paths above.
+ * @type {import('./browsers/webkit-session.mjs').WebkitOptions}
+ */
+export const webkitOptions = {
+  driverPath: webkitDriverPath,
+  browserPath: webkitBrowserPath,
+  xvfbPath,
+};
+
 /** Flags for a headless Chromium running as root on a machine with no outside network. */
 export const chromiumArgs = [
   '--no-sandbox',

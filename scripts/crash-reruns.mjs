@@ -1,10 +1,11 @@
-// Which test files `scripts/test.mjs` runs once more: those an engine crashed under. WebKitGTK's
-// web process has crashed (MiniBrowser: "WebProcess CRASHED") on a reload of the demo in two
-// CI runs and in none of the runs here; a crash ends the page, so every test after it in the
-// file fails too. Such a file is run again, once, and its second run's results count.
+// Which test files `scripts/test.mjs` runs once more: those an engine crashed under. A crash
+// ends the page, so every test after it in the file fails too; the file's second run counts
+// instead (docs/contributing.md says when WebKitGTK's web process has done this).
 
-/** The error name that marks an engine crash (`scripts/browsers/webkit-session.mjs`). */
-export const ENGINE_CRASH = 'WebProcessCrashed';
+import { WebProcessCrashed } from './browsers/webkit-session.mjs';
+
+/** The name of the errors that mark an engine crash: their class's. */
+export const ENGINE_CRASH = WebProcessCrashed.name;
 
 /**
  * The files whose every failure is an engine crash, each with the project it ran in. A file

@@ -68,7 +68,7 @@ const reruns = [];
 for (const run of runs) {
   console.log(`\n── ${run.projects.join(' + ')} ──`);
   const first = runVitest(run.label, run.projects, process.argv.slice(2));
-  const crashed = filesToRerun(readFailures(first.failuresFile));
+  const crashed = filesToRerun(first.failures);
   const counted = countResults(run.label, first, new Set(crashed.map(({ file }) => file)));
   for (const [index, { file, project }] of crashed.entries()) {
     const shown = relative(process.cwd(), file);
@@ -140,7 +140,7 @@ function runVitest(label, projects, args) {
       `vitest (${label}) did not finish: ${vitest.error?.message ?? `killed by ${vitest.signal}`}.`,
     );
   }
-  return { report, failuresFile, exitCode: vitest.status ?? 1 };
+  return { report, failures: readFailures(failuresFile), exitCode: vitest.status ?? 1 };
 }
 
 /**
@@ -163,7 +163,13 @@ function suiteRank(group) {
   );
 }
 
-/** @typedef {{ report: string; failuresFile: string; exitCode: number }} VitestRun */
+/**
+ * @typedef {{
+ *   report: string;
+ *   failures: import('./failure-reporter.mjs').Failure[];
+ *   exitCode: number;
+ * }} VitestRun
+ */
 
 /**
  * Counts one run's JSON report per suite: unit, the soak smoke, e2e, the example app, and
@@ -175,7 +181,7 @@ function suiteRank(group) {
  * @param {ReadonlySet<string>} [rerun]
  * @returns {Map<string, { passed: number; failed: number; skipped: number }>}
  */
-function countResults(label, { report, failuresFile, exitCode }, rerun = new Set()) {
+function countResults(label, { report, failures: reasons, exitCode }, rerun = new Set()) {
   /** @type {Map<string, { passed: number; failed: number; skipped: number }>} */
   const groups = new Map();
   if (!existsSync(report)) {
@@ -186,7 +192,6 @@ function countResults(label, { report, failuresFile, exitCode }, rerun = new Set
     /** @type {{ numFailedTestSuites: number; testResults: Array<{ name: string; assertionResults: Array<{ status: string; fullName: string }> }> }} */ (
       JSON.parse(readFileSync(report, 'utf8'))
     );
-  const reasons = readFailures(failuresFile);
   for (const file of results.testResults) {
     if (rerun.has(file.name)) continue;
     const group = /\/test\/browser\//.test(file.name)

@@ -3,12 +3,7 @@
 // BiDi, WebKit through WebKitWebDriver: Playwright drives neither engine's Debian build.
 
 import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
-import {
-  firefoxPath,
-  webkitBrowserPath,
-  webkitDriverPath,
-  xvfbPath,
-} from '../../scripts/browsers.mjs';
+import { firefoxPath, webkitOptions } from '../../scripts/browsers.mjs';
 
 const PAGE_TIMEOUT_MS = 1_200_000;
 
@@ -53,11 +48,7 @@ async function runInFirefox(url) {
 
 /** @param {string} url */
 async function runInWebkit(url) {
-  const session = await WebkitSession.start({
-    driverPath: webkitDriverPath,
-    browserPath: webkitBrowserPath,
-    xvfbPath,
-  });
+  const session = await WebkitSession.start(webkitOptions);
   try {
     await session.navigate(url);
     const deadline = Date.now() + PAGE_TIMEOUT_MS;

@@ -217,7 +217,7 @@ const WEB_PROCESS_CRASHED = 'WebProcess CRASHED';
  */
 export class WebProcessCrashed extends Error {
   /** @override */
-  name = 'WebProcessCrashed';
+  name = WebProcessCrashed.name;
 }
 
 /** A TCP port nobody listens on right now. */

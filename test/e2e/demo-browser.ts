@@ -9,9 +9,7 @@ import {
   chromiumPath,
   firefoxLaunchOptions,
   firefoxPath,
-  webkitBrowserPath,
-  webkitDriverPath,
-  xvfbPath,
+  webkitOptions,
 } from '../../scripts/browsers.mjs';
 import { type DemoPage, WAIT_MS } from './demo-page';
 import { puppeteerDemoPage } from './puppeteer-page';
@@ -80,11 +78,7 @@ export async function openDemoBrowser(
  * put in the page after each navigation collects them (errors before it are missed).
  */
 async function openWebkit(options: DemoBrowserOptions): Promise<DemoBrowser> {
-  const session = await WebkitSession.start({
-    driverPath: webkitDriverPath,
-    browserPath: webkitBrowserPath,
-    xvfbPath,
-  });
+  const session = await WebkitSession.start(webkitOptions);
   const errors: string[] = [];
   const execute = (script: string) =>
     session.command('POST', `/session/${session.id}/execute/sync`, { script, args: [] });

@@ -5,12 +5,11 @@
  * as a failed assertion of WebKit's own sends it (a SIGSEGV sent from outside is ignored
  * by JavaScriptCore's signal handler).
  */
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
-import { webkitBrowserPath, webkitDriverPath, xvfbPath } from '../../scripts/browsers.mjs';
+import { webkitOptions } from '../../scripts/browsers.mjs';
 import { ENGINE_CRASH } from '../../scripts/crash-reruns.mjs';
-import { processTree } from '../setup/worker-threads.mjs';
+import { processName, processTree } from '../setup/worker-threads.mjs';
 
 const ENGINE = process.env.AIRLOCK_E2E_BROWSER ?? 'chromium';
 
@@ -25,11 +24,7 @@ afterEach(async () => {
 });
 
 async function startSession(): Promise<WebkitSession> {
-  session = await WebkitSession.start({
-    driverPath: webkitDriverPath,
-    browserPath: webkitBrowserPath,
-    xvfbPath,
-  });
+  session = await WebkitSession.start(webkitOptions);
   await session.navigate('data:text/html,<title>crash</title>');
   return session;
 }
@@ -56,9 +51,7 @@ describe.runIf(ENGINE === 'webkit')("a crash of WebKit's web process", () => {
     expect(await started.execute('return document.title;')).toBe('crash');
     const root = started.driverPid;
     if (root === undefined) throw new Error('The driver has no process id.');
-    const pages = processTree(root).filter(
-      (pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === WEB_PROCESS,
-    );
+    const pages = processTree(root).filter((pid) => processName(pid) === WEB_PROCESS);
     expect(pages.length).toBeGreaterThan(0);
     for (const pid of pages) process.kill(pid, 'SIGABRT');
 

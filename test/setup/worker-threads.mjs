@@ -87,6 +87,14 @@ export function processTree(root) {
 }
 
 /**
+ * The name Linux gives process `pid` (cut to 15 characters); `undefined` once it is gone.
+ * @param {number} pid
+ */
+export function processName(pid) {
+  return readStat(`/proc/${pid}/stat`)?.name;
+}
+
+/**
  * The threads of process `pid` whose name starts with `name`.
  * @param {number} pid
  * @param {string} name
