@@ -14,6 +14,7 @@
 //   npm run bench:first-text -- --warm --against=HEAD~1   each page's runs one conversation
 //   npm run bench:first-text -- --fresh --pages=20        each page's second run only
 //   npm run bench:first-text -- --latency=50 --against=HEAD~1   each reply 50 ms late
+//   npm run bench:first-text -- --phases                  where the time goes, per phase
 //
 // `--warm` makes each page's runs the turns of one conversation, so Airlock's runs after the
 // first build on a stored history. The raw loop keeps none and sends each run alone, so
@@ -28,9 +29,13 @@
 // the machine's two cores with the server and the browser, as it does at zero latency: what
 // is left is what a real network sees of the path to the first token. Times include the
 // latency.
+//
+// `--phases` also times each run's way through its worker (see lib/first-text-phases.mjs):
+// the conversation's lock, the request, the input's write, the headers, the first text sent.
 import { chromium } from 'playwright';
 import { createServer } from 'vite';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
+import { PHASES, phaseTable, probeLoopWorker, takePhases } from './lib/first-text-phases.mjs';
 import { startModelServerProcess } from './lib/model-server-process.mjs';
 import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
 import { exportSource, option, pagesOption, servePageFrom } from './lib/revision-builds.mjs';
@@ -44,6 +49,7 @@ const RUNS_PER_PAGE = process.argv.includes('--fresh') ? 2 : 11;
 const pages = pagesOption(4);
 const against = option('against');
 const warm = process.argv.includes('--warm');
+const phases = process.argv.includes('--phases');
 const latency = option('latency');
 if (latency !== undefined && !/^\d+$/.test(latency))
   throw new Error(`--latency must be a whole number of milliseconds (got ${latency}).`);
@@ -84,6 +90,8 @@ const browser = await chromium.launch({
 });
 /** @type {Record<string, number[]>} */
 const firstText = Object.fromEntries(entrants.map(({ label }) => [label, []]));
+/** @type {Record<string, Partial<Record<(typeof PHASES)[number], number>>[]>} */
+const phasesOf = Object.fromEntries(entrants.map(({ label }) => [label, []]));
 try {
   for (let round = 0; round < pages; round++) {
     for (const { label, contestant, origin } of entrants) {
@@ -95,11 +103,15 @@ try {
           contestant,
           Array.from({ length: RUNS_PER_PAGE }, () => scenario),
         );
+        const worker = phases ? await probeLoopWorker(page) : undefined;
         for (let index = 0; index < RUNS_PER_PAGE; index++) {
           const sample = await run(page, contestant);
           await verify(page, contestant);
+          const runPhases = worker && (await takePhases(page, worker, contestant));
           // The first run of each page warms it up.
-          if (index > 0) firstText[label]?.push(sample.firstTextMs);
+          if (index === 0) continue;
+          firstText[label]?.push(sample.firstTextMs);
+          if (runPhases) phasesOf[label]?.push(runPhases);
         }
       } finally {
         await page.close();
@@ -124,6 +136,7 @@ for (const { label } of entrants) {
     `${label.padEnd(width)}  first text ${p50} ms p50 (${min}–${max}, p95 ${p95}; ${n} runs)`,
   );
 }
+if (phases) for (const line of phaseTable(phasesOf, firstText, summarize)) console.log(line);
 const raw = summaries['raw-worker']?.p50 ?? Number.NaN;
 for (const { label } of entrants.filter((entrant) => entrant.contestant === 'airlock')) {
   const excess = (summaries[label]?.p50 ?? Number.NaN) - raw;

@@ -12,6 +12,7 @@
  *   setUp(name: ContestantName, scenarios: readonly string[]): Promise<void>;
  *   run(name: ContestantName): Promise<RunSample>;
  *   verify(name: ContestantName): Promise<string[]>;
+ *   lastRunStartedAt(name: ContestantName): number;
  *   portThroughput(count: number): Promise<number>;
  * }} BenchApi
  */

@@ -65,6 +65,8 @@ interface Entrant {
   runs: number;
   /** The last run's outcome and the text deltas the page got from it. */
   last?: { outcome: RunOutcome; textDeltas: number } | undefined;
+  /** When the last run was called, in ms since the epoch (`performance.timeOrigin` based). */
+  lastStartedAt?: number;
 }
 
 const entrants = new Map<ContestantName, Entrant>();
@@ -110,6 +112,7 @@ async function run(name: ContestantName): Promise<RunSample> {
   let firstText = Number.NaN;
   let lastText = Number.NaN;
   const started = performance.now();
+  current.lastStartedAt = performance.timeOrigin + started;
   const outcome = await current.contestant.run(INPUT, {
     onText: () => {
       lastText = performance.now();
@@ -164,6 +167,17 @@ async function verify(name: ContestantName): Promise<string[]> {
   return problems;
 }
 
+/**
+ * When the contestant's last run was called, on the clock workers share with the page
+ * (`performance.timeOrigin + performance.now()`): what `npm run bench:first-text -- --phases`
+ * measures the worker's marks from.
+ */
+function lastRunStartedAt(name: ContestantName): number {
+  const startedAt = entrant(name).lastStartedAt;
+  if (startedAt === undefined) throw new Error(`${name} has not run yet.`);
+  return startedAt;
+}
+
 /** Raw MessagePort throughput: a worker posts `count` small messages; events per second at the page. */
 async function portThroughput(count: number): Promise<number> {
   const worker = new Worker(new URL('./workers/port-flood.worker.ts', import.meta.url), {
@@ -197,6 +211,8 @@ async function modalities(
   return runModality(modelServerUrl, contestant, kind, runs);
 }
 
-Object.assign(globalThis, { bench: { setUp, run, verify, portThroughput, modalities } });
+Object.assign(globalThis, {
+  bench: { setUp, run, verify, lastRunStartedAt, portThroughput, modalities },
+});
 document.getElementById('log')!.textContent = 'ready';
 (globalThis as { benchReady?: boolean }).benchReady = true;
