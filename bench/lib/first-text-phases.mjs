@@ -17,6 +17,13 @@ export const PHASES = /** @type {const} */ ([
   'first text sent',
 ]);
 
+/**
+ * The name of a conversation's Web Lock (`airlock:<database>:conversation:<id>`) and not of
+ * the locks of its run's relay to other tabs, whose names go on after the id
+ * (`…:<id>:relay:watch`). The bench's conversation ids are UUIDs, without a colon.
+ */
+export const CONVERSATION_LOCK = /^airlock:.+:conversation:[^:]+$/;
+
 /** Workers that run a contestant's loop, by their script's name. */
 const LOOP_WORKER = /airlock-agent\.worker|raw-loop\.worker/;
 
@@ -31,7 +38,8 @@ export async function probeLoopWorker(page) {
       predicate: (each) => LOOP_WORKER.test(each.url()),
       timeout: 30_000,
     }));
-  await worker.evaluate(() => {
+  await worker.evaluate((conversationLock) => {
+    const isConversationLock = new RegExp(conversationLock);
     const scope = /** @type {any} */ (globalThis);
     if (scope.firstTextPhases) return;
     /** @type {{ marks: [string, number][]; textSent: boolean }} */
@@ -56,7 +64,7 @@ export async function probeLoopWorker(page) {
       /** @type {string} */ name,
       /** @type {any[]} */ ...rest
     ) => {
-      if (!name.includes(':conversation:')) return requestLock(name, ...rest);
+      if (!isConversationLock.test(name)) return requestLock(name, ...rest);
       mark('lock asked');
       const callback = rest.pop();
       return requestLock(name, ...rest, (/** @type {Lock | null} */ lock) => {
@@ -92,7 +100,7 @@ export async function probeLoopWorker(page) {
     watchPosts(MessagePort.prototype);
     // A global scope's operations are its own properties, not its prototype's.
     watchPosts(/** @type {any} */ (globalThis));
-  });
+  }, CONVERSATION_LOCK.source);
   return worker;
 }
 

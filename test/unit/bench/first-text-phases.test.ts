@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { phasesFrom, phaseTable } from '../../../bench/lib/first-text-phases.mjs';
+import {
+  CONVERSATION_LOCK,
+  phasesFrom,
+  phaseTable,
+} from '../../../bench/lib/first-text-phases.mjs';
 import { summarize } from '../../../bench/stats';
+import {
+  relayChannelName,
+  relayPresenceLockName,
+  relayWatchLockName,
+} from '../../../src/protocol/tab-relay';
+import { conversationLockName } from '../../../src/worker/conversation-lock';
 
 describe("a run's phases on the way to its first text", () => {
   it("takes each phase's first mark from the run's call on, in ms from it", () => {
@@ -43,6 +53,15 @@ describe("a run's phases on the way to its first text", () => {
       ),
     ).toEqual({ 'request sent': 1 });
     expect(phasesFrom([], 0)).toEqual({});
+  });
+
+  it("times the conversation's lock, not the locks of its run's relay to other tabs", () => {
+    const database = `airlock-bench-${crypto.randomUUID()}`;
+    const conversationId = crypto.randomUUID();
+    const channel = relayChannelName(database, conversationId);
+    expect(CONVERSATION_LOCK.test(conversationLockName(database, conversationId))).toBe(true);
+    expect(CONVERSATION_LOCK.test(relayWatchLockName(channel))).toBe(false);
+    expect(CONVERSATION_LOCK.test(relayPresenceLockName(channel, crypto.randomUUID()))).toBe(false);
   });
 
   it("tabulates each phase's median per entrant, with a dash for a phase it never has", () => {
