@@ -3,15 +3,17 @@
 // page's call. Probes are put into the worker from outside, around the platform functions
 // every contestant calls, so nothing of Airlock's source changes for them: `fetch` (the
 // request leaves, its headers come), Web Locks (the conversation's lock asked for and held),
-// IndexedDB (the first write with messages committed: the run's input) and `postMessage`
-// (the first message carrying a text delta). They add a little work to the path they time,
-// so their figures say where the time goes, not what the verdict reads.
+// IndexedDB (the first write with messages, the run's input: its transaction opened, and
+// committed) and `postMessage` (the first message carrying a text delta). They add a little
+// work to the path they time, so their figures say where the time goes, not what the verdict
+// reads.
 
 /** Phases in the order a run goes through them; a contestant without one shows `-`. */
 export const PHASES = /** @type {const} */ ([
   'lock asked',
   'lock held',
   'request sent',
+  'input write opened',
   'input stored',
   'headers',
   'first text sent',
@@ -81,8 +83,10 @@ export async function probeLoopWorker(page) {
     ) {
       const opened = transaction.call(this, stores, mode, options);
       const names = typeof stores === 'string' ? [stores] : [...stores];
-      if (mode === 'readwrite' && names.includes('messages'))
+      if (mode === 'readwrite' && names.includes('messages')) {
+        mark('input write opened');
         opened.addEventListener('complete', () => mark('input stored'));
+      }
       return opened;
     };
 

@@ -23,6 +23,7 @@ describe("a run's phases on the way to its first text", () => {
           ['lock asked', 1_001.5],
           ['lock held', 1_002],
           ['request sent', 1_003],
+          ['input write opened', 1_004],
           ['headers', 1_011],
           ['input stored', 1_012.5],
           // A later step's write and request: not this run's first.
@@ -36,6 +37,7 @@ describe("a run's phases on the way to its first text", () => {
       'lock asked': 1.5,
       'lock held': 2,
       'request sent': 3,
+      'input write opened': 4,
       headers: 11,
       'input stored': 12.5,
       'first text sent': 15,
