@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { figuresOnTheirBound } from '../../../bench/lib/targets.mjs';
+import {
+  figuresOnTheirBound,
+  firstTextExcessByRound,
+  judgeTargets,
+} from '../../../bench/lib/targets.mjs';
 
 const summary = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -118,5 +122,71 @@ describe('the figures whose rounds fall on both sides of their bound', () => {
       { round: 3, pageJsMs: 2.9, firstTextMs: 12 },
     ];
     expect(figuresOnTheirBound(pairs, steadyDelivery)).toEqual([]);
+  });
+});
+
+describe("Airlock's first text against the others, round by round", () => {
+  it("takes each round's median of its page's timed runs, against the same round of each other", () => {
+    const rounds = conversation([
+      { pageJsMs: 4, firstTextMs: 30, firstTextRunsMs: [30, 22, 21] },
+      { pageJsMs: 4, firstTextMs: 19 },
+      { pageJsMs: 4, firstTextMs: 25, firstTextRunsMs: [25, 24, 18] },
+    ]);
+    expect(firstTextExcessByRound(rounds.contestants, 'raw-page')).toEqual([
+      { round: 1, overRaw: 2, overPeer: 12 },
+      { round: 2, overRaw: -1, overPeer: 9 },
+      { round: 3, overRaw: 4, overPeer: 14 },
+    ]);
+  });
+
+  it('leaves out a round that Airlock, the raw worker or the peer lacks', () => {
+    const rounds = conversation([
+      { pageJsMs: 4, firstTextMs: 21 },
+      { pageJsMs: 4, firstTextMs: 22 },
+      { pageJsMs: 4, firstTextMs: 23 },
+    ]);
+    rounds.contestants['raw-worker'].samples = rounds.contestants['raw-worker'].samples.filter(
+      (sample) => sample.round !== 2,
+    );
+    rounds.contestants['raw-page'].samples = rounds.contestants['raw-page'].samples.filter(
+      (sample) => sample.round !== 3,
+    );
+    expect(firstTextExcessByRound(rounds.contestants, 'raw-page')).toEqual([
+      { round: 1, overRaw: 1, overPeer: 11 },
+    ]);
+  });
+
+  it('gives the verdict the spread of the excess over the raw loop', () => {
+    const { contestants } = conversation([
+      { pageJsMs: 4, firstTextMs: 21 },
+      { pageJsMs: 4, firstTextMs: 18.5 },
+      { pageJsMs: 4, firstTextMs: 24 },
+    ]);
+    const results = {
+      scenario: { textDeltas: 2_000, steps: 5 },
+      contestants: {
+        airlock: { label: 'Airlock', ...contestants.airlock },
+        'raw-worker': { label: 'hand-written loop, worker', ...contestants['raw-worker'] },
+        'raw-page': { label: 'hand-written loop, page', ...contestants['raw-page'] },
+      },
+      perStep: {
+        extraMsPerStep: 0,
+        overheadPercent: 0,
+        overheadPercentPerRound: summary([0]),
+        airlockMsPerStep: summary([40]),
+        rawWorkerMsPerStep: summary([40]),
+      },
+      delivery: { summary: {} },
+      bundles: {
+        airlockLibrary: {
+          page: { bytes: 20_000, gzipBytes: 4_000, chunks: 1, largest: [] },
+          worker: { bytes: 400_000, gzipBytes: 120_000, chunks: 1, largest: [] },
+        },
+      },
+    };
+    const firstText = judgeTargets(results, undefined).find(({ key }) => key === 'first-text');
+    expect(firstText?.measured).toContain(
+      'raw loop in a worker 20.0 ms (+1.0; round by round -1.5 to +4.0)',
+    );
   });
 });
