@@ -24,7 +24,7 @@
  *   loop: 'page' | 'worker';
  *   kind: 'library' | 'baseline';
  *   summary: Record<string, Summary>;
- *   samples: readonly { round: number; pageJsMs?: number | undefined; firstTextMs: number; firstTextRunsMs?: readonly number[] | undefined }[];
+ *   samples: readonly RoundSample[];
  * }} RoundsOf
  */
 /**
@@ -90,6 +90,16 @@ export function bestPagePeer(results, metric, librariesOnly = false) {
 }
 
 /**
+ * `name`'s page of `round`, if it has one: rounds are paired by their number, since a
+ * contestant whose page failed has no sample for that round.
+ * @param {Record<string, { samples: readonly RoundSample[] }>} contestants
+ * @param {string} name
+ * @param {number | undefined} round
+ */
+const sampleInRound = (contestants, name, round) =>
+  contestants[name]?.samples.find((sample) => sample.round === round);
+
+/**
  * Airlock's page JS time as a percentage of `peer`'s, round by round: each Airlock run
  * against the peer's run of the same round (they ran back to back); a round either one
  * lacks is left out.
@@ -99,9 +109,7 @@ export function bestPagePeer(results, metric, librariesOnly = false) {
  */
 function pageJsPercentByRound(contestants, peer) {
   return (contestants.airlock?.samples ?? []).flatMap((sample) => {
-    const peerJs = contestants[peer]?.samples.find(
-      (other) => other.round === sample.round,
-    )?.pageJsMs;
+    const peerJs = sampleInRound(contestants, peer, sample.round)?.pageJsMs;
     return typeof sample.pageJsMs === 'number' && typeof peerJs === 'number' && peerJs > 0
       ? [(sample.pageJsMs / peerJs) * 100]
       : [];
@@ -111,7 +119,7 @@ function pageJsPercentByRound(contestants, peer) {
 /**
  * How far Airlock's first text is behind the raw loop in a worker and behind `peer`, round
  * by round: each round's figure is the median of its page's timed runs, against the same
- * round's pages of the others; a round either one lacks is left out.
+ * round's pages of the others; a round any of the three lacks is left out.
  * @param {Record<string, { samples: readonly RoundSample[] }>} contestants
  * @param {string} peer
  * @returns {{ round: number; overRaw: number; overPeer: number }[]}
@@ -119,7 +127,7 @@ function pageJsPercentByRound(contestants, peer) {
 export function firstTextExcessByRound(contestants, peer) {
   /** A round's first text: the median of the page's timed runs. */
   const firstTextOf = (/** @type {string} */ name, /** @type {number} */ round) => {
-    const sample = contestants[name]?.samples.find((each) => each.round === round);
+    const sample = sampleInRound(contestants, name, round);
     const runs =
       sample?.firstTextRunsMs ?? (sample?.firstTextMs === undefined ? [] : [sample.firstTextMs]);
     return runs.length > 0 ? median(runs) : undefined;
