@@ -23,6 +23,7 @@ export const airlockAliases = [
   { find: /^airlock-agents\/proxy$/, replacement: source('proxy.ts') },
   { find: /^airlock-agents\/ai-sdk$/, replacement: source('ai-sdk.ts') },
   { find: /^airlock-agents\/otel$/, replacement: source('otel.ts') },
+  { find: /^airlock-agents\/tabs$/, replacement: source('tabs.ts') },
 ];
 
 /**
@@ -117,6 +118,7 @@ export default defineConfig({
         proxy: source('proxy.ts'),
         'ai-sdk': source('ai-sdk.ts'),
         otel: source('otel.ts'),
+        tabs: source('tabs.ts'),
       },
       formats: ['es'],
     },

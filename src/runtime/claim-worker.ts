@@ -5,7 +5,7 @@
  * entry's own chunk. Serving twice would put a second, never configured service on the same
  * messages, and it would take over the run's port from the first.
  */
-export function claimWorker(role: 'agent' | 'tools'): boolean {
+export function claimWorker(role: 'agent' | 'tools' | 'tabs'): boolean {
   const key = Symbol.for(`airlock-agents.serving.${role}`);
   const scope = globalThis as unknown as Record<symbol, true | undefined>;
   if (scope[key]) return false;
