@@ -34,6 +34,8 @@ export interface AgentSetup {
   readonly worker: Worker;
   /** Why the app's factory could not create the worker, if it threw. */
   readonly createError?: { readonly error: unknown };
+  /** The port to the app's tab hub, for the agent worker, when `tabs` is given. */
+  readonly tabHub?: MessagePort;
   readonly config: AgentConfig;
   readonly tools: readonly Tool[];
   readonly toolsets: readonly ToolsetOptions[];
@@ -115,6 +117,7 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
   };
   // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
   // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
+  const tabHub = options.tabs === undefined ? undefined : startTabHub(options.tabs);
   let createError: { readonly error: unknown } | undefined;
   let worker: Worker;
   try {
@@ -126,6 +129,7 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
   return {
     worker,
     ...(createError ? { createError } : {}),
+    ...(tabHub ? { tabHub } : {}),
     config,
     tools,
     toolsets,
@@ -169,6 +173,31 @@ export function resumeStart(runId: string, options: Omit<RunOptions, 'conversati
     ...runOverrides(options),
   };
   return { request: { resume }, tools: runTools(options.tools) };
+}
+
+/**
+ * A port to the tab hub the app's factory starts, for the agent worker. A factory that throws
+ * (no `SharedWorker` in this browser, a CSP that refuses it) is `worker-load-failed`, one that
+ * returns something else `invalid-options`: either way no worker starts.
+ */
+function startTabHub(factory: () => SharedWorker): MessagePort {
+  let hub: unknown;
+  try {
+    hub = factory();
+  } catch (error) {
+    throw new AirlockError(
+      'worker-load-failed',
+      `The tab hub could not be started: ${error instanceof Error ? error.message : String(error)}. Give \`tabs\` only where SharedWorker exists.`,
+      { cause: error, details: { field: 'tabs' } },
+    );
+  }
+  const port = (hub as { port?: unknown } | null)?.port;
+  if (!(port instanceof MessagePort))
+    throw invalidField(
+      'tabs',
+      '`tabs` must return a SharedWorker (one whose entry calls serveTabs()).',
+    );
+  return port;
 }
 
 /** What stands in for a worker the factory could not create: it never answers, and ends at once. */

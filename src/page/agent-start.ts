@@ -91,6 +91,7 @@ export function startAgent(
             serveOnPort(toolHost),
             serveOnPort(spawner),
             serveOnPort(lazyGuardrailHost(setup.guardrails)),
+            ...(setup.tabHub ? [transfer(setup.tabHub, [setup.tabHub])] : []),
           ),
       )
       .then((result) => {

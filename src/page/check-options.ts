@@ -72,6 +72,7 @@ const budgetCheck = optional(
 const AGENT_OPTIONS = shapeCheck(
   {
     worker: functionCheck,
+    tabs: optional(functionCheck),
     model: shapeCheck({
       baseURL: optional(baseUrlCheck),
       model: nonBlank,

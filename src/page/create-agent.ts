@@ -28,6 +28,14 @@ export interface AgentOptions {
    * The entry calls `serveAgent()` from `airlock-agents/worker`.
    */
   readonly worker: () => Worker;
+  /**
+   * Starts the app's tab hub, through which runs are seen, stopped and answered in other tabs
+   * (`agent.watch`): `() => new SharedWorker(new URL('./tabs.worker.ts', import.meta.url),
+   * { type: 'module', name: 'airlock-tabs' })`, whose entry calls `serveTabs()` from
+   * `airlock-agents/tabs`. Without it a watch sees this agent's own runs only. Give it only
+   * where `SharedWorker` exists: a factory that throws fails `ready` with `worker-load-failed`.
+   */
+  readonly tabs?: () => SharedWorker;
   /** The model endpoint. A relative `baseURL` (e.g. `/llm/v1`) is resolved against the page. */
   readonly model: ModelConfig;
   /** The system prompt. */

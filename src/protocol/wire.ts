@@ -252,6 +252,8 @@ export interface AgentWorkerApi {
     pageTools: ToolHost,
     sandboxes: SandboxSpawner,
     guardrails: GuardrailHost,
+    /** A port to the app's tab hub (`AgentOptions.tabs`): runs are relayed to other tabs there. */
+    tabHub?: MessagePort,
   ): Promise<ConfigureResult>;
   /** `runTools` serves the request's `tools` (absent when it has none). */
   run(request: RunRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;

@@ -122,10 +122,11 @@ export class AgentService implements AgentWorkerApi {
   /** The watches of this worker's page, closed with the agent. */
   readonly #watches = new Set<ConversationWatch>();
   /**
-   * The relays of the agent's runs, made when the agent is configured (their code loads then:
-   * no run opens a relay before the agent is ready); undefined without `BroadcastChannel`
-   * (very old engines), where runs are not watchable. A failed load fails the runs that
-   * await it, not the start.
+   * The relays of the agent's runs and the channels its watches open, on the app's tab hub
+   * (every tab of the origin) or on a hub of this worker's own (this agent's watches only).
+   * Made when the agent is configured (their code loads then: no run opens a relay before
+   * the agent is ready); undefined without Web Locks (very old engines), where runs are not
+   * watchable. A failed load fails the runs and watches that await it, not the start.
    */
   #relays: Promise<RunRelays> | undefined;
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
@@ -166,18 +167,23 @@ export class AgentService implements AgentWorkerApi {
     pageTools: Comlink.Remote<ToolHost>,
     sandboxes: Comlink.Remote<SandboxSpawner>,
     guardrails: Comlink.Remote<GuardrailHost>,
+    tabHub?: MessagePort,
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
+      if (tabHub !== undefined && !(tabHub instanceof MessagePort))
+        throw new AirlockError('invalid-options', 'The tab hub must arrive as a MessagePort.', {
+          details: { field: 'tabs' },
+        });
       const chatModel = this.#chatModel(config.model);
       // Loaded only for an agent that has rules: most agents do not learn.
       const rules = config.memory.learn?.rules ?? [];
       const learnRules =
         rules.length > 0 ? (await import('../memory/learn-rules')).compileRules(rules) : [];
-      if (typeof BroadcastChannel === 'function') {
+      if (typeof navigator !== 'undefined' && navigator.locks) {
         const { database } = config.memory;
         this.#relays = settledLater(
-          import('./run-relay').then(({ RunRelays }) => new RunRelays(database)),
+          import('./run-relay').then(({ RunRelays }) => new RunRelays(database, tabHub)),
         );
       }
       const store = await this.#startStore(config);
@@ -500,12 +506,19 @@ export class AgentService implements AgentWorkerApi {
     );
     const setup = await this.#setup;
     const { database } = setup.config.memory;
+    const relays = await this.#relays;
+    if (relays === undefined)
+      throw new AirlockError(
+        'invalid-usage',
+        'This browser has no Web Locks: runs cannot be watched.',
+      );
     // Loaded here, so agents that never watch never load the relay's parser.
     const { ConversationWatch } = await import('./conversation-watch');
     const watch = new ConversationWatch(
       {
         database,
         conversationId,
+        channels: relays.channels,
         channelName: relayChannelName(database, conversationId),
         lockName: conversationLockName(database, conversationId),
         store: setup.store,

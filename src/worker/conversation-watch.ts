@@ -13,6 +13,7 @@ import {
   watchesChannelName,
 } from '../protocol/tab-relay';
 import { randomId } from '../runtime/random-id';
+import type { TabChannel, TabChannels } from '../tabs/tab-channels';
 import { markRunInterrupted } from './interrupted-runs';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
 import { listenerOfLock, parseWatchesMessage } from './watched-conversations';
@@ -40,10 +41,14 @@ const MAX_WARNINGS = 20;
 /** Run ids a watch remembers as ended, to ignore their late messages. */
 const MAX_ENDED_RUNS = 64;
 
-/** Where a watch looks: the database and conversation, its relay channel, its lock (for repairs) and the store. */
+/**
+ * Where a watch looks: the database and conversation, the tab hub's channels and its relay
+ * channel's name there, its lock (for repairs) and the store.
+ */
 export interface WatchTarget {
   readonly database: string;
   readonly conversationId: string;
+  readonly channels: TabChannels;
   readonly channelName: string;
   readonly lockName: string;
   readonly store: ConversationStore;
@@ -81,7 +86,7 @@ interface PendingControl {
 export class ConversationWatch {
   readonly #target: WatchTarget;
   readonly #port: MessagePort;
-  readonly #channel: BroadcastChannel;
+  readonly #channel: TabChannel;
   #current: FollowedRun | undefined;
   readonly #ended = new Set<string>();
   readonly #syncAsked = new Set<string>();
@@ -102,8 +107,8 @@ export class ConversationWatch {
     this.closed = new Promise((resolve) => {
       this.#markClosed = resolve;
     });
-    this.#channel = new BroadcastChannel(target.channelName);
-    this.#channel.onmessage = (message: MessageEvent<unknown>) => this.#receive(message.data);
+    this.#channel = target.channels.open(target.channelName);
+    this.#channel.onmessage = (message) => this.#receive(message.data);
     port.onmessage = (message: MessageEvent<unknown>) => {
       const parsed = parsePageToWatch(message.data);
       if (parsed) this.#fromPage(parsed);
@@ -148,12 +153,12 @@ export class ConversationWatch {
     const { held = [] } = await navigator.locks.query();
     const waiting = new Set(held.flatMap(({ name = '' }) => listenerOfLock(database, name) ?? []));
     if (waiting.size === 0 || this.#closed) return;
-    const channel = new BroadcastChannel(watchesChannelName(database));
+    const channel = this.#target.channels.open(watchesChannelName(database));
     const requestId = randomId('watching');
     try {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ANNOUNCE_TIMEOUT_MS);
-        channel.onmessage = ({ data }: MessageEvent<unknown>) => {
+        channel.onmessage = ({ data }) => {
           const message = parseWatchesMessage(data);
           if (message?.kind !== 'heard' || message.requestId !== requestId) return;
           waiting.delete(message.listener);

@@ -8,6 +8,12 @@ import {
   relayWatchLockName,
 } from '../protocol/tab-relay';
 import { randomId } from '../runtime/random-id';
+import {
+  ownTabChannels,
+  type TabChannel,
+  type TabChannels,
+  tabChannelsOver,
+} from '../tabs/tab-channels';
 import { WatchedConversations } from './watched-conversations';
 
 /** The relay's parser, loaded when a first message arrives: most runs are never watched. */
@@ -21,15 +27,16 @@ export interface RunRelayHandlers {
   readonly onApproval: (approvalId: string, approved: boolean, reason: string) => void;
 }
 
-/** The conversation a run is of, and what its worker knows of the conversation's watches. */
+/** The conversation a run is of, what its worker knows of the conversation's watches, and where it opens its channel. */
 export interface RelayWatches {
   readonly conversationId: string;
   readonly watched: WatchedConversations;
+  readonly channels: TabChannels;
 }
 
 /**
  * The running tab's end of a run's relay: every event of the run, numbered from 0
- * (`run-start`), on the conversation's `BroadcastChannel`; answers to `sync` (where the run
+ * (`run-start`), on the conversation's channel of the tab hub; answers to `sync` (where the run
  * is, for a watcher that joins late); and stops and decisions from watchers, applied through
  * the same gate as the page's own (so an approval id the run never issued is refused).
  * Opened by the worker that holds the conversation's lock, at `run-start`, and closed after
@@ -45,7 +52,8 @@ export interface RelayWatches {
  * lock, unless a watch announces itself while the run goes on.
  */
 export class RunRelay {
-  #channel: BroadcastChannel | undefined;
+  #channel: TabChannel | undefined;
+  readonly #channels: TabChannels;
   readonly #channelName: string;
   readonly #runId: string;
   readonly #handlers: RunRelayHandlers;
@@ -81,6 +89,7 @@ export class RunRelay {
     watches: RelayWatches,
   ) {
     this.#channelName = channelName;
+    this.#channels = watches.channels;
     this.#presenceLockName = relayPresenceLockName(channelName, runId);
     this.#runId = runId;
     this.#handlers = handlers;
@@ -119,8 +128,8 @@ export class RunRelay {
 
   /** Opens the run's channel, where watches send `sync`, stops and decisions. */
   #open(): void {
-    this.#channel = new BroadcastChannel(this.#channelName);
-    this.#channel.onmessage = (message: MessageEvent<unknown>) => {
+    this.#channel = this.#channels.open(this.#channelName);
+    this.#channel.onmessage = (message) => {
       this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
         this.#receive(schema, message.data);
         return schema;
@@ -305,15 +314,21 @@ export class RunRelay {
 
 /**
  * The relays of the runs of one database's conversations in this worker, which share what the
- * worker knows of the database's watches.
+ * worker knows of the database's watches, and the channels they and the worker's watches open.
  */
 export class RunRelays {
+  /**
+   * On the app's tab hub, when the page gave a port to it (every tab of the origin), or on a
+   * hub of this worker's own (this agent's watches only).
+   */
+  readonly channels: TabChannels;
   readonly #database: string;
   readonly #watched: WatchedConversations;
 
-  constructor(database: string) {
+  constructor(database: string, tabHub: MessagePort | undefined) {
     this.#database = database;
-    this.#watched = new WatchedConversations(database);
+    this.channels = tabHub ? tabChannelsOver(tabHub) : ownTabChannels();
+    this.#watched = new WatchedConversations(database, this.channels);
   }
 
   /** Opens the relay of run `runId` of `conversationId`, once the watches already there are known. */
@@ -322,11 +337,13 @@ export class RunRelays {
     return new RunRelay(relayChannelName(this.#database, conversationId), runId, handlers, {
       conversationId,
       watched: this.#watched,
+      channels: this.channels,
     });
   }
 
-  /** Stops hearing the database's watches. */
+  /** Stops hearing the database's watches, and lets the hub forget this worker. */
   close(): void {
     this.#watched.close();
+    this.channels.close();
   }
 }

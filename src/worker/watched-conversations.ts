@@ -6,6 +6,7 @@ import {
   watchesChannelName,
 } from '../protocol/tab-relay';
 import { randomId } from '../runtime/random-id';
+import type { TabChannel, TabChannels } from '../tabs/tab-channels';
 
 /**
  * The most conversations one worker notes as watched. Past it (only a script announcing
@@ -54,7 +55,7 @@ function isId(value: unknown): value is string {
  */
 export class WatchedConversations {
   readonly #database: string;
-  readonly #channel: BroadcastChannel;
+  readonly #channel: TabChannel;
   readonly #listener = randomId('listener');
   readonly #noted = new Set<string>();
   /** Set once the watch locks held were listed: until then, any conversation may be watched. */
@@ -79,11 +80,11 @@ export class WatchedConversations {
     this.#settle = resolve;
   });
 
-  constructor(database: string) {
+  constructor(database: string, channels: TabChannels) {
     this.#database = database;
     // Listening before the lock is held: a watch that lists the lock is heard.
-    this.#channel = new BroadcastChannel(watchesChannelName(database));
-    this.#channel.onmessage = ({ data }: MessageEvent<unknown>) => this.#receive(data);
+    this.#channel = channels.open(watchesChannelName(database));
+    this.#channel.onmessage = ({ data }) => this.#receive(data);
     navigator.locks
       .request(relayListenerLockName(database, this.#listener), () => this.#hold())
       // Unheard by watches, or unable to list their locks: the note is never trusted, and

@@ -27,6 +27,17 @@ export const testToolsWorker = () =>
  */
 export const WORKER_START_MS = 30_000;
 
+/**
+ * The tab hub every test agent is given, as an app gives its agents one: two agents of a test
+ * meet there as two tabs of an origin do.
+ */
+export function startTabHub(): SharedWorker {
+  return new SharedWorker(new URL('./fixtures/tabs.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'airlock-tabs',
+  });
+}
+
 /** An agent in a real worker, talking to `session`; disposed when the test ends. */
 export function agentFor(
   session: RemoteModelSession,
@@ -39,6 +50,7 @@ export function agentFor(
   const agent = createAgent({
     worker: () =>
       new Worker(new URL('./fixtures/agent.worker.ts', import.meta.url), { type: 'module' }),
+    tabs: startTabHub,
     model: { baseURL: session.baseURL, model: 'airlock-test-model', maxRetries: 2, ...model },
     startTimeoutMs: WORKER_START_MS,
     ...rest,

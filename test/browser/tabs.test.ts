@@ -9,10 +9,19 @@ import {
 import type { ScriptedTurn } from 'airlock-agents/testing/remote';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, deleteNoteTool, scriptModel, WORKER_START_MS } from './support';
+import { type TabChannel, tabChannelsOver } from '../../src/tabs/tab-channels';
+import { TabHub } from '../../src/tabs/tab-hub';
+import {
+  agentFor,
+  collect,
+  deleteNoteTool,
+  scriptModel,
+  startTabHub,
+  WORKER_START_MS,
+} from './support';
 
-// Two agents on one database are two agent workers sharing IndexedDB, Web Locks and
-// BroadcastChannel, exactly as two tabs of one origin do: one runs, the other watches.
+// Two agents on one database are two agent workers sharing IndexedDB, Web Locks and the
+// app's tab hub, exactly as two tabs of one origin do: one runs, the other watches.
 
 /** The events of a watch up to the end of the first run it sees (its `run-finish` or `run-error`). */
 async function watchOneRun(
@@ -33,16 +42,36 @@ function sharedPlace() {
   return { database: `test-${crypto.randomUUID()}`, conversationId: crypto.randomUUID() };
 }
 
-/** The relay channel of a conversation, as any same-origin script can open it. */
-function relayChannel(database: string, conversationId: string): BroadcastChannel {
-  const channel = new BroadcastChannel(`airlock:${database}:conversation:${conversationId}:relay`);
-  onTestFinished(() => channel.close());
+/**
+ * A channel of the app's tab hub, as a document of the origin can open it (it can start the
+ * app's SharedWorker): resolves once the hub has it open, so nothing posted after is missed.
+ */
+async function hubChannel(name: string): Promise<TabChannel> {
+  const channels = tabChannelsOver(startTabHub().port);
+  onTestFinished(() => channels.close());
+  // The hub handles a client's messages in order: once a post on a second channel of a name
+  // of its own has come back, the first channel is open too.
+  const channel = channels.open(name);
+  const probeName = `probe-${crypto.randomUUID()}`;
+  const listening = channels.open(probeName);
+  const heard = new Promise<void>((resolve) => {
+    listening.onmessage = () => resolve();
+  });
+  channels.open(probeName).postMessage('open?');
+  await heard;
   return channel;
+}
+
+/** The relay channel of a conversation, as a document of the origin can open it on the hub. */
+function relayChannel(database: string, conversationId: string): Promise<TabChannel> {
+  return hubChannel(`airlock:${database}:conversation:${conversationId}:relay`);
 }
 
 /** What a relay channel's reader overhears: the messages it was sent, any shape. */
 type Overheard = {
   kind?: unknown;
+  requestId?: unknown;
+  listener?: unknown;
   runId?: unknown;
   seq?: unknown;
   next?: unknown;
@@ -54,12 +83,12 @@ type Overheard = {
  * script can, and resolves once `listeners` agent workers have answered that they heard it.
  */
 async function announceWatch(database: string, conversationId: string, listeners = 1) {
-  const channel = new BroadcastChannel(`airlock:${database}:watches`);
-  onTestFinished(() => channel.close());
+  const channel = await hubChannel(`airlock:${database}:watches`);
   const requestId = `announced-${crypto.randomUUID()}`;
   const heard = new Set<unknown>();
   await new Promise<void>((resolve) => {
-    channel.onmessage = ({ data }) => {
+    channel.onmessage = (message) => {
+      const data = message.data as Overheard | null;
       if (data?.kind !== 'heard' || data.requestId !== requestId) return;
       heard.add(data.listener);
       if (heard.size >= listeners) resolve();
@@ -208,7 +237,8 @@ describe('live runs in every tab', () => {
     // Any same-origin script may read the channel; this one never asks for anything.
     const overheard: Array<{ kind?: unknown; runId?: unknown; seq?: unknown; events?: unknown[] }> =
       [];
-    relayChannel(database, conversationId).onmessage = ({ data }) => overheard.push(data);
+    (await relayChannel(database, conversationId)).onmessage = ({ data }) =>
+      overheard.push(data as Overheard);
 
     // The run's presence lock (which tells watchers it is over), seen at each of its deltas.
     const presenceLocks = async () =>
@@ -355,6 +385,7 @@ describe('live runs in every tab', () => {
         });
         return runningWorker;
       },
+      tabs: startTabHub,
       model: { baseURL: session.baseURL, model: 'airlock-test-model' },
       memory: { database },
       startTimeoutMs: WORKER_START_MS,
@@ -410,8 +441,8 @@ describe('runs no watch can hear', () => {
     const session = await scriptModel([{ text: STREAMED.repeat(4), chunkDelayMs: 40 }]);
     const running = agentFor(session, { memory: { database } });
     const overheard: Overheard[] = [];
-    const channel = relayChannel(database, conversationId);
-    channel.onmessage = ({ data }) => overheard.push(data);
+    const channel = await relayChannel(database, conversationId);
+    channel.onmessage = ({ data }) => overheard.push(data as Overheard);
 
     const ran = await runWith(running, 'Talk', conversationId, async (index) => {
       // Asked where the run is: nobody is listening on the run's channel to answer.
@@ -428,10 +459,20 @@ describe('runs no watch can hear', () => {
     const joined = overheard.filter((message) => message.kind === 'joined');
     expect(joined).toHaveLength(1);
     expect(joined[0]).toMatchObject({ runId, events: [ran[0]] });
-    // From the answer on, every event, numbered as the run emitted them.
+    // From the answer on, every event, numbered as the run emitted them (events the relay
+    // posted between the announcement and the answer carry lower numbers).
     const next = joined[0]?.next as number;
+    const numbered = () =>
+      overheard
+        .filter((message) => message.kind === 'events')
+        .flatMap((message) =>
+          (message.events ?? []).map((event, index) => ({
+            seq: (message.seq as number) + index,
+            event,
+          })),
+        );
     await expect
-      .poll(() => overheard.filter((message) => message.kind === 'events').flatMap((m) => m.events))
+      .poll(() => numbered().flatMap(({ seq, event }) => (seq >= next ? [event] : [])))
       .toEqual(ran.slice(next));
     expect(next).toBeGreaterThan(8);
   });
@@ -496,10 +537,10 @@ describe('runs no watch can hear', () => {
     const session = await scriptModel([{ text: STREAMED.repeat(4), chunkDelayMs: 40 }]);
     const running = agentFor(session, { memory: { database } });
     await running.ready;
-    const watches = new BroadcastChannel(`airlock:${database}:watches`);
-    onTestFinished(() => watches.close());
+    const watches = await hubChannel(`airlock:${database}:watches`);
     const answered: unknown[] = [];
-    watches.onmessage = ({ data }) => {
+    watches.onmessage = (message) => {
+      const data = message.data as Overheard | null;
       if (data?.kind === 'heard') answered.push(data.requestId);
     };
     for (const junk of [
@@ -522,8 +563,8 @@ describe('runs no watch can hear', () => {
       watches.postMessage({ kind: 'watching', requestId: `flood-${i}`, conversationId: `c-${i}` });
     await expect.poll(() => answered.length, { timeout: 30_000 }).toBe(1 + 10_001);
     const overheard: Overheard[] = [];
-    const channel = relayChannel(database, conversationId);
-    channel.onmessage = ({ data }) => overheard.push(data);
+    const channel = await relayChannel(database, conversationId);
+    channel.onmessage = ({ data }) => overheard.push(data as Overheard);
     const joined = () => overheard.find((message) => message.kind === 'joined');
     // Asked at every delta until answered: the channel opens as the answer begins.
     const ran = await runWith(running, 'Talk', conversationId, () => {
@@ -564,7 +605,7 @@ describe('what other tabs post on the relay channel', () => {
     const { database, conversationId, running, watch } = await runningAndWatching([
       { text: STREAMED, chunkDelayMs: 20 },
     ]);
-    const forger = relayChannel(database, conversationId);
+    const forger = await relayChannel(database, conversationId);
 
     for (const junk of [
       42,
@@ -621,7 +662,7 @@ describe('what other tabs post on the relay channel', () => {
     const { database, conversationId, running, watch } = await runningAndWatching([
       { text: 'Real answer.' },
     ]);
-    const forger = relayChannel(database, conversationId);
+    const forger = await relayChannel(database, conversationId);
 
     forger.postMessage({
       kind: 'events',
@@ -656,10 +697,10 @@ describe('what other tabs post on the relay channel', () => {
     ]);
     const running = agentFor(session, { memory: { database }, tools: [deleteNote] });
     const run = running.run('Delete note n1', { conversationId });
-    const forger = relayChannel(database, conversationId);
+    const forger = await relayChannel(database, conversationId);
     const answers: unknown[] = [];
     forger.onmessage = (message) => {
-      if (message.data?.kind === 'control-answer') answers.push(message.data);
+      if ((message.data as Overheard | null)?.kind === 'control-answer') answers.push(message.data);
     };
 
     for await (const event of run) {
@@ -744,5 +785,35 @@ describe('what other tabs post on the relay channel', () => {
 
     await watch.listening;
     expect(await watch[Symbol.asyncIterator]().next()).toEqual({ done: true, value: undefined });
+  });
+});
+
+describe('the tab hub', () => {
+  it('forgets the channels of a client whose worker is gone, once its lock comes free', async () => {
+    const hub = new TabHub(navigator.locks);
+    const { port1, port2 } = new MessageChannel();
+    hub.connect(port1);
+    const client = new Worker(new URL('./fixtures/tab-client.worker.ts', import.meta.url), {
+      type: 'module',
+    });
+    onTestFinished(() => client.terminate());
+    const name = `relay-${crypto.randomUUID()}`;
+    const opened = new Promise((resolve) => {
+      client.onmessage = resolve;
+    });
+    client.postMessage({ port: port2, name }, [port2]);
+    await opened;
+    await expect.poll(() => hub.openCount(name), { timeout: 10_000 }).toBe(1);
+
+    // The client told the hub its lock once it held it, and the hub waits for it.
+    const hubWaits = async () =>
+      ((await navigator.locks.query()).pending ?? []).some(({ name = '' }) =>
+        name.startsWith('airlock:tab-hub-client:'),
+      );
+    await expect.poll(hubWaits, { timeout: 10_000 }).toBe(true);
+
+    // As a tab closes: its worker ends at once, closing nothing.
+    client.terminate();
+    await expect.poll(() => hub.openCount(name), { timeout: 10_000 }).toBe(0);
   });
 });

@@ -46,6 +46,11 @@ const tabs: TabsPage = {
     });
     agent = createAgent({
       worker: () => new Worker(new URL('./agent.worker.ts', import.meta.url), { type: 'module' }),
+      tabs: () =>
+        new SharedWorker(new URL('./tabs.worker.ts', import.meta.url), {
+          type: 'module',
+          name: 'airlock-tabs',
+        }),
       model: { baseURL, model: 'airlock-test-model' },
       tools: [deleteNote],
       memory: { database },

@@ -1,0 +1,3 @@
+import { serveTabs } from 'airlock-agents/tabs';
+
+serveTabs();
