@@ -187,7 +187,15 @@ export type WarningCode =
    * `agent.watch` dropped a message of another tab's run relay: malformed, out of turn, or
    * naming a run no tab holds. The watch goes on with the runs it can vouch for.
    */
-  | 'relay-message-dropped';
+  | 'relay-message-dropped'
+  /**
+   * Tools an MCP server listed are not offered: past its `maxTools` or `maxSchemaChars`, or
+   * with a schema that cannot be checked within bounds (e.g. a pattern a linear-time engine
+   * cannot express). Sent after `run-start` of every run while it holds. `details`:
+   * `{ server, dropped: [{ tool, reason }] (the first 100), total }`, `reason` one of
+   * `tool-count`, `schema-size`, `schema-refused`.
+   */
+  | 'mcp-tools-dropped';
 
 /** Why a tool call produced no output. Sent to the model as data, never thrown at the run. */
 export type ToolErrorCode =
@@ -197,6 +205,12 @@ export type ToolErrorCode =
   | 'tool-invalid-json'
   /** The arguments are JSON but do not match the tool's schema. */
   | 'tool-invalid-arguments'
+  /**
+   * The arguments (or an MCP tool's structured content) could not be checked against the
+   * tool's schema, a schema Airlock did not write: the check ran past its time bound, or the
+   * schema is broken (e.g. an unresolved `$ref`). The call was not sent (the content was withheld).
+   */
+  | 'tool-schema-refused'
   /** The tool threw or its promise rejected. */
   | 'tool-failed'
   /** The tool returned something that cannot be turned into text for the model. */

@@ -232,6 +232,8 @@ export type AgentEvent =
       readonly type: 'warning';
       readonly code: WarningCode;
       readonly message: string;
+      /** Structured facts for some codes (see `WarningCode`), e.g. the tools `mcp-tools-dropped` names. */
+      readonly details?: Readonly<Record<string, unknown>>;
     }
   | ({ readonly type: 'run-finish' } & RunResult)
   | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData }

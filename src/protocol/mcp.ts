@@ -31,6 +31,18 @@ export interface McpServerConfig {
   readonly connectTimeoutMs?: number;
   /** The longest output the model is shown per call (default: the tools' default). */
   readonly maxOutputChars?: number;
+  /**
+   * The most tools of this server offered to the model (default 100). Tools are kept in the
+   * order the server lists them (after `allowedTools`); the others are dropped, and every
+   * run starts with an `mcp-tools-dropped` warning naming them.
+   */
+  readonly maxTools?: number;
+  /**
+   * The most characters the offered tools' descriptions and input and output schemas (as
+   * JSON) may take together (default 200 000), so a server cannot swell every model request.
+   * A tool that would go past it is dropped, named in the same warning.
+   */
+  readonly maxSchemaChars?: number;
 }
 
 /** Between a server's name and its tool's name in the name the model sees. */

@@ -430,7 +430,8 @@ export class AgentService implements AgentWorkerApi {
       onCancel: () => controller.abort(),
       onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
     });
-    const warning = this.#storageWarning;
+    // Told after `run-start`: what the agent lives with, as the run starts.
+    const startWarnings = this.#startWarnings();
     let relay: DeferredRelay | undefined;
     const send = async (event: AgentEvent) => {
       await sink.emit(event);
@@ -448,9 +449,7 @@ export class AgentService implements AgentWorkerApi {
         );
       }
       await send(event);
-      // Every run on memory says so, right after it starts.
-      if (event.type === 'run-start' && warning !== undefined)
-        await send({ type: 'warning', code: 'storage-unavailable', message: warning });
+      if (event.type === 'run-start') for (const warning of startWarnings) await send(warning);
     };
     try {
       const channel: RunChannel = {
@@ -474,6 +473,26 @@ export class AgentService implements AgentWorkerApi {
       // The page's end of the run's tool host closes with it.
       if (typeof runTools?.[releaseProxy] === 'function') runTools[releaseProxy]();
     }
+  }
+
+  /**
+   * The warnings every run starts with: the agent keeps its data in memory
+   * (`storage-unavailable`); an MCP server's listed tools are not all offered (`mcp-tools-dropped`).
+   */
+  #startWarnings(): AgentEvent[] {
+    const warnings: AgentEvent[] = [];
+    if (this.#storageWarning !== undefined) {
+      warnings.push({
+        type: 'warning',
+        code: 'storage-unavailable',
+        message: this.#storageWarning,
+      });
+    }
+    for (const connection of this.#mcp) {
+      const dropped = connection.droppedWarning();
+      if (dropped) warnings.push({ type: 'warning', code: 'mcp-tools-dropped', ...dropped });
+    }
+    return warnings;
   }
 
   /**

@@ -81,6 +81,8 @@ const agentConfigSchema = z.object({
         timeoutMs: z.number().positive().exactOptional(),
         connectTimeoutMs: z.number().positive().exactOptional(),
         maxOutputChars: z.int().positive().exactOptional(),
+        maxTools: z.int().positive().exactOptional(),
+        maxSchemaChars: z.int().positive().exactOptional(),
       }),
     )
     .max(32)

@@ -17,7 +17,8 @@ import {
  * tenant (`/mcp?t=<tenant>`): each has its own added tools and its own log of what the
  * server saw (cancellations, calls, the Authorization header), read at
  * `GET /control/<tenant>/log`. `POST /control/<tenant>/add-tool` adds a tool and tells
- * the tenant's sessions the list changed.
+ * the tenant's sessions the list changed. `&tools=hostile` or `&tools=flood` serves a hostile
+ * server's tools instead of the usual ones.
  */
 export interface McpTestServer {
   readonly url: string;
@@ -98,6 +99,76 @@ const TOOLS: Tool[] = [
 ];
 
 const PAGE_SIZE = 3;
+
+/** Nested `allOf`s whose every branch refers to the next level twice: 2^depth checks of a valid value. */
+function doublingSchema(depth: number): Tool['inputSchema'] {
+  const $defs: Record<string, object> = { [`level${depth}`]: { type: 'number' } };
+  for (let level = 0; level < depth; level++) {
+    const next = { $ref: `#/$defs/level${level + 1}` };
+    $defs[`level${level}`] = { allOf: [next, next] };
+  }
+  return { type: 'object', $defs, properties: { n: { $ref: '#/$defs/level0' } }, required: ['n'] };
+}
+
+/**
+ * The tools of a hostile server (`/mcp?t=<tenant>&tools=hostile`): schemas whose check
+ * would take hours (a catastrophic-backtracking pattern, doubling `allOf`s, a format whose
+ * own regular expression backtracks on the server's structured content) or that a
+ * linear-time engine cannot express (a lookahead), beside a harmless tool.
+ */
+const HOSTILE_TOOLS: Tool[] = [
+  TOOLS[0] as Tool,
+  {
+    name: 'match_name',
+    description: "Takes a name of a's only.",
+    inputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string', pattern: '^(a+)+$' } },
+      required: ['name'],
+    },
+  },
+  { name: 'nested_checks', description: 'Takes a number.', inputSchema: doublingSchema(40) },
+  {
+    name: 'not_admin',
+    description: 'Takes any user name but admin.',
+    inputSchema: {
+      type: 'object',
+      properties: { user: { type: 'string', pattern: '^(?!admin$).*$' } },
+    },
+  },
+  {
+    name: 'link',
+    description: 'Returns a link as structured content.',
+    inputSchema: { type: 'object', properties: {} },
+    outputSchema: {
+      type: 'object',
+      properties: { url: { type: 'string', format: 'url' } },
+      required: ['url'],
+    },
+  },
+];
+
+/** How many tools a flooding server (`tools=flood`) lists, in one page. */
+const FLOOD_TOOLS = 10_000;
+
+function floodTools(): Tool[] {
+  return Array.from({ length: FLOOD_TOOLS }, (_, index) => ({
+    name: `tool_${index}`,
+    description: `Tool number ${index} of a server that lists far too many. ${'Padding. '.repeat(20)}`,
+    inputSchema: {
+      type: 'object',
+      properties: Object.fromEntries(
+        Array.from({ length: 8 }, (_, field) => [
+          `field_${field}`,
+          { type: 'string', description: `Field ${field} of tool ${index}.` },
+        ]),
+      ),
+    },
+  }));
+}
+
+/** The tools a tenant's server lists, by the `tools` query parameter. */
+type ToolSet = 'default' | 'hostile' | 'flood';
 
 /** A 1×1 transparent PNG. */
 const PNG_1X1 =
@@ -197,7 +268,11 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
         );
         return;
       }
-      const server = mcpServerFor(tenant);
+      const toolSet = url.searchParams.get('tools');
+      const server = mcpServerFor(
+        tenant,
+        toolSet === 'hostile' || toolSet === 'flood' ? toolSet : 'default',
+      );
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         eventStore: new InMemoryEventStore(),
@@ -236,12 +311,14 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
   };
 }
 
-function mcpServerFor(tenant: Tenant): Server {
+function mcpServerFor(tenant: Tenant, toolSet: ToolSet): Server {
   const server = new Server(
     { name: 'airlock-test-mcp', version: '1.0.0' },
     { capabilities: { tools: { listChanged: true } } },
   );
   server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+    if (toolSet === 'hostile') return { tools: HOSTILE_TOOLS };
+    if (toolSet === 'flood') return { tools: floodTools() };
     const all = [...TOOLS, ...tenant.added];
     const start = Number(request.params?.cursor ?? 0);
     const page = all.slice(start, start + PAGE_SIZE);
@@ -298,6 +375,15 @@ function mcpServerFor(tenant: Tenant): Server {
           });
           if (!finished) tenant.log.push(`cancelled:slow:${tag}`);
           return { content: [{ type: 'text', text: `slept ${String(args.ms)} ms` }] };
+        }
+        case 'match_name':
+        case 'nested_checks':
+        case 'not_admin':
+          return { content: [{ type: 'text', text: `${request.params.name} ran` }] };
+        case 'link': {
+          // Backtracks for hours in a regular expression that retries every split of the a's.
+          const url = `http://${'a'.repeat(40)}!`;
+          return { content: [{ type: 'text', text: url }], structuredContent: { url } };
         }
         case 'write_note':
           return { content: [{ type: 'text', text: `saved "${String(args.title)}"` }] };

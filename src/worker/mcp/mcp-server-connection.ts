@@ -5,7 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { AirlockError } from '../../errors/airlock-error';
 import type { McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
@@ -13,15 +13,20 @@ import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
 import { type ToolRunner, timedOut } from '../tools/tool-runner';
-import { exposedToolNames } from './mcp-names';
 import { type McpCallResult, mcpOutcome } from './mcp-results';
+import {
+  type DroppedTool,
+  droppedToolsWarning,
+  type ListedTool,
+  type OfferedTools,
+  offerTools,
+  type ServedTool,
+} from './mcp-tool-list';
 
 /** Default of `connectTimeoutMs`. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Pages of `tools/list` read at most: a server that never stops paging is cut off. */
 const MAX_LIST_PAGES = 50;
-/** The longest description a server's tool may put in front of the model. */
-const MAX_DESCRIPTION_CHARS = 2_000;
 /** How long ending the session may take when the agent is disposed. */
 const CLOSE_TIMEOUT_MS = 1_000;
 
@@ -47,34 +52,30 @@ const transportFetch: FetchLike = (url, init) => {
   return fetch(resuming, init);
 };
 
-/** A tool as the server listed it. */
-interface ListedTool {
-  readonly name: string;
-  readonly description?: string | undefined;
-  readonly inputSchema: Readonly<Record<string, unknown>>;
-  readonly annotations?: { readonly readOnlyHint?: boolean | undefined } | undefined;
-}
-
-/** What one exposed tool maps to on the server. */
-interface ServedTool {
-  readonly original: string;
-  readonly validate: (value: unknown) => { valid: boolean; errorMessage?: string | undefined };
-}
+/**
+ * The SDK checks structured content against a tool's output schema with the validator it
+ * is given, unbounded. It is given one that accepts everything: the connection checks
+ * structured content itself, within bounds (see `prepareSchemaCheck`).
+ */
+const UNCHECKED: jsonSchemaValidator = {
+  getValidator: () => (input) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
 
 /**
  * One MCP server, seen from the agent worker: a session over Streamable HTTP (the
  * official SDK's client), its tools as specs the registry offers, and the runner that
  * calls them. Arguments are checked against the tool's input schema here, so a call that
- * does not fit is never sent. A call's deadline and the run's abort cancel the request,
+ * does not fit is never sent, and structured content against its output schema, each
+ * check within bounds; a listing is cut to the server's caps (`offerTools`). A call's deadline and the run's abort cancel the request,
  * which the SDK tells the server (`notifications/cancelled`). A dropped response stream is
  * resumed by the transport (`Last-Event-ID`); a session the server no longer knows is
  * replaced by a new one.
  */
 export class McpServerConnection implements ToolRunner {
   readonly config: McpServerConfig;
-  readonly #validator = new CfWorkerJsonSchemaValidator();
   readonly #calls = new Map<string, AbortController>();
   #tools = new Map<string, ServedTool>();
+  #dropped: OfferedTools['dropped'] = [];
   #client: Promise<Client> | undefined;
   #closed = false;
   /** Told of the new specs when the server's tool list changed. */
@@ -106,18 +107,40 @@ export class McpServerConnection implements ToolRunner {
     }
   }
 
+  /** The listed tools that are not offered, by their names on the server. */
+  get dropped(): readonly DroppedTool[] {
+    return this.#dropped.map(({ tool, reason }) => ({ tool, reason }));
+  }
+
+  /** The warning every run starts with while some listed tools are not offered. */
+  droppedWarning(): { message: string; details: Readonly<Record<string, unknown>> } | undefined {
+    return droppedToolsWarning(this.config.name, this.#dropped);
+  }
+
   async check(request: ToolCallRequest): Promise<ToolCheck> {
     const tool = this.#tools.get(request.toolName);
     if (!tool) return notServed(request.toolName);
-    const verdict = tool.validate(request.arguments);
-    if (verdict.valid) return { ok: true, needsApproval: false };
-    return {
-      ok: false,
-      error: {
-        code: 'tool-invalid-arguments',
-        message: `The arguments for tool "${request.toolName}" do not fit its schema: ${verdict.errorMessage ?? 'no detail'}. Fix them and call it again.`,
-      },
-    };
+    const verdict = tool.checkArguments(request.arguments);
+    switch (verdict.outcome) {
+      case 'valid':
+        return { ok: true, needsApproval: false };
+      case 'invalid':
+        return {
+          ok: false,
+          error: {
+            code: 'tool-invalid-arguments',
+            message: `The arguments for tool "${request.toolName}" do not fit its schema: ${verdict.message}. Fix them and call it again.`,
+          },
+        };
+      case 'refused':
+        return {
+          ok: false,
+          error: {
+            code: 'tool-schema-refused',
+            message: `The arguments for tool "${request.toolName}" could not be checked against its schema (${verdict.message}); the call was not sent.`,
+          },
+        };
+    }
   }
 
   async execute(request: ToolCallRequest, timeoutMs: number): Promise<ToolOutcome> {
@@ -127,7 +150,8 @@ export class McpServerConnection implements ToolRunner {
     this.#calls.set(request.callId, controller);
     const deadline = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
     try {
-      return mcpOutcome(request.toolName, await this.#call(tool.original, request, controller));
+      const result = await this.#call(tool.original, request, controller);
+      return checkedOutput(request.toolName, tool, result) ?? mcpOutcome(request.toolName, result);
     } catch (error) {
       if (controller.signal.reason === DEADLINE) {
         return timedOut(request.toolName, timeoutMs, 'the server was told to cancel it');
@@ -209,8 +233,8 @@ export class McpServerConnection implements ToolRunner {
   async #connect(signal: AbortSignal): Promise<Client> {
     const client = new Client(CLIENT_INFO, {
       capabilities: {},
-      // No code generation (ajv compiles with `new Function`), so a strict CSP is no obstacle.
-      jsonSchemaValidator: this.#validator,
+      // Not ajv (it compiles with `new Function`), and checked here within bounds.
+      jsonSchemaValidator: UNCHECKED,
     });
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
@@ -255,35 +279,9 @@ export class McpServerConnection implements ToolRunner {
       cursor = result.nextCursor;
       if (cursor === undefined) break;
     }
-    const allowed = this.config.allowedTools && new Set(this.config.allowedTools);
-    const offered = listed.filter((tool) => !allowed || allowed.has(tool.name));
-    const names = exposedToolNames(
-      this.config.name,
-      offered.map((tool) => tool.name),
-    );
-    const tools = new Map<string, ServedTool>();
-    const specs: ToolSpec[] = [];
-    for (const tool of offered) {
-      const exposed = names.get(tool.name);
-      if (exposed === undefined || tools.has(exposed)) continue;
-      const { $schema: _dialect, ...parameters } = tool.inputSchema;
-      tools.set(exposed, {
-        original: tool.name,
-        validate: this.#validator.getValidator(parameters as never),
-      });
-      specs.push({
-        name: exposed,
-        description: (tool.description ?? '').slice(0, MAX_DESCRIPTION_CHARS),
-        parameters: { ...parameters, type: 'object' },
-        policy: {
-          approval: approvalOf(this.config, tool),
-          ...(this.config.maxOutputChars === undefined
-            ? {}
-            : { maxOutputChars: this.config.maxOutputChars }),
-        },
-      });
-    }
-    this.#tools = tools;
+    const { specs, served, dropped } = await offerTools(this.config, listed);
+    this.#tools = served;
+    this.#dropped = dropped;
     return specs;
   }
 }
@@ -291,18 +289,6 @@ export class McpServerConnection implements ToolRunner {
 /** Why a call's signal was aborted: its deadline, or a cancel (run aborted, agent disposed). */
 const DEADLINE = Symbol('deadline');
 const CANCELLED = Symbol('cancelled');
-
-/** A server's `readOnlyHint` lifts approval only where the app said it may. */
-function approvalOf(config: McpServerConfig, tool: ListedTool): 'always' | 'never' {
-  switch (config.approval ?? 'always') {
-    case 'never':
-      return 'never';
-    case 'unless-read-only':
-      return tool.annotations?.readOnlyHint === true ? 'never' : 'always';
-    default:
-      return 'always';
-  }
-}
 
 /** A 404 on a request with a session id: the server ended the session (restart, expiry). */
 function sessionLost(error: unknown): boolean {
@@ -317,4 +303,39 @@ function notServed(toolName: string): ToolOutcome & { ok: false } {
       message: `The MCP server no longer offers "${toolName}".`,
     },
   };
+}
+
+/**
+ * A failed outcome when structured content does not fit the tool's output schema, or could
+ * not be checked against it within bounds; undefined when it fits (or there is none to check).
+ */
+function checkedOutput(
+  toolName: string,
+  tool: ServedTool,
+  result: McpCallResult,
+): (ToolOutcome & { ok: false }) | undefined {
+  if (!tool.checkOutput || result.isError === true || result.structuredContent === undefined) {
+    return undefined;
+  }
+  const verdict = tool.checkOutput(result.structuredContent);
+  switch (verdict.outcome) {
+    case 'valid':
+      return undefined;
+    case 'invalid':
+      return {
+        ok: false,
+        error: {
+          code: 'tool-failed',
+          message: `Tool "${toolName}" answered with structured content that does not fit its output schema: ${verdict.message}`,
+        },
+      };
+    case 'refused':
+      return {
+        ok: false,
+        error: {
+          code: 'tool-schema-refused',
+          message: `The answer of tool "${toolName}" could not be checked against its output schema (${verdict.message}); it was withheld.`,
+        },
+      };
+  }
 }

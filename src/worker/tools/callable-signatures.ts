@@ -27,8 +27,10 @@ function typeOf(schema: unknown, depth: number): string {
   const union = node.anyOf ?? node.oneOf;
   if (Array.isArray(union)) return union.map((member) => typeOf(member, depth + 1)).join(' | ');
   const type = node.type;
+  // Each distinct type once: a list repeating `object` at every level (an MCP server writes
+  // these schemas) would multiply the rendering at each level.
   if (Array.isArray(type))
-    return type.map((one) => typeOf({ ...node, type: one }, depth)).join(' | ');
+    return [...new Set(type)].map((one) => typeOf({ ...node, type: one }, depth)).join(' | ');
   switch (type) {
     case 'string':
       return 'string';

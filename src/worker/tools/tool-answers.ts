@@ -17,6 +17,7 @@ const TOOL_ERROR_CODES = Object.keys({
   'tool-not-found': true,
   'tool-invalid-json': true,
   'tool-invalid-arguments': true,
+  'tool-schema-refused': true,
   'tool-failed': true,
   'tool-output-not-serializable': true,
   'tool-not-allowed': true,

@@ -48,3 +48,19 @@ describe('the functions a code tool lists', () => {
     expect(withCallableSignatures(codeTool, [])).toBe('Runs JavaScript.');
   });
 });
+
+describe('the functions a code tool lists, for a hostile schema', () => {
+  it('renders a type list that repeats a type at every level once per distinct type', () => {
+    // Twelve 'object's at each of five levels made 12^5 renderings of the innermost one.
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < 5; level++) {
+      schema = { type: Array(12).fill('object'), properties: { inner: schema } };
+    }
+    const description = withCallableSignatures(spec('run_js', 'Runs JavaScript.', {}), [
+      spec('nested', 'A hostile MCP tool.', schema),
+    ]);
+
+    expect(description.length).toBeLessThan(2_000);
+    expect(description).toContain('await tools.nested(args: { inner?: { inner?: { inner?:');
+  });
+});
