@@ -3,16 +3,16 @@ import { AirlockError } from '../errors/airlock-error';
 import type { AgentRun } from '../page/agent-run';
 import type { Agent } from '../page/create-agent';
 import type { RunInput, RunInputPart } from '../page/run-input';
-import type { AgentEvent } from '../protocol/events';
-import { type AirlockMessageMetadata, EventChunkMapper } from './event-chunks';
+import {
+  createSession,
+  drain,
+  notifyIdle,
+  prepend,
+  type RunObserver,
+  type Session,
+} from './chat-session';
 import { cutHistoryToTurns } from './history-cut';
 import type { AirlockUIMessage } from './stored-messages';
-
-/** Something that watches every event of every run the transport starts (e.g. tracing). */
-export interface RunObserver {
-  /** Called once per run, before its first event; returns what receives its events. */
-  startRun(): (event: AgentEvent) => void;
-}
 
 /** How the transport runs the agent. */
 export interface AirlockChatTransportOptions {
@@ -27,22 +27,6 @@ export interface AirlockChatTransportOptions {
 type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<
   ChatTransport<UI_MESSAGE>['sendMessages']
 >[0];
-
-/** A run the transport shows: its events, their mapping, and who watches them. */
-interface Session {
-  readonly run: AgentRun;
-  events: AsyncIterator<AgentEvent>;
-  readonly mapper: EventChunkMapper;
-  readonly observe: (event: AgentEvent) => void;
-  metadata: AirlockMessageMetadata;
-  /** Resolves once the run's last event was read. */
-  readonly ended: Promise<void>;
-  readonly markEnded: () => void;
-  /** True once the run's last event was read. */
-  done: boolean;
-  /** Called when the run pauses for approval or ends. */
-  readonly idleWaiters: (() => void)[];
-}
 
 /**
  * How long a new run of a chat waits for the run it just ended to let go of the
@@ -206,7 +190,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     abortSignal: AbortSignal | undefined,
   ): Promise<Session> {
     for (let attempt = 1; ; attempt++) {
-      const session = this.#session(begin());
+      const session = createSession(begin(), this.#options.observer);
       this.#latest.set(chatId, session);
       const first = await session.events.next();
       const refusal = !first.done && first.value.type === 'run-error' ? first.value : undefined;
@@ -224,30 +208,6 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       session.events = prepend(first, session.events);
       return session;
     }
-  }
-
-  #session(run: AgentRun): Session {
-    const observe = this.#options.observer?.startRun() ?? (() => {});
-    let resolveEnded!: () => void;
-    const ended = new Promise<void>((resolve) => {
-      resolveEnded = resolve;
-    });
-    const session: Session = {
-      run,
-      events: run[Symbol.asyncIterator](),
-      mapper: new EventChunkMapper(run.runId),
-      observe,
-      metadata: { runId: run.runId },
-      ended,
-      markEnded: () => {
-        session.done = true;
-        resolveEnded();
-        notifyIdle(session);
-      },
-      done: false,
-      idleWaiters: [],
-    };
-    return session;
   }
 
   /** Sends the chat's answers to the paused run's approvals, and streams what the run does next. */
@@ -382,39 +342,6 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     })();
     return stream;
   }
-}
-
-/** Reads a run's remaining events (to its observer) until it ends. */
-async function drain(session: Session): Promise<void> {
-  try {
-    for (;;) {
-      const next = await session.events.next();
-      if (next.done) return;
-      session.observe(next.value);
-    }
-  } finally {
-    session.markEnded();
-  }
-}
-
-/** Wakes whoever waits for the session to pause or end. */
-function notifyIdle(session: Session): void {
-  for (const wake of session.idleWaiters.splice(0)) wake();
-}
-
-/** The events of `rest`, after one already taken from it. */
-function prepend(
-  first: IteratorResult<AgentEvent>,
-  rest: AsyncIterator<AgentEvent>,
-): AsyncIterator<AgentEvent> {
-  let taken = false;
-  return {
-    next: () => {
-      if (taken) return rest.next();
-      taken = true;
-      return Promise.resolve(first);
-    },
-  };
 }
 
 /**
