@@ -2,7 +2,13 @@ import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } fro
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentRun } from '../page/agent-run';
 import type { Agent } from '../page/create-agent';
-import type { RunInput, RunInputPart } from '../page/run-input';
+import {
+  approvalAnswers,
+  type ChatRequest,
+  checkChatId,
+  checkChatRequest,
+  userInput,
+} from './chat-request';
 import {
   createSession,
   drain,
@@ -65,8 +71,19 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     this.#options = options;
   }
 
+  /**
+   * Answers the chat's request with a run. A malformed request (not the shape the AI SDK
+   * gives, duplicate message ids, an unknown trigger) rejects with `invalid-input` naming
+   * the field, before anything is changed.
+   */
   sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    return this.#inTurn(options.chatId, () => this.#send(options));
+    let request: ChatRequest<UI_MESSAGE>;
+    try {
+      request = checkChatRequest<UI_MESSAGE>(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#inTurn(request.chatId, () => this.#send(request));
   }
 
   /**
@@ -77,7 +94,13 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
   reconnectToStream(
     options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    return this.#inTurn(options.chatId, () => this.#reconnect(options.chatId, options.abortSignal));
+    let chatId: string;
+    try {
+      chatId = checkChatId(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#inTurn(chatId, () => this.#reconnect(chatId, options.abortSignal));
   }
 
   /** Runs `work` once the chat's earlier requests have their streams (or failed). */
@@ -95,13 +118,13 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     return turn;
   }
 
-  async #send(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    const { chatId, messages, abortSignal, trigger } = options;
-    const last = messages.at(-1);
-    if (last?.role === 'assistant' && trigger === 'submit-message') {
+  async #send(request: ChatRequest<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
+    const { chatId, messages, abortSignal, trigger } = request;
+    const last = messages.at(-1) as UI_MESSAGE;
+    if (last.role === 'assistant' && trigger === 'submit-message') {
       return this.#answerApprovals(chatId, last, abortSignal);
     }
-    const input = last?.role === 'user' ? userInput(last) : '';
+    const input = last.role === 'user' ? userInput(last) : '';
     if (input === '') {
       throw new AirlockError(
         'invalid-input',
@@ -112,7 +135,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     const hadRun = await this.#endPrevious(chatId);
     // Only a regenerate or an edit (a message id given) rewrites history: a chat that merely
     // started without the stored messages must not cut them.
-    const rewrites = trigger === 'regenerate-message' || options.messageId !== undefined;
+    const rewrites = trigger === 'regenerate-message' || request.messageId !== undefined;
     const userTurns = messages.filter((message) => message.role === 'user').length;
     const restore = rewrites
       ? await cutHistoryToTurns(this.#options.agent, chatId, userTurns)
@@ -342,49 +365,4 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     })();
     return stream;
   }
-}
-
-/**
- * A user message as a run's input: its text parts joined, and its file parts (what
- * `sendMessage({ text, files })` makes, with `data:` or `https:` URLs) as images and files,
- * which the agent checks and stores like any attachment. Text alone stays a string.
- */
-function userInput(message: UIMessage): RunInput {
-  const text = message.parts
-    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
-    .join('\n')
-    .trim();
-  const files = message.parts.flatMap((part): RunInputPart[] => {
-    if (part.type !== 'file') return [];
-    return part.mediaType.startsWith('image/')
-      ? [{ type: 'image', image: part.url, mediaType: part.mediaType }]
-      : [
-          {
-            type: 'file',
-            data: part.url,
-            mediaType: part.mediaType,
-            ...(part.filename ? { filename: part.filename } : {}),
-          },
-        ];
-  });
-  if (files.length === 0) return text;
-  return [...(text ? [{ type: 'text' as const, text }] : []), ...files];
-}
-
-/** The approval answers in a message: tool parts in state `approval-responded`. */
-function approvalAnswers(message: UIMessage): { id: string; approved: boolean; reason?: string }[] {
-  const answers: { id: string; approved: boolean; reason?: string }[] = [];
-  const seen = new Set<string>();
-  for (const part of message.parts as readonly unknown[]) {
-    if (typeof part !== 'object' || part === null) continue;
-    const { state, approval } = part as { state?: unknown; approval?: unknown };
-    if (state !== 'approval-responded' || typeof approval !== 'object' || approval === null)
-      continue;
-    const { id, approved, reason } = approval as Record<string, unknown>;
-    // An id given twice is answered once: the first answer counts.
-    if (typeof id !== 'string' || typeof approved !== 'boolean' || seen.has(id)) continue;
-    seen.add(id);
-    answers.push({ id, approved, ...(typeof reason === 'string' ? { reason } : {}) });
-  }
-  return answers;
 }
