@@ -17,7 +17,7 @@ import {
   type RunObserver,
   type Session,
 } from './chat-session';
-import { cutHistoryToTurns } from './history-cut';
+import { ChatHistory } from './history-cut';
 import type { AirlockUIMessage } from './stored-messages';
 
 /** How the transport runs the agent. */
@@ -61,6 +61,8 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
   readonly #latest = new Map<string, Session>();
   /** Each chat's requests, one after the other, so two never start runs side by side. */
   readonly #turns = new Map<string, Promise<unknown>>();
+  /** What each chat sent, to tell which stored turn a rewrite may cut. */
+  readonly #history: ChatHistory;
 
   constructor(options: AirlockChatTransportOptions) {
     if (typeof options?.agent?.run !== 'function') {
@@ -69,12 +71,15 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       });
     }
     this.#options = options;
+    this.#history = new ChatHistory(options.agent);
   }
 
   /**
    * Answers the chat's request with a run. A malformed request (not the shape the AI SDK
    * gives, duplicate message ids, an unknown trigger) rejects with `invalid-input` naming
-   * the field, before anything is changed.
+   * the field; a rewrite (regenerate, or an edit: `messageId`) replaces only the stored
+   * conversation's last turn, and only when the chat shows it (see `planRewrite`), else it
+   * rejects with `invalid-input` and nothing is changed.
    */
   sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
     let request: ChatRequest<UI_MESSAGE>;
@@ -131,15 +136,16 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
         'The last message must be a user message with text or files, or an assistant message answering approvals.',
       );
     }
-    // A new question ends the chat's previous run (a paused one is aborted) before it starts.
-    const hadRun = await this.#endPrevious(chatId);
     // Only a regenerate or an edit (a message id given) rewrites history: a chat that merely
     // started without the stored messages must not cut them.
     const rewrites = trigger === 'regenerate-message' || request.messageId !== undefined;
-    const userTurns = messages.filter((message) => message.role === 'user').length;
-    const restore = rewrites
-      ? await cutHistoryToTurns(this.#options.agent, chatId, userTurns)
-      : undefined;
+    // Planned before the chat's previous run is ended, so a refused rewrite changes nothing.
+    let planned = rewrites ? await this.#history.plan(request) : undefined;
+    // A new question ends the chat's previous run (a paused one is aborted) before it starts.
+    const hadRun = await this.#endPrevious(chatId);
+    // That run may have stored its last rows meanwhile: the cut is planned on what is stored now.
+    if (planned && hadRun) planned = await this.#history.plan(request);
+    const restore = planned ? await this.#history.cut(chatId, planned) : undefined;
     const begin = () =>
       this.#options.agent.run(input, {
         conversationId: chatId,
@@ -153,6 +159,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       await restore?.();
       throw error;
     }
+    this.#history.sent(chatId, last.id, session.run.runId);
     return this.#stream(chatId, session, false, abortSignal, true);
   }
 
@@ -170,7 +177,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     const paused = this.#paused.get(chatId);
     if (paused) {
       const chunks = [
-        ...paused.mapper.open(false, undefined),
+        ...paused.mapper.open(false, paused.run.runId),
         ...paused.mapper.replayAwaiting(),
         ...paused.mapper.pause(paused.metadata),
       ];
@@ -329,7 +336,8 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     // The signal of this request only: a paused run goes on under the next request's signal.
     if (abortSignal?.aborted) onAbort();
     else abortSignal?.addEventListener('abort', onAbort, { once: true });
-    send(session.mapper.open(continuation, undefined) as UIMessageChunk[]);
+    // A run's message is named by its run id, so a regenerate that names it can be checked.
+    send(session.mapper.open(continuation, session.run.runId) as UIMessageChunk[]);
     void (async () => {
       try {
         for (;;) {

@@ -1,10 +1,14 @@
 import { Chat } from '@ai-sdk/react';
 import type { ChatTransport } from 'ai';
 import { type Agent, createAgent, isAirlockError } from 'airlock-agents';
-import { AirlockChatTransport, type AirlockUIMessage } from 'airlock-agents/ai-sdk';
+import {
+  AirlockChatTransport,
+  type AirlockUIMessage,
+  loadChatMessages,
+} from 'airlock-agents/ai-sdk';
 import type { RemoteModelSession } from 'airlock-agents/testing/remote';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scriptModel, WORKER_START_MS } from './support';
+import { agentFor, receivedBodies, scriptModel, WORKER_START_MS } from './support';
 
 // Issue #46, attack 8: the `useChat` transport answers malformed requests with
 // `invalid-input`, and a request never cuts stored turns the chat did not show.
@@ -31,6 +35,8 @@ async function refusalOf(transport: AirlockChatTransport, options: unknown): Pro
 /** Why `error` is not the expected one, for the assertion's message. */
 const described = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+
+const MB = 1024 * 1024;
 
 describe('AirlockChatTransport refuses malformed requests and cuts nothing', () => {
   const CHAT = 'chat-guarded';
@@ -73,6 +79,7 @@ describe('AirlockChatTransport refuses malformed requests and cuts nothing', () 
   const withLast = (last: unknown) => ({ ...base(), messages: [...shown, last] });
   const withPart = (part: unknown) =>
     withLast({ id: 'new', role: 'user', parts: [{ type: 'text', text: 'Three' }, part] });
+  const lastUserId = () => shown[2]?.id ?? '';
 
   const cases: { name: string; options: () => unknown; code?: string }[] = [
     { name: 'options that are not an object', options: () => null },
@@ -160,6 +167,67 @@ describe('AirlockChatTransport refuses malformed requests and cuts nothing', () 
         ),
       }),
     },
+    // Rewrites: a regenerate or an edit may only replace the stored conversation's last turn,
+    // and only when the chat shows it.
+    {
+      name: 'an edit whose messageId is not in the stored conversation',
+      options: () => ({ ...base(), messageId: 'ghost', messages: [user('ghost', 'Three')] }),
+    },
+    {
+      name: 'an edit whose messageId is not the last message of the request',
+      options: () => ({ ...base(), messageId: lastUserId() }),
+    },
+    {
+      name: 'an edit of a message that is not the last user message',
+      options: () => ({
+        ...base(),
+        messageId: shown[0]?.id,
+        messages: [user(shown[0]?.id ?? '', 'One, edited')],
+      }),
+    },
+    {
+      name: 'a regenerate of a message that does not exist',
+      options: () => ({
+        ...base(),
+        trigger: 'regenerate-message',
+        messageId: 'ghost',
+        messages: shown.slice(0, 3),
+      }),
+    },
+    {
+      name: 'a regenerate of an answer that is not the last one',
+      options: () => ({
+        ...base(),
+        trigger: 'regenerate-message',
+        messageId: shown[1]?.id,
+        messages: shown.slice(0, 1),
+      }),
+    },
+    {
+      name: 'a regenerate from a chat that shows fewer turns than the store',
+      options: () => ({ ...base(), trigger: 'regenerate-message', messages: shown.slice(0, 1) }),
+    },
+    {
+      name: 'a regenerate over a forged history of 10 000 messages',
+      options: () => ({
+        ...base(),
+        trigger: 'regenerate-message',
+        messages: Array.from({ length: 10_000 }, (_, index) =>
+          index % 2 === 0
+            ? user(`f${index}`, 'forged')
+            : { id: `f${index}`, role: 'assistant', parts: [{ type: 'text', text: 'forged' }] },
+        ).concat([user('f-last', 'forged')]),
+      }),
+    },
+    {
+      name: 'an edit with a 10 MB text',
+      code: 'input-too-large',
+      options: () => ({
+        ...base(),
+        messageId: lastUserId(),
+        messages: [...shown.slice(0, 2), user(lastUserId(), 'x'.repeat(10 * MB))],
+      }),
+    },
   ];
 
   it.each(cases)(
@@ -182,5 +250,148 @@ describe('AirlockChatTransport refuses malformed requests and cuts nothing', () 
       .catch((error: unknown) => error);
 
     expect(isAirlockError(refusal, 'invalid-input'), described(refusal)).toBe(true);
+  });
+});
+
+describe('AirlockChatTransport never cuts turns the chat did not show', () => {
+  it('refuses an edit and a regenerate from a chat behind the store (another tab added a turn), cutting nothing', async () => {
+    const session = await scriptModel([
+      { text: 'First answer.' },
+      { text: 'Answer from the other tab.' },
+      { text: 'Should never be asked.' },
+    ]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    const behind = new Chat<AirlockUIMessage>({
+      id: 'chat-two-tabs',
+      transport: new AirlockChatTransport({ agent }),
+    });
+    await behind.sendMessage({ text: 'One' });
+    // The other tab: its own transport, the conversation loaded, one turn more.
+    const other = new Chat<AirlockUIMessage>({
+      id: 'chat-two-tabs',
+      transport: new AirlockChatTransport({ agent }),
+      messages: await loadChatMessages(agent, 'chat-two-tabs'),
+    });
+    await other.sendMessage({ text: 'Two, from the other tab' });
+    const before = await agent.memory.getConversation('chat-two-tabs');
+    expect(before?.messages).toHaveLength(4);
+
+    await behind.sendMessage({ text: 'One, edited', messageId: behind.messages[0]?.id ?? '' });
+
+    // What useChat shows the app: status `error`, and the transport's AirlockError.
+    expect(behind.status).toBe('error');
+    expect(isAirlockError(behind.error, 'invalid-input'), described(behind.error)).toBe(true);
+    expect(behind.error?.message).toMatch(/loadChatMessages/);
+    expect(await agent.memory.getConversation('chat-two-tabs')).toEqual(before);
+
+    await behind.regenerate();
+
+    expect(isAirlockError(behind.error, 'invalid-input'), described(behind.error)).toBe(true);
+    expect(await agent.memory.getConversation('chat-two-tabs')).toEqual(before);
+    expect(await session.requests()).toHaveLength(2);
+  });
+
+  it('refuses an edit of an earlier user message, cutting nothing: only the last turn is rewritten', async () => {
+    const session = await scriptModel([
+      { text: 'First answer.' },
+      { text: 'Second answer.' },
+      { text: 'Should never be asked.' },
+    ]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    const chat = new Chat<AirlockUIMessage>({
+      id: 'chat-earlier',
+      transport: new AirlockChatTransport({ agent }),
+    });
+    await chat.sendMessage({ text: 'One' });
+    await chat.sendMessage({ text: 'Two' });
+    const before = await agent.memory.getConversation('chat-earlier');
+
+    await chat.sendMessage({ text: 'One, edited', messageId: chat.messages[0]?.id ?? '' });
+
+    expect(isAirlockError(chat.error, 'invalid-input'), described(chat.error)).toBe(true);
+    expect(await agent.memory.getConversation('chat-earlier')).toEqual(before);
+
+    // Reloaded, the chat shows both turns again; regenerating the first answer is refused too.
+    const reloaded = new Chat<AirlockUIMessage>({
+      id: 'chat-earlier',
+      transport: new AirlockChatTransport({ agent }),
+      messages: await loadChatMessages(agent, 'chat-earlier'),
+    });
+    await reloaded.regenerate({ messageId: reloaded.messages[1]?.id ?? '' });
+
+    expect(isAirlockError(reloaded.error, 'invalid-input'), described(reloaded.error)).toBe(true);
+    expect(await agent.memory.getConversation('chat-earlier')).toEqual(before);
+    expect(await session.requests()).toHaveLength(2);
+  });
+});
+
+describe('AirlockChatTransport still rewrites the last turn the chat shows', () => {
+  it('regenerates the last answer by its id, then regenerates and edits it in a chat loaded after a reload', async () => {
+    const session = await scriptModel([
+      { text: 'Old answer.' },
+      { text: 'Regenerated by id.' },
+      { text: 'Regenerated after the reload.' },
+      { text: 'Edited after the reload.' },
+    ]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    const chat = new Chat<AirlockUIMessage>({
+      id: 'chat-rewrite',
+      transport: new AirlockChatTransport({ agent }),
+    });
+    await chat.sendMessage({ text: 'Tell me' });
+
+    await chat.regenerate({ messageId: chat.lastMessage?.id ?? '' });
+
+    expect(chat.error).toBeUndefined();
+    const contents = async () =>
+      (await agent.memory.getConversation('chat-rewrite'))?.messages.map(
+        (record) => record.message.content,
+      );
+    expect(await contents()).toEqual(['Tell me', 'Regenerated by id.']);
+
+    const reloaded = new Chat<AirlockUIMessage>({
+      id: 'chat-rewrite',
+      transport: new AirlockChatTransport({ agent }),
+      messages: await loadChatMessages(agent, 'chat-rewrite'),
+    });
+    await reloaded.regenerate();
+    expect(reloaded.error).toBeUndefined();
+    expect(await contents()).toEqual(['Tell me', 'Regenerated after the reload.']);
+
+    await reloaded.sendMessage({
+      text: 'Tell me more',
+      messageId: reloaded.messages[0]?.id ?? '',
+    });
+    expect(reloaded.error).toBeUndefined();
+    expect(await contents()).toEqual(['Tell me more', 'Edited after the reload.']);
+    const last = (await receivedBodies(session))[3];
+    expect(last?.messages.map((message) => message.content)).toEqual(['Tell me more']);
+  });
+
+  it('retries a message the store never took (regenerate after a refusal) by adding it, cutting nothing', async () => {
+    const session = await scriptModel([{ text: 'First answer.' }, { text: 'Retried answer.' }]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    const transport = new AirlockChatTransport({ agent });
+    const chat = new Chat<AirlockUIMessage>({ id: 'chat-retry', transport });
+    await chat.sendMessage({ text: 'One' });
+
+    // The SDK's retry after an error: the chat's last message is a user message nothing stored.
+    const stream = await transport.sendMessages({
+      trigger: 'regenerate-message',
+      chatId: 'chat-retry',
+      messageId: undefined,
+      messages: [...chat.messages, user('refused-before', 'Two')],
+      abortSignal: undefined,
+    });
+    const reader = stream.getReader();
+    while (!(await reader.read()).done);
+
+    const detail = await agent.memory.getConversation('chat-retry');
+    expect(detail?.messages.map((record) => record.message.content)).toEqual([
+      'One',
+      'First answer.',
+      'Two',
+      'Retried answer.',
+    ]);
   });
 });
