@@ -4,11 +4,9 @@
  * their initial messages. Needs the `ai` package (an optional peer dependency); the page
  * entry `airlock-agents` never imports it.
  */
-export {
-  AirlockChatTransport,
-  type AirlockChatTransportOptions,
-  type RunObserver,
-} from './ai-sdk/chat-transport';
+
+export type { RunObserver } from './ai-sdk/chat-session';
+export { AirlockChatTransport, type AirlockChatTransportOptions } from './ai-sdk/chat-transport';
 export {
   type AirlockDataParts,
   type AirlockMessageMetadata,

@@ -2,17 +2,23 @@ import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } fro
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentRun } from '../page/agent-run';
 import type { Agent } from '../page/create-agent';
-import type { RunInput, RunInputPart } from '../page/run-input';
-import type { AgentEvent } from '../protocol/events';
-import { type AirlockMessageMetadata, EventChunkMapper } from './event-chunks';
-import { cutHistoryToTurns } from './history-cut';
+import {
+  approvalAnswers,
+  type ChatRequest,
+  checkChatId,
+  checkChatRequest,
+  userInput,
+} from './chat-request';
+import {
+  createSession,
+  drain,
+  notifyIdle,
+  prepend,
+  type RunObserver,
+  type Session,
+} from './chat-session';
+import { ChatHistory } from './history-cut';
 import type { AirlockUIMessage } from './stored-messages';
-
-/** Something that watches every event of every run the transport starts (e.g. tracing). */
-export interface RunObserver {
-  /** Called once per run, before its first event; returns what receives its events. */
-  startRun(): (event: AgentEvent) => void;
-}
 
 /** How the transport runs the agent. */
 export interface AirlockChatTransportOptions {
@@ -27,22 +33,6 @@ export interface AirlockChatTransportOptions {
 type SendOptions<UI_MESSAGE extends UIMessage> = Parameters<
   ChatTransport<UI_MESSAGE>['sendMessages']
 >[0];
-
-/** A run the transport shows: its events, their mapping, and who watches them. */
-interface Session {
-  readonly run: AgentRun;
-  events: AsyncIterator<AgentEvent>;
-  readonly mapper: EventChunkMapper;
-  readonly observe: (event: AgentEvent) => void;
-  metadata: AirlockMessageMetadata;
-  /** Resolves once the run's last event was read. */
-  readonly ended: Promise<void>;
-  readonly markEnded: () => void;
-  /** True once the run's last event was read. */
-  done: boolean;
-  /** Called when the run pauses for approval or ends. */
-  readonly idleWaiters: (() => void)[];
-}
 
 /**
  * How long a new run of a chat waits for the run it just ended to let go of the
@@ -71,6 +61,8 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
   readonly #latest = new Map<string, Session>();
   /** Each chat's requests, one after the other, so two never start runs side by side. */
   readonly #turns = new Map<string, Promise<unknown>>();
+  /** What each chat sent, to tell which stored turn a rewrite may cut. */
+  readonly #history: ChatHistory;
 
   constructor(options: AirlockChatTransportOptions) {
     if (typeof options?.agent?.run !== 'function') {
@@ -79,10 +71,24 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       });
     }
     this.#options = options;
+    this.#history = new ChatHistory(options.agent);
   }
 
+  /**
+   * Answers the chat's request with a run. A malformed request (not the shape the AI SDK
+   * gives, duplicate message ids, an unknown trigger) rejects with `invalid-input` naming
+   * the field; a rewrite (regenerate, or an edit: `messageId`) replaces only the stored
+   * conversation's last turn, and only when the chat shows it (see `planRewrite`), else it
+   * rejects with `invalid-input` and nothing is changed.
+   */
   sendMessages(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    return this.#inTurn(options.chatId, () => this.#send(options));
+    let request: ChatRequest<UI_MESSAGE>;
+    try {
+      request = checkChatRequest<UI_MESSAGE>(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#inTurn(request.chatId, () => this.#send(request));
   }
 
   /**
@@ -93,7 +99,13 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
   reconnectToStream(
     options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    return this.#inTurn(options.chatId, () => this.#reconnect(options.chatId, options.abortSignal));
+    let chatId: string;
+    try {
+      chatId = checkChatId(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#inTurn(chatId, () => this.#reconnect(chatId, options.abortSignal));
   }
 
   /** Runs `work` once the chat's earlier requests have their streams (or failed). */
@@ -111,28 +123,29 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     return turn;
   }
 
-  async #send(options: SendOptions<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
-    const { chatId, messages, abortSignal, trigger } = options;
-    const last = messages.at(-1);
-    if (last?.role === 'assistant' && trigger === 'submit-message') {
+  async #send(request: ChatRequest<UI_MESSAGE>): Promise<ReadableStream<UIMessageChunk>> {
+    const { chatId, messages, abortSignal, trigger } = request;
+    const last = messages.at(-1) as UI_MESSAGE;
+    if (last.role === 'assistant' && trigger === 'submit-message') {
       return this.#answerApprovals(chatId, last, abortSignal);
     }
-    const input = last?.role === 'user' ? userInput(last) : '';
+    const input = last.role === 'user' ? userInput(last) : '';
     if (input === '') {
       throw new AirlockError(
         'invalid-input',
         'The last message must be a user message with text or files, or an assistant message answering approvals.',
       );
     }
-    // A new question ends the chat's previous run (a paused one is aborted) before it starts.
-    const hadRun = await this.#endPrevious(chatId);
     // Only a regenerate or an edit (a message id given) rewrites history: a chat that merely
     // started without the stored messages must not cut them.
-    const rewrites = trigger === 'regenerate-message' || options.messageId !== undefined;
-    const userTurns = messages.filter((message) => message.role === 'user').length;
-    const restore = rewrites
-      ? await cutHistoryToTurns(this.#options.agent, chatId, userTurns)
-      : undefined;
+    const rewrites = trigger === 'regenerate-message' || request.messageId !== undefined;
+    // Planned before the chat's previous run is ended, so a refused rewrite changes nothing.
+    let planned = rewrites ? await this.#history.plan(request) : undefined;
+    // A new question ends the chat's previous run (a paused one is aborted) before it starts.
+    const hadRun = await this.#endPrevious(chatId);
+    // That run may have stored its last rows meanwhile: the cut is planned on what is stored now.
+    if (planned && hadRun) planned = await this.#history.plan(request);
+    const restore = planned ? await this.#history.cut(chatId, planned) : undefined;
     const begin = () =>
       this.#options.agent.run(input, {
         conversationId: chatId,
@@ -146,6 +159,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       await restore?.();
       throw error;
     }
+    this.#history.sent(chatId, last.id, session.run.runId);
     return this.#stream(chatId, session, false, abortSignal, true);
   }
 
@@ -163,7 +177,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     const paused = this.#paused.get(chatId);
     if (paused) {
       const chunks = [
-        ...paused.mapper.open(false, undefined),
+        ...paused.mapper.open(false, paused.run.runId),
         ...paused.mapper.replayAwaiting(),
         ...paused.mapper.pause(paused.metadata),
       ];
@@ -206,7 +220,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     abortSignal: AbortSignal | undefined,
   ): Promise<Session> {
     for (let attempt = 1; ; attempt++) {
-      const session = this.#session(begin());
+      const session = createSession(begin(), this.#options.observer);
       this.#latest.set(chatId, session);
       const first = await session.events.next();
       const refusal = !first.done && first.value.type === 'run-error' ? first.value : undefined;
@@ -224,30 +238,6 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       session.events = prepend(first, session.events);
       return session;
     }
-  }
-
-  #session(run: AgentRun): Session {
-    const observe = this.#options.observer?.startRun() ?? (() => {});
-    let resolveEnded!: () => void;
-    const ended = new Promise<void>((resolve) => {
-      resolveEnded = resolve;
-    });
-    const session: Session = {
-      run,
-      events: run[Symbol.asyncIterator](),
-      mapper: new EventChunkMapper(run.runId),
-      observe,
-      metadata: { runId: run.runId },
-      ended,
-      markEnded: () => {
-        session.done = true;
-        resolveEnded();
-        notifyIdle(session);
-      },
-      done: false,
-      idleWaiters: [],
-    };
-    return session;
   }
 
   /** Sends the chat's answers to the paused run's approvals, and streams what the run does next. */
@@ -346,7 +336,8 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     // The signal of this request only: a paused run goes on under the next request's signal.
     if (abortSignal?.aborted) onAbort();
     else abortSignal?.addEventListener('abort', onAbort, { once: true });
-    send(session.mapper.open(continuation, undefined) as UIMessageChunk[]);
+    // A run's message is named by its run id, so a regenerate that names it can be checked.
+    send(session.mapper.open(continuation, session.run.runId) as UIMessageChunk[]);
     void (async () => {
       try {
         for (;;) {
@@ -382,82 +373,4 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
     })();
     return stream;
   }
-}
-
-/** Reads a run's remaining events (to its observer) until it ends. */
-async function drain(session: Session): Promise<void> {
-  try {
-    for (;;) {
-      const next = await session.events.next();
-      if (next.done) return;
-      session.observe(next.value);
-    }
-  } finally {
-    session.markEnded();
-  }
-}
-
-/** Wakes whoever waits for the session to pause or end. */
-function notifyIdle(session: Session): void {
-  for (const wake of session.idleWaiters.splice(0)) wake();
-}
-
-/** The events of `rest`, after one already taken from it. */
-function prepend(
-  first: IteratorResult<AgentEvent>,
-  rest: AsyncIterator<AgentEvent>,
-): AsyncIterator<AgentEvent> {
-  let taken = false;
-  return {
-    next: () => {
-      if (taken) return rest.next();
-      taken = true;
-      return Promise.resolve(first);
-    },
-  };
-}
-
-/**
- * A user message as a run's input: its text parts joined, and its file parts (what
- * `sendMessage({ text, files })` makes, with `data:` or `https:` URLs) as images and files,
- * which the agent checks and stores like any attachment. Text alone stays a string.
- */
-function userInput(message: UIMessage): RunInput {
-  const text = message.parts
-    .flatMap((part) => (part.type === 'text' ? [part.text] : []))
-    .join('\n')
-    .trim();
-  const files = message.parts.flatMap((part): RunInputPart[] => {
-    if (part.type !== 'file') return [];
-    return part.mediaType.startsWith('image/')
-      ? [{ type: 'image', image: part.url, mediaType: part.mediaType }]
-      : [
-          {
-            type: 'file',
-            data: part.url,
-            mediaType: part.mediaType,
-            ...(part.filename ? { filename: part.filename } : {}),
-          },
-        ];
-  });
-  if (files.length === 0) return text;
-  return [...(text ? [{ type: 'text' as const, text }] : []), ...files];
-}
-
-/** The approval answers in a message: tool parts in state `approval-responded`. */
-function approvalAnswers(message: UIMessage): { id: string; approved: boolean; reason?: string }[] {
-  const answers: { id: string; approved: boolean; reason?: string }[] = [];
-  const seen = new Set<string>();
-  for (const part of message.parts as readonly unknown[]) {
-    if (typeof part !== 'object' || part === null) continue;
-    const { state, approval } = part as { state?: unknown; approval?: unknown };
-    if (state !== 'approval-responded' || typeof approval !== 'object' || approval === null)
-      continue;
-    const { id, approved, reason } = approval as Record<string, unknown>;
-    // An id given twice is answered once: the first answer counts.
-    if (typeof id !== 'string' || typeof approved !== 'boolean' || seen.has(id)) continue;
-    seen.add(id);
-    answers.push({ id, approved, ...(typeof reason === 'string' ? { reason } : {}) });
-  }
-  return answers;
 }

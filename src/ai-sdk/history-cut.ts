@@ -1,45 +1,87 @@
+import type { UIMessage } from 'ai';
+import { AirlockError } from '../errors/airlock-error';
 import type { Agent } from '../page/create-agent';
 import type { ConversationExport } from '../protocol/memory';
+import type { ChatRequest } from './chat-request';
+import { planRewrite, type RewritePlan } from './rewrite-plan';
+
+/** A rewrite's plan, and the last stored message it was decided on. */
+export interface PlannedRewrite {
+  readonly plan: RewritePlan;
+  readonly lastSeq: number;
+}
 
 /**
- * Makes the stored conversation agree with the chat before a new run: when the chat holds
- * fewer user turns than the store (a regenerated answer, an edited earlier message), the
- * stored turns from the `userTurns`-th user message on are cut, so the run answers the
- * chat the user sees. Rewritten in one import (`replace`), so a failure changes nothing.
- * Resolves with a function that puts the cut turns back (for a run that then cannot
- * start), or `undefined` when nothing was cut.
+ * Keeps the stored conversations in step with the chats of one transport: remembers which
+ * run each user message it sent started, and cuts a conversation's last turn for a rewrite
+ * of it (see `planRewrite`), so the new run answers the chat the user sees.
  */
-export async function cutHistoryToTurns(
-  agent: Agent,
-  conversationId: string,
-  userTurns: number,
-): Promise<(() => Promise<void>) | undefined> {
-  const detail = await agent.memory.getConversation(conversationId);
-  if (!detail) return undefined;
-  const users = detail.messages.filter((record) => record.message.role === 'user');
-  // The new message is turn `userTurns`: the store holds the turns before it, no more.
-  const firstCut = users[userTurns - 1];
-  if (!firstCut) return undefined;
-  const cutSeq = firstCut.seq;
-  const before = await agent.memory.exportConversation(conversationId);
-  const stored = JSON.parse(before) as ConversationExport;
-  const kept = stored.messages.filter((record) => record.seq < cutSeq);
-  const summaryStands = stored.conversation.summarizedThroughSeq < cutSeq;
-  const cut: ConversationExport = {
-    ...stored,
-    conversation: {
-      ...stored.conversation,
-      lastSeq: kept.length,
-      updatedAt: Date.now(),
-      // A summary of messages that are gone would speak of them still.
-      ...(summaryStands ? {} : { summary: '', summarizedThroughSeq: 0 }),
-    },
-    messages: kept,
-  };
-  // The rows are the store's own, system messages included, written back without the cut turns.
-  const options = { replace: true, allowSystemMessages: true };
-  await agent.memory.importConversation(JSON.stringify(cut), options);
-  return async () => {
-    await agent.memory.importConversation(before, options);
-  };
+export class ChatHistory {
+  readonly #agent: Agent;
+  /** By chat: the id of each user message sent → the run it started. */
+  readonly #sent = new Map<string, Map<string, string>>();
+
+  constructor(agent: Agent) {
+    this.#agent = agent;
+  }
+
+  /** Notes that the chat's message `messageId` started run `runId` (its input is stored as that run's). */
+  sent(chatId: string, messageId: string, runId: string): void {
+    let sent = this.#sent.get(chatId);
+    if (!sent) {
+      sent = new Map();
+      this.#sent.set(chatId, sent);
+    }
+    sent.set(messageId, runId);
+  }
+
+  /** What a rewrite may cut, decided on the conversation as stored now; throws `invalid-input` when it may not. */
+  async plan<UI_MESSAGE extends UIMessage>(
+    request: ChatRequest<UI_MESSAGE>,
+  ): Promise<PlannedRewrite> {
+    const detail = await this.#agent.memory.getConversation(request.chatId);
+    const records = detail?.messages ?? [];
+    const plan = planRewrite(request, records, this.#sent.get(request.chatId) ?? new Map());
+    return { plan, lastSeq: records.at(-1)?.seq ?? 0 };
+  }
+
+  /**
+   * Cuts the stored conversation as planned, in one import (`replace`), so a failure changes
+   * nothing. A conversation that has grown since the plan (another tab's run) is not cut: the
+   * request ends `conversation-busy`. Resolves with a function that puts the cut turns back,
+   * for a run that then cannot start, or `undefined` when the plan cuts nothing.
+   */
+  async cut(
+    chatId: string,
+    { plan, lastSeq }: PlannedRewrite,
+  ): Promise<(() => Promise<void>) | undefined> {
+    const { cutFromSeq } = plan;
+    if (cutFromSeq === undefined) return undefined;
+    const before = await this.#agent.memory.exportConversation(chatId);
+    const stored = JSON.parse(before) as ConversationExport;
+    if ((stored.messages.at(-1)?.seq ?? 0) !== lastSeq)
+      throw new AirlockError(
+        'conversation-busy',
+        'The conversation changed while the chat was rewriting its last turn (another tab wrote to it): nothing was cut; try again.',
+      );
+    const kept = stored.messages.filter((record) => record.seq < cutFromSeq);
+    const summaryStands = stored.conversation.summarizedThroughSeq < cutFromSeq;
+    const cut: ConversationExport = {
+      ...stored,
+      conversation: {
+        ...stored.conversation,
+        lastSeq: kept.length,
+        updatedAt: Date.now(),
+        // A summary of messages that are gone would speak of them still.
+        ...(summaryStands ? {} : { summary: '', summarizedThroughSeq: 0 }),
+      },
+      messages: kept,
+    };
+    // The rows are the store's own, system messages included, written back without the cut turn.
+    const options = { replace: true, allowSystemMessages: true };
+    await this.#agent.memory.importConversation(JSON.stringify(cut), options);
+    return async () => {
+      await this.#agent.memory.importConversation(before, options);
+    };
+  }
 }

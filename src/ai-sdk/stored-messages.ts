@@ -25,6 +25,22 @@ export async function loadChatMessages(
   return detail ? toUIMessages(detail.messages) : [];
 }
 
+/**
+ * The id `loadChatMessages` gives the UI message that starts at stored message `seq`: the
+ * transport reads it back to know which stored turn a chat's message is.
+ */
+export function storedMessageId(conversationId: string, seq: number): string {
+  return `${conversationId}:${seq}`;
+}
+
+/** The stored `seq` a `storedMessageId` of the conversation names, or `undefined` for another id. */
+export function storedSeqOf(conversationId: string, messageId: string): number | undefined {
+  const prefix = `${conversationId}:`;
+  if (!messageId.startsWith(prefix)) return undefined;
+  const digits = messageId.slice(prefix.length);
+  return /^[1-9][0-9]{0,15}$/.test(digits) ? Number(digits) : undefined;
+}
+
 /** Stored messages (in `seq` order) as UI messages. */
 export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessage[] {
   const messages: AirlockUIMessage[] = [];
@@ -33,7 +49,7 @@ export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessag
   const calls = new Map<string, number>();
   for (const record of records) {
     const { message } = record;
-    const id = `${record.conversationId}:${record.seq}`;
+    const id = storedMessageId(record.conversationId, record.seq);
     if (message.role === 'user' || message.role === 'system') {
       assistant = undefined;
       messages.push({ id, role: message.role, parts: userParts(message.content) });

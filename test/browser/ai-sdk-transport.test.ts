@@ -599,9 +599,15 @@ describe('AirlockChatTransport under the AI SDK Chat', () => {
       .sendMessages({
         trigger: 'submit-message',
         chatId: 'chat-twice',
-        // An edit of the first message (its id given): its turn is cut before the run starts.
-        messageId: 'u2',
-        messages: [{ id: 'u2', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(5_000) }] }],
+        // An edit of the last user message (its id given): its turn is cut before the run starts.
+        messageId: chat.messages[0]?.id ?? '',
+        messages: [
+          {
+            id: chat.messages[0]?.id ?? '',
+            role: 'user',
+            parts: [{ type: 'text', text: 'x'.repeat(5_000) }],
+          },
+        ],
         abortSignal: undefined,
       })
       .catch((error: unknown) => error);
