@@ -23,8 +23,11 @@ export interface CodeToolLimits {
    */
   readonly memoryBytes?: number;
   /**
-   * Stack of each script, in bytes (default 512 KiB). Going deeper (recursion, or nesting in
-   * source code, JSON or data) ends the script as `tool-failed`.
+   * Stack of each script, in bytes (default 128 KiB). Going deeper (recursion,
+   * or nesting in source code, JSON or data) ends the script as `tool-failed`. Within this
+   * default every engine tested lets QuickJS stop a deep recursion itself, as an error the
+   * script may catch; past it, the browser's own stack may run out first, which the script
+   * cannot catch.
    */
   readonly stackBytes?: number;
   /**
@@ -53,6 +56,13 @@ export interface CodeToolOptions {
   readonly tools?: readonly string[];
   readonly limits?: CodeToolLimits;
 }
+
+/**
+ * The default stack: where QuickJS's own check still fires before the browser's stack runs
+ * out, for recursion through functions, getters, proxies and `toString`, in Chromium (the
+ * tightest: 192 KiB was already too much there), Firefox and WebKit, tool workers as tested.
+ */
+const DEFAULT_STACK_BYTES = 128 * 1024;
 
 /** How long after the script's deadline its worker is killed, should the interrupt not take. */
 const KILL_AFTER_MS = 1_000;
@@ -99,7 +109,7 @@ export function codeTool(options: CodeToolOptions): Tool {
   const memoryBytes = options.limits?.memoryBytes ?? 32 * 1024 * 1024;
   const limits = {
     memoryBytes,
-    stackBytes: options.limits?.stackBytes ?? 512 * 1024,
+    stackBytes: options.limits?.stackBytes ?? DEFAULT_STACK_BYTES,
     timeoutMs: options.limits?.timeoutMs ?? 5_000,
     maxLogChars: options.limits?.maxLogChars ?? 10_000,
   };

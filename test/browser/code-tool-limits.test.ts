@@ -260,6 +260,30 @@ describe.each(Object.entries(tiers))('the code tool in the %s tier', (_tier, too
     SEQUENCE_MS,
   );
 
+  it('lets a script catch its own recursion past the default stack, as QuickJS stops it before the browser does', async () => {
+    const { first } = await runEach(
+      toolset,
+      [
+        `function f(n) { return f(n + 1) + 1; }
+         function g(n) { return [n].map((m) => g(m + 1))[0]; }
+         const caught = [];
+         for (const deep of [f, g]) {
+           try { deep(0); } catch (error) { caught.push(error.name + ': ' + error.message); }
+         }
+         return caught;`,
+      ],
+      CHECK,
+    );
+
+    expect(outcome(first[0])).toEqual({
+      ok: true,
+      output: {
+        result: ['InternalError: stack overflow', 'InternalError: stack overflow'],
+        logs: [],
+      },
+    });
+  });
+
   it('ends a built-in looping past the deadline, out of the interrupt’s reach, as tool-timeout by the kill, and a fresh worker runs the next script', async () => {
     // Array.prototype.join walks a billion holes in C: QuickJS checks for interrupts only
     // between instructions of the script, so the deadline is kept by killing the worker.
