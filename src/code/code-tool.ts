@@ -10,7 +10,7 @@ import {
 } from '../errors/field-checks';
 import type { ToolOutcome } from '../protocol/tools';
 import { type Tool, tool } from '../tools/define-tool';
-import { QuickJsEngine } from './quickjs-engine';
+import { MAX_STACK_BYTES, QuickJsEngine } from './quickjs-engine';
 import { type HostAnswer, runScript, type ScriptOutput } from './run-script';
 
 /** The limits every script of a code tool runs under. */
@@ -23,7 +23,7 @@ export interface CodeToolLimits {
    */
   readonly memoryBytes?: number;
   /**
-   * Stack of each script, in bytes (default 128 KiB). Going deeper (recursion,
+   * Stack of each script, in bytes (default 128 KiB, at most 1 MiB). Going deeper (recursion,
    * or nesting in source code, JSON or data) ends the script as `tool-failed`. Within this
    * default every engine tested lets QuickJS stop a deep recursion itself, as an error the
    * script may catch; past it, the browser's own stack may run out first, which the script
@@ -76,7 +76,9 @@ const OPTIONS = shapeCheck(
       shapeCheck(
         {
           memoryBytes: optional(numberCheck({ integer: true, positive: true })),
-          stackBytes: optional(numberCheck({ integer: true, positive: true })),
+          stackBytes: optional(
+            numberCheck({ integer: true, positive: true, max: MAX_STACK_BYTES }),
+          ),
           timeoutMs: optional(numberCheck({ positive: true })),
           maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
           maxLogChars: optional(numberCheck({ integer: true, positive: true })),

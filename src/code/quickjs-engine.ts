@@ -22,6 +22,12 @@ const WASM_PAGE_BYTES = 65_536;
 /** The memory QuickJS's WebAssembly module starts with (16 MiB), the runtime's own use included. */
 const BASE_HEAP_PAGES = 256;
 
+/**
+ * The largest stack a script may be given: well below the module's own 5 MiB, so that
+ * QuickJS's check always fires before the module's stack could overflow into its data.
+ */
+export const MAX_STACK_BYTES = 1024 * 1024;
+
 /** A QuickJS module as one script gets it, with the means to take it out of service. */
 export interface EngineLease {
   readonly module: QuickJSWASMModule;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { codeTool } from '../../../src/code/code-tool';
 import { QuickJsEngine } from '../../../src/code/quickjs-engine';
 import { type HostAnswer, runScript } from '../../../src/code/run-script';
 
@@ -73,5 +74,25 @@ describe('runScript', () => {
     });
     expect(lease.retired()).toBe(false);
     expect((await engine.lease()).module).toBe(lease.module);
+  });
+});
+
+describe('codeTool', () => {
+  it('refuses a stack larger than QuickJS can check before its own stack overflows', () => {
+    expect(() =>
+      codeTool({
+        name: 'run_js',
+        description: 'Runs code.',
+        limits: { stackBytes: 2 * 1024 * 1024 },
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'invalid-options',
+        message: expect.stringContaining('limits.stackBytes'),
+      }),
+    );
+    expect(() =>
+      codeTool({ name: 'run_js', description: 'Runs code.', limits: { stackBytes: 1024 * 1024 } }),
+    ).not.toThrow();
   });
 });
