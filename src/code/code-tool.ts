@@ -1,10 +1,3 @@
-// The release build with its WebAssembly inlined: no .wasm file for the app to serve.
-import variant from '@jitl/quickjs-singlefile-browser-release-sync';
-import {
-  newQuickJSWASMModuleFromVariant,
-  newVariant,
-  type QuickJSWASMModule,
-} from 'quickjs-emscripten-core';
 import { z } from 'zod';
 import {
   arrayCheck,
@@ -17,9 +10,8 @@ import {
 } from '../errors/field-checks';
 import type { ToolOutcome } from '../protocol/tools';
 import { type Tool, tool } from '../tools/define-tool';
-import { describeThrown } from '../tools/run-tool';
-import { ToolFault } from '../tools/tool-fault';
-import { type HostAnswer, runScript, type ScriptOutput, watchGrowth } from './run-script';
+import { MAX_STACK_BYTES, QuickJsEngine } from './quickjs-engine';
+import { type HostAnswer, runScript, type ScriptOutput } from './run-script';
 
 /** The limits every script of a code tool runs under. */
 export interface CodeToolLimits {
@@ -30,7 +22,13 @@ export interface CodeToolLimits {
    * worker runs at once.
    */
   readonly memoryBytes?: number;
-  /** Stack of each script, in bytes (default 512 KiB); a deeper recursion is a `tool-failed`. */
+  /**
+   * Stack of each script, in bytes (default 128 KiB, at most 1 MiB). Going deeper (recursion,
+   * or nesting in source code, JSON or data) ends the script as `tool-failed`. Within this
+   * default every engine tested lets QuickJS stop a deep recursion itself, as an error the
+   * script may catch; past it, the browser's own stack may run out first, which the script
+   * cannot catch.
+   */
   readonly stackBytes?: number;
   /**
    * Deadline of each script, tool calls and approval waits included (default 5 000 ms): the
@@ -59,9 +57,12 @@ export interface CodeToolOptions {
   readonly limits?: CodeToolLimits;
 }
 
-const WASM_PAGE_BYTES = 65_536;
-/** The memory QuickJS's WebAssembly module starts with (16 MiB), the runtime's own use included. */
-const BASE_HEAP_PAGES = 256;
+/**
+ * The default stack: where QuickJS's own check still fires before the browser's stack runs
+ * out, for recursion through functions, getters, proxies and `toString`, in Chromium (the
+ * tightest: 192 KiB was already too much there), Firefox and WebKit, tool workers as tested.
+ */
+const DEFAULT_STACK_BYTES = 128 * 1024;
 
 /** How long after the script's deadline its worker is killed, should the interrupt not take. */
 const KILL_AFTER_MS = 1_000;
@@ -75,7 +76,9 @@ const OPTIONS = shapeCheck(
       shapeCheck(
         {
           memoryBytes: optional(numberCheck({ integer: true, positive: true })),
-          stackBytes: optional(numberCheck({ integer: true, positive: true })),
+          stackBytes: optional(
+            numberCheck({ integer: true, positive: true, max: MAX_STACK_BYTES }),
+          ),
           timeoutMs: optional(numberCheck({ positive: true })),
           maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
           maxLogChars: optional(numberCheck({ integer: true, positive: true })),
@@ -106,22 +109,13 @@ export function codeTool(options: CodeToolOptions): Tool {
   checkField(options, 'options', OPTIONS);
   const granted = [...new Set(options.tools ?? [])];
   const memoryBytes = options.limits?.memoryBytes ?? 32 * 1024 * 1024;
-  const heapPages = BASE_HEAP_PAGES + Math.ceil(memoryBytes / WASM_PAGE_BYTES);
   const limits = {
     memoryBytes,
-    stackBytes: options.limits?.stackBytes ?? 512 * 1024,
+    stackBytes: options.limits?.stackBytes ?? DEFAULT_STACK_BYTES,
     timeoutMs: options.limits?.timeoutMs ?? 5_000,
     maxLogChars: options.limits?.maxLogChars ?? 10_000,
   };
-  let quickjs: Promise<QuickJSWASMModule> | undefined;
-  const load = () => {
-    quickjs ??= loadQuickJs(heapPages);
-    // A failed load is tried again by the next worker, not remembered here.
-    quickjs.catch(() => {
-      quickjs = undefined;
-    });
-    return quickjs;
-  };
+  const engine = new QuickJsEngine(memoryBytes);
   const made = tool({
     name: options.name,
     description: `${options.description}\n\n${HOW_TO}`,
@@ -132,7 +126,7 @@ export function codeTool(options: CodeToolOptions): Tool {
       ? {}
       : { maxOutputChars: options.limits.maxOutputChars }),
     execute: async ({ code }, { signal, callTool }): Promise<ScriptOutput> =>
-      runScript(await load(), code, limits, {
+      runScript(await engine.lease(), code, limits, {
         toolNames: callTool ? granted : [],
         signal,
         callTool: async (toolName, args) =>
@@ -143,7 +137,7 @@ export function codeTool(options: CodeToolOptions): Tool {
     ...made,
     spec: granted.length > 0 ? { ...made.spec, callableTools: granted } : made.spec,
     prepare: async () => {
-      await load();
+      await engine.lease();
     },
   };
 }
@@ -160,30 +154,4 @@ function toAnswer(outcome: ToolOutcome): HostAnswer {
 
 function notGranted(toolName: string): HostAnswer {
   return { ok: false, code: 'tool-not-allowed', message: `"${toolName}" cannot be called here.` };
-}
-
-/**
- * The QuickJS module, after checking that this realm may compile WebAssembly: a CSP without
- * `'wasm-unsafe-eval'` forbids it, and then the toolset is unavailable, never run another way.
- */
-async function loadQuickJs(heapPages: number): Promise<QuickJSWASMModule> {
-  try {
-    // The smallest valid module: compiling it asks the CSP and nothing else.
-    new WebAssembly.Module(new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]));
-  } catch (error) {
-    throw new ToolFault(
-      'tool-failed',
-      `WebAssembly cannot be compiled here, so code cannot run; the Content-Security-Policy must allow 'wasm-unsafe-eval' in script-src (${describeThrown(error)}).`,
-    );
-  }
-  // QuickJS's own limit refuses any one allocation past it, but this build cannot measure
-  // the blocks it got (no malloc_usable_size) and undercounts what a script keeps. A
-  // WebAssembly memory that cannot grow past the cap makes malloc fail there instead.
-  const wasmMemory = new WebAssembly.Memory({ initial: BASE_HEAP_PAGES, maximum: heapPages });
-  watchGrowth(wasmMemory);
-  try {
-    return await newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmMemory }));
-  } catch (error) {
-    throw new ToolFault('tool-failed', `QuickJS could not be started: ${describeThrown(error)}`);
-  }
 }

@@ -3,9 +3,16 @@ import type {
   QuickJSDeferredPromise,
   QuickJSHandle,
   QuickJSRuntime,
-  QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import { ToolFault } from '../tools/tool-fault';
+import { type EngineLease, refusedGrowths } from './quickjs-engine';
+import {
+  brokenEngineFault,
+  safeJson,
+  scriptFault,
+  sharedEngineFault,
+  timedOut,
+} from './script-faults';
 
 /** The limits one script runs under. */
 export interface ScriptLimits {
@@ -40,6 +47,14 @@ export interface ScriptHost {
   readonly signal: AbortSignal;
 }
 
+/** What a script sees of the engine it runs in. */
+interface EngineWatch {
+  /** Whether the WebAssembly memory refused to grow while the script ran (it hit its cap). */
+  readonly heapFull: () => boolean;
+  /** Whether the engine was taken out of service (another script broke it). */
+  readonly retired: () => boolean;
+}
+
 /** The script is the body of an async function, so it may `await` and `return`. Kept on one line: line numbers stay the model's. */
 const PREFIX = '(async () => {';
 const SUFFIX = '\n})()';
@@ -50,33 +65,63 @@ const FILE = 'script.js';
  * a memory limit, a stack limit and an interrupt at its deadline. The context holds the
  * language and nothing of the worker: no `fetch`, no timers, no `import` (there is no
  * module loader), only `console` and the granted `tools`. Fails with a `ToolFault`
- * (`tool-memory-limit`, `tool-timeout`, `tool-failed` with line and column).
+ * (`tool-memory-limit`, `tool-timeout`, `tool-failed` with line and column). A script that
+ * broke its engine (the browser's stack ran out inside it) fails as `tool-failed` too, and
+ * the engine is retired: its runtime is left as it is, and the next script gets a fresh one.
  */
 export async function runScript(
-  quickjs: QuickJSWASMModule,
+  engine: EngineLease,
   code: string,
   limits: ScriptLimits,
   host: ScriptHost,
 ): Promise<ScriptOutput> {
   const deadline = Date.now() + limits.timeoutMs;
-  const runtime = quickjs.newRuntime();
-  runtime.setMemoryLimit(limits.memoryBytes);
-  runtime.setMaxStackSize(limits.stackBytes);
-  runtime.setInterruptHandler(() => Date.now() > deadline || host.signal.aborted);
-  const refusedBefore = refusedGrowths(quickjs.getWasmMemory());
-  const context = runtime.newContext();
-  const script = new Script(
-    runtime,
-    context,
-    limits,
-    host,
-    () => refusedGrowths(quickjs.getWasmMemory()) > refusedBefore,
-  );
+  const quickjs = engine.module;
+  let script: Script | undefined;
+  let outcome: { readonly output: ScriptOutput } | { readonly error: unknown };
   try {
-    return await script.run(code, deadline);
-  } finally {
-    script.dispose();
+    const runtime = quickjs.newRuntime();
+    runtime.setMemoryLimit(limits.memoryBytes);
+    runtime.setMaxStackSize(limits.stackBytes);
+    const refusedBefore = refusedGrowths(quickjs);
+    const started = new Script(runtime, runtime.newContext(), limits, host, {
+      heapFull: () => refusedGrowths(quickjs) > refusedBefore,
+      retired: engine.retired,
+    });
+    script = started;
+    // A broken engine stops the script at QuickJS's next check, as a deadline would.
+    runtime.setInterruptHandler(
+      () =>
+        Date.now() > deadline ||
+        host.signal.aborted ||
+        started.broken !== undefined ||
+        engine.retired(),
+    );
+    outcome = { output: await started.run(code, deadline) };
+  } catch (error) {
+    outcome = { error };
   }
+  // A failure that is not one of the script's own faults came from inside the engine.
+  const broken =
+    script?.broken ??
+    ('error' in outcome && !(outcome.error instanceof ToolFault)
+      ? { error: outcome.error }
+      : undefined);
+  if (broken) {
+    engine.retire();
+    throw brokenEngineFault(broken.error, limits.stackBytes);
+  }
+  // Another script broke the engine while this one waited for a tool: its state is suspect too.
+  if (engine.retired()) throw sharedEngineFault();
+  try {
+    script?.dispose();
+  } catch (error) {
+    // Freeing the runtime tripped QuickJS's own checks: it was not left whole after all.
+    engine.retire();
+    throw brokenEngineFault(error, limits.stackBytes);
+  }
+  if ('error' in outcome) throw outcome.error;
+  return outcome.output;
 }
 
 /** One script's runtime, context, handles and host calls in flight; everything released in `dispose`. */
@@ -85,8 +130,9 @@ class Script {
   readonly #vm: QuickJSContext;
   readonly #limits: ScriptLimits;
   readonly #host: ScriptHost;
-  /** Whether the WebAssembly memory refused to grow while the script ran (it hit its cap). */
-  readonly #heapFull: () => boolean;
+  readonly #engine: EngineWatch;
+  /** The host error that broke the engine inside one of the script's host calls, if one did. */
+  #broken: { readonly error: unknown } | undefined;
   readonly #handles: QuickJSHandle[] = [];
   readonly #pending = new Set<QuickJSDeferredPromise>();
   readonly #logs: string[] = [];
@@ -99,13 +145,21 @@ class Script {
     vm: QuickJSContext,
     limits: ScriptLimits,
     host: ScriptHost,
-    heapFull: () => boolean,
+    engine: EngineWatch,
   ) {
-    this.#heapFull = heapFull;
+    this.#engine = engine;
     this.#runtime = runtime;
     this.#vm = vm;
     this.#limits = limits;
     this.#host = host;
+  }
+
+  /**
+   * The host error that broke the engine while QuickJS called back into the host (to log,
+   * call a tool, or settle a tool's answer); QuickJS went on, but its state is suspect.
+   */
+  get broken(): { readonly error: unknown } | undefined {
+    return this.#broken;
   }
 
   async run(code: string, deadline: number): Promise<ScriptOutput> {
@@ -122,6 +176,7 @@ class Script {
       const jobs = this.#runtime.executePendingJobs();
       // A job's own error also rejects the script's promise; the handle is only released here.
       if (jobs.error) jobs.error.dispose();
+      this.#checkEngine();
       const state = vm.getPromiseState(promise);
       if (state.type === 'rejected') throw this.#fault(this.#keep(state.error), false);
       if (state.type === 'fulfilled') {
@@ -136,7 +191,30 @@ class Script {
         );
       }
       await this.#nextHostAnswer(deadline);
+      this.#checkEngine();
     }
+  }
+
+  /** Stops the script once its engine broke; `runScript` then says why. */
+  #checkEngine(): void {
+    if (this.#broken || this.#engine.retired())
+      throw new ToolFault('tool-failed', 'The script was stopped: its engine broke.');
+  }
+
+  /**
+   * A host function for the script that records a failure inside it (the browser's stack
+   * running out in a QuickJS call it made, most likely) before QuickJS turns it into an
+   * exception the script could catch: the script then ends as a broken engine's.
+   */
+  #hostFunction(body: (...args: QuickJSHandle[]) => QuickJSHandle | undefined) {
+    return (...args: QuickJSHandle[]): QuickJSHandle | undefined => {
+      try {
+        return body(...args);
+      } catch (error) {
+        this.#broken ??= { error };
+        throw error;
+      }
+    };
   }
 
   /** Releases every handle, then the context and the runtime. */
@@ -160,7 +238,7 @@ class Script {
         this.#host.signal.addEventListener('abort', onAbort);
         if (this.#host.signal.aborted) resolve('aborted');
       });
-      if (outcome === 'deadline') throw this.#timedOut();
+      if (outcome === 'deadline') throw timedOut(this.#limits.timeoutMs);
       if (outcome === 'aborted') throw new ToolFault('tool-failed', 'The run was aborted.');
     } finally {
       this.#wake = undefined;
@@ -174,9 +252,13 @@ class Script {
     const consoleObject = this.#keep(vm.newObject());
     for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
       const log = this.#keep(
-        vm.newFunction(level, (...args) => {
-          this.#log(args.map((arg) => this.#describe(arg)).join(' '));
-        }),
+        vm.newFunction(
+          level,
+          this.#hostFunction((...args) => {
+            this.#log(args.map((arg) => this.#describe(arg)).join(' '));
+            return undefined;
+          }),
+        ),
       );
       vm.setProp(consoleObject, level, log);
     }
@@ -188,13 +270,16 @@ class Script {
     const tools = this.#keep(vm.newObject());
     for (const name of this.#host.toolNames) {
       const call = this.#keep(
-        vm.newFunction(name, (argsHandle) => {
-          const args: unknown = argsHandle === undefined ? {} : vm.dump(argsHandle);
-          const deferred = vm.newPromise();
-          this.#pending.add(deferred);
-          void this.#host.callTool(name, args).then((answer) => this.#settle(deferred, answer));
-          return deferred.handle;
-        }),
+        vm.newFunction(
+          name,
+          this.#hostFunction((argsHandle) => {
+            const args: unknown = argsHandle === undefined ? {} : vm.dump(argsHandle);
+            const deferred = vm.newPromise();
+            this.#pending.add(deferred);
+            void this.#host.callTool(name, args).then((answer) => this.#settle(deferred, answer));
+            return deferred.handle;
+          }),
+        ),
       );
       vm.setProp(tools, name, call);
     }
@@ -205,6 +290,16 @@ class Script {
   #settle(deferred: QuickJSDeferredPromise, answer: HostAnswer): void {
     // A script that already ended released its promises; the late answer is dropped.
     if (!this.#pending.delete(deferred)) return;
+    try {
+      this.#answer(deferred, answer);
+    } catch (error) {
+      // Outside the script's own calls: nothing else would hear of it, so the loop is woken.
+      this.#broken ??= { error };
+    }
+    this.#wake?.();
+  }
+
+  #answer(deferred: QuickJSDeferredPromise, answer: HostAnswer): void {
     const vm = this.#vm;
     if (answer.ok) {
       const value = this.#fromJson(answer.output);
@@ -219,7 +314,6 @@ class Script {
       error.dispose();
     }
     deferred.dispose();
-    this.#wake?.();
   }
 
   /** A host value rebuilt inside the context through JSON, so nothing but data crosses. */
@@ -246,12 +340,7 @@ class Script {
   /** A logged value as text: strings as they are, anything else as QuickJS's dump of it. */
   #describe(handle: QuickJSHandle): string {
     const value: unknown = this.#vm.dump(handle);
-    if (typeof value === 'string') return value;
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return String(value);
-    }
+    return typeof value === 'string' ? value : safeJson(value);
   }
 
   /** The script's return value, through the context's own `JSON.stringify` (under its limits). */
@@ -266,40 +355,13 @@ class Script {
 
   /** The typed fault for an error the script ended with. */
   #fault(errorHandle: QuickJSHandle, whileParsing: boolean): ToolFault {
-    const error = this.#vm.dump(errorHandle) as unknown;
-    const { name, message, stack } = readError(error);
-    // With the heap at its cap, QuickJS may not even have room for its error and throws null.
-    const heapFull = error === null && this.#heapFull();
-    if ((name === 'InternalError' && message === 'out of memory') || heapFull) {
-      return new ToolFault(
-        'tool-memory-limit',
-        `The script went over its memory limit of ${this.#limits.memoryBytes} bytes and was stopped.`,
-      );
-    }
-    if (name === 'InternalError' && message === 'interrupted') {
-      return this.#host.signal.aborted
-        ? new ToolFault('tool-failed', 'The run was aborted.')
-        : this.#timedOut();
-    }
-    const where = position(stack);
-    const at = where ? ` at line ${where.line}, column ${where.column}` : '';
-    if (whileParsing || name === 'SyntaxError') {
-      return new ToolFault('tool-failed', `${name}${at}: ${message}`);
-    }
-    if (name === 'InternalError' && message === 'stack overflow') {
-      return new ToolFault(
-        'tool-failed',
-        `The script overflowed its stack of ${this.#limits.stackBytes} bytes${at}.`,
-      );
-    }
-    return new ToolFault('tool-failed', `The script threw ${name}${at}: ${message}`);
-  }
-
-  #timedOut(): ToolFault {
-    return new ToolFault(
-      'tool-timeout',
-      `The script did not finish within ${this.#limits.timeoutMs} ms and was interrupted.`,
-    );
+    return scriptFault(this.#vm.dump(errorHandle), {
+      ...this.#limits,
+      whileParsing,
+      heapFull: this.#engine.heapFull(),
+      aborted: this.#host.signal.aborted,
+      prefixChars: PREFIX.length,
+    });
   }
 
   #keep(handle: QuickJSHandle): QuickJSHandle {
@@ -310,61 +372,4 @@ class Script {
   #take(handle: QuickJSHandle): QuickJSHandle {
     return this.#keep(handle);
   }
-}
-
-/** Name, message and stack of whatever the script threw (an Error, or any value). */
-function readError(error: unknown): { name: string; message: string; stack: string } {
-  if (typeof error === 'object' && error !== null) {
-    const record = error as Record<string, unknown>;
-    return {
-      name: typeof record.name === 'string' ? record.name : 'Error',
-      message: typeof record.message === 'string' ? record.message : safeJson(error),
-      stack: typeof record.stack === 'string' ? record.stack : '',
-    };
-  }
-  return { name: 'a value', message: safeJson(error), stack: '' };
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
-/** Line and column in the model's code of the first stack frame in the script. */
-function position(stack: string): { line: number; column: number } | undefined {
-  const match = /script\.js:(\d+):(\d+)/.exec(stack);
-  if (!match) return undefined;
-  const line = Number(match[1]);
-  const column = Number(match[2]);
-  // The wrapper shares the first line with the model's code.
-  return { line, column: line === 1 ? Math.max(1, column - PREFIX.length) : column };
-}
-
-/** How often each watched WebAssembly memory refused to grow. */
-const refusals = new WeakMap<WebAssembly.Memory, { count: number }>();
-
-/**
- * Counts the times `memory` refuses to grow past its maximum, which is how an allocation
- * fails at the heap's cap (QuickJS then throws "out of memory", or null when it has no
- * room left for an error).
- */
-export function watchGrowth(memory: WebAssembly.Memory): void {
-  const counter = { count: 0 };
-  refusals.set(memory, counter);
-  const grow = memory.grow.bind(memory);
-  memory.grow = (delta: number) => {
-    try {
-      return grow(delta);
-    } catch (error) {
-      counter.count += 1;
-      throw error;
-    }
-  };
-}
-
-function refusedGrowths(memory: WebAssembly.Memory): number {
-  return refusals.get(memory)?.count ?? 0;
 }

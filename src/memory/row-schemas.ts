@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_IMAGE_URL_CHARS } from '../protocol/attachment-limits';
 import { SHA256_HEX } from './attachment-bytes';
 import { isMemoryScope } from './memory-rules';
 import type {
@@ -30,9 +31,6 @@ export const reasoningItemSchema = z.object({
   summary: z.array(z.string()),
   encryptedContent: z.string().min(1),
 });
-
-/** The longest image URL a stored message may hold. */
-export const MAX_IMAGE_URL_CHARS = 2_048;
 
 /** The most parts one user message may have. */
 export const MAX_CONTENT_PARTS = 100;

@@ -1,8 +1,9 @@
 import { AirlockError } from '../errors/airlock-error';
-import { inputTooLarge, invalidField } from '../errors/field-checks';
+import { imageUrlTooLong, inputTooLarge, invalidField } from '../errors/field-checks';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
   DEFAULT_MAX_INPUT_BYTES,
+  MAX_IMAGE_URL_CHARS,
 } from '../protocol/attachment-limits';
 import type { ImageDetail } from '../protocol/chat';
 import type { InputPart, RunLimits } from '../protocol/wire';
@@ -36,8 +37,9 @@ const isBlob = (value: unknown): value is Blob =>
 
 /**
  * Checks a run's input on the page and puts it in the shape that crosses to the worker (a
- * `URL` becomes its `href`; blobs cross by structured clone). Blob sizes are checked here,
- * so a 20 MB image is refused before it is copied to the worker (which checks again).
+ * `URL` becomes its `href`; blobs cross by structured clone). Blob sizes and the length of
+ * an `https:` image URL are checked here, so a 20 MB image is refused before it is copied to
+ * the worker (which checks again).
  */
 export function toWireInput(input: unknown, limits: RunLimits): string | InputPart[] {
   if (typeof input === 'string') {
@@ -92,6 +94,9 @@ export function toWireInput(input: unknown, limits: RunLimits): string | InputPa
         'invalid-input',
         { value: source },
       );
+    // As the worker would (it checks again): a `URL`'s href may be longer than what was given.
+    if (type === 'image' && url.startsWith('https://') && url.length > MAX_IMAGE_URL_CHARS)
+      throw imageUrlTooLong(index, url.length);
     return type === 'image'
       ? { ...(part as Extract<InputPart, { type: 'image' }>), image: url }
       : { ...(part as Extract<InputPart, { type: 'file' }>), data: url };

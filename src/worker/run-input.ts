@@ -1,4 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
+import { imageUrlTooLong } from '../errors/field-checks';
 import {
   attachmentProblem,
   base64Chars,
@@ -10,6 +11,7 @@ import type { AttachmentData } from '../memory/store';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
   DEFAULT_MAX_INPUT_BYTES,
+  MAX_IMAGE_URL_CHARS,
 } from '../protocol/attachment-limits';
 import type { ChatMessage, UserContentPart } from '../protocol/chat';
 import type { InputPart, RunLimits } from '../protocol/wire';
@@ -41,7 +43,8 @@ type Sized =
  * the attachments it refers to. Sizes are checked before any byte is read, every byte is
  * checked against its media type, and each attachment is hashed: the same image sent twice
  * is one stored attachment. Throws `attachment-too-large`, `input-too-large`,
- * `attachment-unsupported` or `invalid-input`; nothing has been stored when it does.
+ * `attachment-unsupported` or `invalid-input` (an `https:` image URL over
+ * `MAX_IMAGE_URL_CHARS` among them); nothing has been stored when it does.
  */
 export async function readRunInput(
   input: string | readonly InputPart[],
@@ -113,7 +116,11 @@ function measure(part: InputPart, index: number, maxPart: number): Sized {
     if (source.size > maxPart) throw partTooLarge(index, source.size, maxPart);
     return { part, source, size: source.size };
   }
-  if (part.type === 'image' && source.startsWith('https://')) return { part, url: source };
+  if (part.type === 'image' && source.startsWith('https://')) {
+    // Stored as it is: a URL longer than a stored row may hold would leave an unreadable message.
+    if (source.length > MAX_IMAGE_URL_CHARS) throw imageUrlTooLong(index, source.length);
+    return { part, url: source };
+  }
   if (!source.startsWith('data:'))
     throw new AirlockError(
       'invalid-input',
