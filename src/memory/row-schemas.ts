@@ -183,6 +183,9 @@ const runUsageSchema = z.object({
   estimated: z.boolean().exactOptional(),
 });
 
+/** The longest seal a run row may carry (one of today's is 67 characters). */
+const MAX_SEAL_CHARS = 200;
+
 /**
  * A stored run row (`runs`). Its checkpoint (`pendingStep`) is checked where a resume
  * reads it (`readPendingStep`); here it only has to be an object when present.
@@ -200,6 +203,8 @@ export const runRowSchema = z.object({
   sideUsage: runUsageSchema.exactOptional(),
   startedAt: timestamp,
   updatedAt: timestamp,
+  // Whether it holds is checked where a resume reads the row (`RunSeal.check`).
+  seal: z.string().max(MAX_SEAL_CHARS).exactOptional(),
 });
 
 /**
