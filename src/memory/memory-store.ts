@@ -21,6 +21,7 @@ import {
   normalizeMemoryInput,
 } from './memory-rules';
 import { newConversation } from './new-conversation';
+import { memoryToDelete } from './proposal-target';
 import { newRunSealKey } from './run-seal';
 import { messageTerms, queryTerms, searchableText, searchSnippet } from './search-terms';
 import { toStorageError } from './storage-errors';
@@ -391,7 +392,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         if (row === undefined) throw notFound('memory proposal', id);
         const proposal = check(row);
         const saved = proposal.change === 'save' ? putMemory(proposal.memory, now) : undefined;
-        const deleted = proposal.change === 'delete' ? memories.get(proposal.memory.id) : undefined;
+        const deleted =
+          proposal.change === 'delete'
+            ? memoryToDelete(proposal, memories.get(proposal.memory.id))
+            : undefined;
         if (deleted) {
           memories.delete(deleted.id);
           reviseConversationOf(deleted.scope);

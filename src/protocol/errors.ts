@@ -124,6 +124,12 @@ export type ErrorCode =
    */
   | 'run-not-resumable'
   /**
+   * `agent.memory.acceptProposal` named a proposal to delete a memory that is no longer the
+   * one it shows (the memory changed since, or the row names another memory's id): nothing
+   * was applied and the proposal is kept; dismiss it. `details`: `{ proposalId, memoryId }`.
+   */
+  | 'proposal-outdated'
+  /**
    * An embedding's length differs from the vectors already stored (the embedding model
    * changed): nothing was stored or searched. `details`: `{ expected, received }`.
    */

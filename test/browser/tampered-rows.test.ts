@@ -234,3 +234,126 @@ describe('a waiting run whose stored row was changed', () => {
     expect(offered?.sort()).toEqual(['delete_note', 'read_note']);
   }, 60_000);
 });
+
+/** An answer of the model extractor, as JSON text. */
+const extraction = (changes: readonly Record<string, unknown>[]) => JSON.stringify({ changes });
+
+/** The error code a promise rejects with, or `resolved`. */
+async function codeOf(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    return isAirlockError(error) ? error.code : String(error);
+  }
+}
+
+describe('a memory proposal', () => {
+  const learnt = (conversationId: string) => ({
+    via: 'model' as const,
+    reason: 'stated',
+    runId: 'r-0',
+    conversationId,
+  });
+
+  it('that shows one memory but names the id of another deletes neither', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { memory: { database, tools: false } });
+    const city = await agent.memory.saveMemory({
+      key: 'user.city',
+      content: 'Lives in Lyon.',
+      source: learnt(agent.conversationId),
+    });
+    const pin = await agent.memory.saveMemory({ key: 'bank.note', content: 'Keep this.' });
+    const forged = {
+      id: 'forged',
+      conversationId: agent.conversationId,
+      runId: 'r-1',
+      createdAt: 1,
+      change: 'delete',
+      memory: { ...city, id: pin.id },
+      reason: 'Moved away.',
+    };
+    await writeRawRow(database, 'proposals', forged);
+
+    expect(await codeOf(agent.memory.acceptProposal('forged'))).toBe('proposal-outdated');
+    expect((await agent.memory.listMemories()).map((memory) => memory.key).sort()).toEqual([
+      'bank.note',
+      'user.city',
+    ]);
+    expect(await readRawRow(database, 'proposals', 'forged')).toEqual(forged);
+  }, 60_000);
+
+  it('to delete a memory that changed since it was made is refused, and one still as shown applies', async () => {
+    const session = await scriptModel([
+      { text: 'ok' },
+      {
+        text: extraction(
+          ['user.city', 'user.pet'].map((key) => ({
+            action: 'delete',
+            scope: 'lasting',
+            key,
+            content: '',
+            reason: 'no longer true',
+          })),
+        ),
+      },
+    ]);
+    const agent = agentFor(session, {
+      memory: { tools: false, learn: { confirm: true, model: {} } },
+    });
+    const source = learnt(agent.conversationId);
+    const city = await agent.memory.saveMemory({ key: 'user.city', content: 'Lyon.', source });
+    await agent.memory.saveMemory({ key: 'user.pet', content: 'A cat.', source });
+    await agent.run('I moved, and the cat left.').result;
+    const proposals = await agent.memory.listProposals();
+    expect(proposals.map((proposal) => proposal.change)).toEqual(['delete', 'delete']);
+    // The user corrects the memory while the proposal to delete it waits.
+    await agent.memory.updateMemory(city.id, { content: 'Paris.' });
+
+    const [forCity, forPet] = proposals;
+    expect(await codeOf(agent.memory.acceptProposal(forCity?.id ?? ''))).toBe('proposal-outdated');
+    expect(await codeOf(agent.memory.acceptProposal(forPet?.id ?? ''))).toBe('resolved');
+    expect((await agent.memory.listMemories()).map((memory) => memory.content)).toEqual(['Paris.']);
+    expect((await agent.memory.listProposals()).map((proposal) => proposal.id)).toEqual([
+      forCity?.id,
+    ]);
+  }, 60_000);
+
+  it('that would save into another conversation, save without its run as source, or delete what the app saved is left out and refused', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const session = await scriptModel([]);
+    const leftOut: unknown[] = [];
+    const agent = agentFor(session, {
+      memory: { database, tools: false, onStorageError: (error) => leftOut.push(error.details) },
+    });
+    const { conversationId } = agent;
+    const appMemory = await agent.memory.saveMemory({ key: 'bank.note', content: 'Keep this.' });
+    const of = { conversationId, runId: 'r-1', createdAt: 1 };
+    const source = { via: 'rule', rule: 'name', runId: 'r-1', conversationId };
+    const forged = [
+      {
+        ...of,
+        id: 'elsewhere',
+        change: 'save',
+        memory: { key: 'k', content: 'c', scope: 'conversation:other', source },
+      },
+      { ...of, id: 'sourceless', change: 'save', memory: { key: 'k', content: 'c' } },
+      {
+        ...of,
+        id: 'other-run',
+        change: 'save',
+        memory: { key: 'k', content: 'c', source: { ...source, runId: 'r-2' } },
+      },
+      { ...of, id: 'app-memory', change: 'delete', memory: appMemory, reason: 'gone' },
+    ];
+    for (const row of forged) await writeRawRow(database, 'proposals', row);
+
+    expect(await agent.memory.listProposals()).toEqual([]);
+    expect(leftOut).toHaveLength(forged.length);
+    for (const { id } of forged)
+      expect(await codeOf(agent.memory.acceptProposal(id))).toBe('storage-failed');
+    expect(await agent.memory.listMemories()).toEqual([appMemory]);
+  }, 60_000);
+});
