@@ -76,9 +76,10 @@ export class RunSeal {
 
   /** What the seal of a stored row (shape checked) says of it. */
   async check(run: RunRecord): Promise<SealVerdict> {
+    // Without crypto.subtle every row is written unsealed: say why, whatever the row holds.
+    if (!canSeal()) return 'uncheckable';
     const { seal, ...fields } = run;
     if (seal === undefined) return 'unsealed';
-    if (!canSeal()) return 'uncheckable';
     const mac = SEAL_PATTERN.exec(seal)?.[1];
     const text = sealedText(fields);
     if (mac === undefined || text === undefined) return 'altered';
@@ -113,6 +114,8 @@ export class RunSeal {
       const started = handed.then(async () => ({
         done: write(run === undefined ? undefined : await this.sealed(run)),
       }));
+      // A seal that failed (the key could not be read) is its caller's to report; later
+      // writes still go, in order.
       handed = started.catch(() => undefined);
       return started.then(({ done }) => done);
     };

@@ -125,25 +125,39 @@ describe('run seals', () => {
     const [one, two] = await Promise.all([first.sealed(waiting), second.sealed(waiting)]);
 
     expect(one).toEqual(two);
-    expect(await sealOf(fixture.reopen()).check(one)).toBe('sealed');
+    const third = fixture.reopen();
+    context.onTestFinished(() => third.close());
+    expect(await sealOf(third).check(one)).toBe('sealed');
   });
 
-  it('no longer hold once the stored key row is replaced by something that is no key', async (context) => {
+  it('no longer hold once the stored key row is replaced by something that is no key, or by a key that can be read', async (context) => {
     const { store, name, indexedDB, reopen } = freshStore();
     // The in-memory store keeps its key in memory: no other code can replace it.
     if (indexedDB === undefined) return context.skip();
     context.onTestFinished(() => store.close());
     const sealed = await sealOf(store).sealed(waiting);
-    const raw = new Dexie(name, { indexedDB, IDBKeyRange });
-    await raw.open();
-    await raw.table('sealKeys').put({ name: 'run-seal', key: { forged: true } });
-    raw.close();
+    // Not a key; and a key whose bytes its maker can read, so it could seal without the store.
+    const planted = [
+      { forged: true },
+      await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, true, ['sign', 'verify']),
+    ];
+    for (const key of planted) {
+      const raw = new Dexie(name, { indexedDB, IDBKeyRange });
+      await raw.open();
+      await raw.table('sealKeys').put({ name: 'run-seal', key });
+      raw.close();
 
-    const reopened = reopen();
-    context.onTestFinished(() => reopened.close());
-    const seal = sealOf(reopened);
-    expect(await seal.check(sealed)).toBe('altered');
-    expect(await seal.check(await seal.sealed(waiting))).toBe('sealed');
+      const reopened = reopen();
+      context.onTestFinished(() => reopened.close());
+      const seal = sealOf(reopened);
+      expect(await seal.check(sealed)).toBe('altered');
+      const resealed = await seal.sealed(waiting);
+      expect(await seal.check(resealed)).toBe('sealed');
+      expect(await reopened.runSealKey()).toMatchObject({ extractable: false });
+      const another = reopen();
+      context.onTestFinished(() => another.close());
+      expect(await sealOf(another).check(resealed)).toBe('sealed');
+    }
   });
 
   it('are kept by an amendment only where they held', async () => {
