@@ -53,6 +53,10 @@ export function openStore(options: OpenStoreOptions = {}): ConversationStore {
       ],
       async () => (await import('./dexie/knowledge')).knowledgeTables(connection),
     ),
+    // Read once per agent worker, when it starts.
+    ...lazyMethods(['runSealKey'], async () =>
+      (await import('./dexie/seal-keys')).sealKeyTables(connection),
+    ),
     // Only confirm mode writes proposals, and only the memory API reads them.
     ...lazyMethods(
       ['saveProposals', 'listProposals', 'acceptProposal', 'dismissProposal'],

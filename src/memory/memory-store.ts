@@ -21,6 +21,8 @@ import {
   normalizeMemoryInput,
 } from './memory-rules';
 import { newConversation } from './new-conversation';
+import { memoryToDelete } from './proposal-target';
+import { newRunSealKey } from './run-seal';
 import { messageTerms, queryTerms, searchableText, searchSnippet } from './search-terms';
 import { toStorageError } from './storage-errors';
 import type {
@@ -62,6 +64,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
   const memories = new Map<string, MemoryRecord>();
   const runs = new Map<string, RunRecord>();
   const proposals = new Map<string, MemoryProposal>();
+  let sealKey: Promise<CryptoKey> | undefined;
   /** Insertion order, oldest first. */
   let audit: AuditRecord[] = [];
   const documents = new Map<string, KnowledgeDocumentRecord>();
@@ -389,7 +392,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
         if (row === undefined) throw notFound('memory proposal', id);
         const proposal = check(row);
         const saved = proposal.change === 'save' ? putMemory(proposal.memory, now) : undefined;
-        const deleted = proposal.change === 'delete' ? memories.get(proposal.memory.id) : undefined;
+        const deleted =
+          proposal.change === 'delete'
+            ? memoryToDelete(proposal, memories.get(proposal.memory.id))
+            : undefined;
         if (deleted) {
           memories.delete(deleted.id);
           reviseConversationOf(deleted.scope);
@@ -436,6 +442,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Conversatio
     },
 
     getRun: (id) => guard('reading a run', () => runs.get(id)),
+
+    // Made by the first call; kept, as the database keeps it, as long as the store.
+    runSealKey: async () => {
+      await guard('reading the run seal key', () => undefined);
+      sealKey ??= newRunSealKey();
+      return sealKey;
+    },
 
     listRuns: (listOptions = {}) =>
       guard('listing runs', () => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_IMAGE_URL_CHARS } from '../protocol/attachment-limits';
 import { SHA256_HEX } from './attachment-bytes';
-import { isMemoryScope } from './memory-rules';
+import { conversationOfScope, isMemoryScope } from './memory-rules';
 import type {
   AuditRecord,
   ConversationRecord,
@@ -160,16 +160,39 @@ const proposalFields = {
   createdAt: timestamp,
 };
 
-/** A stored memory proposal row (`proposals`): a memory to save, or one to delete. */
-export const proposalRowSchema = z.discriminatedUnion('change', [
-  z.object({ ...proposalFields, change: z.literal('save'), memory: memoryInputSchema }),
-  z.object({
-    ...proposalFields,
-    change: z.literal('delete'),
-    memory: memoryRowSchema,
-    reason: z.string(),
-  }),
-]);
+/**
+ * A stored memory proposal row (`proposals`): a memory to save, or one to delete. Checked for
+ * what it means too, as `memory.learn` makes them: a memory of the proposal's conversation or
+ * a lasting one (never another conversation's); a save learnt by the proposal's own run; a
+ * delete of a learnt memory (the app's and the tools' memories are not learning's to delete).
+ * What a delete shows is checked against the stored memory when it is accepted.
+ */
+export const proposalRowSchema = z
+  .discriminatedUnion('change', [
+    z.object({ ...proposalFields, change: z.literal('save'), memory: memoryInputSchema }),
+    z.object({
+      ...proposalFields,
+      change: z.literal('delete'),
+      memory: memoryRowSchema,
+      reason: z.string(),
+    }),
+  ])
+  .refine(
+    ({ conversationId, runId, change, memory: { scope, source } }) => {
+      const owner = conversationOfScope(scope);
+      return (
+        (owner === undefined || owner === conversationId) &&
+        source !== undefined &&
+        (change === 'delete' ||
+          (source.runId === runId && source.conversationId === conversationId))
+      );
+    },
+    {
+      error:
+        "must be a learnt memory of the proposal's conversation or a lasting scope (to save: learnt by the proposal's run)",
+      path: ['memory'],
+    },
+  );
 
 const runUsageSchema = z.object({
   modelCalls: count,
@@ -180,6 +203,9 @@ const runUsageSchema = z.object({
   cost: count.exactOptional(),
   estimated: z.boolean().exactOptional(),
 });
+
+/** The longest seal a run row may carry (one of today's is 67 characters). */
+const MAX_SEAL_CHARS = 200;
 
 /**
  * A stored run row (`runs`). Its checkpoint (`pendingStep`) is checked where a resume
@@ -198,6 +224,8 @@ export const runRowSchema = z.object({
   sideUsage: runUsageSchema.exactOptional(),
   startedAt: timestamp,
   updatedAt: timestamp,
+  // Whether it holds is checked where a resume reads the row (`RunSeal.check`).
+  seal: z.string().max(MAX_SEAL_CHARS).exactOptional(),
 });
 
 /**

@@ -97,5 +97,14 @@ export const SCHEMA_V8: StoresSpec = {
   proposals: 'id, conversationId',
 };
 
+/**
+ * Version 9: sealed run rows. The key the agent worker seals run rows with (a
+ * non-extractable `CryptoKey`), by name, made when first needed. A new table only: runs
+ * stored before it have no seal and are not resumed (see `RunSeal`).
+ */
+export const SCHEMA_V9: StoresSpec = {
+  sealKeys: 'name',
+};
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 8;
+export const CURRENT_SCHEMA_VERSION = 9;

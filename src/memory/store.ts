@@ -205,6 +205,13 @@ export interface ConversationStore {
   dismissProposal(id: string): Promise<void>;
 
   putRun(run: RunRecord): Promise<void>;
+  /**
+   * The key run rows are sealed with (see `RunSeal`): an HMAC-SHA-256 `CryptoKey` that cannot
+   * be extracted, made by the first call and kept in a row of its own, so every agent worker
+   * of the database seals and checks with the same one. A stored row that holds no such key
+   * is replaced: rows sealed with the old one are then never resumed.
+   */
+  runSealKey(): Promise<CryptoKey>;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Runs of a conversation (or all), newest first, optionally of some statuses. */
   listRuns(options?: {

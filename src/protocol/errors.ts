@@ -116,10 +116,19 @@ export type ErrorCode =
   /** A conversation, memory or run with that id does not exist. */
   | 'not-found'
   /**
-   * `agent.resume` named a run that cannot go on: it finished or failed. Only runs waiting
-   * for approval and interrupted runs resume. `details`: `{ runId, status }`.
+   * `agent.resume` named a run that cannot go on: it finished or failed (only runs waiting
+   * for approval and interrupted runs resume), or its stored row is not as its agent worker
+   * sealed it (`reason: 'altered'`: changed, or copied from another run; `'unsealed'`: stored
+   * before seals existed, or its seal removed; `'uncheckable'`: no `crypto.subtle` here).
+   * Nothing stored is changed. `details`: `{ runId, status, reason? }`.
    */
   | 'run-not-resumable'
+  /**
+   * `agent.memory.acceptProposal` named a proposal to delete a memory that is no longer the
+   * one it shows (the memory changed since, or the row names another memory's id): nothing
+   * was applied and the proposal is kept; dismiss it. `details`: `{ proposalId, memoryId }`.
+   */
+  | 'proposal-outdated'
   /**
    * An embedding's length differs from the vectors already stored (the embedding model
    * changed): nothing was stored or searched. `details`: `{ expected, received }`.

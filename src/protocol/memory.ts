@@ -179,6 +179,13 @@ export interface RunRecord {
   readonly sideUsage?: RunUsage;
   readonly startedAt: number;
   readonly updatedAt: number;
+  /**
+   * The agent worker's seal over every other field of the row (HMAC-SHA-256, keyed by the
+   * database's run seal key, which the origin's code can use but never read): a resume goes
+   * on only from a row whose seal holds, so what the run may do stays what its agent worker
+   * recorded. Absent in runs stored before seals existed (or outside secure contexts).
+   */
+  readonly seal?: string;
 }
 
 /** An attachment's content, as a run's input hands it to the store. */

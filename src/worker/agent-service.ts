@@ -5,6 +5,7 @@ import { KnowledgeBase } from '../knowledge/knowledge-base';
 import { assertInputFits } from '../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../memory/dexie-store';
 import { rowProblems } from '../memory/row-schemas';
+import type { RunSeal } from '../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import { checkedModel } from '../model/checked-model';
@@ -187,7 +188,15 @@ export class AgentService implements AgentWorkerApi {
         );
       }
       const store = await this.#startStore(config);
-      await markInterruptedRuns(store, config.memory.database);
+      // Every run seals its row with the store's key: loaded while the tools start.
+      const runSeal = settledLater(
+        import('../memory/run-seal').then(({ RunSeal }) => {
+          const seal = new RunSeal(() => store.runSealKey());
+          seal.prepare();
+          return seal;
+        }),
+      );
+      await markInterruptedRuns(store, runSeal, config.memory.database);
       const registry = await this.#startTools(config, pageTools, sandboxes);
       const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
       const tokens = new TokenCalibration();
@@ -197,6 +206,7 @@ export class AgentService implements AgentWorkerApi {
         tokens,
         registry,
         store,
+        runSeal: await runSeal,
         knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
         learnRules,
@@ -402,7 +412,12 @@ export class AgentService implements AgentWorkerApi {
       const request = parseResumeRequest(untrusted);
       // Loaded on the first resume: most runs are never resumed.
       const { planResume } = await import('./resume-plan');
-      const { run, start } = await planResume(setup.store, request.runId, request.allowedTools);
+      const { run, start } = await planResume(
+        setup.store,
+        setup.runSeal,
+        request.runId,
+        request.allowedTools,
+      );
       served.conversationId = run.conversationId;
       assertAsksHold(setup, request, channel);
       await runConversation(setup, run, start, channel, request);
@@ -541,6 +556,7 @@ export class AgentService implements AgentWorkerApi {
         channelName: relayChannelName(database, conversationId),
         lockName: conversationLockName(database, conversationId),
         store: setup.store,
+        runSeal: setup.runSeal,
       },
       port,
     );
@@ -662,14 +678,18 @@ function isConversationDeleted(reason: unknown): reason is AirlockError {
  * same-origin script wrote it) or whose conversation is gone is skipped, and so is one
  * whose repair fails; the others are still repaired.
  */
-async function markInterruptedRuns(store: ConversationStore, database: string): Promise<void> {
+async function markInterruptedRuns(
+  store: ConversationStore,
+  runSeal: Promise<RunSeal>,
+  database: string,
+): Promise<void> {
   const held = await heldLockNames();
   for (const row of await store.listRuns({ statuses: ['running'] })) {
     if (rowProblems('runs', row).length > 0) continue;
     const run = row;
     if (held.has(conversationLockName(database, run.conversationId))) continue;
     try {
-      await markRunInterrupted(store, run);
+      await markRunInterrupted(store, await runSeal, run);
     } catch (error) {
       // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
       if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))

@@ -14,6 +14,9 @@ import type { ResumedStep, RunJournal } from './run-agent';
  */
 const PROGRESS_INTERVAL_MS = 1_000;
 
+/** What a journal writes through: the store's step and checkpoint writes (which seal the run's row). */
+export type JournalStore = Pick<ConversationStore, 'commitStep' | 'putRun'>;
+
 /**
  * Writes one run into the store: the input, each completed step with its audit records
  * (one transaction each; the step that answers also records the run finished), the text
@@ -22,7 +25,7 @@ const PROGRESS_INTERVAL_MS = 1_000;
  * on in memory.
  */
 export class ConversationJournal implements RunJournal {
-  readonly #store: ConversationStore;
+  readonly #store: JournalStore;
   readonly #emit: (event: AgentEvent) => Promise<void>;
   readonly #audit: AuditRecord[] = [];
   #run: RunRecord;
@@ -40,7 +43,7 @@ export class ConversationJournal implements RunJournal {
    * (`conversation-deleted`), nothing more is written, so nothing of the run outlives it.
    */
   constructor(
-    store: ConversationStore,
+    store: JournalStore,
     run: RunRecord,
     emit: (event: AgentEvent) => Promise<void>,
     signal?: AbortSignal,

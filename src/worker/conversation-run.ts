@@ -3,6 +3,7 @@ import type { KnowledgeBase } from '../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../knowledge/knowledge-message';
 import type { CompiledRule } from '../memory/learn-rules';
 import { conversationScope } from '../memory/memory-rules';
+import type { RunSeal } from '../memory/run-seal';
 import type { AttachmentData, ConversationStore, MemoryScope, RunRecord } from '../memory/store';
 import type { ChatModel } from '../model/chat-model';
 import type { TokenCalibration } from '../model/estimate-tokens';
@@ -42,6 +43,8 @@ export interface AgentSetup {
   readonly tokens: TokenCalibration;
   readonly registry: ToolRegistry;
   readonly store: ConversationStore;
+  /** Seals the run rows the agent writes, and checks those it resumes from. */
+  readonly runSeal: RunSeal;
   /** The page's guardrails. */
   readonly guardrails: GuardrailGate;
   /** The agent's documents, searched per run. */
@@ -172,7 +175,7 @@ export async function runConversation(
       const runAllows = allowlist(run.allowedTools);
       const allowed = (name: string) =>
         runAllows(name) && (runToolNames.has(name) || agentAllows(name));
-      const journal = new ConversationJournal(store, run, emit, signal);
+      const journal = new ConversationJournal(setup.runSeal.writes(store), run, emit, signal);
       // Settled once the input is stored (or its failure reported) and run-start is sent;
       // started below, after the context's reads are asked for.
       let begin: (started: Promise<void>) => void = () => {};

@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import { rowProblems } from '../memory/row-schemas';
+import type { RunSeal } from '../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../memory/store';
 import type { ErrorData } from '../protocol/errors';
 import type { AgentEvent } from '../protocol/events';
@@ -52,6 +53,8 @@ export interface WatchTarget {
   readonly channelName: string;
   readonly lockName: string;
   readonly store: ConversationStore;
+  /** Seals the rows of runs the watch marks interrupted. */
+  readonly runSeal: RunSeal;
 }
 
 /** The run a watch follows: who relays it and the number of the next event it expects. */
@@ -388,7 +391,7 @@ export class ConversationWatch {
         if (!lock) return;
         const row = await this.#readRun(run);
         if (row !== 'failed' && row?.status === 'running')
-          await markRunInterrupted(this.#target.store, row);
+          await markRunInterrupted(this.#target.store, this.#target.runSeal, row);
       });
     } catch (error) {
       this.#warn(`Run ${run.runId} could not be marked interrupted: ${String(error)}.`);

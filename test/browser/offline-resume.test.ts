@@ -334,7 +334,7 @@ describe('resuming an interrupted run', () => {
     expect(await receivedBodies(session)).toHaveLength(2);
   }, 60_000);
 
-  it('refuses a run whose stored checkpoint was tampered with (storage-failed), losing nothing', async () => {
+  it('refuses a run whose stored checkpoint was tampered with (run-not-resumable), losing nothing', async () => {
     const database = `test-${crypto.randomUUID()}`;
     const conversationId = crypto.randomUUID();
     const session = await scriptModel([
@@ -364,7 +364,8 @@ describe('resuming an interrupted run', () => {
     });
 
     const reopened = agentFor(session, { conversationId, tools: list, memory: { database } });
-    expect(await outcomeOf(reopened.resume(runId))).toBe('storage-failed');
+    // Its seal no longer holds: refused before the checkpoint is even parsed.
+    expect(await outcomeOf(reopened.resume(runId))).toBe('run-not-resumable');
     expect(runs).toEqual({ fast: 1, slow: 1 });
     expect(await receivedBodies(session)).toHaveLength(1);
     const stored = await reopened.memory.getConversation(conversationId);

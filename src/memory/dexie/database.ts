@@ -15,6 +15,7 @@ import {
   SCHEMA_V6,
   SCHEMA_V7,
   SCHEMA_V8,
+  SCHEMA_V9,
 } from '../schema-versions';
 import { messageTerms } from '../search-terms';
 import { isConnectionLost, toStorageError } from '../storage-errors';
@@ -80,7 +81,15 @@ export type AirlockDatabase = Dexie & {
   messageTerms: Table<MessageTermsRecord, [string, number]>;
   /** Since version 8: what `memory.learn` holds for the app in confirm mode. */
   proposals: Table<MemoryProposal, string>;
+  /** Since version 9: the key run rows are sealed with. */
+  sealKeys: Table<SealKeyRecord, string>;
 };
+
+/** A key of the store's own (`sealKeys`), by name; read back, it may hold anything. */
+export interface SealKeyRecord {
+  readonly name: string;
+  readonly key: unknown;
+}
 
 /** The name of one of the database's tables. */
 export type TableName = Exclude<keyof AirlockDatabase, keyof Dexie>;
@@ -280,6 +289,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(6).stores(SCHEMA_V6).upgrade(indexMessageTerms);
   db.version(7).stores(SCHEMA_V7).upgrade(copyVectorCodes);
   db.version(8).stores(SCHEMA_V8);
+  db.version(9).stores(SCHEMA_V9);
   return db;
 }
 

@@ -1,4 +1,5 @@
 import { memoryChange } from '../memory-rules';
+import { memoryToDelete } from '../proposal-target';
 import type { ConversationStore, MemoryRecord } from '../store';
 import { notFound } from '../store-failures';
 import type { DexieConnection } from './database';
@@ -52,7 +53,7 @@ export function proposalTables(
             let deleted: MemoryRecord | undefined;
             if (proposal.change === 'save') saved = await putMemory(db, proposal.memory, now);
             else {
-              deleted = await memories.get(proposal.memory.id);
+              deleted = memoryToDelete(proposal, await memories.get(proposal.memory.id));
               if (deleted) {
                 await memories.delete(proposal.memory.id);
                 await reviseConversationOf(db, deleted.scope);

@@ -23,4 +23,5 @@ await import('./dexie-store.test');
 await import('./attachments.test');
 await import('./search.test');
 await import('./proposals.test');
+await import('./run-seal.test');
 await import('./conversation-revision.test');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
-import type { MemoryProposal } from '../../../src/memory/store';
+import type { MemoryProposal, MemoryRecord } from '../../../src/memory/store';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 
 const setUp = storesClosedAfterEach(freshStore);
@@ -78,6 +78,35 @@ describe('memory proposals', () => {
     expect(await store.listMemories()).toEqual([]);
     expect(await store.acceptProposal('d2', asStored)).toBeUndefined();
     expect(await store.listProposals()).toEqual([]);
+  });
+
+  it('deletes nothing for a delete proposal whose memory changed since, or that names another memory’s id, and keeps it', async () => {
+    const store = setUp();
+    await store.ensureConversation('a', undefined);
+    const city = await store.saveMemory({ key: 'city', content: 'Lyon.' }, 1);
+    const pin = await store.saveMemory({ key: 'pin', content: 'Keep.' }, 1);
+    const deletion = (id: string, memory: MemoryRecord): MemoryProposal => ({
+      id,
+      conversationId: 'a',
+      runId: 'run-1',
+      createdAt: 2,
+      change: 'delete',
+      memory,
+      reason: 'Moved.',
+    });
+    await store.saveProposals([
+      deletion('changed', city),
+      deletion('other', { ...city, id: pin.id }),
+    ]);
+    const edited = await store.updateMemory(city.id, { content: 'Paris.' });
+
+    for (const id of ['changed', 'other'])
+      await expect(store.acceptProposal(id, asStored)).rejects.toMatchObject({
+        code: 'proposal-outdated',
+        details: { proposalId: id },
+      });
+    expect(await store.listMemories()).toEqual(expect.arrayContaining([edited, pin]));
+    expect((await store.listProposals()).map((row) => row.id)).toEqual(['changed', 'other']);
   });
 
   it('accepts a proposal once: a second accept, as from another tab, is not-found', async () => {

@@ -2,6 +2,7 @@ import Dexie from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../../src/memory/dexie-store';
+import { RunSeal } from '../../../src/memory/run-seal';
 import {
   CURRENT_SCHEMA_VERSION,
   SCHEMA_V1,
@@ -11,9 +12,12 @@ import {
   SCHEMA_V5,
   SCHEMA_V6,
   SCHEMA_V7,
+  SCHEMA_V8,
 } from '../../../src/memory/schema-versions';
+import type { RunRecord } from '../../../src/memory/store';
 import type { VectorCodesRecord } from '../../../src/memory/vector-blocks';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
+import { planResume } from '../../../src/worker/resume-plan';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
 
@@ -284,6 +288,79 @@ describe('schema versions', () => {
     await store.saveProposals([proposal]);
     expect(await store.listProposals({ conversationId: 'c' })).toEqual([proposal]);
     store.close();
+  });
+
+  it('upgrades a version 8 database to version 9: its runs stay listed, and a run it left waiting is refused a resume, its row kept', async () => {
+    const indexedDB = new IDBFactory();
+    const v8 = new Dexie('to-v9', { indexedDB, IDBKeyRange });
+    [
+      SCHEMA_V1,
+      SCHEMA_V2,
+      SCHEMA_V3,
+      SCHEMA_V4,
+      SCHEMA_V5,
+      SCHEMA_V6,
+      SCHEMA_V7,
+      SCHEMA_V8,
+    ].forEach((spec, index) => {
+      v8.version(index + 1).stores(spec);
+    });
+    await v8.table('conversations').add({
+      id: 'c',
+      title: 'Kept',
+      createdAt: 1,
+      updatedAt: 2,
+      summary: '',
+      summarizedThroughSeq: 0,
+      lastSeq: 0,
+    });
+    // As version 8 stored a run waiting for approval: no seal.
+    const waiting = {
+      id: 'run-1',
+      conversationId: 'c',
+      status: 'awaiting-approval',
+      input: 'Delete note n1',
+      step: 1,
+      partialText: '',
+      allowedTools: ['delete_note'],
+      pendingStep: {
+        assistant: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'delete_note', arguments: '{}' } },
+          ],
+        },
+        settled: [],
+        started: [],
+        awaiting: [{ callId: 'call_1', toolName: 'delete_note', arguments: '{}' }],
+      },
+      startedAt: 1,
+      updatedAt: 1,
+    };
+    await v8.table('runs').add(waiting);
+    v8.close();
+
+    const store = openStore({ name: 'to-v9', indexedDB, IDBKeyRange });
+    const runSeal = new RunSeal(() => store.runSealKey());
+    expect(await store.listRuns()).toEqual([waiting]);
+    await expect(planResume(store, runSeal, 'run-1', undefined)).rejects.toMatchObject({
+      code: 'run-not-resumable',
+      details: { runId: 'run-1', status: 'awaiting-approval', reason: 'unsealed' },
+    });
+    expect(await store.getRun('run-1')).toEqual(waiting);
+    // The same run, sealed by this version, resumes.
+    await store.putRun(await runSeal.sealed(waiting as RunRecord));
+    expect((await planResume(store, runSeal, 'run-1', undefined)).run).toMatchObject({
+      id: 'run-1',
+      allowedTools: ['delete_note'],
+    });
+    const raw = new Dexie('to-v9', { indexedDB, IDBKeyRange });
+    await raw.open();
+    expect(raw.verno).toBe(CURRENT_SCHEMA_VERSION);
+    expect(raw.tables.map((table) => table.name)).toContain('sealKeys');
+    raw.close();
+    await store.close();
   });
 
   it('upgrades a version 1 database: rows stay readable and messages get their token counts', async () => {
