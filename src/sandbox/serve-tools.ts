@@ -1,3 +1,4 @@
+import { AirlockError } from '../errors/airlock-error';
 import { arrayCheck, checkField } from '../errors/field-checks';
 import type { SandboxConnect, SandboxRequest, SandboxResponse } from '../protocol/sandbox-wire';
 import type { ToolOutcome, ToolSpec } from '../protocol/tools';
@@ -37,10 +38,18 @@ type Served =
  * (WebKit may evaluate the entry again when a lazily loaded chunk imports from it).
  */
 export function serveTools(tools: readonly Tool[] | ToolLoader): void {
-  // Before anything else of this call: a loader's modules must find the worker bare.
-  const exposed = lockDown();
-  // A list is checked before anything listens: a worker serving a bad list would fail every call.
+  // A list is checked before anything listens: a worker serving a bad list would fail
+  // every call. Checking runs none of the tools' code that has not already run.
   if (typeof tools !== 'function') checkField(tools, 'tools', arrayCheck(toolCheck));
+  // The lockdown would take IndexedDB, Worker and the rest from a page as well.
+  if (!('WorkerGlobalScope' in globalThis)) {
+    throw new AirlockError(
+      'invalid-usage',
+      'serveTools() runs in a tool worker entry, not on a page or in a server.',
+    );
+  }
+  // Before anything else of the tools: a loader's modules must find the worker bare.
+  const exposed = lockDown();
   if (!claimWorker('tools')) return;
   // Started at once, so the worker loads what its tools need while the page connects.
   const served = startServing(tools);

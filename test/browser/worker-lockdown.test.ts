@@ -1,6 +1,8 @@
 import type { AgentEvent, AgentRun, ToolsetOptions, WorkerToolsetOptions } from 'airlock-agents';
+import { serveTools, tool } from 'airlock-agents/sandbox';
 import type { ScriptedToolCall } from 'airlock-agents/testing/remote';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { z } from 'zod';
 import { agentFor, collect, scriptModel } from './support';
 
 // Each test is an attack by a tool in the worker tier (the default) on what a same-origin
@@ -214,5 +216,26 @@ describe('serveTools', () => {
     });
     // Refused, not retried: no worker is left behind.
     await expect.poll(() => agent.sandboxStats().pinned?.live).toBe(0);
+  });
+});
+
+describe('serveTools called on a page', () => {
+  // Last in this file: were the page locked down, nothing after it could start a worker.
+  it('refuses with invalid-usage and takes nothing from the page', () => {
+    const echo = tool({
+      name: 'echo',
+      description: 'Returns its text.',
+      parameters: z.object({ text: z.string() }),
+      execute: ({ text }) => text,
+    });
+
+    expect(() => serveTools([echo])).toThrow(expect.objectContaining({ code: 'invalid-usage' }));
+    expect(() => serveTools(async () => [echo])).toThrow(
+      expect.objectContaining({ code: 'invalid-usage' }),
+    );
+    expect(typeof Worker).toBe('function');
+    expect(typeof indexedDB).toBe('object');
+    expect(typeof navigator.locks).toBe('object');
+    expect(typeof BroadcastChannel).toBe('function');
   });
 });
