@@ -8,6 +8,7 @@ import {
   OFFLINE_MODEL_PATH,
   SERVED_MODEL_META,
 } from './shared/offline-model-path';
+import codeToolsUrl from './tools/code.worker.ts?worker&url';
 import iframeToolsUrl from './tools/iframe-tools.worker.ts?worker&url';
 import { createPageTools } from './tools/page-tools';
 
@@ -76,8 +77,8 @@ const MCP_NOTES = { name: 'notes', url: MCP_NOTES_PATH, approval: 'unless-read-o
 /**
  * An agent in its own worker with the demo's tools in all three places: `set_theme` on
  * the page, weather, calculator and slow report in a sandbox worker, and the headline
- * tool in a worker inside a sandboxed iframe; the notes tools on the demo server's MCP
- * server.
+ * and code tools in workers inside sandboxed iframes; the notes tools on the demo
+ * server's MCP server.
  */
 export function createDemoAgent(settings: ModelSettings): Agent {
   return createAgent({
@@ -91,12 +92,9 @@ export function createDemoAgent(settings: ModelSettings): Agent {
         worker: () =>
           new Worker(new URL('./tools/tools.worker.ts', import.meta.url), { type: 'module' }),
       },
-      // Model-written JavaScript in QuickJS, with the weather tool granted (code mode).
-      {
-        name: 'code',
-        worker: () =>
-          new Worker(new URL('./tools/code.worker.ts', import.meta.url), { type: 'module' }),
-      },
+      // Model-written JavaScript in QuickJS, with the weather tool granted (code mode). The
+      // code is the model's, not the app's: in the iframe tier, with no network at all.
+      { name: 'code', isolation: 'iframe', workerUrl: codeToolsUrl, allowedOrigins: [] },
       // No origins allowed: the sandbox can reach no server at all, not even this one.
       { name: 'web', isolation: 'iframe', workerUrl: iframeToolsUrl, allowedOrigins: [] },
     ],

@@ -7,5 +7,7 @@ serveTools([
     description: 'Runs JavaScript.',
     tools: ['lookup'],
     limits: { timeoutMs: 10_000 },
+    // Measured in the worker tier, as before the iframe tier became the code tool's default.
+    isolation: 'worker',
   }),
 ]);

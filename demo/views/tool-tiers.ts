@@ -5,7 +5,7 @@ const TIERS: Readonly<Record<string, string>> = {
   calculate: 'sandbox worker',
   slow_report: 'sandbox worker',
   fetch_headline: 'iframe sandbox',
-  run_js: 'QuickJS in a sandbox worker',
+  run_js: 'QuickJS in an iframe sandbox',
   save_memory: 'agent worker',
   recall_memories: 'agent worker',
   forget_memory: 'agent worker',

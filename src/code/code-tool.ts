@@ -3,13 +3,16 @@ import {
   arrayCheck,
   checkField,
   numberCheck,
+  oneOfCheck,
   optional,
   shapeCheck,
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
+import type { IsolationTier } from '../protocol/sandbox-wire';
 import type { ToolOutcome } from '../protocol/tools';
 import { type Tool, tool } from '../tools/define-tool';
+import { ToolFault } from '../tools/tool-fault';
 import { MAX_STACK_BYTES, QuickJsEngine } from './quickjs-engine';
 import { type HostAnswer, runScript, type ScriptOutput } from './run-script';
 
@@ -55,6 +58,14 @@ export interface CodeToolOptions {
    */
   readonly tools?: readonly string[];
   readonly limits?: CodeToolLimits;
+  /**
+   * The least isolated tier this tool may be served in. `'iframe'` (the default): only from
+   * an opaque origin, the iframe tier; in a worker of the app's origin the toolset does not
+   * start (`toolset-unavailable`). `'worker'`: the worker tier too, where an escape from
+   * QuickJS would land in a worker of the app's origin, which has lost its storage, locks
+   * and channels to serveTools but still has `fetch` with the user's cookies.
+   */
+  readonly isolation?: IsolationTier;
 }
 
 /**
@@ -86,6 +97,7 @@ const OPTIONS = shapeCheck(
         'limits',
       ),
     ),
+    isolation: optional(oneOfCheck(['iframe', 'worker'])),
   },
   '',
 );
@@ -137,6 +149,7 @@ export function codeTool(options: CodeToolOptions): Tool {
     ...made,
     spec: granted.length > 0 ? { ...made.spec, callableTools: granted } : made.spec,
     prepare: async () => {
+      if (options.isolation !== 'worker') requireOpaqueOrigin();
       await engine.lease();
     },
   };
@@ -145,6 +158,20 @@ export function codeTool(options: CodeToolOptions): Tool {
 const HOW_TO =
   'The code runs in a JavaScript sandbox (QuickJS) as the body of an async function: `return` a JSON value; ' +
   '`console.log` output is returned too. There is no network, no timers, no `import` and no DOM.';
+
+/**
+ * The code is the model's, not the app's: by default it runs only where the origin is
+ * opaque (the iframe tier), so that an escape from QuickJS meets no cookies, no
+ * same-origin server and a `connect-src` allowlist. Checked when the worker starts, before
+ * any script: the page then learns it at `ready`, not at the first call.
+ */
+function requireOpaqueOrigin(): void {
+  if (globalThis.origin === 'null') return;
+  throw new ToolFault(
+    'tool-failed',
+    `it runs code the model wrote, so by default it is served only in the iframe tier (an opaque origin), and this worker has the app's origin (${globalThis.origin}). Give its toolset isolation: 'iframe' and a workerUrl, or set isolation: 'worker' in codeTool() to accept the worker tier.`,
+  );
+}
 
 function toAnswer(outcome: ToolOutcome): HostAnswer {
   return outcome.ok

@@ -28,8 +28,9 @@ export interface ToolsetCommonOptions {
 }
 
 /**
- * A toolset in plain Web Workers of the app's origin: its own thread and a hard kill, but
- * the app's IndexedDB, cookies and network stay within its reach.
+ * A toolset in plain Web Workers of the app's origin: its own thread and a hard kill.
+ * `serveTools` takes IndexedDB, Cache Storage, Web Locks, BroadcastChannel and nested
+ * workers from it before its tools load; the app's cookies and network stay within reach.
  */
 export interface WorkerToolsetOptions extends ToolsetCommonOptions {
   /** `worker` (the default). */
@@ -37,8 +38,8 @@ export interface WorkerToolsetOptions extends ToolsetCommonOptions {
   /**
    * Starts a tool worker, in the form bundlers understand:
    * `() => new Worker(new URL('./tools.worker.ts', import.meta.url), { type: 'module' })`.
-   * The entry calls `serveTools([...])` from `airlock-agents/sandbox`. Called again for every
-   * replacement of a killed worker.
+   * The entry calls `serveTools(() => import('./my-tools').then((module) => module.tools))`
+   * from `airlock-agents/sandbox`. Called again for every replacement of a killed worker.
    */
   readonly worker: () => Worker;
   readonly workerUrl?: never;

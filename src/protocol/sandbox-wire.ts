@@ -25,7 +25,17 @@ export type SandboxRequest =
  * worker posts, so an answer that does not fit is a protocol violation, not data.
  */
 export type SandboxResponse =
-  | { readonly kind: 'described'; readonly id: number; readonly tools: readonly ToolSpec[] }
+  | {
+      readonly kind: 'described';
+      readonly id: number;
+      readonly tools: readonly ToolSpec[];
+      /**
+       * What `serveTools` could not remove from the worker before its tools loaded (e.g.
+       * `navigator.locks`); empty when all of it went. The worker's own word: it tells an
+       * engine that keeps a capability, never that a tool that ran first took nothing.
+       */
+      readonly exposed: readonly string[];
+    }
   | {
       readonly kind: 'checked';
       readonly id: number;

@@ -267,6 +267,56 @@ async function workerUnderCsp(
   return { worker: () => new view.Worker(url), refusesWasm };
 }
 
+describe('code tool isolation', () => {
+  const defaultCodeToolsUrl = new URL('./fixtures/default-code-tools.worker.ts', import.meta.url)
+    .href;
+
+  it('runs model-written code in the iframe tier by default, its granted tools called through the agent', async () => {
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          {
+            id: 'call_js',
+            name: 'run_js',
+            arguments: { code: 'return await tools.get_weather({ city: "Paris" });' },
+          },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'code', isolation: 'iframe', workerUrl: defaultCodeToolsUrl }],
+      tools: pageTools().tools,
+    });
+    await agent.ready;
+    const events = await collect(agent.run('Compute'));
+    const results = events.filter((event): event is ToolResult => event.type === 'tool-result');
+
+    expect(results.map((result) => result.callId)).toEqual(['call_js.1', 'call_js']);
+    expect(results.at(-1)).toMatchObject({
+      ok: true,
+      output: { result: { city: 'Paris', temperatureC: 5 } },
+    });
+  });
+
+  it("refuses to serve model-written code in a worker of the app's origin unless the code tool accepts the worker tier", async () => {
+    const session = await scriptModel([]);
+    const agent = agentFor(session, {
+      toolsets: [
+        { name: 'code', worker: () => new Worker(defaultCodeToolsUrl, { type: 'module' }) },
+      ],
+      tools: pageTools().tools,
+    });
+
+    await expect(agent.ready).rejects.toMatchObject({
+      code: 'toolset-unavailable',
+      message: expect.stringMatching(
+        /runs code the model wrote.*isolation: 'iframe'.*isolation: 'worker'/,
+      ),
+    });
+  });
+});
+
 describe('tool calls asked for by a tool worker', () => {
   it('refuses them for a tool that declared no callable tools, and a request naming a call the worker is not running is misbehaviour', async () => {
     const { tools } = pageTools();

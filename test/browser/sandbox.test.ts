@@ -1,5 +1,5 @@
 import { type AgentEvent, createAgent } from 'airlock-agents';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   agentFor,
   collect,
@@ -14,6 +14,15 @@ type ToolResult = Extract<AgentEvent, { type: 'tool-result' }>;
 const results = (events: AgentEvent[]) =>
   events.filter((event): event is ToolResult => event.type === 'tool-result');
 const GRACE_MS = 100;
+
+/** Starts test tool workers that call `onSpinning` when their `spin_long` starts. */
+const toolsWorkerTelling = (onSpinning: () => void) => () => {
+  const worker = testToolsWorker();
+  worker.addEventListener('message', (event) => {
+    if (event.data === 'spinning') onSpinning();
+  });
+  return worker;
+};
 
 describe('sandboxed tools', () => {
   it('kills a tool stuck in while(true) at its deadline, replaces its worker, and the run completes', async () => {
@@ -58,13 +67,12 @@ describe('sandboxed tools', () => {
 
   it('kills a spinning tool when its run is aborted, after the grace period, not at its deadline', async () => {
     const session = await scriptModel([{ toolCalls: [{ name: 'spin_long', arguments: {} }] }]);
+    let spinning = () => {};
     const agent = agentFor(session, {
-      toolsets: [{ name: 'test', worker: testToolsWorker, graceMs: GRACE_MS }],
+      toolsets: [{ name: 'test', worker: toolsWorkerTelling(() => spinning()), graceMs: GRACE_MS }],
     });
-    const spinning = new BroadcastChannel('airlock-test-spin');
     const run = agent.run('Spin for a minute');
-    spinning.onmessage = () => run.abort();
-    onTestFinished(() => spinning.close());
+    spinning = () => run.abort();
     await collect(run);
 
     expect((await run.result).reason).toBe('aborted');
@@ -77,15 +85,13 @@ describe('sandboxed tools', () => {
   it('never runs a call whose run was aborted while it waited for a worker, and leaves no worker behind', async () => {
     const session = await scriptModel([{ toolCalls: [{ name: 'spin_long', arguments: {} }] }]);
     // No warm worker: the call has to wait for one to start, and the abort comes meanwhile.
-    const agent = agentFor(session, {
-      toolsets: [{ name: 'test', worker: testToolsWorker, poolSize: 0, graceMs: GRACE_MS }],
-    });
-    const spinning = new BroadcastChannel('airlock-test-spin');
     let spun = false;
-    spinning.onmessage = () => {
+    const worker = toolsWorkerTelling(() => {
       spun = true;
-    };
-    onTestFinished(() => spinning.close());
+    });
+    const agent = agentFor(session, {
+      toolsets: [{ name: 'test', worker, poolSize: 0, graceMs: GRACE_MS }],
+    });
     const run = agent.run('Spin for a minute');
     for await (const event of run) if (event.type === 'tool-call') run.abort();
 

@@ -371,6 +371,18 @@ describe('the demo, built and served', () => {
     await screenshot('10-headline');
   });
 
+  it("runs the model's script in QuickJS in an iframe sandbox, its weather lookups made through the agent", async () => {
+    expect(await ask(page, 'Which is warmest: Paris, Oslo or Bergen?')).toBe('stop');
+
+    const card = lastCard('run_js');
+    expect(await attribute(card, 'data-state')).toBe('ok');
+    expect(await card.locator('.tool-tier').textContent()).toBe('QuickJS in an iframe sandbox');
+    const [warmest] = ['Paris', 'Oslo', 'Bergen'].sort(
+      (a, b) => fakeWeather(b).temperatureC - fakeWeather(a).temperatureC,
+    );
+    expect(await lastAnswer(page)).toContain(`${warmest} is the warmest`);
+  });
+
   it("lists the shared notes of the demo server's MCP server, read-only so without approval, on a card of the MCP tier", async () => {
     expect(await ask(page, 'List the shared notes')).toBe('stop');
 

@@ -22,15 +22,26 @@ interface Pending {
 /** Runs a tool that a running call asked for; the agent worker decides, and never rejects. */
 export type NestedToolCall = (toolName: string, args: unknown) => Promise<ToolOutcome>;
 
-/** What a worker says when asked to describe itself: its tools (unparsed), or why it cannot serve. */
-export type Described = { readonly tools: unknown } | { readonly unavailable: string };
+/**
+ * What a worker says when asked to describe itself: its tools (unparsed) and what its
+ * lockdown could not remove, or why it cannot serve.
+ */
+export type Described =
+  | { readonly tools: unknown; readonly exposed: readonly string[] }
+  | { readonly unavailable: string };
 
 /**
  * The envelope of a tool worker's answer. What it carries (tools, check, outcome) is parsed
  * by the one who uses it; here only which request it answers, since that decides who gets it.
  */
 const responseSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('described'), id: z.int(), tools: z.unknown() }),
+  z.object({
+    kind: z.literal('described'),
+    id: z.int(),
+    tools: z.unknown(),
+    // Names from a fixed list of a dozen; the caps only bound what a forged answer costs.
+    exposed: z.array(z.string().max(100)).max(50),
+  }),
   z.object({ kind: z.literal('checked'), id: z.int(), callId: z.string(), check: z.unknown() }),
   z.object({
     kind: z.literal('executed'),
@@ -157,7 +168,7 @@ export class SandboxConnection {
     this.#pending.delete(response.id);
     const answer =
       response.kind === 'described'
-        ? { tools: response.tools }
+        ? { tools: response.tools, exposed: response.exposed }
         : response.kind === 'unavailable'
           ? { unavailable: response.reason }
           : response.kind === 'checked'

@@ -5,6 +5,7 @@ import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { describeThrown } from '../../tools/run-tool';
 import { parseToolSpecs } from '../config-schema';
 import { TIMED_OUT, unlessAborted, withDeadline } from './deadline';
+import { describedTools } from './described-worker';
 import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
 import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
@@ -295,25 +296,14 @@ export class SandboxSupervisor implements ToolRunner {
       await this.#kill(worker, false);
       throw stopped();
     }
-    const described = await withDeadline(worker.describe(), this.#config.startTimeoutMs);
-    if (described !== TIMED_OUT && described !== undefined && 'unavailable' in described) {
-      await this.#kill(worker, false);
-      throw new AirlockError(
-        'toolset-unavailable',
-        `Toolset "${this.#config.name}" cannot start: ${described.unavailable}`,
-      );
-    }
-    if (described === TIMED_OUT || described === undefined) {
+    const described = describedTools(
+      this.#config,
+      await withDeadline(worker.describe(), this.#config.startTimeoutMs),
+    );
+    if ('failure' in described) {
       // No refill: a worker that cannot start would only be started again and again.
       await this.#kill(worker, false);
-      const hint =
-        this.#config.isolation === 'iframe'
-          ? 'Is its bundle served with CORS (Access-Control-Allow-Origin: *), and does its entry call serveTools()?'
-          : 'Does its worker entry call serveTools()?';
-      throw new AirlockError(
-        'toolset-unavailable',
-        `Toolset "${this.#config.name}" did not describe its tools within ${this.#config.startTimeoutMs} ms. ${hint}`,
-      );
+      throw described.failure;
     }
     return { worker, tools: described.tools };
   }

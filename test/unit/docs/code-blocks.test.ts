@@ -62,8 +62,13 @@ function typeCheck(blocks: readonly Snippet[]): string[] {
   const options = compilerOptions();
   const byPath = new Map(blocks.map((block) => [block.virtualPath, block]));
   const host = ts.createCompilerHost(options, true);
-  const { getSourceFile, fileExists, readFile } = host;
+  const { getSourceFile, fileExists, readFile, directoryExists } = host;
   host.fileExists = (path) => byPath.has(path) || fileExists.call(host, path);
+  // The blocks' directories exist only here: without this, an import of one block by
+  // another (`./text-tools`) is not even looked for.
+  const blockDirectories = new Set([...byPath.keys()].map((path) => posix.dirname(path)));
+  host.directoryExists = (path) =>
+    blockDirectories.has(path) || (directoryExists?.call(host, path) ?? true);
   host.readFile = (path) => byPath.get(path)?.code ?? readFile.call(host, path);
   host.getSourceFile = (path, languageVersion, ...rest) => {
     const block = byPath.get(path);

@@ -1,0 +1,50 @@
+import { AirlockError } from '../../errors/airlock-error';
+import type { ToolsetConfig } from '../../protocol/sandbox-wire';
+import { TIMED_OUT } from './deadline';
+import type { Described } from './sandbox-connection';
+
+/**
+ * What a new tool worker's answer to `describe` comes to: the tools it describes
+ * (unparsed), or why its toolset cannot use it, as a `toolset-unavailable` error.
+ * `undefined`: it closed or broke the protocol first.
+ */
+export function describedTools(
+  config: ToolsetConfig,
+  described: Described | typeof TIMED_OUT | undefined,
+): { readonly tools: unknown } | { readonly failure: AirlockError } {
+  if (described === TIMED_OUT || described === undefined) {
+    const hint =
+      config.isolation === 'iframe'
+        ? 'Is its bundle served with CORS (Access-Control-Allow-Origin: *), and does its entry call serveTools()?'
+        : 'Does its worker entry call serveTools()?';
+    return {
+      failure: new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${config.name}" did not describe its tools within ${config.startTimeoutMs} ms. ${hint}`,
+      ),
+    };
+  }
+  if ('unavailable' in described) {
+    return {
+      failure: new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${config.name}" cannot start: ${described.unavailable}`,
+      ),
+    };
+  }
+  // serveTools removes these before its tools load. A worker that still has one (an engine
+  // where a removal does not take) would hand it to every tool: refused, in either tier,
+  // rather than run with less containment than documented. This rests on the worker's own
+  // word, which tells an engine's limits; a tool that ran before the removal could lie, and
+  // that is why tools load after it (see serveTools).
+  if (described.exposed.length > 0) {
+    return {
+      failure: new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${config.name}" cannot start: its worker still reaches ${described.exposed.join(', ')} after serveTools removed them, so its tools would too.`,
+        { details: { exposed: described.exposed } },
+      ),
+    };
+  }
+  return { tools: described.tools };
+}
