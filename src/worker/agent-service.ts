@@ -172,10 +172,6 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
-      if (tabHub !== undefined && !(tabHub instanceof MessagePort))
-        throw new AirlockError('invalid-options', 'The tab hub must arrive as a MessagePort.', {
-          details: { field: 'tabs' },
-        });
       const chatModel = this.#chatModel(config.model);
       // Loaded only for an agent that has rules: most agents do not learn.
       const rules = config.memory.learn?.rules ?? [];
@@ -600,7 +596,7 @@ export class AgentService implements AgentWorkerApi {
       this.#mcp = await connectMcpServers(config.mcp, registry);
     }
     // After the MCP tools are in, so a code tool may be granted them too.
-    registry.describeCallableTools();
+    await registry.describeCallableTools();
     for (const name of config.allowedTools ?? []) {
       const builtIn =
         (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||

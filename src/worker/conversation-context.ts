@@ -16,7 +16,6 @@ import type { ChatMessage, Usage } from '../protocol/chat';
 import type { WarningCode } from '../protocol/errors';
 import type { SideCalls } from './budget-meter';
 import type { ContextRows } from './context-cache';
-import { resolveAttachments } from './resolve-attachments';
 import type { StoredRowCheck } from './stored-rows';
 import { TOOL_OUTPUT_NOTICE } from './tools/tool-message';
 
@@ -141,16 +140,29 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
   ]
     .filter(Boolean)
     .join('\n\n');
+  const history = [...kept.map((record) => record.message), ...own];
   return {
     system: content ? [{ role: 'system', content }] : [],
     data,
-    history: await resolveAttachments(
-      [...kept.map((record) => record.message), ...own],
-      store,
-      request.attachments ?? [],
-      (message) => request.warn('attachment-missing', message),
-    ),
+    // Their code loads only for a conversation that has attachments (most have none).
+    history: history.some(hasAttachment)
+      ? await (await import('./resolve-attachments')).resolveAttachments(
+          history,
+          store,
+          request.attachments ?? [],
+          (message) => request.warn('attachment-missing', message),
+        )
+      : history,
   };
+}
+
+/** Whether a message refers to stored attachment bytes, which the model must be sent instead. */
+function hasAttachment(message: ChatMessage): boolean {
+  return (
+    message.role === 'user' &&
+    typeof message.content !== 'string' &&
+    message.content.some((part) => 'attachment' in part)
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { toErrorData } from '../errors/airlock-error';
+import { AirlockError, toErrorData } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
 import {
   type RelayAction,
@@ -327,6 +327,10 @@ export class RunRelays {
 
   constructor(database: string, tabHub: MessagePort | undefined) {
     this.#database = database;
+    if (tabHub !== undefined && !(tabHub instanceof MessagePort))
+      throw new AirlockError('invalid-options', 'The tab hub must arrive as a MessagePort.', {
+        details: { field: 'tabs' },
+      });
     this.channels = tabHub ? tabChannelsOver(tabHub) : ownTabChannels();
     this.#watched = new WatchedConversations(database, this.channels);
   }

@@ -1,6 +1,5 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolSpec } from '../../protocol/tools';
-import { withCallableSignatures } from './callable-signatures';
 import type { CallScope, ToolRunner } from './tool-runner';
 
 /** A tool the agent can call: what the model is told, its policy, and where it runs. */
@@ -71,13 +70,17 @@ export class ToolRegistry {
   /**
    * Checks the tools each code tool may call and lists them in its description, once every
    * tool is registered. A code tool that names a missing tool, or another code tool, is an
-   * `invalid-options` error.
+   * `invalid-options` error. The signatures' renderer loads only for an agent that has a
+   * code tool granted tools (most have none).
    */
-  describeCallableTools(): void {
-    for (const [name, tool] of this.#tools) {
-      const callable = tool.spec.callableTools ?? [];
-      if (callable.length === 0) continue;
-      const specs = callable.map((callee) => {
+  async describeCallableTools(): Promise<void> {
+    const callers = [...this.#tools].filter(
+      ([, tool]) => (tool.spec.callableTools ?? []).length > 0,
+    );
+    if (callers.length === 0) return;
+    const { withCallableSignatures } = await import('./callable-signatures');
+    for (const [name, tool] of callers) {
+      const specs = (tool.spec.callableTools ?? []).map((callee) => {
         const found = this.#tools.get(callee);
         if (!found || (found.spec.callableTools?.length ?? 0) > 0) {
           throw new AirlockError(
