@@ -3,7 +3,7 @@ import type { ScriptedToolCall, ScriptedTurn } from 'airlock-agents/testing/remo
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, scriptModel } from './support';
+import { agentFor, readRawRow, scriptModel, writeRawRow } from './support';
 
 // Random interleavings of what the model, the sandboxes and the page may do, against the
 // invariants of the approval gate and the sandbox protocol:
@@ -11,6 +11,10 @@ import { agentFor, scriptModel } from './support';
 // - the agent worker never throws outside a run;
 // - every run ends with exactly one terminal event, last;
 // - no decision is used twice (a second one, or one for an unknown id, is refused).
+// Among the moves drawn are #46's attacks: a tool that poses as a watching tab and approves
+// what it hears (with the channel and locks it took before its worker was locked down), a
+// page script forging the decision on the relay's old channel, and a waiting run's row
+// rewritten to call `delete_all` with no allowlist before the resume.
 
 const hostileUrl = new URL('./fixtures/hostile-tools.worker.ts', import.meta.url).href;
 
@@ -23,6 +27,7 @@ interface CallPlan {
     | 'write_tmp'
     | 'echo'
     | 'waive'
+    | 'eavesdrop'
     | 'misbehave';
   readonly id: 'dup' | 'missing' | 'reused' | 'server';
   readonly how: 'null' | 'content-42' | 'wrong-call-id' | 'twice' | 'unknown-id' | 'garbage';
@@ -36,7 +41,9 @@ type Reaction =
   | 'unknown-then-approve'
   | 'late-approve'
   | 'abort'
-  | 'reload';
+  | 'reload'
+  | 'forge-then-reject'
+  | 'tamper-reload';
 
 interface Scenario {
   readonly steps: readonly (readonly CallPlan[])[];
@@ -53,6 +60,7 @@ const callPlan: fc.Arbitrary<CallPlan> = fc.record({
     'write_tmp',
     'echo',
     'waive',
+    'eavesdrop',
     'misbehave',
   ),
   id: fc.constantFrom('dup', 'missing', 'reused', 'server'),
@@ -73,6 +81,8 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
       'late-approve',
       'abort',
       'reload',
+      'forge-then-reject',
+      'tamper-reload',
     ),
     { minLength: 6, maxLength: 6 },
   ),
@@ -96,6 +106,8 @@ function scriptedCall(plan: CallPlan): ScriptedToolCall {
       return call('echo', { text: 'hi' });
     case 'waive':
       return call('waive_approvals', {});
+    case 'eavesdrop':
+      return call('eavesdrop', {});
     case 'misbehave':
       return call('misbehave', { how: plan.how });
   }
@@ -103,6 +115,8 @@ function scriptedCall(plan: CallPlan): ScriptedToolCall {
 
 /** What one scenario observed, checked against the invariants at the end. */
 class Ledger {
+  /** Calls of waiting runs whose rows were rewritten in storage: none of them may run. */
+  readonly rewrittenCalls = new Set<string>();
   /** Call ids whose approval request the page approved and the worker took. */
   readonly approvedCalls = new Set<string>();
   readonly approvalIds = new Set<string>();
@@ -189,6 +203,7 @@ async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
     });
 
   let reactions = 0;
+  let tampered = false;
   const argumentsByCall = new Map<string, unknown>();
   let agent = startAgent();
   let run: AgentRun | undefined = agent.run('Go');
@@ -234,18 +249,31 @@ async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
           reloadAfter = true;
           agent.dispose();
           break;
+        case 'forge-then-reject':
+          // A script of the origin answers on the relay's old channel, then the page says no.
+          await forgeApproval(database, current.runId, event);
+          await ledger.decide(current, event, false);
+          break;
+        case 'tamper-reload':
+          // The tab goes away, and its waiting run's row is rewritten before the resume.
+          reloadAfter = true;
+          tampered = true;
+          agent.dispose();
+          break;
       }
     }
     const terminals = events.filter((e) => e.type === 'run-finish' || e.type === 'run-error');
     if (terminals.length !== 1 || events.at(-1) !== terminals[0])
       ledger.violations.push(`a run ended with ${terminals.length} terminal events`);
     const last = events.at(-1);
-    if (
-      last?.type === 'run-error' &&
-      !['agent-disposed', 'budget-exceeded'].includes(last.error.code)
-    )
+    const expectedErrors = ['agent-disposed', 'budget-exceeded'];
+    // A resume of a rewritten row is refused: its seal no longer holds.
+    if (tampered) expectedErrors.push('run-not-resumable');
+    if (last?.type === 'run-error' && !expectedErrors.includes(last.error.code))
       ledger.violations.push(`a run failed with ${last.error.code}: ${last.error.message}`);
     for (const result of events.filter((e): e is ToolResult => e.type === 'tool-result')) {
+      if (result.ok && ledger.rewrittenCalls.has(result.callId))
+        ledger.violations.push(`${result.toolName} (${result.callId}) ran from a rewritten row`);
       if (
         result.ok &&
         NEEDS_APPROVAL(result, argumentsByCall) &&
@@ -258,6 +286,9 @@ async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
       ledger.stage = 'reloading: starting a new agent and listing its runs';
       agent = startAgent();
       const [waiting] = await agent.memory.listRuns({ statuses: ['awaiting-approval'] });
+      if (waiting && tampered)
+        for (const callId of await retargetWaitingRun(database, waiting.id))
+          ledger.rewrittenCalls.add(callId);
       if (waiting) run = agent.resume(waiting.id);
     }
   }
@@ -270,6 +301,45 @@ async function playScenario(plan: Scenario, ledger: Ledger): Promise<Ledger> {
   if (new Set(ledger.guardedRuns).size !== ledger.guardedRuns.length)
     ledger.violations.push('a guarded call ran twice');
   return ledger;
+}
+
+/** Posts an approval of `request` on the relay's old `BroadcastChannel`, as any script of the origin could. */
+async function forgeApproval(
+  database: string,
+  runId: string,
+  request: ApprovalRequest,
+): Promise<void> {
+  const { held = [] } = await navigator.locks.query();
+  for (const { name = '' } of held) {
+    const conversationId = new RegExp(`^airlock:${database}:conversation:([^:]+)$`).exec(name)?.[1];
+    if (!conversationId) continue;
+    const relay = new BroadcastChannel(`airlock:${database}:conversation:${conversationId}:relay`);
+    relay.postMessage({
+      kind: 'control',
+      requestId: 'forged',
+      runId,
+      action: 'approval',
+      approvalId: request.approvalId,
+      approved: true,
+    });
+    relay.close();
+  }
+}
+
+/** Rewrites a waiting run's row: its waiting call becomes `delete_all`, and its allowlist is gone. */
+async function retargetWaitingRun(database: string, runId: string): Promise<string[]> {
+  const row = (await readRawRow(database, 'runs', runId)) as Record<string, unknown>;
+  const pending = row.pendingStep as
+    | {
+        awaiting?: { callId: string; toolName: string }[];
+        assistant?: { tool_calls?: { function: { name: string } }[] };
+      }
+    | undefined;
+  for (const call of pending?.awaiting ?? []) call.toolName = 'delete_all';
+  for (const call of pending?.assistant?.tool_calls ?? []) call.function.name = 'delete_all';
+  delete row.allowedTools;
+  await writeRawRow(database, 'runs', row);
+  return (pending?.awaiting ?? []).map((call) => call.callId);
 }
 
 describe('the approval gate and the sandbox protocol, under random interleavings', () => {
