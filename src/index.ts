@@ -3,20 +3,19 @@
  * tools, and read typed events. It imports neither the model SDK nor the database.
  */
 export { AirlockError, isAirlockError } from './errors/airlock-error';
-export type { LearnRule } from './memory/learn-rules';
-export type { ModelOptions } from './model/model-options';
+export type { Agent } from './page/agent';
 export type { AddKnowledgeOptions, AgentKnowledge } from './page/agent-knowledge';
 export type { AgentMemory } from './page/agent-memory';
+export type {
+  AgentOptions,
+  KnowledgeOptions,
+  MemoryOptions,
+  RunOptions,
+  StructuredRunOptions,
+} from './page/agent-options';
 export { AgentRun } from './page/agent-run';
 export { AgentWatch } from './page/agent-watch';
-export {
-  type Agent,
-  type AgentOptions,
-  createAgent,
-  type KnowledgeOptions,
-  type MemoryOptions,
-  type RunOptions,
-} from './page/create-agent';
+export { createAgent } from './page/create-agent';
 export type {
   GuardrailOptions,
   InputGuardrail,
@@ -31,7 +30,7 @@ export type {
   ToolsetCommonOptions,
   ToolsetOptions,
   WorkerToolsetOptions,
-} from './page/sandbox-host';
+} from './page/toolset-options';
 export type {
   Budget,
   BudgetName,
@@ -88,6 +87,7 @@ export type {
   ConversationSearchHit,
   ExportedAttachment,
   ImportOptions,
+  LearnRule,
   MemoryInput,
   MemoryProposal,
   MemoryRecord,
@@ -99,6 +99,7 @@ export type {
   StoreChange,
   StoreTable,
 } from './protocol/memory';
+export type { ModelOptions } from './protocol/model-options';
 export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';
 export type {
   ApprovalPolicy,

@@ -10,7 +10,7 @@ export { createMemoryCounterStore } from './proxy/counter-store.js';
 export type { ProxyHandler } from './proxy/create-proxy-handler.js';
 export { createProxyHandler } from './proxy/create-proxy-handler.js';
 export type { ProxyErrorBody, ProxyErrorCode } from './proxy/error-response.js';
-export type { McpUpstream } from './proxy/mcp-route.js';
+export type { McpUpstream } from './proxy/mcp-upstreams.js';
 export type { NodeListener } from './proxy/node-adapter.js';
 export { toNodeListener } from './proxy/node-adapter.js';
 export type {

@@ -12,9 +12,9 @@ export type {
   ModelStreamPart,
   RateLimitWait,
 } from './model/chat-model';
-export type { ModelOptions } from './model/model-options';
 export type { ResponseFormat } from './model/structured-output';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type { ModelOptions } from './protocol/model-options';
 export type { ModelConfig } from './protocol/wire';
-export type { AgentServiceOptions } from './worker/agent-service';
-export { serveAgent } from './worker/serve-agent';
+export type { AgentServiceOptions } from './worker/services/agent-service';
+export { serveAgent } from './worker/services/serve-agent';

@@ -3,8 +3,8 @@ import type { ConversationStore } from '../../src/memory/store';
 import type { ChatModel } from '../../src/model/chat-model';
 import { TokenCalibration } from '../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../src/protocol/chat';
-import { buildContext } from '../../src/worker/conversation-context';
-import { StoredRowCheck } from '../../src/worker/stored-rows';
+import { buildContext } from '../../src/worker/context/conversation-context';
+import { StoredRowCheck } from '../../src/worker/context/stored-rows';
 import { reportBench } from '../page-report';
 import { summarize } from '../stats';
 

@@ -1,7 +1,7 @@
 import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { AirlockError } from '../errors/airlock-error';
+import type { Agent } from '../page/agent';
 import type { AgentRun } from '../page/agent-run';
-import type { Agent } from '../page/create-agent';
 import {
   approvalAnswers,
   type ChatRequest,

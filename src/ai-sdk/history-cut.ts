@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { AirlockError } from '../errors/airlock-error';
-import type { Agent } from '../page/create-agent';
+import type { Agent } from '../page/agent';
 import type { ConversationExport } from '../protocol/memory';
 import type { ChatRequest } from './chat-request';
 import { planRewrite, type RewritePlan } from './rewrite-plan';

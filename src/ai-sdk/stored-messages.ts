@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { decodeDataText } from '../model/data-encoding';
-import type { Agent } from '../page/create-agent';
+import type { Agent } from '../page/agent';
 import type { ChatToolCall, UserContentPart } from '../protocol/chat';
 import type { MessageRecord } from '../protocol/memory';
 import type { AirlockDataParts, AirlockMessageMetadata } from './event-chunks';

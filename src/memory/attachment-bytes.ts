@@ -1,9 +1,6 @@
 // What an attachment's bytes may be, and the encodings they travel in. Shared by a run's
 // input (parsed in the agent worker) and an import: both decide what enters the store.
 
-/** What the model is sent in place of an attachment whose bytes are not in the store. */
-export const MISSING_ATTACHMENT = '[an attachment that is no longer stored]';
-
 /** Images a vision model takes, by media type, with the bytes their files start with. */
 const IMAGE_TYPES: Readonly<Record<string, (bytes: Uint8Array) => boolean>> = {
   'image/png': (bytes) => startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AirlockError } from '../errors/airlock-error';
+import { describeIssues } from '../errors/schema-issues';
 import type { RunRecord } from '../protocol/memory';
 import { chatMessageSchema, rowProblems, toolCallSchema } from './row-schemas';
 
@@ -32,9 +33,7 @@ export type PendingStep = NonNullable<RunRecord['pendingStep']>;
 export function readPendingStep(run: RunRecord): PendingStep {
   const parsed = pendingStepSchema.safeParse(run.pendingStep);
   if (parsed.success) return run.pendingStep as PendingStep;
-  const problems = parsed.error.issues.map(
-    (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
-  );
+  const problems = describeIssues(parsed.error);
   throw new AirlockError(
     'storage-failed',
     `The checkpoint of run ${run.id} cannot be resumed: ${problems.join('; ')}.`,

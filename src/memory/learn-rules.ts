@@ -1,54 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
-import type { MemoryInput, MemoryScope } from '../protocol/memory';
+import type { LearnRule, MemoryInput, MemoryScope } from '../protocol/memory';
 import { MAX_MEMORY_CONTENT_CHARS, MAX_MEMORY_KEY_CHARS } from './memory-rules';
-
-/**
- * A rule that learns a memory from what was said: where `pattern` matches, a memory with
- * `key` and `content` is proposed, `$1`, `$<name>` standing for the match's groups. Plain
- * data, so it crosses to the agent worker.
- */
-export interface LearnRule {
-  /** Names the rule in each memory's `source`. */
-  readonly name: string;
-  /** A regular expression (its source, as `new RegExp` takes it). */
-  readonly pattern: string;
-  /** Its flags (`g` is always added; `i`, `m`, `s`, `u` as wanted). */
-  readonly flags?: string;
-  /** The memory's key, e.g. `order:$1`; memories of one scope and key replace each other. */
-  readonly key: string;
-  /** The memory's content, e.g. `Order $1 is the user's current order.` */
-  readonly content: string;
-  /** What is searched: the user's input (default), the final answer, or both. */
-  readonly from?: 'user' | 'assistant' | 'both';
-  /** `conversation`, or `lasting` (the user's when `memory.userId` is set, else global; default). */
-  readonly scope?: 'conversation' | 'lasting';
-  /** The memory expires this long after it was learnt. */
-  readonly expiresInMs?: number;
-  /** 0 to 1 (default 0.5). */
-  readonly importance?: number;
-}
-
-/** The model-based extractor of `memory.learn`: one structured-output call after each finished run. */
-export interface LearnModelConfig {
-  /** What to look for, added to the extractor's own instructions (app-written: trusted). */
-  readonly instructions?: string;
-  /** The most tokens the extractor's answer may take (sent as `max_completion_tokens`). */
-  readonly maxTokens: number;
-}
-
-/** How an agent learns memories after each finished run. */
-export interface LearnConfig {
-  readonly rules: readonly LearnRule[];
-  /** The model-based extractor; absent: rules only. */
-  readonly model?: LearnModelConfig;
-  /**
-   * Hold what is learnt for the app to confirm: it is stored as proposals, announced by
-   * `memory-learned` events (status `proposed`, or `proposed-delete` from the model
-   * extractor, with their `proposalId`), which the app accepts or dismisses through the
-   * memory API. Default false: applied at once (status `saved`, `deleted`).
-   */
-  readonly confirm: boolean;
-}
 
 /** The most memories one run may teach; later matches are dropped. */
 export const MAX_LEARNED_PER_RUN = 20;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { describeIssues } from '../errors/schema-issues';
 import { MAX_IMAGE_URL_CHARS } from '../protocol/attachment-limits';
 import { SHA256_HEX } from './attachment-bytes';
 import { conversationOfScope, isMemoryScope } from './memory-rules';
@@ -267,7 +268,5 @@ export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
 export function rowProblems(table: keyof RowTypes, row: unknown): string[] {
   const parsed = ROW_SCHEMAS[table].safeParse(row);
   if (parsed.success) return [];
-  return parsed.error.issues.map(
-    (issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
-  );
+  return describeIssues(parsed.error);
 }

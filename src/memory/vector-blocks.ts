@@ -1,4 +1,4 @@
-import { writeCodes } from '../knowledge/int8-codes';
+import { writeCodes } from './int8-codes';
 
 /**
  * Knowledge vectors as stored: packed in blocks of up to `VECTOR_BLOCK_SIZE`, each one row

@@ -1,6 +1,6 @@
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
+import type { ModelOptions } from '../protocol/model-options';
 import type { ToolDescriptor } from '../protocol/tools';
-import type { ModelOptions } from './model-options';
 import type { ResponseFormat } from './structured-output';
 
 /** What one model call is asked. */

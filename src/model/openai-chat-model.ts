@@ -11,8 +11,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { AirlockError } from '../errors/airlock-error';
-import { MISSING_ATTACHMENT } from '../memory/attachment-bytes';
-import type { ChatMessage, UserContentPart } from '../protocol/chat';
+import { type ChatMessage, MISSING_ATTACHMENT, type UserContentPart } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import { realTimers, type Timers, waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';

@@ -6,20 +6,20 @@ import type {
 } from 'openai/resources/responses/responses';
 import { AirlockError } from '../errors/airlock-error';
 import { isRecord } from '../errors/field-checks';
-import { MISSING_ATTACHMENT } from '../memory/attachment-bytes';
-import type {
-  ChatMessage,
-  FinishReason,
-  ReasoningItem,
-  Usage,
-  UserContentPart,
+import {
+  type ChatMessage,
+  type FinishReason,
+  MISSING_ATTACHMENT,
+  type ReasoningItem,
+  type Usage,
+  type UserContentPart,
 } from '../protocol/chat';
 import type { ModelConfig } from '../protocol/wire';
 import type { Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { IdleWatchdog } from './idle-watchdog';
-import type { OpenAITransport } from './lazy-responses-model';
 import { mergeModelOptions, responsesRequestFields } from './model-options';
+import type { OpenAITransport } from './openai-transport';
 import { isContent, streamWithStallRetry } from './stream-attempts';
 
 /**

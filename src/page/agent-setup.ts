@@ -18,12 +18,12 @@ import type {
 } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { objectJsonSchema, type ToolSchema } from '../tools/standard-schema';
+import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from './agent-options';
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
-import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from './create-agent';
 import { guardrailFlags } from './guardrail-flags';
 import type { GuardrailOptions } from './guardrail-host';
-import type { ToolsetOptions } from './sandbox-host';
 import { checkToolsetOptions } from './toolset-checks';
+import type { ToolsetOptions } from './toolset-options';
 
 // What `createAgent`, `run` and `resume` were given, checked and put in the shape the agent
 // worker takes. Loaded with the agent's start, so the page entry carries none of it: a bad

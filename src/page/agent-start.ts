@@ -4,12 +4,12 @@ import type { AgentWorkerApi, MemoryApi, StorageStatus } from '../protocol/wire'
 import { lazyMethods } from '../runtime/lazy-methods';
 import { waitFor } from '../timing/wait';
 import type { AgentKnowledge } from './agent-knowledge';
+import type { AgentOptions, RunOptions } from './agent-options';
 import { type RunStart, resumeStart, runStart, setUpAgent } from './agent-setup';
-import type { AgentOptions, RunOptions } from './create-agent';
 import type { GuardrailOptions } from './guardrail-host';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
-import type { SandboxStats } from './sandbox-host';
+import type { SandboxStats } from './toolset-options';
 import { workerCallGuard } from './worker-call-guard';
 import {
   isErrorData,

@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
-import type { SandboxHost, SandboxStats, ToolsetOptions } from './sandbox-host';
+import type { SandboxHost } from './sandbox-host';
+import type { SandboxStats, ToolsetOptions } from './toolset-options';
 
 /** The page's side of an agent's toolsets, whose code loads only when there are toolsets. */
 export interface LazySandboxHost {

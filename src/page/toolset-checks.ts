@@ -4,7 +4,7 @@
  * free of them.
  */
 import { AirlockError } from '../errors/airlock-error';
-import type { ToolsetOptions } from './sandbox-host';
+import type { ToolsetOptions } from './toolset-options';
 
 /**
  * Checks one toolset's tier and how its workers start; a bad value is an

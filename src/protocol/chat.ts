@@ -79,3 +79,6 @@ export interface Usage {
 
 /** Why the model stopped a response; `null` when the stream ended without saying. */
 export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | null;
+
+/** What the model is sent in place of an attachment whose bytes are not in the store. */
+export const MISSING_ATTACHMENT = '[an attachment that is no longer stored]';

@@ -1,5 +1,3 @@
-import type { LearnConfig } from '../memory/learn-rules';
-import type { ModelOptions } from '../model/model-options';
 import type { Budgets, ModelPrice, RateLimitConfig, RunUsage } from './budgets';
 import type { ImageDetail } from './chat';
 import type { WireEvent } from './delta-runs';
@@ -19,6 +17,7 @@ import type {
   ConversationRecord,
   ConversationSearchHit,
   ImportOptions,
+  LearnConfig,
   MemoryInput,
   MemoryProposal,
   MemoryRecord,
@@ -26,6 +25,7 @@ import type {
   MessageRecord,
   RunRecord,
 } from './memory';
+import type { ModelOptions } from './model-options';
 import type { SandboxSpawner, ToolsetConfig } from './sandbox-wire';
 import type { ToolHost, ToolSpec } from './tools';
 

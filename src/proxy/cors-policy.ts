@@ -4,9 +4,9 @@
  * than merely left unreadable: a "simple" POST (text/plain, no preflight) would otherwise
  * still reach the upstream and spend the key's quota on another site's behalf.
  */
-import type { ResolvedProxyOptions } from './proxy-options.js';
 
-type AllowedOrigins = ResolvedProxyOptions['allowedOrigins'];
+/** `'*'`, or the allowed origins normalised by `URL`. */
+export type AllowedOrigins = '*' | ReadonlySet<string>;
 
 /** Response headers the browser shows page code without being told (CORS-safelisted). */
 const SAFELISTED_RESPONSE_HEADERS = new Set([

@@ -5,29 +5,12 @@
  * proxy is never an open relay), only the headers Streamable HTTP needs cross it, and
  * an upstream's error body is never relayed: it could quote the credentials.
  */
-import { AirlockError } from '../errors/airlock-error.js';
 import { runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
+import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import { readJsonWithin } from './request-body.js';
-
-/** One MCP server the proxy forwards to. */
-export interface McpUpstream {
-  /** The server's Streamable HTTP endpoint, e.g. `https://mcp.example.com/mcp`. */
-  url: string;
-  /** Added to every forwarded request, e.g. `{ Authorization: 'Bearer …' }` from the server environment. */
-  headers?: Readonly<Record<string, string>>;
-}
-
-/** An {@link McpUpstream} checked, with the secrets its errors must never show. */
-export interface ResolvedMcpUpstream {
-  readonly url: string;
-  readonly headers: Readonly<Record<string, string>>;
-}
-
-/** The default path MCP upstreams are served under: `/mcp/<name>`. */
-export const DEFAULT_MCP_PATH = '/mcp';
 
 /** Page request headers Streamable HTTP needs; nothing else of the page's goes upstream. */
 const FORWARDED_REQUEST_HEADERS = [
@@ -47,33 +30,6 @@ const RETURNED_RESPONSE_HEADERS = [
 ];
 
 const METHODS = new Set(['GET', 'POST', 'DELETE']);
-
-/** Checks `mcp` of the proxy options; throws `invalid-options` on a mistake. */
-export function resolveMcpUpstreams(
-  mcp: Readonly<Record<string, McpUpstream>> | undefined,
-): ReadonlyMap<string, ResolvedMcpUpstream> {
-  const upstreams = new Map<string, ResolvedMcpUpstream>();
-  for (const [name, upstream] of Object.entries(mcp ?? {})) {
-    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
-      throw invalid(`\`mcp\` names "${name}": use letters, digits, "_" and "-".`);
-    }
-    let url: URL;
-    try {
-      url = new URL(upstream?.url);
-    } catch {
-      throw invalid(`\`mcp.${name}.url\` is not a URL.`);
-    }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-      throw invalid(`\`mcp.${name}.url\` must be an http(s) URL.`);
-    }
-    const headers = upstream.headers ?? {};
-    if (Object.values(headers).some((value) => typeof value !== 'string')) {
-      throw invalid(`\`mcp.${name}.headers\` must map header names to strings.`);
-    }
-    upstreams.set(name, { url: url.href, headers: { ...headers } });
-  }
-  return upstreams;
-}
 
 /** The MCP server name a request's path asks for, or undefined when it is not under the MCP path. */
 export function mcpNameOf(request: Request, mcpPath: string): string | undefined {
@@ -201,8 +157,4 @@ async function relay(
     if (header !== 'content-type') error.headers.set(header, value);
   }
   return error;
-}
-
-function invalid(message: string): AirlockError {
-  return new AirlockError('invalid-options', `Airlock proxy: ${message}`);
 }

@@ -5,13 +5,14 @@
  */
 import { AirlockError } from '../errors/airlock-error.js';
 import { ANONYMOUS_USER, type Authorize } from './authorize.js';
+import type { AllowedOrigins } from './cors-policy.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
 import {
   DEFAULT_MCP_PATH,
   type McpUpstream,
   type ResolvedMcpUpstream,
   resolveMcpUpstreams,
-} from './mcp-route.js';
+} from './mcp-upstreams.js';
 import { type ProxyPath, ROUTES } from './routes.js';
 import { checkSpendLimits, type ModelPrice, type SpendLimits } from './spend-limits.js';
 
@@ -139,8 +140,7 @@ export interface ResolvedProxyOptions {
   readonly prices: Readonly<Record<string, ModelPrice>> | undefined;
   readonly counterStore: CounterStore;
   readonly now: () => number;
-  /** `'*'`, or the allowed origins normalised by `URL`. */
-  readonly allowedOrigins: '*' | ReadonlySet<string>;
+  readonly allowedOrigins: AllowedOrigins;
   readonly upstreamHeaders: Readonly<Record<string, string>>;
   readonly fetch: typeof fetch;
   readonly maxBodyBytes: number;

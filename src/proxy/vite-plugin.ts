@@ -4,7 +4,7 @@
  */
 import type { Connect, Plugin } from 'vite';
 import { createProxyHandler } from './create-proxy-handler.js';
-import { DEFAULT_MCP_PATH } from './mcp-route.js';
+import { DEFAULT_MCP_PATH } from './mcp-upstreams.js';
 import { toNodeListener } from './node-adapter.js';
 import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './proxy-options.js';
 

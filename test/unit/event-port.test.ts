@@ -4,7 +4,7 @@ import { AgentRun } from '../../src/page/agent-run';
 import { packDeltas, unpackDeltas } from '../../src/protocol/delta-runs';
 import type { AgentEvent } from '../../src/protocol/events';
 import { EVENT_WINDOW, type WorkerToPage } from '../../src/protocol/wire';
-import { EventSink, STREAM_FLUSH_INTERVAL_MS } from '../../src/worker/event-sink';
+import { EventSink, STREAM_FLUSH_INTERVAL_MS } from '../../src/worker/run/event-sink';
 
 const delta = (index: number): AgentEvent => ({ type: 'text-delta', step: 1, delta: `${index} ` });
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));

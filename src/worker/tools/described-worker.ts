@@ -1,18 +1,17 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolsetConfig } from '../../protocol/sandbox-wire';
-import { TIMED_OUT } from './deadline';
 import type { Described } from './sandbox-connection';
 
 /**
  * What a new tool worker's answer to `describe` comes to: the tools it describes
  * (unparsed), or why its toolset cannot use it, as a `toolset-unavailable` error.
- * `undefined`: it closed or broke the protocol first.
+ * `undefined`: it did not answer within its start time, or closed or broke the protocol first.
  */
 export function describedTools(
   config: ToolsetConfig,
-  described: Described | typeof TIMED_OUT | undefined,
+  described: Described | undefined,
 ): { readonly tools: unknown } | { readonly failure: AirlockError } {
-  if (described === TIMED_OUT || described === undefined) {
+  if (described === undefined) {
     const hint =
       config.isolation === 'iframe'
         ? 'Is its bundle served with CORS (Access-Control-Allow-Origin: *), and does its entry call serveTools()?'

@@ -1,7 +1,7 @@
 import type * as Comlink from 'comlink';
 import type { ToolCallRequest, ToolHost, ToolOutcome } from '../../protocol/tools';
+import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
-import { TIMED_OUT, withDeadline } from './deadline';
 import { type ToolRunner, timedOut } from './tool-runner';
 
 /**
@@ -19,21 +19,21 @@ export class HostToolRunner implements ToolRunner {
   }
 
   async check(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
-    const check = await withDeadline(
+    const check = await waitFor(
       this.#ask(request, () => this.#host.check(request)),
-      timeoutMs,
+      { timeoutMs },
     );
-    return check === TIMED_OUT
-      ? timedOut(request.toolName, timeoutMs, 'its schema or approval rule did not answer')
-      : check;
+    return check.outcome === 'settled'
+      ? check.value
+      : timedOut(request.toolName, timeoutMs, 'its schema or approval rule did not answer');
   }
 
   async execute(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
-    const outcome = await withDeadline(
+    const outcome = await waitFor(
       this.#ask(request, () => this.#host.execute(request)),
-      timeoutMs,
+      { timeoutMs },
     );
-    if (outcome !== TIMED_OUT) return outcome;
+    if (outcome.outcome === 'settled') return outcome.value;
     this.cancel(request.callId);
     return timedOut(
       request.toolName,

@@ -9,9 +9,9 @@ import type {
   ToolImage,
   ToolOutcome,
 } from '../../protocol/tools';
-import { GUARDRAIL_ABORTED } from '../guardrail-gate';
+import { waitFor } from '../../timing/wait';
+import { GUARDRAIL_ABORTED } from '../policy/guardrail-gate';
 import type { ApprovalGate } from './approval-gate';
-import { unlessAborted } from './deadline';
 import { acceptCheck, acceptOutcome, needsApproval } from './tool-answers';
 import { formatToolOutput } from './tool-message';
 import type { RegisteredTool, ToolRegistry } from './tool-registry';
@@ -293,19 +293,19 @@ function nestedCalls(
 }
 
 /** Runs one phase of a call, but stops waiting for it (and tells the tool) when the run is aborted. */
-function whileRunning<T extends ToolCheck | ToolOutcome>(
+async function whileRunning<T extends ToolCheck | ToolOutcome>(
   tool: RegisteredTool,
   request: ToolCallRequest,
   context: ToolCallsContext,
   phase: () => Promise<T>,
 ): Promise<T | ToolFailure> {
-  return unlessAborted<T | ToolFailure>(phase(), context.signal, () => {
-    tool.runner.cancel(request.callId, {
-      runId: context.runId,
-      conversationId: context.conversationId,
-    });
-    return cancelled(request.toolName);
+  const waited = await waitFor(phase(), { signal: context.signal });
+  if (waited.outcome === 'settled') return waited.value;
+  tool.runner.cancel(request.callId, {
+    runId: context.runId,
+    conversationId: context.conversationId,
   });
+  return cancelled(request.toolName);
 }
 
 type ParsedArguments =

@@ -2,13 +2,13 @@ import type * as Comlink from 'comlink';
 import { AirlockError } from '../../errors/airlock-error';
 import type { SandboxSpawner, ToolsetConfig } from '../../protocol/sandbox-wire';
 import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
+import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
-import { parseToolSpecs } from '../config-schema';
-import { TIMED_OUT, unlessAborted, withDeadline } from './deadline';
 import { describedTools } from './described-worker';
 import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
 import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
+import { parseToolSpecs } from './tool-spec-schema';
 
 /** A starting worker a call may claim instead of starting its own. */
 interface Warming {
@@ -77,17 +77,17 @@ export class SandboxSupervisor implements ToolRunner {
     } catch (error) {
       return this.#startFailure(error);
     }
-    const answer = await withDeadline(policy.check(request), timeoutMs);
-    if (answer !== TIMED_OUT && policy.violation === undefined) return answer;
+    const answer = await waitFor(policy.check(request), { timeoutMs });
+    if (answer.outcome === 'settled' && policy.violation === undefined) return answer.value;
     // A policy worker that hangs or misbehaves is replaced; the checks it held fail with it.
     this.#replacePolicy(policy);
-    return answer === TIMED_OUT
-      ? timedOut(
+    return answer.outcome === 'settled'
+      ? answer.value
+      : timedOut(
           request.toolName,
           timeoutMs,
           'its schema or approval rule did not answer, so its worker was killed',
-        )
-      : answer;
+        );
   }
 
   async execute(
@@ -111,21 +111,18 @@ export class SandboxSupervisor implements ToolRunner {
         return cancelledCall(request.toolName);
       }
       const answer = worker.execute(request, onToolCall);
-      const onTime = await unlessAborted(
-        withDeadline(answer, timeoutMs),
-        call.cancel.signal,
-        () => CANCELLED,
-      );
-      if (onTime !== TIMED_OUT && onTime !== CANCELLED) {
+      // The run's abort wins over a deadline that passed at the same moment.
+      const onTime = await waitFor(answer, { timeoutMs, signal: call.cancel.signal });
+      if (onTime.outcome === 'settled') {
         this.#release(worker, key);
-        return onTime;
+        return onTime.value;
       }
       // Past its deadline, or its run was aborted: the tool's signal fires, and if it has
       // not stopped when the grace is over, its worker goes.
       worker.cancel(request.callId);
-      const late = await withDeadline(answer, this.#config.graceMs);
-      const ended = onTime === CANCELLED ? cancelledCall(request.toolName) : undefined;
-      if (late === TIMED_OUT) {
+      const late = await waitFor(answer, { timeoutMs: this.#config.graceMs });
+      const ended = onTime.outcome === 'aborted' ? cancelledCall(request.toolName) : undefined;
+      if (late.outcome !== 'settled') {
         await this.#kill(worker);
         return ended ?? timedOut(request.toolName, timeoutMs, 'its worker was killed');
       }
@@ -296,9 +293,10 @@ export class SandboxSupervisor implements ToolRunner {
       await this.#kill(worker, false);
       throw stopped();
     }
+    const answer = await waitFor(worker.describe(), { timeoutMs: this.#config.startTimeoutMs });
     const described = describedTools(
       this.#config,
-      await withDeadline(worker.describe(), this.#config.startTimeoutMs),
+      answer.outcome === 'settled' ? answer.value : undefined,
     );
     if ('failure' in described) {
       // No refill: a worker that cannot start would only be started again and again.
@@ -377,9 +375,6 @@ interface CallInFlight {
 function stopped(): AirlockError {
   return new AirlockError('agent-disposed', 'The toolset was stopped.');
 }
-
-/** What waiting for a call resolves to when its run cancelled it. */
-const CANCELLED: unique symbol = Symbol('cancelled');
 
 function cancelledCall(toolName: string) {
   return {

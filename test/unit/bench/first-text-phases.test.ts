@@ -10,7 +10,7 @@ import {
   relayPresenceLockName,
   relayWatchLockName,
 } from '../../../src/protocol/tab-relay';
-import { conversationLockName } from '../../../src/worker/conversation-lock';
+import { conversationLockName } from '../../../src/worker/run/conversation-lock';
 
 describe("a run's phases on the way to its first text", () => {
   it("takes each phase's first mark from the run's call on, in ms from it", () => {

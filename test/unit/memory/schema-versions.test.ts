@@ -17,7 +17,7 @@ import {
 import type { RunRecord } from '../../../src/memory/store';
 import type { VectorCodesRecord } from '../../../src/memory/vector-blocks';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
-import { planResume } from '../../../src/worker/resume-plan';
+import { planResume } from '../../../src/worker/run/resume-plan';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
 

@@ -8,7 +8,7 @@ import {
   TokenCalibration,
 } from '../../../src/model/estimate-tokens';
 import type { AgentEvent } from '../../../src/protocol/events';
-import { streamStep } from '../../../src/worker/stream-step';
+import { streamStep } from '../../../src/worker/run/stream-step';
 
 describe('the token estimate', () => {
   it('prices Chinese, Japanese and Korean near a token a character, not four characters a token', () => {

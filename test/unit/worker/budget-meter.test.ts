@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
-import { BudgetMeter } from '../../../src/worker/budget-meter';
-import { NO_RUN_USAGE } from '../../../src/worker/run-usage';
+import { BudgetMeter } from '../../../src/worker/policy/budget-meter';
+import { NO_RUN_USAGE } from '../../../src/worker/policy/run-usage';
 
 const usage = (promptTokens: number, completionTokens: number) => ({
   promptTokens,

@@ -5,7 +5,7 @@ import type {
   ModelRequest,
   ModelStreamPart,
 } from '../../../src/model/chat-model';
-import { confirmedFirstCall } from '../../../src/worker/confirmed-call';
+import { confirmedFirstCall } from '../../../src/worker/run/confirmed-call';
 
 /** A model that records each request and its signal, and answers with `words` as text deltas. */
 function recordingModel(words: readonly string[]) {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createMemoryStore } from '../../../src/memory/memory-store';
 import type { ConversationStore } from '../../../src/memory/store';
 import { storeChannelName } from '../../../src/memory/store-change';
-import { ContextCache, WARM_CONVERSATIONS } from '../../../src/worker/context-cache';
+import { ContextCache, WARM_CONVERSATIONS } from '../../../src/worker/context/context-cache';
 import { runRecord } from '../memory/records';
 import { freshStore } from '../memory/store-fixture';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
 import type { ConversationStore, RunRecord } from '../../../src/memory/store';
 import type { AgentEvent } from '../../../src/protocol/events';
-import { ConversationJournal } from '../../../src/worker/conversation-journal';
+import { ConversationJournal } from '../../../src/worker/run/conversation-journal';
 import { runRecord } from '../memory/records';
 
 /** The journal's writes, as the store received them; `failing` makes the next ones fail. */

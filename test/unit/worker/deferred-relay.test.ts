@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent } from '../../../src/protocol/events';
-import { DeferredRelay, RELAY_OPEN_AFTER_MS } from '../../../src/worker/deferred-relay';
-import type { RunRelay } from '../../../src/worker/run-relay';
+import { DeferredRelay, RELAY_OPEN_AFTER_MS } from '../../../src/worker/tabs/deferred-relay';
+import type { RunRelay } from '../../../src/worker/tabs/run-relay';
 
 const RUN_START: AgentEvent = { type: 'run-start', runId: 'run-1', model: 'm' };
 const STEP_START: AgentEvent = { type: 'step-start', step: 1 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseAgentConfig } from '../../../src/worker/config-schema';
 import { exposedToolNames } from '../../../src/worker/mcp/mcp-names';
 import { mcpOutcome } from '../../../src/worker/mcp/mcp-results';
+import { parseAgentConfig } from '../../../src/worker/services/config-schema';
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

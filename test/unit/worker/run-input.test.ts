@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunLimits } from '../../../src/protocol/wire';
-import { readRunInput } from '../../../src/worker/run-input';
+import { readRunInput } from '../../../src/worker/run/run-input';
 
 // The agent worker decides what a run's input may store, whatever the page checked before.
 

@@ -5,7 +5,10 @@ import {
   relayListenerLockName,
   relayWatchLockName,
 } from '../../../src/protocol/tab-relay';
-import { listenerOfLock, parseWatchesMessage } from '../../../src/worker/watched-conversations';
+import {
+  listenerOfLock,
+  parseWatchesMessage,
+} from '../../../src/worker/tabs/watched-conversations';
 
 describe('the watch locks an agent worker lists at its start', () => {
   it('reads the conversation back from a watch lock of its database, whatever the ids hold', () => {

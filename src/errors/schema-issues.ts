@@ -1,0 +1,33 @@
+import type { z } from 'zod';
+import type { ErrorCode } from '../protocol/errors';
+import { AirlockError } from './airlock-error';
+
+/**
+ * The one way a failed zod parse is put in words: each problem as `path: message`, the
+ * path dotted (`messages.3.content`) and `(root)` for the value itself.
+ */
+export function describeIssues(error: z.ZodError): string[] {
+  return error.issues.map(
+    (issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+  );
+}
+
+/**
+ * What `schema` parses `value` to, or an error of `code` (default `invalid-options`) saying
+ * `what` failed, listing every problem in `details.issues` and naming the first in
+ * `details.field`, as the page's own checks do.
+ */
+export function parseOrThrow<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  what: string,
+  code: ErrorCode = 'invalid-options',
+): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = describeIssues(parsed.error);
+  const field = parsed.error.issues[0]?.path.join('.') || '(root)';
+  throw new AirlockError(code, `${what}: ${problems.join('; ')}.`, {
+    details: { field, issues: problems },
+  });
+}
