@@ -1,26 +1,15 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { checkField, idCheck } from '../errors/field-checks';
-import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
-import type { KnowledgeRetrieval } from '../protocol/knowledge';
-import type { McpServerConfig } from '../protocol/mcp';
-import type { LearnRule } from '../protocol/memory';
 import { DEFAULT_DATABASE } from '../protocol/memory';
-import type { ModelOptions } from '../protocol/model-options';
-import type { ModelConfig, RunLimits, StorageStatus } from '../protocol/wire';
-import type { Tool } from '../tools/define-tool';
-import type { InferSchemaOutput, ToolSchema } from '../tools/standard-schema';
 import type { Agent } from './agent';
-import type { AgentKnowledge } from './agent-knowledge';
-import type { AgentMemory } from './agent-memory';
 import type { AgentOptions, RunOptions } from './agent-options';
-import { AgentRun, loadRunStream, type StructuredRunResult } from './agent-run';
+import { AgentRun, loadRunStream, } from './agent-run';
 import type { RunStart } from './agent-setup';
 import type { AgentStart } from './agent-start';
 import { AgentWatch } from './agent-watch';
-import type { GuardrailOptions } from './guardrail-host';
 import { lazyKnowledge, lazyMemory } from './lazy-clients';
 import type { RunInput } from './run-input';
-import type { SandboxStats, ToolsetOptions } from './toolset-options';
+import type { SandboxStats, } from './toolset-options';
 
 /** What `sandboxStats` reports for a toolset before the agent's start has loaded. */
 const NO_WORKERS: SandboxStats = { live: 0, started: 0, killed: 0 };

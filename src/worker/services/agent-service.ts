@@ -1,23 +1,13 @@
 import type * as Comlink from 'comlink';
-import { releaseProxy } from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-error';
 import { KnowledgeBase } from '../../knowledge/knowledge-base';
-import { assertInputFits } from '../../memory/context-window';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../memory/dexie-store';
-import { rowProblems } from '../../memory/row-schemas';
-import type { RunSeal } from '../../memory/run-seal';
-import type { ConversationStore, RunRecord } from '../../memory/store';
+import type { ConversationStore } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
-import { checkedModel } from '../../model/checked-model';
-import type { EmbeddingModel } from '../../model/embedding-model';
 import { TokenCalibration } from '../../model/estimate-tokens';
-import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../../model/network-wait';
-import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
-import { withRateLimit } from '../../model/rate-limited-model';
-import { RateLimiter } from '../../model/rate-limiter';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailHost } from '../../protocol/guardrails';
-import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
+import { DEFAULT_KNOWLEDGE_CONFIG } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import { relayChannelName } from '../../protocol/tab-relay';
 import type { ToolHost } from '../../protocol/tools';
@@ -36,38 +26,23 @@ import {
 import { lazyMethods } from '../../runtime/lazy-methods';
 import { settledLater } from '../../runtime/settled-later';
 import { ContextCache } from '../context/context-cache';
-import type { McpServerConnection } from '../mcp/mcp-server-connection';
-import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from '../policy/guardrail-gate';
-import { conversationLockName, heldLockNames } from '../run/conversation-lock';
-import {
-  type AgentSetup,
-  assertAsksHold,
-  lastingScopes,
-  type RunChannel,
-  runConversation,
-} from '../run/conversation-run';
-import { EventSink } from '../run/event-sink';
-import { markRunInterrupted } from '../run/interrupted-runs';
-import { abortedRun } from '../run/run-agent';
-import { readRunInput, withText } from '../run/run-input';
+import { GuardrailGate } from '../policy/guardrail-gate';
+import { conversationLockName } from '../run/conversation-lock';
+import { type AgentSetup, lastingScopes, type RunChannel } from '../run/conversation-run';
 import type { ConversationWatch } from '../tabs/conversation-watch';
-import { DeferredRelay } from '../tabs/deferred-relay';
 import type { RunRelay, RunRelays } from '../tabs/run-relay';
-import { ApprovalGate } from '../tools/approval-gate';
-import { HostToolRunner } from '../tools/host-tool-runner';
-import { SEARCH_KNOWLEDGE } from '../tools/knowledge-tools';
-import { MEMORY_TOOL_NAMES } from '../tools/memory-tool-names';
-import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
-import type { SandboxSupervisor } from '../tools/sandbox-supervisor';
-import { ToolRegistry } from '../tools/tool-registry';
-import { parseAgentConfig } from './config-schema';
+import type { ApprovalGate } from '../tools/approval-gate';
 import {
-  apiSchemas,
-  claimedRunId,
-  parseArgument,
-  parseResumeRequest,
-  parseRunRequest,
-} from './request-schema';
+  chatModelFor,
+  embeddingModelFor,
+  markInterruptedRuns,
+  type StartedTools,
+  startTools,
+  wrapModel,
+} from './agent-assembly';
+import { parseAgentConfig } from './config-schema';
+import { apiSchemas, claimedRunId, parseArgument } from './request-schema';
+import { resumeRun, type ServedRun, serveRun, startRun } from './run-requests';
 
 /** Options of `serveAgent`, for tests and custom storage. */
 export interface AgentServiceOptions {
@@ -88,16 +63,6 @@ export interface AgentServiceOptions {
   readonly model?: (config: ModelConfig) => ChatModel;
 }
 
-/** A run this worker serves, so deleting its conversation can end it first. */
-interface ServedRun {
-  /** Known once the run (or the resumed run's row) names it. */
-  conversationId?: string;
-  readonly controller: AbortController;
-  readonly ended: Promise<void>;
-  /** Set for a run that ends before it takes the conversation's lock: no other tab hears of it. */
-  unrelayed?: true;
-}
-
 /** How long deleting a conversation waits for its runs to end before deleting anyway. */
 const DELETE_WAIT_MS = 5_000;
 
@@ -115,9 +80,8 @@ export class AgentService implements AgentWorkerApi {
   readonly knowledge: KnowledgeApi;
   readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
   readonly #customModel: AgentServiceOptions['model'];
-  readonly #supervisors: SandboxSupervisor[] = [];
-  /** The MCP servers' connections, ended with the agent. */
-  #mcp: readonly McpServerConnection[] = [];
+  /** The sandbox supervisors and MCP connections the tools' start left running, ended with the agent. */
+  readonly #started: StartedTools = { supervisors: [], mcp: [] };
   readonly #setup: Promise<AgentSetup>;
   readonly #served = new Set<ServedRun>();
   /** The watches of this worker's page, closed with the agent. */
@@ -172,7 +136,7 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
-      const chatModel = this.#chatModel(config.model);
+      const chatModel = chatModelFor(config.model, this.#customModel);
       // Loaded only for an agent that has rules: most agents do not learn.
       const rules = config.memory.learn?.rules ?? [];
       const learnRules =
@@ -193,7 +157,7 @@ export class AgentService implements AgentWorkerApi {
         }),
       );
       await markInterruptedRuns(store, runSeal, config.memory.database);
-      const registry = await this.#startTools(config, pageTools, sandboxes);
+      const registry = await startTools(config, pageTools, sandboxes, this.#started);
       const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
       const tokens = new TokenCalibration();
       this.#resolveSetup({
@@ -233,35 +197,11 @@ export class AgentService implements AgentWorkerApi {
         storage: { backend: this.#storageWarning === undefined ? 'indexeddb' : 'memory' },
       };
     } catch (error) {
-      for (const supervisor of this.#supervisors.splice(0)) supervisor.dispose();
+      for (const supervisor of this.#started.supervisors.splice(0)) supervisor.dispose();
       await this.#closeMcp();
       this.#rejectSetup(error);
       return { ok: false, error: toErrorData(error) };
     }
-  }
-
-  /** The app's own model, checked, or the `openai` client at `model.baseURL`. */
-  #chatModel(config: ModelConfig): ChatModel {
-    if (this.#customModel) {
-      let model: ChatModel;
-      try {
-        model = this.#customModel(config);
-      } catch (error) {
-        throw new AirlockError(
-          'invalid-options',
-          `The agent worker's own model could not be made: ${error instanceof Error ? error.message : String(error)}`,
-          { cause: error },
-        );
-      }
-      return checkedModel(model);
-    }
-    if (config.baseURL === undefined)
-      throw new AirlockError(
-        'invalid-options',
-        '`model.baseURL` is required: the agent worker serves no model of its own (serveAgent({ model })).',
-        { details: { field: 'model.baseURL' } },
-      );
-    return createOpenAIChatModel({ ...config, baseURL: config.baseURL });
   }
 
   /**
@@ -311,8 +251,8 @@ export class AgentService implements AgentWorkerApi {
 
   /** Ends the MCP sessions (each within a second), so servers need not wait for them to expire. */
   async #closeMcp(): Promise<void> {
-    const connections = this.#mcp;
-    this.#mcp = [];
+    const connections = this.#started.mcp;
+    this.#started.mcp = [];
     await Promise.all(connections.map((connection) => connection.close()));
   }
 
@@ -346,57 +286,9 @@ export class AgentService implements AgentWorkerApi {
     port: MessagePort,
     runTools?: Comlink.Remote<ToolHost>,
   ): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
-      const { emit, signal } = channel;
-      const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
-      served.conversationId = request.conversationId;
-      // Sizes, types and hashes, before anything is stored or sent: a refused input stores nothing.
-      const read = await readRunInput(request.input, setup.config.limits);
-      // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
-      const guarded = await setup.guardrails.input(
-        read.text,
-        { runId: request.runId, conversationId: request.conversationId },
-        signal,
-      );
-      if (guarded === GUARDRAIL_ABORTED) {
-        served.unrelayed = true;
-        await emit({
-          type: 'run-start',
-          runId: request.runId,
-          model: request.model ?? setup.model.name,
-        });
-        await emit({
-          type: 'run-finish',
-          ...abortedRun(request.runId, request.conversationId),
-        });
-        return;
-      }
-      if (guarded.action === 'block') throw guardrailBlocked('input', guarded);
-      assertAsksHold(setup, request, channel);
-      const input =
-        guarded.value === read.text ? read.message : withText(read.message, guarded.value);
-      // Measured as it will be sent (a guardrail may have rewritten it), before it is stored.
-      assertInputFits(input, setup.config.memory.window, setup.tokens);
-      const now = Date.now();
-      const run: RunRecord = {
-        id: request.runId,
-        conversationId: request.conversationId,
-        status: 'running',
-        input: guarded.value,
-        step: 1,
-        partialText: '',
-        ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
-        startedAt: now,
-        updatedAt: now,
-      };
-      await runConversation(
-        setup,
-        run,
-        { input, attachments: read.attachments, title: titleFrom(guarded.value) },
-        channel,
-        request,
-      );
-    });
+    return this.#serve(port, claimedRunId(untrusted), runTools, (setup, channel, served) =>
+      startRun(setup, untrusted, channel, served),
+    );
   }
 
   resume(
@@ -404,86 +296,28 @@ export class AgentService implements AgentWorkerApi {
     port: MessagePort,
     runTools?: Comlink.Remote<ToolHost>,
   ): Promise<void> {
-    return this.#serve(port, claimedRunId(untrusted), runTools, async (setup, channel, served) => {
-      const request = parseResumeRequest(untrusted);
-      // Loaded on the first resume: most runs are never resumed.
-      const { planResume } = await import('../run/resume-plan');
-      const { run, start } = await planResume(
-        setup.store,
-        setup.runSeal,
-        request.runId,
-        request.allowedTools,
-      );
-      served.conversationId = run.conversationId;
-      assertAsksHold(setup, request, channel);
-      await runConversation(setup, run, start, channel, request);
-    });
+    return this.#serve(port, claimedRunId(untrusted), runTools, (setup, channel, served) =>
+      resumeRun(setup, untrusted, channel, served),
+    );
   }
 
-  /** Sets up the run's port and reports any failure on it as `run-error`. */
-  async #serve(
+  /** Serves one run on its port: see `serveRun`. */
+  #serve(
     port: MessagePort,
     runId: string,
     runTools: Comlink.Remote<ToolHost> | undefined,
     body: (setup: AgentSetup, channel: RunChannel, served: ServedRun) => Promise<void>,
   ): Promise<void> {
-    const controller = new AbortController();
-    const approvals = new ApprovalGate();
-    let markEnded: () => void = () => {};
-    const served: ServedRun = {
-      controller,
-      ended: new Promise((resolve) => {
-        markEnded = resolve;
-      }),
-    };
-    this.#served.add(served);
-    const sink = new EventSink(port, {
-      onCancel: () => controller.abort(),
-      onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
-    });
-    // Told after `run-start`: what the agent lives with, as the run starts.
-    const startWarnings = this.#startWarnings();
-    let relay: DeferredRelay | undefined;
-    const send = async (event: AgentEvent) => {
-      await sink.emit(event);
-      // A promise only while the relay opens: an event of an open relay is not awaited.
-      const opening = relay?.publish(event);
-      if (opening) await opening;
-    };
-    const emit = async (event: AgentEvent) => {
-      // `run-start` is emitted under the conversation's lock: from then on, other tabs can hear
-      // the run, once its relay opens.
-      if (event.type === 'run-start' && served.conversationId !== undefined && !served.unrelayed) {
-        const { conversationId } = served;
-        relay = new DeferredRelay(() =>
-          this.#openRelay(conversationId, event.runId, controller, approvals),
-        );
-      }
-      await send(event);
-      if (event.type === 'run-start') for (const warning of startWarnings) await send(warning);
-    };
-    try {
-      const channel: RunChannel = {
-        emit,
-        signal: controller.signal,
-        approvals,
-        checkOutput: (value) => sink.checkOutput(value),
-        ...(runTools ? { runTools: new HostToolRunner(runTools, "the run's tools") } : {}),
-      };
-      await body(await this.#setup, channel, served);
-    } catch (error) {
-      // A run ended by the deletion of its conversation says so, whatever it was doing.
-      const reason = controller.signal.reason;
-      const cause = isConversationDeleted(reason) ? reason : error;
-      await emit({ type: 'run-error', runId, error: toErrorData(cause) });
-    } finally {
-      this.#served.delete(served);
-      markEnded();
-      sink.close();
-      relay?.close();
-      // The page's end of the run's tool host closes with it.
-      if (typeof runTools?.[releaseProxy] === 'function') runTools[releaseProxy]();
-    }
+    return serveRun(
+      { port, runId, runTools, body },
+      {
+        setup: this.#setup,
+        served: this.#served,
+        startWarnings: () => this.#startWarnings(),
+        openRelay: (conversationId, relayedRunId, controller, approvals) =>
+          this.#openRelay(conversationId, relayedRunId, controller, approvals),
+      },
+    );
   }
 
   /**
@@ -499,7 +333,7 @@ export class AgentService implements AgentWorkerApi {
         message: this.#storageWarning,
       });
     }
-    for (const connection of this.#mcp) {
+    for (const connection of this.#started.mcp) {
       const dropped = connection.droppedWarning();
       if (dropped) warnings.push({ type: 'warning', code: 'mcp-tools-dropped', ...dropped });
     }
@@ -563,138 +397,4 @@ export class AgentService implements AgentWorkerApi {
       this.#watches.delete(watch);
     }
   }
-
-  async #startTools(
-    config: AgentConfig,
-    pageTools: Comlink.Remote<ToolHost>,
-    sandboxes: Comlink.Remote<SandboxSpawner>,
-  ): Promise<ToolRegistry> {
-    const registry = new ToolRegistry();
-    registry.add(
-      config.pageTools,
-      new HostToolRunner(pageTools, 'page tools'),
-      DEFAULT_TOOL_TIMEOUT_MS,
-      'the page tools',
-    );
-    if (config.toolsets.length > 0) {
-      // Loaded here, so agents without toolsets never load the sandbox supervisor.
-      const { SandboxSupervisor } = await import('../tools/sandbox-supervisor');
-      const started = await Promise.all(
-        config.toolsets.map(async (toolset) => {
-          const supervisor = new SandboxSupervisor(toolset, sandboxes);
-          this.#supervisors.push(supervisor);
-          return { toolset, supervisor, specs: await supervisor.start() };
-        }),
-      );
-      for (const { toolset, supervisor, specs } of started) {
-        registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
-      }
-    }
-    if (config.mcp && config.mcp.length > 0) {
-      // Loaded here, so agents without MCP servers never load the MCP SDK.
-      const { connectMcpServers } = await import('../mcp/mcp-servers');
-      this.#mcp = await connectMcpServers(config.mcp, registry);
-    }
-    // After the MCP tools are in, so a code tool may be granted them too.
-    await registry.describeCallableTools();
-    for (const name of config.allowedTools ?? []) {
-      const builtIn =
-        (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||
-        (name === SEARCH_KNOWLEDGE && offersKnowledgeTool(config));
-      if (!registry.get(name) && !builtIn) {
-        throw new AirlockError(
-          'invalid-options',
-          `allowedTools names "${name}", which no tool is called.`,
-        );
-      }
-    }
-    return registry;
-  }
-}
-
-/** Whether runs offer the `search_knowledge` tool. */
-function offersKnowledgeTool(config: AgentConfig): boolean {
-  const retrieval = config.knowledge?.retrieval ?? DEFAULT_KNOWLEDGE_CONFIG.retrieval;
-  return retrieval === 'tool' || retrieval === 'both';
-}
-
-/**
- * The agent's model waiting for the network, behind the agent's rate limit (one limiter for all its runs), behind
- * prompted tool calling when the endpoint has no function calling (outermost, so the
- * limiter measures the prompt that is really sent).
- */
-async function wrapModel(
-  chatModel: ChatModel,
-  config: AgentConfig,
-  tokens: TokenCalibration,
-): Promise<ChatModel> {
-  // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
-  let model = withNetworkWait(chatModel, {
-    maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
-  });
-  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
-  if (config.model.toolCalling === 'prompted') {
-    // Loaded at start, and only for an endpoint without function calling.
-    const { withPromptedTools } = await import('../../model/prompted-tools');
-    model = withPromptedTools(model);
-  }
-  return model;
-}
-
-/**
- * The knowledge base's embeddings, from the `/embeddings` path of `model.baseURL`. Without
- * one (a model of the app's own), adding or searching documents fails `invalid-options`.
- */
-function embeddingModelFor(config: ModelConfig, knowledge: KnowledgeConfig): EmbeddingModel {
-  const embedding = { model: knowledge.embeddingModel, dimensions: knowledge.dimensions };
-  if (config.baseURL !== undefined)
-    return createOpenAIEmbeddingModel({ ...config, baseURL: config.baseURL }, embedding);
-  return {
-    name: knowledge.embeddingModel,
-    embed: () =>
-      Promise.reject(
-        new AirlockError(
-          'invalid-options',
-          'Knowledge needs embeddings from `model.baseURL` (its /embeddings path), and the agent has none.',
-          { details: { field: 'model.baseURL' } },
-        ),
-      ),
-  };
-}
-
-/** True for the reason a run is aborted with when its conversation is deleted. */
-function isConversationDeleted(reason: unknown): reason is AirlockError {
-  return isAirlockError(reason) && reason.code === 'conversation-deleted';
-}
-
-/**
- * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
- * interrupted, keeping the text they had streamed as an interrupted message. Repair never
- * stops the agent from starting: a row that is not a valid run (another version or any
- * same-origin script wrote it) or whose conversation is gone is skipped, and so is one
- * whose repair fails; the others are still repaired.
- */
-async function markInterruptedRuns(
-  store: ConversationStore,
-  runSeal: Promise<RunSeal>,
-  database: string,
-): Promise<void> {
-  const held = await heldLockNames();
-  for (const row of await store.listRuns({ statuses: ['running'] })) {
-    if (rowProblems('runs', row).length > 0) continue;
-    const run = row;
-    if (held.has(conversationLockName(database, run.conversationId))) continue;
-    try {
-      await markRunInterrupted(store, await runSeal, run);
-    } catch (error) {
-      // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
-      if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))
-        throw error;
-    }
-  }
-}
-
-function titleFrom(input: string): string {
-  const line = input.trim().split('\n')[0] ?? '';
-  return line.length > 60 ? `${line.slice(0, 57)}…` : line || 'New conversation';
 }

@@ -1,0 +1,193 @@
+import type * as Comlink from 'comlink';
+import { AirlockError, isAirlockError } from '../../errors/airlock-error';
+import { rowProblems } from '../../memory/row-schemas';
+import type { RunSeal } from '../../memory/run-seal';
+import type { ConversationStore } from '../../memory/store';
+import type { ChatModel } from '../../model/chat-model';
+import { checkedModel } from '../../model/checked-model';
+import type { EmbeddingModel } from '../../model/embedding-model';
+import type { TokenCalibration } from '../../model/estimate-tokens';
+import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../../model/network-wait';
+import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
+import { withRateLimit } from '../../model/rate-limited-model';
+import { RateLimiter } from '../../model/rate-limiter';
+import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
+import type { SandboxSpawner } from '../../protocol/sandbox-wire';
+import type { ToolHost } from '../../protocol/tools';
+import type { AgentConfig, ModelConfig } from '../../protocol/wire';
+import type { McpServerConnection } from '../mcp/mcp-server-connection';
+import { conversationLockName, heldLockNames } from '../run/conversation-lock';
+import { markRunInterrupted } from '../run/interrupted-runs';
+import { HostToolRunner } from '../tools/host-tool-runner';
+import { SEARCH_KNOWLEDGE } from '../tools/knowledge-tools';
+import { MEMORY_TOOL_NAMES } from '../tools/memory-tool-names';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
+import type { SandboxSupervisor } from '../tools/sandbox-supervisor';
+import { ToolRegistry } from '../tools/tool-registry';
+
+// What `configure` assembles before the agent's first run: its model and the wrappers
+// around it, the knowledge base's embeddings, the tool registry, and the repair of runs a
+// closed tab left `running`. The service owns the order; each piece is here.
+
+/** What starting the tools left running, for the agent to end when it is disposed. */
+export interface StartedTools {
+  readonly supervisors: SandboxSupervisor[];
+  mcp: readonly McpServerConnection[];
+}
+
+/** The app's own model, checked, or the `openai` client at `model.baseURL`. */
+export function chatModelFor(
+  config: ModelConfig,
+  customModel: ((config: ModelConfig) => ChatModel) | undefined,
+): ChatModel {
+  if (customModel) {
+    let model: ChatModel;
+    try {
+      model = customModel(config);
+    } catch (error) {
+      throw new AirlockError(
+        'invalid-options',
+        `The agent worker's own model could not be made: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
+    }
+    return checkedModel(model);
+  }
+  if (config.baseURL === undefined)
+    throw new AirlockError(
+      'invalid-options',
+      '`model.baseURL` is required: the agent worker serves no model of its own (serveAgent({ model })).',
+      { details: { field: 'model.baseURL' } },
+    );
+  return createOpenAIChatModel({ ...config, baseURL: config.baseURL });
+}
+
+/**
+ * Registers every tool a run may be offered: the page's, each sandboxed toolset's (its
+ * workers started and described), each MCP server's; then checks `allowedTools` names only
+ * tools that exist. What it starts goes into `started` at once, so a failed start can end it.
+ */
+export async function startTools(
+  config: AgentConfig,
+  pageTools: Comlink.Remote<ToolHost>,
+  sandboxes: Comlink.Remote<SandboxSpawner>,
+  started: StartedTools,
+): Promise<ToolRegistry> {
+  const registry = new ToolRegistry();
+  registry.add(
+    config.pageTools,
+    new HostToolRunner(pageTools, 'page tools'),
+    DEFAULT_TOOL_TIMEOUT_MS,
+    'the page tools',
+  );
+  if (config.toolsets.length > 0) {
+    // Loaded here, so agents without toolsets never load the sandbox supervisor.
+    const { SandboxSupervisor } = await import('../tools/sandbox-supervisor');
+    const toolsets = await Promise.all(
+      config.toolsets.map(async (toolset) => {
+        const supervisor = new SandboxSupervisor(toolset, sandboxes);
+        started.supervisors.push(supervisor);
+        return { toolset, supervisor, specs: await supervisor.start() };
+      }),
+    );
+    for (const { toolset, supervisor, specs } of toolsets) {
+      registry.add(specs, supervisor, toolset.timeoutMs, `toolset "${toolset.name}"`);
+    }
+  }
+  if (config.mcp && config.mcp.length > 0) {
+    // Loaded here, so agents without MCP servers never load the MCP SDK.
+    const { connectMcpServers } = await import('../mcp/mcp-servers');
+    started.mcp = await connectMcpServers(config.mcp, registry);
+  }
+  // After the MCP tools are in, so a code tool may be granted them too.
+  await registry.describeCallableTools();
+  for (const name of config.allowedTools ?? []) {
+    const builtIn =
+      (config.memory.tools && MEMORY_TOOL_NAMES.includes(name)) ||
+      (name === SEARCH_KNOWLEDGE && offersKnowledgeTool(config));
+    if (!registry.get(name) && !builtIn) {
+      throw new AirlockError(
+        'invalid-options',
+        `allowedTools names "${name}", which no tool is called.`,
+      );
+    }
+  }
+  return registry;
+}
+
+/** Whether runs offer the `search_knowledge` tool. */
+function offersKnowledgeTool(config: AgentConfig): boolean {
+  const retrieval = config.knowledge?.retrieval ?? DEFAULT_KNOWLEDGE_CONFIG.retrieval;
+  return retrieval === 'tool' || retrieval === 'both';
+}
+
+/**
+ * The agent's model waiting for the network, behind the agent's rate limit (one limiter for all its runs), behind
+ * prompted tool calling when the endpoint has no function calling (outermost, so the
+ * limiter measures the prompt that is really sent).
+ */
+export async function wrapModel(
+  chatModel: ChatModel,
+  config: AgentConfig,
+  tokens: TokenCalibration,
+): Promise<ChatModel> {
+  // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
+  let model = withNetworkWait(chatModel, {
+    maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
+  });
+  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
+  if (config.model.toolCalling === 'prompted') {
+    // Loaded at start, and only for an endpoint without function calling.
+    const { withPromptedTools } = await import('../../model/prompted-tools');
+    model = withPromptedTools(model);
+  }
+  return model;
+}
+
+/**
+ * The knowledge base's embeddings, from the `/embeddings` path of `model.baseURL`. Without
+ * one (a model of the app's own), adding or searching documents fails `invalid-options`.
+ */
+export function embeddingModelFor(config: ModelConfig, knowledge: KnowledgeConfig): EmbeddingModel {
+  const embedding = { model: knowledge.embeddingModel, dimensions: knowledge.dimensions };
+  if (config.baseURL !== undefined)
+    return createOpenAIEmbeddingModel({ ...config, baseURL: config.baseURL }, embedding);
+  return {
+    name: knowledge.embeddingModel,
+    embed: () =>
+      Promise.reject(
+        new AirlockError(
+          'invalid-options',
+          'Knowledge needs embeddings from `model.baseURL` (its /embeddings path), and the agent has none.',
+          { details: { field: 'model.baseURL' } },
+        ),
+      ),
+  };
+}
+
+/**
+ * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
+ * interrupted, keeping the text they had streamed as an interrupted message. Repair never
+ * stops the agent from starting: a row that is not a valid run (another version or any
+ * same-origin script wrote it) or whose conversation is gone is skipped, and so is one
+ * whose repair fails; the others are still repaired.
+ */
+export async function markInterruptedRuns(
+  store: ConversationStore,
+  runSeal: Promise<RunSeal>,
+  database: string,
+): Promise<void> {
+  const held = await heldLockNames();
+  for (const row of await store.listRuns({ statuses: ['running'] })) {
+    if (rowProblems('runs', row).length > 0) continue;
+    const run = row;
+    if (held.has(conversationLockName(database, run.conversationId))) continue;
+    try {
+      await markRunInterrupted(store, await runSeal, run);
+    } catch (error) {
+      // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
+      if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))
+        throw error;
+    }
+  }
+}
