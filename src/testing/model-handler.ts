@@ -8,14 +8,33 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   buildCompletion,
-  buildErrorBody,
   buildModelList,
   buildStreamChunks,
   type CompletionContext,
   resolveUsage,
   TEST_MODEL_ID,
 } from './chunks.js';
-import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './hashed-embedding.js';
+import { hashedEmbedding } from './hashed-embedding.js';
+import {
+  answerPreflight,
+  applyCors,
+  flattenHeaders,
+  isObject,
+  openEventStream,
+  parseBody,
+  readBody,
+  requestPath,
+  sendError,
+  sendJson,
+} from './http-answers.js';
+import {
+  answerEmbeddings,
+  type Route,
+  responseFormatRefusal,
+  responsesFormat,
+  routeOf,
+  usesTools,
+} from './model-requests.js';
 import { buildResponse, buildResponsesEvents, responsesFaultIndex } from './responses-events.js';
 import {
   isScriptedHttpError,
@@ -248,138 +267,6 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
   });
 }
 
-/**
- * Why OpenAI would refuse this `response_format`, if it would: a `json_schema` without a
- * name or schema, or marked `strict` with an object that does not list every property as
- * required or does not set `additionalProperties: false`.
- */
-function responseFormatRefusal(format: unknown): string | undefined {
-  if (!isObject(format) || (format.type !== 'json_schema' && format.type !== 'json_object'))
-    return "Invalid 'response_format': expected type 'json_schema' or 'json_object'.";
-  if (format.type === 'json_object') return undefined;
-  const spec = format.json_schema;
-  if (!isObject(spec) || typeof spec.name !== 'string' || !isObject(spec.schema))
-    return "Invalid 'response_format.json_schema': a name and a schema are required.";
-  if (spec.strict !== true) return undefined;
-  const problems: string[] = [];
-  const visit = (node: unknown, path: string): void => {
-    if (Array.isArray(node)) {
-      for (const [index, item] of node.entries()) visit(item, `${path}/${index}`);
-      return;
-    }
-    if (!isObject(node)) return;
-    if (isObject(node.properties)) {
-      const required = Array.isArray(node.required) ? node.required : [];
-      const missing = Object.keys(node.properties).filter((name) => !required.includes(name));
-      if (missing.length > 0)
-        problems.push(`${path || '/'}: 'required' must list ${missing.join(', ')}`);
-      if (node.additionalProperties !== false)
-        problems.push(`${path || '/'}: 'additionalProperties' must be false`);
-    }
-    for (const [key, value] of Object.entries(node)) visit(value, `${path}/${key}`);
-  };
-  visit(spec.schema, '');
-  return problems.length === 0
-    ? undefined
-    : `Invalid schema for response_format '${spec.name}': ${problems.join('; ')}.`;
-}
-
-/** Whether a request relies on function calling: tool definitions, tool choice, or tool messages or items. */
-function usesTools(body: Record<string, unknown>): boolean {
-  if ('tools' in body || 'tool_choice' in body) return true;
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  const items = Array.isArray(body.input) ? body.input : [];
-  return (
-    messages.some(
-      (message) => isObject(message) && (message.role === 'tool' || 'tool_calls' in message),
-    ) ||
-    items.some(
-      (item) =>
-        isObject(item) && (item.type === 'function_call' || item.type === 'function_call_output'),
-    )
-  );
-}
-
-/**
- * A Responses request's `text.format`, in the `response_format` shape the check reads
- * (`{ type, json_schema: { name, schema, strict } }`); `undefined` when it asks for plain text.
- */
-function responsesFormat(body: Record<string, unknown>): unknown {
-  const format = isObject(body.text) ? body.text.format : undefined;
-  if (format === undefined || (isObject(format) && format.type === 'text')) return undefined;
-  if (!isObject(format) || format.type !== 'json_schema') return format;
-  const { type, ...spec } = format;
-  return { type, json_schema: spec };
-}
-
-type Route = 'chat' | 'responses' | 'models' | 'embeddings';
-
-function routeOf(req: IncomingMessage): Route | null {
-  const pathname = (req.url ?? '/').split('?')[0]?.replace(/\/+$/, '') ?? '';
-  if (pathname.endsWith('/chat/completions')) return 'chat';
-  if (pathname.endsWith('/responses')) return 'responses';
-  if (pathname.endsWith('/models')) return 'models';
-  if (pathname.endsWith('/embeddings')) return 'embeddings';
-  return null;
-}
-
-/**
- * Answers an embeddings request like the real API: one vector per input from `embed`
- * (`dimensions` long if asked, else 256), as floats or as base64 little-endian float32
- * (what the `openai` SDK asks for unless told otherwise). Not scripted: it takes no turn
- * of the chat script.
- */
-function answerEmbeddings(
-  res: ServerResponse,
-  body: unknown,
-  embed: (input: string, dimension: number) => number[],
-): void {
-  if (!isObject(body)) {
-    sendError(res, 400, 'We could not parse the JSON body of your request.');
-    return;
-  }
-  const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-  if (
-    !Array.isArray(inputs) ||
-    inputs.length === 0 ||
-    !inputs.every((input) => typeof input === 'string')
-  ) {
-    sendError(res, 400, "'input' must be a string or a non-empty array of strings.");
-    return;
-  }
-  const dimension =
-    typeof body.dimensions === 'number' && Number.isInteger(body.dimensions) && body.dimensions > 0
-      ? body.dimensions
-      : HASHED_EMBEDDING_DIMENSION;
-  const base64 = body.encoding_format === 'base64';
-  const tokens = inputs.reduce((sum, input) => sum + Math.ceil(input.length / 4), 0);
-  sendJson(res, 200, {
-    object: 'list',
-    data: inputs.map((input, index) => {
-      const vector = embed(input, dimension);
-      return {
-        object: 'embedding',
-        index,
-        embedding: base64
-          ? Buffer.from(Float32Array.from(vector).buffer).toString('base64')
-          : vector,
-      };
-    }),
-    model: typeof body.model === 'string' ? body.model : 'airlock-test-embedding',
-    usage: { prompt_tokens: tokens, total_tokens: tokens },
-  });
-}
-
-/** Sends an event stream's headers at once, with Nagle off so small chunks are not held back in bursts. */
-function openEventStream(res: ServerResponse): void {
-  res.socket?.setNoDelay(true);
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-  });
-  res.flushHeaders();
-}
-
 /** Writes the SSE frames one by one, honouring delays and injecting the reply's fault. */
 async function streamFrames(
   entry: OpenResponse,
@@ -501,106 +388,6 @@ function write(entry: OpenResponse, frame: string | Uint8Array): Promise<boolean
       resolve(!error && !entry.res.destroyed);
     });
   });
-}
-
-/** Sets the CORS headers every response needs so browser tests can read it. */
-export function applyCors(res: ServerResponse): void {
-  res.setHeader('access-control-allow-origin', '*');
-  res.setHeader('access-control-expose-headers', 'retry-after, x-request-id, x-should-retry');
-}
-
-/**
- * Answers a CORS preflight: 204, allowing whatever headers the client asked for, unless
- * `allowedHeaders` is given and the client asked for one outside it: then the answer
- * carries no CORS headers, so the browser refuses the request like a misconfigured proxy.
- */
-export function answerPreflight(
-  req: IncomingMessage,
-  res: ServerResponse,
-  allowedHeaders?: readonly string[],
-): void {
-  const requested = req.headers['access-control-request-headers'];
-  const asked = (requested ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase())
-    .filter(Boolean);
-  if (allowedHeaders && asked.some((name) => !allowedHeaders.includes(name))) {
-    res.removeHeader('access-control-allow-origin');
-    res.removeHeader('access-control-expose-headers');
-    res.writeHead(204);
-    res.end();
-    return;
-  }
-  res.writeHead(204, {
-    'access-control-allow-methods': 'GET, POST, PUT, OPTIONS',
-    ...(requested === undefined ? {} : { 'access-control-allow-headers': requested }),
-    'access-control-max-age': '600',
-  });
-  res.end();
-}
-
-/** Sends a JSON body with the given status. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, { ...headers, 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-/** Sends an error in OpenAI's `{ error: { message, type, param, code } }` shape. */
-export function sendError(
-  res: ServerResponse,
-  status: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  sendJson(res, status, buildErrorBody(status, message), headers);
-}
-
-/** Reads the whole request body as UTF-8; rejects if the client aborts mid-upload. */
-export function readBody(req: IncomingMessage): Promise<string> {
-  if (req.readableEnded) return Promise.resolve('');
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new Error('The client aborted the request body.'));
-    });
-  });
-}
-
-/** Parsed JSON, or the raw text when it is not JSON, or `undefined` when empty. */
-export function parseBody(text: string): unknown {
-  if (text === '') return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-/** Whether `value` is a plain JSON object (not an array or null). */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function requestPath(req: IncomingMessage): string {
-  // Connect strips its mount prefix from `url`; `originalUrl` keeps what the client sent.
-  const original = (req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
-  return typeof original === 'string' ? original : (req.url ?? '/');
-}
-
-function flattenHeaders(req: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  }
-  return headers;
 }
 
 function nowSeconds(): number {

@@ -11,14 +11,13 @@ import type { TLSSocket } from 'node:tls';
 import {
   answerPreflight,
   applyCors,
-  createModelHandler,
   isObject,
-  type ModelHandler,
   parseBody,
   readBody,
   sendError,
   sendJson,
-} from './model-handler.js';
+} from './http-answers.js';
+import { createModelHandler, type ModelHandler } from './model-handler.js';
 import type { ModelScript, RecordedRequest, ScriptedTurn, SessionOptions } from './script.js';
 
 /** A running fake model server. */
