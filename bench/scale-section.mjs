@@ -268,24 +268,44 @@ export function recordedVerdicts(rows) {
 }
 
 /**
+ * The rows of a page's last recorded run, its short measures beside its verdicts.
+ * @param {readonly HistoryEntry[]} history
+ * @returns {ScaleRow[]}
+ */
+function recordedRows(history) {
+  const last = history.at(-1);
+  return (last?.verdicts ?? []).map(({ key, target, measured, met }) => ({
+    key,
+    target,
+    measured,
+    met,
+    file: /** @type {ScaleFile} */ (/** @type {unknown} */ (last)),
+  }));
+}
+
+/**
  * @param {ScaleFile | undefined} scale
  * @param {KnowledgeFile | undefined} knowledge
  * @param {{ scale: readonly HistoryEntry[]; knowledge: readonly HistoryEntry[] }} [histories]
  *   each page's recorded runs, for the run-after-run table
  */
 export function scaleSection(scale, knowledge, histories = { scale: [], knowledge: [] }) {
-  const rows = scaleTargets(scale, knowledge);
+  // A page this run left out shows its last recorded verdicts (its figures are not committed).
+  const rows = [
+    ...(scale ? scaleTargets(scale, undefined) : recordedRows(histories.scale)),
+    ...(knowledge ? scaleTargets(undefined, knowledge) : recordedRows(histories.knowledge)),
+  ];
   if (rows.length === 0)
     return `${SCALE_HEADING}\n\nNo figures yet: \`npm run bench -- scale knowledge\`.`;
   const loads = [
-    ['scale', scale],
-    ['knowledge', knowledge],
-  ].flatMap(([name, file]) => {
+    ['scale', scale ?? histories.scale.at(-1), !scale],
+    ['knowledge', knowledge ?? histories.knowledge.at(-1), !knowledge],
+  ].flatMap(([name, file, recorded]) => {
     const machine = /** @type {ScaleFile | undefined} */ (file)?.machine;
     const load = machine?.loadAverage;
     return load
       ? [
-          `${name} page ${/** @type {ScaleFile} */ (file).date.slice(0, 16)}: load ${load.start.map((value) => value.toFixed(1)).join(' / ')} at the start, ${load.end.map((value) => value.toFixed(1)).join(' / ')} at the end, ${machine.cores} cores`,
+          `${name} page ${/** @type {ScaleFile} */ (file).date.slice(0, 16)}: load ${load.start.map((value) => value.toFixed(1)).join(' / ')} at the start, ${load.end.map((value) => value.toFixed(1)).join(' / ')} at the end, ${machine.cores} cores${recorded ? ' (not in this run: its recorded verdicts, short measures)' : ''}`,
         ]
       : [];
   });

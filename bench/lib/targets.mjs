@@ -48,9 +48,9 @@ const FIRST_TEXT_OVER_PAGE_PEER_MS = 5;
 /** Airlock's text-delta delivery, as a share of a raw MessagePort's, at least. */
 const DELIVERY_PERCENT = 50;
 
-/** Where Airlock's first text spends its time before the model's first chunk, as traced. */
-const FIRST_TEXT_PATH =
-  "Traced on 2026-12-03 in real Chromium workers (timestamps kept in the worker and the page, a new conversation each run, medians of 10 pages on a 2-core machine), against a worker that only streams with `openai`. A page's sixth run: Airlock's worker has the run at 0.4–0.5 ms (the raw worker at 0.2–0.3 ms), asks for the conversation's Web Lock 0.2 ms later and holds it 0.4 ms after that. Its request leaves at 1.6 ms against 0.7 ms, since the input's write starts in the next task (2.4–2.5 ms when the write was asked for first: its setup ran in the same microtasks as the request's). Headers come 6.5 ms after the request against 5.2–5.9 ms for the raw worker: the write's commit shares the two cores with the model server and the browser. First text at 10.4 ms against 8.5 ms. With each reply 50 ms late, as on a real network (`npm run bench:first-text -- --latency=50`), the write overlaps the wait: 1.5–2.4 ms over the raw worker. A page's second run is slower by far: 16.9 against 8.1 ms (runs 3 to 6: +2.1 to +2.8 ms; 12 pages each). As it starts, V8 (`--js-flags=--trace-opt --trace-deopt`) deoptimises the stream path it optimised during the warm-up (the stream generators and the run's event functions: wrong map, a field no longer constant, a call target that was one closure) and compiles it again on background threads, 20–27 ms of Maglev work over that run against 7–14 ms for the raw worker, while the request is under way on two cores. Tried in the same run against the code before (`npm run bench:first-text -- --against=<revision>`): the input's write in the next task, −0.7 and +0.3 ms at no latency and −1.2 and −0.2 ms at 50 ms (kept: its request leaves 0.8 ms sooner); the lock asked for as the request arrives, −1.1 and +0.3 ms (not kept: it raced the next run); the run's relay opened once the answer begins, −0.5 ms over five runs (kept). This figure is a new conversation's; a follow-up's request leaves from the context the worker keeps (`npm run bench:first-text -- --warm --against=f64c0e9`: 16.3 against 21.8 ms and 15.4 against 19.6 ms, medians of 80 runs each). Tried on 2026-12-04 against the code before (`-- --phases --against=<revision>`, 80 runs each) and not kept: the lock asked for as the run starts, with only the request's `fetch` and the input's write waiting for it, request sent at 2.7 against 2.6 ms (the grant comes after the run's setup anyway); the request sent before the lock is held, 2.3 against 2.9 ms and −0.9 ms at the page, but a busy conversation would then send a request; the input's write started as the request's `fetch` is called instead of in the next task, input stored at 12.3 against 11.7 ms; the input written without its search words, 10.0 against 9.8 ms. The input's transaction opens about 2 ms after the request leaves (the `fetch` call and the SDK's microtasks come first) and takes 2–30 ms to commit, in a page's second run and in later ones alike (per-run dumps of 60 runs); when the commit ends after the headers, the first text waits for it.";
+/** Where a miss of the first-text target sends the reader: the traces and what was tried. */
+const FIRST_TEXT_NOTES =
+  'Where the time goes on that path, and what was tried on it: [Tuning notes](docs/contributing.md#tuning-notes).';
 
 /**
  * The first-text figure the target reads: each page's runs 2, 4 and 5 together (`firstTextMs` is
@@ -300,7 +300,7 @@ export function judgeTargets(results, memory) {
       measured: `${firstText.toFixed(1)} ms over runs 2, 4 and 5 of each page; raw loop in a worker ${rawFirstText.toFixed(1)} ms (${signed(overRaw)}${roundSpread}); ${quickest.contestant.label} ${quickest.p50.toFixed(1)} ms (${signed(overPeer)}). Each page's second run alone: ${secondRuns}`,
       met: miss <= 0,
       by: miss <= 0 ? `${(-miss).toFixed(1)} ms to spare` : `${miss.toFixed(1)} ms`,
-      close: miss <= 0 ? '' : `${workerBound}${FIRST_TEXT_PATH}`,
+      close: miss <= 0 ? '' : `${workerBound}${FIRST_TEXT_NOTES}`,
     });
   }
 

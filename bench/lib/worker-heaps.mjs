@@ -32,7 +32,7 @@ export async function workerHeaps(browser) {
 
 /**
  * Sessions with the first `count` dedicated workers whose script URLs `match`, waiting up to
- * 30 s for them to start: for a profile of them (`bench/profile.mjs`).
+ * 30 s for them to start: for a profile of them (`bench/lab/profile.mjs`).
  * @param {import('playwright').Browser} browser
  * @param {(url: string) => boolean} matches
  * @param {number} [count]

@@ -13,7 +13,7 @@ export interface ContestantSetup {
    */
   readonly createWorker?: () => Worker;
   /**
-   * Every run goes on with one conversation, as a chat's follow-ups do (`bench:first-text
+   * Every run goes on with one conversation, as a chat's follow-ups do (`bench:lab:first-text
    * --warm`). Only Airlock heeds it: the others send each run without history.
    */
   readonly oneConversation?: boolean;

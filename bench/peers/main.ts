@@ -169,7 +169,7 @@ async function verify(name: ContestantName): Promise<string[]> {
 
 /**
  * When the contestant's last run was called, on the clock workers share with the page
- * (`performance.timeOrigin + performance.now()`): what `npm run bench:first-text -- --phases`
+ * (`performance.timeOrigin + performance.now()`): what `npm run bench:lab:first-text -- --phases`
  * measures the worker's marks from.
  */
 function lastRunStartedAt(name: ContestantName): number {

@@ -20,7 +20,7 @@ const CONCURRENT_RUNS = smoke ? 3 : 20;
  * Bursts per contestant, alternating, for the CPU figures' medians: a burst's CPU time moves
  * by a fifth from one to the next on a quiet machine, so three were too few to hold a verdict,
  * and with seven the median of the pairs' ratios still moved by ±0.05 from one page to the
- * next (`npm run bench:scale-cpu`). Each round costs about 2.5 s.
+ * next (`npm run bench:lab:scale-cpu`). Each round costs about 2.5 s.
  */
 const BURST_ROUNDS = smoke ? 1 : 15;
 /**
@@ -292,7 +292,7 @@ async function concurrentRuns(): Promise<Record<string, unknown>> {
       cpuRatioToStoringLoop: ratio(storingRounds),
     };
   } finally {
-    // `npm run bench:profile` stops its profile of the agent worker here, before it ends.
+    // `npm run bench:lab:profile` stops its profile of the agent worker here, before it ends.
     await (globalThis as { benchBeforeDispose?: () => Promise<void> }).benchBeforeDispose?.();
     airlock.dispose();
     raw.dispose();

@@ -3,7 +3,7 @@ import {
   CONVERSATION_LOCK,
   phasesFrom,
   phaseTable,
-} from '../../../bench/lib/first-text-phases.mjs';
+} from '../../../bench/lab/first-text-phases.mjs';
 import { summarize } from '../../../bench/stats';
 import {
   relayChannelName,

@@ -126,6 +126,13 @@ describe('the peers targets', () => {
       workerBound,
     );
   });
+
+  it('points a missed first text at the tuning notes, where the traces of that path are kept', () => {
+    expect(verdict(peersResults({ firstText: 30 }), 'first-text')?.close).toContain(
+      '(docs/contributing.md#tuning-notes)',
+    );
+    expect(verdict(peersResults({ firstText: 9 }), 'first-text')?.close).toBe('');
+  });
 });
 
 /** What `npm run bench` records after the peers page: its targets, judged. */

@@ -226,3 +226,29 @@ describe('the scale run after run', () => {
     expect(busy).toContain('- knowledge page: no runs recorded');
   });
 });
+
+describe('the scale section when a run leaves one page out', () => {
+  it("shows the left-out page's last recorded verdicts, since its figures are not committed", () => {
+    const knowledgeHistory = [
+      {
+        date: '2026-12-01T02:00:00.000Z',
+        machine: { cores: 2, loadAverage: { start: [0.5, 0.5, 0.5], end: [1, 1, 1] } },
+        verdicts: [
+          {
+            key: 'knowledge-search',
+            target: 'Knowledge search ≤ 15 ms p50',
+            measured: '5.1 ms p50',
+            met: true,
+          },
+        ],
+      },
+    ];
+    const section = scaleSection(scaleFile(0.5), undefined, {
+      scale: [],
+      knowledge: knowledgeHistory,
+    });
+    expect(section).toContain('| Knowledge search ≤ 15 ms p50 | 5.1 ms p50 | **met** |');
+    expect(section).toMatch(/knowledge page 2026-12-01T02:00: .*\(not in this run/);
+    expect(section).toMatch(/20 runs at once on one agent/);
+  });
+});

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { build, preview } from 'vite';
-import { repoRoot } from './vite-setup.mjs';
+import { repoRoot } from '../lib/vite-setup.mjs';
 
 /**
  * The src/ of `revision`, exported under `cache` where the bench's builds find the
@@ -29,7 +29,7 @@ export function exportSource(revision, cache) {
 
 /**
  * Builds one bench page with Airlock's entries resolved into `srcDir`, and serves it.
- * @param {{ shared: Awaited<ReturnType<typeof import('./vite-setup.mjs').sharedConfig>>; outDir: string; page: string; srcDir: string }} options
+ * @param {{ shared: Awaited<ReturnType<typeof import('../lib/vite-setup.mjs').sharedConfig>>; outDir: string; page: string; srcDir: string }} options
  *   `page` is the page's folder under bench/ (`peers`, `scale`).
  */
 export async function servePageFrom({ shared, outDir, page, srcDir }) {

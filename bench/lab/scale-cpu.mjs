@@ -1,4 +1,4 @@
-// `npm run bench:scale-cpu`: the agent worker's CPU time per run in the scale page's bursts
+// `npm run bench:lab:scale-cpu`: the agent worker's CPU time per run in the scale page's bursts
 // (20 runs at once on one agent, each stream paced by the server), against the hand-written
 // loop's in a plain worker on the same page: the figure the scale section holds to ≤ 1.2×.
 // Only that section runs, on a page of its own per sample (about 50 s each); its figures are
@@ -8,21 +8,21 @@
 // alternating with the working tree's, so a change of a tenth of a millisecond per run is
 // told from the machine's drift between runs minutes apart.
 //
-//   npm run bench:scale-cpu                          3 pages
-//   npm run bench:scale-cpu -- --against=HEAD~1 --pages=4
+//   npm run bench:lab:scale-cpu                          3 pages
+//   npm run bench:lab:scale-cpu -- --against=HEAD~1 --pages=4
 import { chromium } from 'playwright';
 import { createServer } from 'vite';
-import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
-import { startModelServerProcess } from './lib/model-server-process.mjs';
-import { runSelfMeasuringPage } from './lib/page-bench.mjs';
-import { exportSource, option, pagesOption, servePageFrom } from './lib/revision-builds.mjs';
-import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
+import { chromiumArgs, chromiumPath } from '../../scripts/chromium.mjs';
+import { startModelServerProcess } from '../lib/model-server-process.mjs';
+import { runSelfMeasuringPage } from '../lib/page-bench.mjs';
+import { repoRoot, sharedConfig } from '../lib/vite-setup.mjs';
+import { exportSource, option, pagesOption, servePageFrom } from './revision-builds.mjs';
 
 const pages = pagesOption(3);
 const against = option('against');
 
 const shared = await sharedConfig();
-const cache = new URL('../node_modules/.airlock-scale-cpu/', import.meta.url).pathname;
+const cache = new URL('../../node_modules/.airlock-scale-cpu/', import.meta.url).pathname;
 /** @param {string} name @param {string} srcDir */
 const serveScale = (name, srcDir) =>
   servePageFrom({ shared, outDir: `${cache}${name}`, page: 'scale', srcDir });

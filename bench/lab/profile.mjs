@@ -1,20 +1,20 @@
-// `npm run bench:profile`: the agent worker under V8's sampling profiler while the scale
+// `npm run bench:lab:profile`: the agent worker under V8's sampling profiler while the scale
 // page's 20-runs-at-once section runs (a warm-up, lone runs, then the bursts), built without
 // minifying so functions keep their names. Prints the functions with the most self time and
 // the most total time, per run, and writes the whole profile to
-// bench/results/agent-worker.cpuprofile (open it in DevTools' Performance panel). With
+// bench/lab/out/agent-worker.cpuprofile (open it in DevTools' Performance panel). With
 // `-- --loops`, the hand-written loops' workers (the raw and the storing one) are profiled
 // in the same run and reported beside it, so what Airlock adds can be read off one to one.
 // Not a figure of record: the profiler slows what it samples; `npm run bench -- scale` measures.
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { build, preview } from 'vite';
-import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
-import { chromiumWorkerThreads } from '../test/setup/worker-threads.mjs';
-import { startModelServerProcess } from './lib/model-server-process.mjs';
-import { sharedConfig } from './lib/vite-setup.mjs';
-import { workerSessions } from './lib/worker-heaps.mjs';
+import { chromiumArgs, chromiumPath } from '../../scripts/chromium.mjs';
+import { chromiumWorkerThreads } from '../../test/setup/worker-threads.mjs';
+import { startModelServerProcess } from '../lib/model-server-process.mjs';
+import { sharedConfig } from '../lib/vite-setup.mjs';
+import { workerSessions } from '../lib/worker-heaps.mjs';
 
 /** Microseconds between samples. */
 const INTERVAL_US = 100;
@@ -22,7 +22,7 @@ const TOP = Number(process.env.AIRLOCK_PROFILE_TOP ?? 40);
 const withLoops = process.argv.includes('--loops');
 
 const shared = await sharedConfig();
-const outDir = fileURLToPath(new URL('../node_modules/.airlock-profile', import.meta.url));
+const outDir = fileURLToPath(new URL('../../node_modules/.airlock-profile', import.meta.url));
 await build({
   ...shared,
   build: {
@@ -87,6 +87,7 @@ try {
   await Promise.all(workers.map((worker) => worker.detach()));
   // The warm-up, the lone runs and every burst's runs: the same for every contestant.
   const runs = 1 + figures.loneRunMs.n + figures.rounds * figures.runs;
+  mkdirSync('bench/lab/out', { recursive: true });
   for (const [index, worker] of workers.entries()) {
     const profile = answers[index]?.result?.profile;
     if (!profile) throw new Error(`The worker at ${worker.url} gave no profile.`);
@@ -96,9 +97,9 @@ try {
       'raw-loop': figures.rawLoop?.cpuMsPerRun,
       'storing-loop': figures.storingLoop?.cpuMsPerRun,
     }[name];
-    writeFileSync(`bench/results/${name}-worker.cpuprofile`, JSON.stringify(profile));
+    writeFileSync(`bench/lab/out/${name}-worker.cpuprofile`, JSON.stringify(profile));
     console.log(`\n== ${name} worker ==\n${report(profile, runs, cpuMsPerRun ?? null)}`);
-    console.log(`\nWrote bench/results/${name}-worker.cpuprofile`);
+    console.log(`\nWrote bench/lab/out/${name}-worker.cpuprofile`);
   }
 } finally {
   await browser.close();

@@ -1,4 +1,4 @@
-// `npm run bench:first-text -- --phases`: where a run's way to its first text goes, in the
+// `npm run bench:lab:first-text -- --phases`: where a run's way to its first text goes, in the
 // worker of each contestant (Airlock's agent worker, the raw loop's worker), timed from the
 // page's call. Probes are put into the worker from outside, around the platform functions
 // every contestant calls, so nothing of Airlock's source changes for them: `fetch` (the

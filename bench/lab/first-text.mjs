@@ -1,4 +1,4 @@
-// `npm run bench:first-text`: time to the first text delta, Airlock against the raw loop in
+// `npm run bench:lab:first-text`: time to the first text delta, Airlock against the raw loop in
 // a worker, with many runs per page (ten measured after a warm-up) rather than the peers
 // bench's three. A quick check of a change to the path to the first token (about 30 s); its
 // figures are printed, not written: the verdicts are the peers bench's.
@@ -8,13 +8,13 @@
 // 2-core machine differ by more than most changes to this path; pages a few seconds apart
 // do not, so this is how a change of a millisecond or less is told from noise.
 //
-//   npm run bench:first-text                 4 pages per contestant, alternating
-//   npm run bench:first-text -- --pages=8
-//   npm run bench:first-text -- --against=HEAD~1 --pages=8
-//   npm run bench:first-text -- --warm --against=HEAD~1   each page's runs one conversation
-//   npm run bench:first-text -- --fresh --pages=20        each page's second run only
-//   npm run bench:first-text -- --latency=50 --against=HEAD~1   each reply 50 ms late
-//   npm run bench:first-text -- --phases                  where the time goes, per phase
+//   npm run bench:lab:first-text                 4 pages per contestant, alternating
+//   npm run bench:lab:first-text -- --pages=8
+//   npm run bench:lab:first-text -- --against=HEAD~1 --pages=8
+//   npm run bench:lab:first-text -- --warm --against=HEAD~1   each page's runs one conversation
+//   npm run bench:lab:first-text -- --fresh --pages=20        each page's second run only
+//   npm run bench:lab:first-text -- --latency=50 --against=HEAD~1   each reply 50 ms late
+//   npm run bench:lab:first-text -- --phases                  where the time goes, per phase
 //
 // `--warm` makes each page's runs the turns of one conversation, so Airlock's runs after the
 // first build on a stored history. The raw loop keeps none and sends each run alone, so
@@ -30,18 +30,18 @@
 // is left is what a real network sees of the path to the first token. Times include the
 // latency.
 //
-// `--phases` also times each run's way through its worker (see lib/first-text-phases.mjs):
+// `--phases` also times each run's way through its worker (see first-text-phases.mjs):
 // the conversation's lock, the request, the input's write, the headers, the first text sent.
 import { chromium } from 'playwright';
 import { createServer } from 'vite';
-import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
-import { PHASES, phaseTable, probeLoopWorker, takePhases } from './lib/first-text-phases.mjs';
-import { startModelServerProcess } from './lib/model-server-process.mjs';
-import { openBenchPage, run, setUp, verify } from './lib/peers-driver.mjs';
-import { exportSource, option, pagesOption, servePageFrom } from './lib/revision-builds.mjs';
-import { repoRoot, sharedConfig } from './lib/vite-setup.mjs';
+import { chromiumArgs, chromiumPath } from '../../scripts/chromium.mjs';
+import { startModelServerProcess } from '../lib/model-server-process.mjs';
+import { openBenchPage, run, setUp, verify } from '../lib/peers-driver.mjs';
+import { repoRoot, sharedConfig } from '../lib/vite-setup.mjs';
+import { PHASES, phaseTable, probeLoopWorker, takePhases } from './first-text-phases.mjs';
+import { exportSource, option, pagesOption, servePageFrom } from './revision-builds.mjs';
 
-/** @typedef {import('./peers/roster').ContestantName} ContestantName */
+/** @typedef {import('../peers/roster').ContestantName} ContestantName */
 /** @typedef {{ label: string; contestant: ContestantName; origin: string }} Entrant */
 
 /** Runs per page, the first of which warms the page up and is not kept. */
@@ -55,7 +55,7 @@ if (latency !== undefined && !/^\d+$/.test(latency))
   throw new Error(`--latency must be a whole number of milliseconds (got ${latency}).`);
 
 const shared = await sharedConfig();
-const cache = new URL('../node_modules/.airlock-first-text/', import.meta.url).pathname;
+const cache = new URL('../../node_modules/.airlock-first-text/', import.meta.url).pathname;
 
 /**
  * Builds and serves the peers page with Airlock's entries resolved into `srcDir`.
@@ -125,7 +125,7 @@ try {
   for (const server of servers) await server.close();
 }
 
-/** @type {Record<string, import('./stats').Summary>} */
+/** @type {Record<string, import('../stats').Summary>} */
 const summaries = Object.fromEntries(
   entrants.map(({ label }) => [label, summarize(firstText[label] ?? [])]),
 );
