@@ -30,7 +30,8 @@ import type { ToolRunner } from '../tools/tool-runner';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
 import type { OutputVerdict } from './event-sink';
-import { abortedRun, type ResumedStep, runAgent } from './run-agent';
+import type { ResumedStep } from './loop-context';
+import { abortedRun, runAgent } from './run-agent';
 
 /** Names of the tools Airlock itself may offer a run. */
 const BUILT_IN_TOOL_NAMES = [...MEMORY_TOOL_NAMES, SEARCH_KNOWLEDGE];

@@ -4,7 +4,7 @@ import type { RunSeal, SealVerdict } from '../../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../../memory/store';
 import type { RunStart } from './conversation-run';
 import { interruptedMessages } from './interrupted-runs';
-import type { ResumedStep } from './run-agent';
+import type { ResumedStep } from './loop-context';
 
 /** How a resumed run goes on: its record as it continues, and where it starts. */
 export interface ResumePlan {
