@@ -2,9 +2,9 @@ import { AirlockError } from '../../errors/airlock-error';
 import { readPendingStep, readRunRow } from '../../memory/checkpoint-schema';
 import type { RunSeal, SealVerdict } from '../../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../../memory/store';
-import type { RunStart } from './conversation-run';
 import { interruptedMessages } from './interrupted-runs';
 import type { ResumedStep } from './loop-context';
+import type { RunStart } from './run-setup';
 
 /** How a resumed run goes on: its record as it continues, and where it starts. */
 export interface ResumePlan {

@@ -39,17 +39,12 @@ import { ContextCache } from '../context/context-cache';
 import type { McpServerConnection } from '../mcp/mcp-server-connection';
 import { GUARDRAIL_ABORTED, GuardrailGate, guardrailBlocked } from '../policy/guardrail-gate';
 import { conversationLockName, heldLockNames } from '../run/conversation-lock';
-import {
-  type AgentSetup,
-  assertAsksHold,
-  lastingScopes,
-  type RunChannel,
-  runConversation,
-} from '../run/conversation-run';
+import { runConversation } from '../run/conversation-run';
 import { EventSink } from '../run/event-sink';
 import { markRunInterrupted } from '../run/interrupted-runs';
 import { abortedRun } from '../run/run-agent';
 import { readRunInput, withText } from '../run/run-input';
+import { type AgentSetup, assertAsksHold, lastingScopes, type RunChannel } from '../run/run-setup';
 import type { ConversationWatch } from '../tabs/conversation-watch';
 import { DeferredRelay } from '../tabs/deferred-relay';
 import type { RunRelay, RunRelays } from '../tabs/run-relay';
