@@ -1,3 +1,4 @@
+// The run's journal over the store: its input, each step, checkpoints, streamed text and its end.
 import { isAirlockError, toErrorData } from '../../errors/airlock-error';
 import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../memory/store';
 import type { RunUsage } from '../../protocol/budgets';

@@ -1,3 +1,5 @@
+// How a stored run goes on: its row's seal checked, where the resumed run starts, and the claim
+// that keeps two resumes of one run from both going on.
 import { AirlockError } from '../../errors/airlock-error';
 import { readPendingStep, readRunRow } from '../../memory/checkpoint-schema';
 import type { RunSeal, SealVerdict } from '../../memory/run-seal';
