@@ -38,10 +38,11 @@ export async function runConversation(
     async () => {
       await start.claim?.();
       const scopes = memoryScopes(config, run.conversationId);
-      const knowledge = knowledgeReports(setup.knowledge, emit);
-      const tools = await runTools(setup, run, channel, asks, scopes, knowledge.used('tool'));
+      const reports = knowledgeReports(setup.knowledge, emit);
+      const tools = await runTools(setup, run, channel, asks, scopes, reports.used('tool'));
       const journal = new ConversationJournal(setup.runSeal.writes(setup.store), run, emit, signal);
       const injects = injectsKnowledge(setup.knowledge, run);
+      // The input's write, the context's reads and the meter start together: openRun says how.
       const opening = await openRun({
         setup,
         run,
@@ -56,7 +57,7 @@ export async function runConversation(
       const end: RunEnd = { setup, run, journal, scopes, emit, signal };
       try {
         const found = injects
-          ? await injectedKnowledge(setup.knowledge, run.input, signal, knowledge)
+          ? await injectedKnowledge(setup.knowledge, run.input, signal, reports)
           : [];
         const context = await opening.context(found);
         const result = await runAgent(
