@@ -1,3 +1,4 @@
+// The ids tool calls go by in a run: the model's own when well-formed and unused, else Airlock's.
 import { randomId } from '../../runtime/random-id';
 
 /** A call id the model may keep: what OpenAI-compatible servers send, nothing that needs escaping. */

@@ -1,3 +1,4 @@
+// The first model call sent before its context is confirmed, replaced when that context was stale.
 import type { ChatModel, ModelRequest, ModelStreamPart } from '../../model/chat-model';
 
 /**

@@ -1,3 +1,4 @@
+// The Web Lock that lets one run at a time use a conversation, across every tab of the origin.
 import { AirlockError } from '../../errors/airlock-error';
 
 /** The Web Lock that one run of a conversation holds, across every tab of the origin. */

@@ -1,3 +1,5 @@
+// The agent worker's end of a run's event port: events out in order with backpressure, cancel
+// and approval decisions in.
 import { z } from 'zod';
 import { toErrorData } from '../../errors/airlock-error';
 import { packDeltas } from '../../protocol/delta-runs';

@@ -1,3 +1,4 @@
+// Runs left `running` by a tab that is gone: marked interrupted, keeping the text they streamed.
 import type { RunSeal } from '../../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../../memory/store';
 

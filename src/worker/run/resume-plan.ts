@@ -1,10 +1,12 @@
+// How a stored run goes on: its row's seal checked, where the resumed run starts, and the claim
+// that keeps two resumes of one run from both going on.
 import { AirlockError } from '../../errors/airlock-error';
 import { readPendingStep, readRunRow } from '../../memory/checkpoint-schema';
 import type { RunSeal, SealVerdict } from '../../memory/run-seal';
 import type { ConversationStore, RunRecord } from '../../memory/store';
-import type { RunStart } from './conversation-run';
 import { interruptedMessages } from './interrupted-runs';
-import type { ResumedStep } from './run-agent';
+import type { ResumedStep } from './loop-context';
+import type { RunStart } from './run-setup';
 
 /** How a resumed run goes on: its record as it continues, and where it starts. */
 export interface ResumePlan {

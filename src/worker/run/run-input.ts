@@ -1,3 +1,4 @@
+// A run's input as the page sent it, checked: its text, images and attachments as one user message.
 import { AirlockError } from '../../errors/airlock-error';
 import { imageUrlTooLong } from '../../errors/field-checks';
 import {

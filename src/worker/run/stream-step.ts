@@ -1,3 +1,4 @@
+// One model response streamed: text, reasoning and tool-call deltas accumulated and sent as events.
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import type { ChatModel, ModelRequest } from '../../model/chat-model';
 import {

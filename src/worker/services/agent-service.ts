@@ -28,7 +28,7 @@ import { settledLater } from '../../runtime/settled-later';
 import { ContextCache } from '../context/context-cache';
 import { GuardrailGate } from '../policy/guardrail-gate';
 import { conversationLockName } from '../run/conversation-lock';
-import { type AgentSetup, lastingScopes, type RunChannel } from '../run/conversation-run';
+import { type AgentSetup, lastingScopes, type RunChannel } from '../run/run-setup';
 import type { ConversationWatch } from '../tabs/conversation-watch';
 import type { RunRelay, RunRelays } from '../tabs/run-relay';
 import type { ApprovalGate } from '../tools/approval-gate';

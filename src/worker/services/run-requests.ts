@@ -7,15 +7,11 @@ import type { AgentEvent } from '../../protocol/events';
 import type { ToolHost } from '../../protocol/tools';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
 import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
-import {
-  type AgentSetup,
-  assertAsksHold,
-  type RunChannel,
-  runConversation,
-} from '../run/conversation-run';
+import { runConversation } from '../run/conversation-run';
 import { EventSink } from '../run/event-sink';
 import { abortedRun } from '../run/run-agent';
 import { readRunInput, withText } from '../run/run-input';
+import { type AgentSetup, assertAsksHold, type RunChannel } from '../run/run-setup';
 import { DeferredRelay } from '../tabs/deferred-relay';
 import type { RunRelay } from '../tabs/run-relay';
 import { ApprovalGate } from '../tools/approval-gate';

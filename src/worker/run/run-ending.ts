@@ -1,0 +1,66 @@
+// How a run ends: its record settled in the journal (finished, interrupted or failed), what it
+// learnt from a final answer, and `run-finish`; a failure is thrown for the caller to report.
+import { isAirlockError } from '../../errors/airlock-error';
+import type { RunRecord } from '../../memory/store';
+import type { AgentEvent, RunResult } from '../../protocol/events';
+import type { ConversationJournal } from './conversation-journal';
+import { abortedRun } from './run-agent';
+import type { RunOpening } from './run-opening';
+import type { AgentSetup, RunScopes } from './run-setup';
+
+/** What ending a run touches. */
+export interface RunEnd {
+  readonly setup: AgentSetup;
+  readonly run: RunRecord;
+  readonly journal: ConversationJournal;
+  readonly scopes: RunScopes;
+  readonly emit: (event: AgentEvent) => Promise<void>;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Ends a run whose loop returned: recorded finished (or interrupted, when aborted), then,
+ * after a final answer, `memory.learn` run over it, then `run-finish`.
+ */
+export async function endReturnedRun(
+  end: RunEnd,
+  opening: Pick<RunOpening, 'rows' | 'sideCalls'>,
+  result: RunResult,
+): Promise<void> {
+  const { setup, run, journal, emit, signal } = end;
+  // A run stopped because its conversation was deleted fails with that reason: nothing is kept.
+  if (result.reason === 'aborted' && isAirlockError(signal.reason)) throw signal.reason;
+  await journal.ended(result.reason === 'aborted' ? 'interrupted' : 'finished');
+  // Loaded on use: most agents do not learn.
+  const learning =
+    result.reason === 'stop' && setup.config.memory.learn
+      ? await (await import('../learning/learn-memories')).learnMemories(
+          setup,
+          run,
+          result.text,
+          end.scopes,
+          opening.rows,
+          emit,
+          opening.sideCalls,
+          signal,
+        )
+      : undefined;
+  if (learning) await journal.saveSideUsage();
+  await emit({ type: 'run-finish', ...result, ...(learning ? { learning } : {}) });
+}
+
+/**
+ * Ends a run that threw. Whatever an abort broke on its way (a summary call, a knowledge
+ * search), the run was aborted: it ends as such, with what it had stored kept. An abort with
+ * a reason of Airlock's own (its conversation was deleted), or any other failure, fails it
+ * and throws `error` again.
+ */
+export async function endThrownRun(end: RunEnd, error: unknown): Promise<void> {
+  const { run, journal, signal } = end;
+  if (!signal.aborted || isAirlockError(signal.reason)) {
+    await journal.ended('failed');
+    throw error;
+  }
+  await journal.ended('interrupted');
+  await end.emit({ type: 'run-finish', ...abortedRun(run.id, run.conversationId) });
+}
