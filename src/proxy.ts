@@ -20,5 +20,7 @@ export type {
   RequestPolicyOptions,
 } from './proxy/proxy-options.js';
 export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
-export type { ModelPrice, SpendLimits } from './proxy/spend-limits.js';
+// The same price type `createAgent`'s `prices` takes, so one table can serve both.
+export type { ModelPrice } from './protocol/budgets.js';
+export type { SpendLimits } from './proxy/spend-limits.js';
 export { airlockProxy } from './proxy/vite-plugin.js';
