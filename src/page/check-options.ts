@@ -127,7 +127,8 @@ const AGENT_OPTIONS = shapeCheck(
         summarize: optional(booleanCheck),
         tools: optional(booleanCheck),
         onStorageError: optional(functionCheck),
-        maxMemoryTokens: optional(atLeastOne),
+        persist: optional(booleanCheck),
+        maxMemoryTokens: optional(numberCheck({ integer: true, min: 0 })),
         learn: optional(
           shapeCheck({
             rules: optional(

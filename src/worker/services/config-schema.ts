@@ -24,7 +24,7 @@ const budgetSchema = z.object({
 });
 
 /** The agent configuration as it must arrive from the page: the worker's trust boundary. */
-const agentConfigSchema = z.object({
+export const agentConfigSchema = z.object({
   model: z.object({
     baseURL: z.url({ protocol: /^https?$/ }).exactOptional(),
     model: z.string().min(1),
