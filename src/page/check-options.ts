@@ -25,6 +25,9 @@ import { toWireInput } from './run-input';
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
 // reaches the agent worker (which parses it again: it trusts no page). They throw a typed
 // error naming the field; the agent's start turns it into the failure of `ready`, or of the run.
+// The rules of the options that cross to the worker are stated again by its schema
+// (`worker/services/config-schema.ts`); test/unit/page/every-option.test.ts walks every
+// option through both, so a rule changed on one side only fails the suite.
 
 const nonBlank = stringCheck({ nonBlank: true });
 
