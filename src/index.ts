@@ -99,7 +99,7 @@ export type {
   StoreChange,
   StoreTable,
 } from './protocol/memory';
-export type { ModelOptions } from './protocol/model-options';
+export type { ModelOptions, ReasoningEffort } from './protocol/model-options';
 export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';
 export type {
   ApprovalPolicy,
@@ -117,7 +117,6 @@ export type {
   MemoryApi,
   ModelApi,
   ModelConfig,
-  ReasoningEffort,
   RunLimits,
   StorageStatus,
 } from './protocol/wire';

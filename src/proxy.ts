@@ -4,6 +4,9 @@
  * for (a per-route request policy) and how much they may spend (per-user limits), adds the
  * API key from the server environment, and redacts it from everything it returns.
  */
+
+// The same price type `createAgent`'s `prices` takes, so one table can serve both.
+export type { ModelPrice } from './protocol/budgets.js';
 export type { Authorize, ProxyCaller } from './proxy/authorize.js';
 export type { CounterStore, MemoryCounterStoreOptions } from './proxy/counter-store.js';
 export { createMemoryCounterStore } from './proxy/counter-store.js';
@@ -20,5 +23,5 @@ export type {
   RequestPolicyOptions,
 } from './proxy/proxy-options.js';
 export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
-export type { ModelPrice, SpendLimits } from './proxy/spend-limits.js';
+export type { SpendLimits } from './proxy/spend-limits.js';
 export { airlockProxy } from './proxy/vite-plugin.js';

@@ -18,7 +18,7 @@ const handler = createProxyHandler({
   }),
   allowedModels: ['bench-model'],
   limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, costPerDay: 1_000_000 },
-  prices: { 'bench-model': { inputPerMillion: 0.15, outputPerMillion: 0.6 } },
+  prices: { 'bench-model': { promptPerMillion: 0.15, completionPerMillion: 0.6 } },
   logger: (/** @type {string} */ message) => process.stderr.write(`${message}\n`),
 });
 const server = createServer(toNodeListener(handler));

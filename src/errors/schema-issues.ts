@@ -26,8 +26,17 @@ export function parseOrThrow<T>(
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const problems = describeIssues(parsed.error);
-  const field = parsed.error.issues[0]?.path.join('.') || '(root)';
+  const field = fieldPath(parsed.error.issues[0]?.path ?? []) || '(root)';
   throw new AirlockError(code, `${what}: ${problems.join('; ')}.`, {
     details: { field, issues: problems },
   });
+}
+
+/** A path as the page's checks name fields: `mcp[0].url`, so both sides name a field alike. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, index) =>
+      typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`,
+    )
+    .join('');
 }

@@ -141,16 +141,14 @@ export function createOpenAIChatModel(
 }
 
 /**
- * The model and the options of a call: the agent's temperature and reasoning effort, under
- * its `model.options`, under the run's. Spread first, so the fields Airlock sets after them always win.
+ * The model and the options of a call: the agent's `model.options` under the run's. Spread
+ * first, so the fields Airlock sets after them always win.
  */
 function requestFields(
   config: ModelConfig,
   request: ModelRequest,
 ): { model: string } & Record<string, unknown> {
   return {
-    ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
-    ...(config.reasoningEffort === undefined ? {} : { reasoning_effort: config.reasoningEffort }),
     ...chatRequestFields(mergeModelOptions(config.options, request.options)),
     model: request.model ?? config.model,
   };

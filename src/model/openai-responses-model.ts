@@ -100,7 +100,6 @@ function requestBody(
 ): Omit<ResponseCreateParamsStreaming, 'stream'> {
   const format = request.responseFormat;
   const options = responsesRequestFields(mergeModelOptions(config.options, request.options));
-  const effort = options.reasoningEffort ?? config.reasoningEffort;
   const text = {
     ...(options.verbosity === undefined ? {} : { verbosity: options.verbosity }),
     ...(format
@@ -115,7 +114,6 @@ function requestBody(
       : {}),
   };
   return {
-    ...(config.temperature === undefined ? {} : { temperature: config.temperature }),
     ...options.fields,
     model: request.model ?? config.model,
     input: request.messages.flatMap(toInputItems),
@@ -123,7 +121,9 @@ function requestBody(
     store: false,
     include: ['reasoning.encrypted_content'],
     ...(request.tools.length > 0 ? { tools: request.tools.map(toFunctionTool) } : {}),
-    ...(effort === undefined ? {} : { reasoning: { effort, summary: 'auto' as const } }),
+    ...(options.reasoningEffort === undefined
+      ? {}
+      : { reasoning: { effort: options.reasoningEffort, summary: 'auto' as const } }),
     ...(Object.keys(text).length > 0 ? { text } : {}),
   };
 }

@@ -264,12 +264,10 @@ const MODEL_FIELDS: { readonly [Field in keyof Required<ModelConfig>]: true } = 
   maxRetries: true,
   maxRetryAfterMs: true,
   requestTimeoutMs: true,
-  temperature: true,
   options: true,
   toolCalling: true,
   structuredOutput: true,
   api: true,
-  reasoningEffort: true,
 };
 
 /** The model fields Airlock reads that are set. */

@@ -25,6 +25,9 @@ import { toWireInput } from './run-input';
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
 // reaches the agent worker (which parses it again: it trusts no page). They throw a typed
 // error naming the field; the agent's start turns it into the failure of `ready`, or of the run.
+// The rules of the options that cross to the worker are stated again by its schema
+// (`worker/services/config-schema.ts`); test/unit/page/every-option.test.ts walks every
+// option through both, so a rule changed on one side only fails the suite.
 
 const nonBlank = stringCheck({ nonBlank: true });
 
@@ -81,12 +84,10 @@ const AGENT_OPTIONS = shapeCheck(
       maxRetries: optional(numberCheck({ integer: true, min: 0, max: 10 })),
       maxRetryAfterMs: optional(nonNegative),
       requestTimeoutMs: optional(positive),
-      temperature: optional(numberCheck({ min: 0, max: 2 })),
       options: optional(modelOptionsCheck),
       toolCalling: optional(oneOfCheck(['native', 'prompted'])),
       structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
       api: optional(oneOfCheck(['chat', 'responses'])),
-      reasoningEffort: optional(oneOfCheck(['minimal', 'low', 'medium', 'high'])),
     }),
     instructions: optional(stringCheck()),
     tools: optional(arrayCheck(toolCheck)),
@@ -129,7 +130,8 @@ const AGENT_OPTIONS = shapeCheck(
         summarize: optional(booleanCheck),
         tools: optional(booleanCheck),
         onStorageError: optional(functionCheck),
-        maxMemoryTokens: optional(atLeastOne),
+        persist: optional(booleanCheck),
+        maxMemoryTokens: optional(numberCheck({ integer: true, min: 0 })),
         learn: optional(
           shapeCheck({
             rules: optional(

@@ -4,6 +4,7 @@
  * crosses to the agent worker; checked on the page and again in the worker.
  */
 export interface ModelOptions {
+  /** Sampling temperature, 0 to 2. */
   readonly temperature?: number;
   readonly top_p?: number;
   /** The most tokens one response may take (reasoning included). */
@@ -17,7 +18,11 @@ export interface ModelOptions {
   readonly stop?: string | readonly string[];
   /** Whether the model may ask for several tool calls in one response. */
   readonly parallel_tool_calls?: boolean;
-  readonly reasoning_effort?: 'minimal' | 'low' | 'medium' | 'high';
+  /**
+   * How hard a reasoning model thinks: sent as `reasoning_effort` (chat) or
+   * `reasoning: { effort, summary: 'auto' }` (responses). Left out: the server's default.
+   */
+  readonly reasoning_effort?: ReasoningEffort;
   readonly verbosity?: 'low' | 'medium' | 'high';
   readonly service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority';
   /** An id of the end user, for the provider's abuse monitoring. */
@@ -33,3 +38,6 @@ export interface ModelOptions {
    */
   readonly extra?: Readonly<Record<string, unknown>>;
 }
+
+/** A reasoning model's effort. */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';

@@ -77,9 +77,10 @@ export interface ModelConfig {
   readonly maxRetryAfterMs?: number;
   /** Time allowed until response headers arrive, per attempt (default 60 000 ms). */
   readonly requestTimeoutMs?: number;
-  /** Sampling temperature, passed through when set (`options.temperature` wins over it). */
-  readonly temperature?: number;
-  /** Further request fields of every call (`max_completion_tokens`, `seed`, …); a run's own win. */
+  /**
+   * Request fields of every call (`temperature`, `reasoning_effort`,
+   * `max_completion_tokens`, `seed`, …); a run's own `modelOptions` win.
+   */
   readonly options?: ModelOptions;
   /**
    * How tools reach the model: `native` function calling (the default), or `prompted` for
@@ -99,18 +100,10 @@ export interface ModelConfig {
    * statelessly: nothing is stored upstream and reasoning items travel with the history).
    */
   readonly api?: ModelApi;
-  /**
-   * How hard a reasoning model thinks: sent as `reasoning_effort` (chat) or
-   * `reasoning: { effort, summary: 'auto' }` (responses). Left out: the server's default.
-   */
-  readonly reasoningEffort?: ReasoningEffort;
 }
 
 /** The API a model is reached through. */
 export type ModelApi = 'chat' | 'responses';
-
-/** A reasoning model's effort. */
-export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
 
 /** Bounds on one run. */
 export interface RunLimits {

@@ -4,6 +4,7 @@
  * with no answer to "who may call it" fails at server start rather than on a request.
  */
 import { AirlockError } from '../errors/airlock-error.js';
+import type { ModelPrice } from '../protocol/budgets.js';
 import { ANONYMOUS_USER, type Authorize } from './authorize.js';
 import type { AllowedOrigins } from './cors-policy.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
@@ -14,7 +15,7 @@ import {
   resolveMcpUpstreams,
 } from './mcp-upstreams.js';
 import { type ProxyPath, ROUTES } from './routes.js';
-import { checkSpendLimits, type ModelPrice, type SpendLimits } from './spend-limits.js';
+import { checkSpendLimits, type SpendLimits } from './spend-limits.js';
 
 export type { ProxyPath } from './routes.js';
 
@@ -302,11 +303,11 @@ function resolvePrices(
     const valid =
       typeof price === 'object' &&
       price !== null &&
-      isPrice(price.inputPerMillion) &&
-      isPrice(price.outputPerMillion);
+      isPrice(price.promptPerMillion) &&
+      isPrice(price.completionPerMillion);
     if (!valid) {
       throw invalid(
-        `\`prices["${model}"]\` must be { inputPerMillion, outputPerMillion }, numbers of at least 0.`,
+        `\`prices["${model}"]\` must be { promptPerMillion, completionPerMillion }, numbers of at least 0.`,
       );
     }
   }

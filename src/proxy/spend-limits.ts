@@ -6,6 +6,7 @@
  * Tokens are known only after a response, so a user's concurrent requests can together
  * overshoot a token or cost limit by what they use at once; the next request is refused.
  */
+import type { ModelPrice } from '../protocol/budgets.js';
 import type { CounterStore } from './counter-store.js';
 
 /** What one user may spend. Every field is optional; one left out is not limited. */
@@ -16,12 +17,6 @@ export interface SpendLimits {
   readonly tokensPerMinute?: number;
   /** Cost per UTC day, in the currency of `prices`. */
   readonly costPerDay?: number;
-}
-
-/** A model's price per million tokens. */
-export interface ModelPrice {
-  readonly inputPerMillion: number;
-  readonly outputPerMillion: number;
 }
 
 /** Tokens one call used. */
@@ -118,14 +113,18 @@ export class SpendMeter {
     return undefined;
   }
 
-  /** Adds what a call used to the user's current token and cost windows. */
+  /**
+   * Adds what a call used to the user's current token and cost windows. Input tokens are
+   * priced as prompt tokens, output tokens as completion tokens (the Chat Completions names).
+   */
   async record(userId: string, usage: TokenUsage, price: ModelPrice | undefined): Promise<void> {
     const at = this.now();
     const tokens = usage.inputTokens + usage.outputTokens;
     await this.store.add(key('tokens', windowOf(at, MINUTE_MS).start, userId), tokens, MINUTE_MS);
     if (price === undefined) return;
     const cost =
-      (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) /
+      (usage.inputTokens * price.promptPerMillion +
+        usage.outputTokens * price.completionPerMillion) /
       1_000_000;
     await this.store.add(key('cost', windowOf(at, DAY_MS).start, userId), cost, DAY_MS);
   }

@@ -39,8 +39,8 @@ describe('model options', () => {
     const session = await scriptModel([{ text: 'One.' }, { text: 'Two.' }]);
     const agent = agentFor(session, {
       model: {
-        temperature: 0.5,
         options: {
+          temperature: 0.5,
           max_completion_tokens: 300,
           seed: 7,
           stop: ['END'],
@@ -79,7 +79,7 @@ describe('model options', () => {
     const session = await scriptModel([{ text: 'One.' }, { text: 'Two.' }]);
     const agent = agentFor(session, {
       instructions: 'Agent instructions.',
-      model: { temperature: 0.2, options: { seed: 7, max_completion_tokens: 300 } },
+      model: { options: { temperature: 0.2, seed: 7, max_completion_tokens: 300 } },
       memory: { tools: false },
     });
 
@@ -178,9 +178,13 @@ describe('model options over the Responses API', () => {
     const session = await scriptModel([{ text: 'One.' }]);
     const agent = agentOver('responses')(session, {
       model: {
-        temperature: 0.3,
-        reasoningEffort: 'low',
-        options: { max_completion_tokens: 300, verbosity: 'low', extra: { top_k: 5 } },
+        options: {
+          temperature: 0.3,
+          reasoning_effort: 'low',
+          max_completion_tokens: 300,
+          verbosity: 'low',
+          extra: { top_k: 5 },
+        },
       },
       memory: { tools: false },
     });

@@ -24,7 +24,7 @@ const budgetSchema = z.object({
 });
 
 /** The agent configuration as it must arrive from the page: the worker's trust boundary. */
-const agentConfigSchema = z.object({
+export const agentConfigSchema = z.object({
   model: z.object({
     baseURL: z.url({ protocol: /^https?$/ }).exactOptional(),
     model: z.string().min(1),
@@ -33,12 +33,10 @@ const agentConfigSchema = z.object({
     maxRetries: z.int().min(0).max(10).exactOptional(),
     maxRetryAfterMs: z.number().min(0).exactOptional(),
     requestTimeoutMs: z.number().positive().exactOptional(),
-    temperature: z.number().min(0).max(2).exactOptional(),
     options: z.record(z.string(), z.unknown()).exactOptional(),
     toolCalling: z.enum(['native', 'prompted']).exactOptional(),
     structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
     api: z.enum(['chat', 'responses']).exactOptional(),
-    reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).exactOptional(),
   }),
   instructions: z.string().exactOptional(),
   pageTools: toolSpecsSchema,

@@ -98,7 +98,7 @@ describe('the Responses model', () => {
         tools: [{ name: 'w', description: 'Weather.', parameters: { type: 'object' } }],
         responseFormat: { name: 'answer', schema: { type: 'object' }, strict: false },
       },
-      { reasoningEffort: 'low' },
+      { options: { reasoning_effort: 'low' } },
     );
     const [request] = session.requests;
     expect(request?.path).toMatch(/\/v1\/responses$/);
@@ -337,7 +337,7 @@ describe("the chat model's reasoning", () => {
         baseURL: session.baseURL,
         model: 'm',
         maxRetries: 0,
-        reasoningEffort: 'minimal',
+        options: { reasoning_effort: 'minimal' },
       });
       const parts: ModelStreamPart[] = [];
       for await (const part of model.stream(hello, {

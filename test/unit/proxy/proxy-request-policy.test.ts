@@ -270,7 +270,7 @@ describe('the request policy', () => {
       { policy: { unknownFields: 'ignore' as 'drop' } },
       { limits: { requestsPerMinute: -1 } },
       { limits: { costPerDay: 1 } }, // a budget needs prices
-      { prices: { 'gpt-other': { inputPerMillion: 1, outputPerMillion: 1 } } }, // the allowed model has none
+      { prices: { 'gpt-other': { promptPerMillion: 1, completionPerMillion: 1 } } }, // the allowed model has none
       { paths: ['files' as 'models'] },
     ];
     for (const options of bad) {

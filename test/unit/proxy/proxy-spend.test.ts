@@ -137,7 +137,7 @@ describe('per-user spend limits', () => {
     const clock = manualClock();
     const server = await proxyTo(session, {
       now: clock.now,
-      prices: { 'gpt-allowed': { inputPerMillion: 0.5, outputPerMillion: 2 } },
+      prices: { 'gpt-allowed': { promptPerMillion: 0.5, completionPerMillion: 2 } },
       // Paying users get a larger budget; the rest the default of 1.
       authorize: (request) => {
         const user = request.headers.get('x-user') ?? 'nobody';
