@@ -31,6 +31,7 @@ export type {
   ToolsetOptions,
   WorkerToolsetOptions,
 } from './page/toolset-options';
+export type { ModelApi, ModelConfig, RunLimits, StorageStatus } from './protocol/agent-config';
 export type {
   Budget,
   BudgetName,
@@ -101,6 +102,7 @@ export type {
 } from './protocol/memory';
 export type { ModelOptions, ReasoningEffort } from './protocol/model-options';
 export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';
+export type { ConversationDetail, KnowledgeApi, MemoryApi } from './protocol/store-api';
 export type {
   ApprovalPolicy,
   JsonSchema,
@@ -111,15 +113,6 @@ export type {
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';
-export type {
-  ConversationDetail,
-  KnowledgeApi,
-  MemoryApi,
-  ModelApi,
-  ModelConfig,
-  RunLimits,
-  StorageStatus,
-} from './protocol/wire';
 export {
   type ApprovalRule,
   type Tool,

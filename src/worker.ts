@@ -13,8 +13,8 @@ export type {
   RateLimitWait,
 } from './model/chat-model';
 export type { ResponseFormat } from './model/structured-output';
+export type { ModelConfig } from './protocol/agent-config';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ModelOptions } from './protocol/model-options';
-export type { ModelConfig } from './protocol/wire';
 export type { AgentServiceOptions } from './worker/services/agent-service';
 export { serveAgent } from './worker/services/serve-agent';

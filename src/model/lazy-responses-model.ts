@@ -1,4 +1,4 @@
-import type { ModelConfig } from '../protocol/wire';
+import type { ModelConfig } from '../protocol/agent-config';
 import type { Timers } from '../timing/wait';
 import type { ChatModel } from './chat-model';
 import type { OpenAITransport } from './openai-transport';

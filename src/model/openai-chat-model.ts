@@ -11,8 +11,8 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import { AirlockError } from '../errors/airlock-error';
+import type { ModelConfig } from '../protocol/agent-config';
 import { type ChatMessage, MISSING_ATTACHMENT, type UserContentPart } from '../protocol/chat';
-import type { ModelConfig } from '../protocol/wire';
 import { realTimers, type Timers, waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { EmbeddingModel } from './embedding-model';

@@ -6,6 +6,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import { AirlockError } from '../errors/airlock-error';
 import { isRecord } from '../errors/field-checks';
+import type { ModelConfig } from '../protocol/agent-config';
 import {
   type ChatMessage,
   type FinishReason,
@@ -14,7 +15,6 @@ import {
   type Usage,
   type UserContentPart,
 } from '../protocol/chat';
-import type { ModelConfig } from '../protocol/wire';
 import type { Timers } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { IdleWatchdog } from './idle-watchdog';

@@ -12,7 +12,7 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from '../protocol/knowledge';
-import type { KnowledgeApi } from '../protocol/wire';
+import type { KnowledgeApi } from '../protocol/store-api';
 import type { WorkerCallGuard } from './worker-call-guard';
 import { type Remote, serveOnPort } from './worker-calls';
 

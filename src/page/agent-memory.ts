@@ -6,7 +6,7 @@ import {
   type CheckedRead,
   type MemoryApi,
   type MemoryWire,
-} from '../protocol/wire';
+} from '../protocol/store-api';
 import type { WorkerCallGuard } from './worker-call-guard';
 import type { Remote } from './worker-calls';
 

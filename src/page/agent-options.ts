@@ -1,10 +1,10 @@
 import type { AirlockError } from '../errors/airlock-error';
+import type { ModelConfig, RunLimits } from '../protocol/agent-config';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import type { KnowledgeRetrieval } from '../protocol/knowledge';
 import type { McpServerConfig } from '../protocol/mcp';
 import type { LearnRule } from '../protocol/memory';
 import type { ModelOptions } from '../protocol/model-options';
-import type { ModelConfig, RunLimits } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { GuardrailOptions } from './guardrail-host';

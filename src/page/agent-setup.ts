@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import { invalidField } from '../errors/field-checks';
+import type { AgentConfig, MemoryConfig, ModelConfig, RunLimits } from '../protocol/agent-config';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
   DEFAULT_MAX_INPUT_BYTES,
@@ -7,15 +8,7 @@ import {
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/knowledge';
 import { DEFAULT_DATABASE } from '../protocol/memory';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
-import type {
-  AgentConfig,
-  MemoryConfig,
-  ModelConfig,
-  ResumeRequest,
-  RunLimits,
-  RunModelOverrides,
-  RunRequest,
-} from '../protocol/wire';
+import type { ResumeRequest, RunModelOverrides, RunRequest } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { objectJsonSchema, type ToolSchema } from '../tools/standard-schema';
 import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from './agent-options';

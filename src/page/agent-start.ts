@@ -1,6 +1,8 @@
 import { AirlockError } from '../errors/airlock-error';
+import type { StorageStatus } from '../protocol/agent-config';
 import type { GuardrailHost } from '../protocol/guardrails';
-import type { AgentWorkerApi, MemoryApi, StorageStatus } from '../protocol/wire';
+import type { MemoryApi } from '../protocol/store-api';
+import type { AgentWorkerApi } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
 import { waitFor } from '../timing/wait';
 import type { AgentKnowledge } from './agent-knowledge';

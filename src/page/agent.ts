@@ -1,4 +1,4 @@
-import type { StorageStatus } from '../protocol/wire';
+import type { StorageStatus } from '../protocol/agent-config';
 import type { InferSchemaOutput, ToolSchema } from '../tools/standard-schema';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';

@@ -17,7 +17,8 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
-import type { InputPart, RunLimits } from '../protocol/wire';
+import type { RunLimits } from '../protocol/agent-config';
+import type { InputPart } from '../protocol/wire';
 import { toolCheck } from '../tools/define-tool';
 import { schemaCheck } from '../tools/standard-schema';
 import { toWireInput } from './run-input';

@@ -3,13 +3,13 @@ import { checkField, idCheck } from '../errors/field-checks';
 import { DEFAULT_DATABASE } from '../protocol/memory';
 import type { Agent } from './agent';
 import type { AgentOptions, RunOptions } from './agent-options';
-import { AgentRun, loadRunStream, } from './agent-run';
+import { AgentRun, loadRunStream } from './agent-run';
 import type { RunStart } from './agent-setup';
 import type { AgentStart } from './agent-start';
 import { AgentWatch } from './agent-watch';
 import { lazyKnowledge, lazyMemory } from './lazy-clients';
 import type { RunInput } from './run-input';
-import type { SandboxStats, } from './toolset-options';
+import type { SandboxStats } from './toolset-options';
 
 /** What `sandboxStats` reports for a toolset before the agent's start has loaded. */
 const NO_WORKERS: SandboxStats = { live: 0, started: 0, killed: 0 };

@@ -1,6 +1,6 @@
 import { checkField, functionCheck } from '../errors/field-checks';
 import { storeChangesIn, storeChannelName } from '../protocol/memory';
-import { MEMORY_METHODS, type MemoryApi } from '../protocol/wire';
+import { MEMORY_METHODS, type MemoryApi } from '../protocol/store-api';
 import { lazyMethods } from '../runtime/lazy-methods';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';

@@ -1,12 +1,13 @@
 import { AirlockError } from '../errors/airlock-error';
 import { imageUrlTooLong, inputTooLarge, invalidField } from '../errors/field-checks';
+import type { RunLimits } from '../protocol/agent-config';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
   DEFAULT_MAX_INPUT_BYTES,
   MAX_IMAGE_URL_CHARS,
 } from '../protocol/attachment-limits';
 import type { ImageDetail } from '../protocol/chat';
-import type { InputPart, RunLimits } from '../protocol/wire';
+import type { InputPart } from '../protocol/wire';
 
 /** One part of a run's input: text, an image, or a file (PDF or text). */
 export type RunInputPart =

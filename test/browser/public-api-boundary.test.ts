@@ -15,7 +15,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { installErrorTransfer } from '../../src/errors/error-transfer';
-import type { AgentConfig, AgentWorkerApi, RunRequest } from '../../src/protocol/wire';
+import type { AgentConfig } from '../../src/protocol/agent-config';
+import type { AgentWorkerApi, RunRequest } from '../../src/protocol/wire';
 import { agentFor, collect, receivedBodies, scriptModel, WORKER_START_MS } from './support';
 
 // Acceptance 4 of the trust-boundary issue: no public entry turns wrong types, empty,

@@ -2,7 +2,7 @@
 // asked for structured output, read as JSON and checked by the page (sent back once if it does not fit).
 import { AirlockError } from '../../errors/airlock-error';
 import type { ResponseFormat } from '../../model/structured-output';
-import type { AgentConfig } from '../../protocol/wire';
+import type { AgentConfig } from '../../protocol/agent-config';
 import { waitFor } from '../../timing/wait';
 import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
 import type { RunContext, RunOutput } from './loop-context';

@@ -3,10 +3,11 @@
 import type { AttachmentData } from '../../memory/store';
 import type { ChatModel, ModelRequest } from '../../model/chat-model';
 import type { TokenCalibration } from '../../model/estimate-tokens';
+import type { AgentConfig } from '../../protocol/agent-config';
 import type { RunUsage } from '../../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
-import type { AgentConfig, OutputRequest } from '../../protocol/wire';
+import type { OutputRequest } from '../../protocol/wire';
 import type { BudgetMeter } from '../policy/budget-meter';
 import type { GuardrailGate } from '../policy/guardrail-gate';
 import type { ToolCallsContext } from '../tools/run-tool-calls';

@@ -9,13 +9,14 @@ import {
   sha256Hex,
 } from '../../memory/attachment-bytes';
 import type { AttachmentData } from '../../memory/store';
+import type { RunLimits } from '../../protocol/agent-config';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
   DEFAULT_MAX_INPUT_BYTES,
   MAX_IMAGE_URL_CHARS,
 } from '../../protocol/attachment-limits';
 import type { ChatMessage, UserContentPart } from '../../protocol/chat';
-import type { InputPart, RunLimits } from '../../protocol/wire';
+import type { InputPart } from '../../protocol/wire';
 
 type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 

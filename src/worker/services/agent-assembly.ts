@@ -11,10 +11,10 @@ import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../../model/network-wa
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
 import { withRateLimit } from '../../model/rate-limited-model';
 import { RateLimiter } from '../../model/rate-limiter';
+import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import type { ToolHost } from '../../protocol/tools';
-import type { AgentConfig, ModelConfig } from '../../protocol/wire';
 import type { McpServerConnection } from '../mcp/mcp-server-connection';
 import { conversationLockName, heldLockNames } from '../run/conversation-lock';
 import { markRunInterrupted } from '../run/interrupted-runs';

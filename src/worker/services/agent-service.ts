@@ -5,23 +5,24 @@ import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../memory/dexie-store';
 import type { ConversationStore } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import { TokenCalibration } from '../../model/estimate-tokens';
+import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailHost } from '../../protocol/guardrails';
 import { DEFAULT_KNOWLEDGE_CONFIG } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
-import { relayChannelName } from '../../protocol/tab-relay';
-import type { ToolHost } from '../../protocol/tools';
 import {
-  type AgentConfig,
-  type AgentWorkerApi,
-  type ConfigureResult,
   KNOWLEDGE_METHODS,
   type KnowledgeApi,
   MEMORY_METHODS,
   type MemoryWire,
-  type ModelConfig,
-  type ResumeRequest,
-  type RunRequest,
+} from '../../protocol/store-api';
+import { relayChannelName } from '../../protocol/tab-relay';
+import type { ToolHost } from '../../protocol/tools';
+import type {
+  AgentWorkerApi,
+  ConfigureResult,
+  ResumeRequest,
+  RunRequest,
 } from '../../protocol/wire';
 import { lazyMethods } from '../../runtime/lazy-methods';
 import { settledLater } from '../../runtime/settled-later';

@@ -3,7 +3,7 @@ import { AirlockError } from '../../errors/airlock-error';
 import { checkField } from '../../errors/field-checks';
 import { parseOrThrow } from '../../errors/schema-issues';
 import { modelOptionsCheck } from '../../model/model-options';
-import type { AgentConfig } from '../../protocol/wire';
+import type { AgentConfig } from '../../protocol/agent-config';
 import { toolName, toolSpecsSchema } from '../tools/tool-spec-schema';
 
 /** Short enough to leave room for the tool's name; no `__`, which separates the two. */

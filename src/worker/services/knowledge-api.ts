@@ -6,7 +6,7 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from '../../protocol/knowledge';
-import type { KnowledgeApi } from '../../protocol/wire';
+import type { KnowledgeApi } from '../../protocol/store-api';
 import { apiSchemas, parseArgument } from './request-schema';
 
 /**

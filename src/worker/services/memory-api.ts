@@ -10,7 +10,7 @@ import type {
 } from '../../memory/store';
 import type { ErrorData } from '../../protocol/errors';
 import type { ConversationListOptions } from '../../protocol/memory';
-import type { CheckedRead, MemoryApi, MemoryWire } from '../../protocol/wire';
+import type { CheckedRead, MemoryApi, MemoryWire } from '../../protocol/store-api';
 import { checkRow, leftOutRowError } from '../context/stored-rows';
 import { sumRunUsage } from '../policy/run-usage';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';

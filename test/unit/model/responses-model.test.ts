@@ -6,7 +6,7 @@ import { isAirlockError } from '../../../src/errors/airlock-error';
 import type { ModelRequest, ModelStreamPart } from '../../../src/model/chat-model';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import { ResponsesEventReader } from '../../../src/model/openai-responses-model';
-import type { ModelConfig } from '../../../src/protocol/wire';
+import type { ModelConfig } from '../../../src/protocol/agent-config';
 import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import type { ScriptedTurn } from '../../../src/testing-remote.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunLimits } from '../../../src/protocol/wire';
+import type { RunLimits } from '../../../src/protocol/agent-config';
 import { readRunInput } from '../../../src/worker/run/run-input';
 
 // The agent worker decides what a run's input may store, whatever the page checked before.
