@@ -1,10 +1,7 @@
-import Dexie, { type DBCore, type Middleware, type Transaction } from 'dexie';
+import Dexie, { type DBCore, type Middleware } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
-import { estimateMessageTokens } from '../../model/estimate-tokens';
-import type { KnowledgeChunkText } from '../../protocol/knowledge';
 import { DEFAULT_DATABASE } from '../../protocol/memory';
 import { waitFor } from '../../timing/wait';
-import { termRows } from '../rules/message-terms';
 import {
   CURRENT_SCHEMA_VERSION,
   SCHEMA_V1,
@@ -18,20 +15,18 @@ import {
   SCHEMA_V9,
 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
-import type { MessageRecord } from '../store';
 import { type ChangeFeed, createChangeFeed, type StoreChange } from '../store-change';
-import type { MessageTermsRecord, TableName } from '../tables/table-adapter';
+import type { TableName } from '../tables/table-adapter';
 import {
-  type BlockVector,
-  codesOfBlock,
-  packVectorBlocks,
-  parseVectorBlock,
-  type VectorBlockRecord,
-  type VectorCodesRecord,
-} from '../vector-blocks';
+  backfillTokenCounts,
+  copyVectorCodes,
+  indexMessageTerms,
+  packChunkVectors,
+} from './upgrades';
 
-// The one module that imports Dexie at run time. The table modules beside it use its
-// connection and import Dexie's types only (erased from the build).
+// The one module that imports Dexie at run time: it opens, upgrades (`upgrades.ts`, which
+// imports Dexie's types only) and closes the database; reads and writes go through the
+// native transactions it hands to `../tables/indexeddb-tables.ts`.
 
 /** Where the store keeps its data. */
 export interface OpenStoreOptions {
@@ -132,61 +127,6 @@ function probeTables(db: Dexie, timeoutMs: number): Promise<boolean> {
     transaction.onabort = () => reject(transaction.error);
   });
   return waitFor(done, { timeoutMs }).then((waited) => waited.outcome === 'settled');
-}
-
-/** A message row as version 1 stored it: no token count yet. */
-type MessageRowV1 = Omit<MessageRecord, 'approxTokens'> & { approxTokens?: number };
-
-/** Fills in `approxTokens` on messages stored by version 1. */
-function backfillTokenCounts(transaction: Transaction): PromiseLike<unknown> {
-  return transaction
-    .table<MessageRowV1, [string, number]>('messages')
-    .toCollection()
-    .modify((row) => {
-      if (row.approxTokens === undefined) row.approxTokens = estimateMessageTokens(row.message);
-    });
-}
-
-/** A chunk row as versions 3 and 4 stored it: with its vector. */
-type ChunkRowV4 = KnowledgeChunkText & { vector?: unknown };
-
-/**
- * Moves every chunk's vector into packed blocks, in key order (each document's chunks
- * together), and leaves the chunk rows their text. A vector that is not a `Float32Array`
- * could not be searched before either: it is dropped, and its chunk stays readable.
- */
-async function packChunkVectors(transaction: Transaction): Promise<void> {
-  const moved: BlockVector[] = [];
-  await transaction
-    .table<ChunkRowV4, [string, number]>('chunks')
-    .toCollection()
-    .modify((row) => {
-      if (row.vector instanceof Float32Array)
-        moved.push({ docId: row.docId, index: row.index, vector: row.vector });
-      delete row.vector;
-    });
-  await transaction
-    .table<VectorBlockRecord, number>('vectorBlocks')
-    .bulkAdd(packVectorBlocks(moved));
-}
-
-/** Indexes the words of every message stored before version 6 (reading one row at a time). */
-async function indexMessageTerms(transaction: Transaction): Promise<void> {
-  const rows: MessageTermsRecord[] = [];
-  await transaction
-    .table<MessageRecord, [string, number]>('messages')
-    .each((record) => rows.push(...termRows([record])));
-  await transaction.table<MessageTermsRecord, [string, number]>('messageTerms').bulkAdd(rows);
-}
-
-/** Writes the int8 copy of every valid block stored before version 7 (one block at a time). */
-async function copyVectorCodes(transaction: Transaction): Promise<void> {
-  const copies: VectorCodesRecord[] = [];
-  await transaction.table<VectorBlockRecord, number>('vectorBlocks').each((row, cursor) => {
-    const parsed = parseVectorBlock(row);
-    if ('block' in parsed) copies.push(codesOfBlock(cursor.primaryKey, parsed.block));
-  });
-  await transaction.table<VectorCodesRecord, number>('vectorCodes').bulkAdd(copies);
 }
 
 function defineDatabase(name: string, options: OpenStoreOptions): Dexie {
