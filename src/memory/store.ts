@@ -61,8 +61,9 @@ export interface WrittenStep {
 }
 
 /**
- * Everything Airlock keeps, behind one interface: the Dexie implementation is the only
- * module that knows IndexedDB. Every method is one transaction (steps and checkpoints of
+ * Everything Airlock keeps, behind one interface: its rules are written once (`rules/`) over
+ * a table adapter (`tables/`: IndexedDB, or memory where IndexedDB cannot be opened), and only
+ * `tables/indexeddb-tables.ts` and `dexie/` know IndexedDB. Every method is one transaction (steps and checkpoints of
  * runs going on at once may share one; each is still all or nothing); none stays open
  * across a model or tool call. Failures reject with `AirlockError` (`storage-full`,
  * `storage-failed`, `invalid-input`, `not-found`).

@@ -1,10 +1,7 @@
-import Dexie, { type DBCore, type Middleware, type Table, type Transaction } from 'dexie';
+import Dexie, { type DBCore, type Middleware } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
-import { estimateMessageTokens } from '../../model/estimate-tokens';
-import type { KnowledgeChunkText, KnowledgeDocumentRecord } from '../../protocol/knowledge';
 import { DEFAULT_DATABASE } from '../../protocol/memory';
 import { waitFor } from '../../timing/wait';
-import { conversationScope } from '../memory-rules';
 import {
   CURRENT_SCHEMA_VERSION,
   SCHEMA_V1,
@@ -17,30 +14,19 @@ import {
   SCHEMA_V8,
   SCHEMA_V9,
 } from '../schema-versions';
-import { messageTerms } from '../search-terms';
 import { isConnectionLost, toStorageError } from '../storage-errors';
-import type {
-  AttachmentRecord,
-  AuditRecord,
-  ConversationRecord,
-  MemoryProposal,
-  MemoryRecord,
-  MemoryScope,
-  MessageRecord,
-  RunRecord,
-} from '../store';
 import { type ChangeFeed, createChangeFeed, type StoreChange } from '../store-change';
+import type { TableName } from '../tables/table-adapter';
 import {
-  type BlockVector,
-  codesOfBlock,
-  packVectorBlocks,
-  parseVectorBlock,
-  type VectorBlockRecord,
-  type VectorCodesRecord,
-} from '../vector-blocks';
+  backfillTokenCounts,
+  copyVectorCodes,
+  indexMessageTerms,
+  packChunkVectors,
+} from './upgrades';
 
-// The one module that imports Dexie at run time. The table modules beside it use its
-// connection and import Dexie's types only (erased from the build).
+// The one module that imports Dexie at run time: it opens, upgrades (`upgrades.ts`, which
+// imports Dexie's types only) and closes the database; reads and writes go through the
+// native transactions it hands to `../tables/indexeddb-tables.ts`.
 
 /** Where the store keeps its data. */
 export interface OpenStoreOptions {
@@ -62,62 +48,8 @@ export interface OpenStoreOptions {
 /** Default of `openTimeoutMs`. */
 export const DEFAULT_OPEN_TIMEOUT_MS = 5_000;
 
-/** The database as the store sees it: one typed table per record kind. */
-export type AirlockDatabase = Dexie & {
-  conversations: Table<ConversationRecord, string>;
-  messages: Table<MessageRecord, [string, number]>;
-  memories: Table<MemoryRecord, string>;
-  runs: Table<RunRecord, string>;
-  /** Outbound auto-increment keys: the records stay exactly `AuditRecord`s. */
-  audit: Table<AuditRecord, number>;
-  documents: Table<KnowledgeDocumentRecord, string>;
-  /** Text only since version 5 (their vectors are in `vectorBlocks`). */
-  chunks: Table<KnowledgeChunkText, [string, number]>;
-  vectorBlocks: Table<VectorBlockRecord, number>;
-  /** Since version 7: the int8 copy of each block, under the block's id. */
-  vectorCodes: Table<VectorCodesRecord, number>;
-  attachments: Table<AttachmentRecord, string>;
-  /** Since version 6: the words of each user and assistant message, for the conversation search. */
-  messageTerms: Table<MessageTermsRecord, [string, number]>;
-  /** Since version 8: what `memory.learn` holds for the app in confirm mode. */
-  proposals: Table<MemoryProposal, string>;
-  /** Since version 9: the key run rows are sealed with. */
-  sealKeys: Table<SealKeyRecord, string>;
-};
-
-/** A key of the store's own (`sealKeys`), by name; read back, it may hold anything. */
-export interface SealKeyRecord {
-  readonly name: string;
-  readonly key: unknown;
-}
-
-/** The name of one of the database's tables. */
-export type TableName = Exclude<keyof AirlockDatabase, keyof Dexie>;
-
-/** The words one message is found by (a message without any has no row). */
-export interface MessageTermsRecord {
-  readonly conversationId: string;
-  readonly seq: number;
-  readonly terms: readonly string[];
-}
-
-/**
- * The search rows of `messages` (those with words). `words` are the messages' `messageTerms`,
- * when they were worked out already (before a transaction, so it is not held open for them).
- */
-export function termRows(
-  messages: readonly Pick<MessageRecord, 'conversationId' | 'seq' | 'message'>[],
-  words: readonly (readonly string[])[] = messages.map((record) => messageTerms(record.message)),
-): MessageTermsRecord[] {
-  return messages.flatMap(({ conversationId, seq }, index) => {
-    const terms = words[index] ?? [];
-    return terms.length > 0 ? [{ conversationId, seq, terms }] : [];
-  });
-}
-
-/** What every table module works through: the database, one way to run a call, and the change feed. */
+/** The open database as the IndexedDB adapter (`../tables/indexeddb-tables.ts`) works through it. */
 export interface DexieConnection {
-  readonly db: AirlockDatabase;
   /**
    * Runs one store call, turning every failure into an `AirlockError`. A call marked
    * `retry` (the default: it can be repeated without doing twice what it did once) is tried
@@ -126,13 +58,11 @@ export interface DexieConnection {
    */
   guard<T>(operation: string, body: () => Promise<T>, retry?: 'retry' | 'once'): Promise<T>;
   /**
-   * A native readwrite transaction over `tables` on the open connection (call inside
-   * `guard`), for the store's hottest write, the step writer: Dexie's promise zones and
-   * middleware cost the agent worker about as much CPU per run as the model's stream. Waited
+   * A native transaction over `tables` on the open connection (call inside `guard`). Waited
    * for by `close` like Dexie's own; a connection gone throws Dexie's `DatabaseClosedError`,
    * so `guard` treats it as it treats Dexie's.
    */
-  nativeTransaction(tables: readonly TableName[]): IDBTransaction;
+  nativeTransaction(tables: readonly TableName[], mode: 'r' | 'rw'): IDBTransaction;
   /** The `IDBKeyRange` of the connection's IndexedDB, for ranges of native transactions. */
   readonly keyRange: typeof IDBKeyRange;
   /** Posts changes on the `airlock:<name>` channel; call after a write succeeded. */
@@ -171,27 +101,6 @@ function trackTransactions(inFlight: Set<Promise<void>>): Middleware<DBCore> {
   };
 }
 
-/** The result of a native request, once it succeeds; its error if it fails. */
-export function requested<T>(request: IDBRequest): Promise<T> {
-  return new Promise((resolve, reject) => {
-    request.onsuccess = () => resolve(request.result as T);
-    request.onerror = () => reject(request.error);
-  });
-}
-
-/**
- * Resolves once a native transaction commits; rejects when it aborts, with the error that
- * aborted it (a failed request's), or an `AbortError` when it was aborted on purpose.
- */
-export function committed(transaction: IDBTransaction): Promise<void> {
-  return new Promise((resolve, reject) => {
-    transaction.addEventListener('complete', () => resolve());
-    transaction.addEventListener('abort', () =>
-      reject(transaction.error ?? new DOMException('The transaction was aborted.', 'AbortError')),
-    );
-  });
-}
-
 /** Keeps `transaction` in `inFlight` until it completes or aborts. */
 function track(inFlight: Set<Promise<void>>, transaction: EventTarget): void {
   const ended = new Promise<void>((resolve) => {
@@ -207,7 +116,7 @@ function track(inFlight: Set<Promise<void>>, transaction: EventTarget): void {
  * connection holds any of them. A connection a terminated worker left behind mid-commit (see
  * `trackTransactions`) holds them forever, with no `blocked` event, so the wait is bounded.
  */
-function probeTables(db: AirlockDatabase, timeoutMs: number): Promise<boolean> {
+function probeTables(db: Dexie, timeoutMs: number): Promise<boolean> {
   const idb = db.backendDB();
   const names = Array.from(idb.objectStoreNames);
   if (names.length === 0) return Promise.resolve(true);
@@ -220,66 +129,11 @@ function probeTables(db: AirlockDatabase, timeoutMs: number): Promise<boolean> {
   return waitFor(done, { timeoutMs }).then((waited) => waited.outcome === 'settled');
 }
 
-/** A message row as version 1 stored it: no token count yet. */
-type MessageRowV1 = Omit<MessageRecord, 'approxTokens'> & { approxTokens?: number };
-
-/** Fills in `approxTokens` on messages stored by version 1. */
-function backfillTokenCounts(transaction: Transaction): PromiseLike<unknown> {
-  return transaction
-    .table<MessageRowV1, [string, number]>('messages')
-    .toCollection()
-    .modify((row) => {
-      if (row.approxTokens === undefined) row.approxTokens = estimateMessageTokens(row.message);
-    });
-}
-
-/** A chunk row as versions 3 and 4 stored it: with its vector. */
-type ChunkRowV4 = KnowledgeChunkText & { vector?: unknown };
-
-/**
- * Moves every chunk's vector into packed blocks, in key order (each document's chunks
- * together), and leaves the chunk rows their text. A vector that is not a `Float32Array`
- * could not be searched before either: it is dropped, and its chunk stays readable.
- */
-async function packChunkVectors(transaction: Transaction): Promise<void> {
-  const moved: BlockVector[] = [];
-  await transaction
-    .table<ChunkRowV4, [string, number]>('chunks')
-    .toCollection()
-    .modify((row) => {
-      if (row.vector instanceof Float32Array)
-        moved.push({ docId: row.docId, index: row.index, vector: row.vector });
-      delete row.vector;
-    });
-  await transaction
-    .table<VectorBlockRecord, number>('vectorBlocks')
-    .bulkAdd(packVectorBlocks(moved));
-}
-
-/** Indexes the words of every message stored before version 6 (reading one row at a time). */
-async function indexMessageTerms(transaction: Transaction): Promise<void> {
-  const rows: MessageTermsRecord[] = [];
-  await transaction
-    .table<MessageRecord, [string, number]>('messages')
-    .each((record) => rows.push(...termRows([record])));
-  await transaction.table<MessageTermsRecord, [string, number]>('messageTerms').bulkAdd(rows);
-}
-
-/** Writes the int8 copy of every valid block stored before version 7 (one block at a time). */
-async function copyVectorCodes(transaction: Transaction): Promise<void> {
-  const copies: VectorCodesRecord[] = [];
-  await transaction.table<VectorBlockRecord, number>('vectorBlocks').each((row, cursor) => {
-    const parsed = parseVectorBlock(row);
-    if ('block' in parsed) copies.push(codesOfBlock(cursor.primaryKey, parsed.block));
-  });
-  await transaction.table<VectorCodesRecord, number>('vectorCodes').bulkAdd(copies);
-}
-
-function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabase {
+function defineDatabase(name: string, options: OpenStoreOptions): Dexie {
   const db = new Dexie(name, {
     ...(options.indexedDB === undefined ? {} : { indexedDB: options.indexedDB }),
     ...(options.IDBKeyRange === undefined ? {} : { IDBKeyRange: options.IDBKeyRange }),
-  }) as AirlockDatabase;
+  });
   // Shipped versions are never edited: append a version (with an upgrade) to change the schema.
   db.version(1).stores(SCHEMA_V1);
   db.version(2).stores(SCHEMA_V2).upgrade(backfillTokenCounts);
@@ -291,48 +145,6 @@ function defineDatabase(name: string, options: OpenStoreOptions): AirlockDatabas
   db.version(8).stores(SCHEMA_V8);
   db.version(9).stores(SCHEMA_V9);
   return db;
-}
-
-/** A conversation's messages, by seq. */
-export function messageRange(db: AirlockDatabase, conversationId: string) {
-  return db.messages
-    .where('[conversationId+seq]')
-    .between([conversationId, 0], [conversationId, Infinity]);
-}
-
-/**
- * Conversations newest first: by `updatedAt`, then by id (each conversation has a place of
- * its own in the list), from the one after `after` when given.
- */
-export function newestConversations(
-  db: AirlockDatabase,
-  after?: Pick<ConversationRecord, 'id' | 'updatedAt'>,
-) {
-  const place = '[updatedAt+id]';
-  const ordered = after
-    ? db.conversations.where(place).below([after.updatedAt, after.id])
-    : db.conversations.orderBy(place);
-  return ordered.reverse();
-}
-
-/** A conversation's search rows, by seq. */
-export function messageTermsRange(db: AirlockDatabase, conversationId: string) {
-  return db.messageTerms
-    .where('[conversationId+seq]')
-    .between([conversationId, 0], [conversationId, Infinity]);
-}
-
-/** The memories of one scope, by key. */
-export function scopeRange(db: AirlockDatabase, scope: MemoryScope) {
-  return db.memories.where('[scope+key]').between([scope, Dexie.minKey], [scope, Dexie.maxKey]);
-}
-
-/** The memories of conversations' own scopes (`conversation:<id>`), whatever the id. */
-export function conversationScopesRange(db: AirlockDatabase) {
-  // ';' follows ':': every scope that starts with `conversation:` sorts between the two.
-  return db.memories
-    .where('[scope+key]')
-    .between([conversationScope(''), Dexie.minKey], ['conversation;', Dexie.minKey]);
 }
 
 function isNamed(error: unknown, name: string): boolean {
@@ -484,7 +296,6 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
   }
 
   return {
-    db,
     async guard(operation, body, retry = 'retry') {
       if (closedBy !== undefined) throw closedError(operation);
       try {
@@ -505,12 +316,12 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
         throw failure(error, operation);
       }
     },
-    nativeTransaction(tables) {
+    nativeTransaction(tables, mode) {
       const idb = db.isOpen() ? db.backendDB() : null;
       if (!idb) throw new Dexie.DatabaseClosedError('The database connection is closed.');
       let transaction: IDBTransaction;
       try {
-        transaction = idb.transaction(tables, 'readwrite');
+        transaction = idb.transaction(tables, mode === 'rw' ? 'readwrite' : 'readonly');
       } catch (error) {
         // A connection the browser closed under Dexie, before Dexie heard of it.
         if (isNamed(error, 'InvalidStateError'))

@@ -10,50 +10,52 @@ import {
 } from '../memory-rules';
 import type { ConversationStore, MemoryInput, MemoryRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
-import { type AirlockDatabase, type DexieConnection, scopeRange } from './database';
+import type { TableAdapter, Tables } from '../tables/table-adapter';
+import { scopeOf } from './ranges';
 
 /** Long-term memories, unique per scope and key. */
-export function memoryTables(
-  connection: DexieConnection,
+export function memoryRules(
+  adapter: TableAdapter,
 ): Pick<
   ConversationStore,
   'saveMemory' | 'listMemories' | 'updateMemory' | 'deleteMemory' | 'pruneExpired'
 > {
-  const { db, guard, notify } = connection;
-  const { memories, conversations } = db;
+  const { guard, transaction, notify } = adapter;
 
   return {
     saveMemory: (input, now = Date.now()) =>
       guard('saving a memory', async () => {
-        const saved = await db.transaction('rw', [memories, conversations], () =>
-          putMemory(db, input, now),
+        const saved = await transaction('rw', ['memories', 'conversations'], (tables) =>
+          putMemory(tables, input, now),
         );
         notify(memoryChange(saved.scope));
         return saved;
       }),
 
     listMemories: (listOptions = {}) =>
-      guard('listing memories', () => memoriesOf(db, listOptions)),
+      guard('listing memories', () =>
+        transaction('r', ['memories'], (tables) => memoriesOf(tables, listOptions)),
+      ),
 
     updateMemory: (id, patch, check = (row) => row as MemoryRecord) =>
       guard('updating a memory', async () => {
         checkMemoryPatch(patch);
-        const updated = await db.transaction('rw', [memories, conversations], async () => {
-          const existing = await memories.get(id);
+        const updated = await transaction('rw', ['memories', 'conversations'], async (tables) => {
+          const existing = await tables.get('memories', id);
           if (!existing) throw notFound('memory', id);
           if (patch.key !== undefined && patch.key !== existing.key) {
-            const clash = await memories
-              .where('[scope+key]')
-              .equals([existing.scope, patch.key])
-              .first();
+            const clash = await tables.count('memories', {
+              index: '[scope+key]',
+              range: { lower: [existing.scope, patch.key], upper: [existing.scope, patch.key] },
+            });
             if (clash)
               throw invalidInput(
                 `A memory with key "${patch.key}" already exists in scope "${existing.scope}".`,
               );
           }
           const record = check({ ...existing, ...patch, updatedAt: Date.now() });
-          await memories.put(record);
-          await reviseConversationOf(db, record.scope);
+          await tables.put('memories', record);
+          await reviseConversationOf(tables, record.scope);
           return record;
         });
         notify(memoryChange(updated.scope));
@@ -62,11 +64,11 @@ export function memoryTables(
 
     deleteMemory: (id) =>
       guard('deleting a memory', async () => {
-        const deleted = await db.transaction('rw', [memories, conversations], async () => {
-          const existing = await memories.get(id);
+        const deleted = await transaction('rw', ['memories', 'conversations'], async (tables) => {
+          const existing = await tables.get('memories', id);
           if (existing) {
-            await memories.delete(id);
-            await reviseConversationOf(db, existing.scope);
+            await tables.delete('memories', id);
+            await reviseConversationOf(tables, existing.scope);
           }
           return existing;
         });
@@ -76,7 +78,9 @@ export function memoryTables(
 
     pruneExpired: (now = Date.now()) =>
       guard('pruning expired memories', async () => {
-        const count = await memories.where('expiresAt').belowOrEqual(now).delete();
+        const count = await transaction('rw', ['memories'], (tables) =>
+          tables.deleteAll('memories', { index: 'expiresAt', range: { upper: now } }),
+        );
         if (count > 0) notify({ table: 'memories' });
         return count;
       }),
@@ -89,23 +93,24 @@ export function memoryTables(
  * the rules refuse.
  */
 export async function putMemory(
-  db: AirlockDatabase,
+  tables: Tables,
   input: MemoryInput,
   now: number,
 ): Promise<MemoryRecord> {
   const memory = normalizeMemoryInput(input);
-  const existing = await db.memories
-    .where('[scope+key]')
-    .equals([memory.scope, memory.key])
-    .first();
+  const [existing] = await tables.getAll('memories', {
+    index: '[scope+key]',
+    range: { lower: [memory.scope, memory.key], upper: [memory.scope, memory.key] },
+    limit: 1,
+  });
   const record: MemoryRecord = {
     ...memory,
     id: existing?.id ?? newMemoryId(),
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
   };
-  await db.memories.put(record);
-  await reviseConversationOf(db, record.scope);
+  await tables.put('memories', record);
+  await reviseConversationOf(tables, record.scope);
   return record;
 }
 
@@ -113,26 +118,26 @@ export async function putMemory(
  * Gives the conversation a memory of `scope` belongs to a new revision token, if it is
  * stored: its context changed. Call inside a rw transaction over `conversations`.
  */
-export async function reviseConversationOf(db: AirlockDatabase, scope: unknown): Promise<void> {
+export async function reviseConversationOf(tables: Tables, scope: unknown): Promise<void> {
   const conversationId = conversationOfScope(scope);
   if (conversationId === undefined) return;
-  const row = await db.conversations.get(conversationId);
-  if (row) await db.conversations.put(revised(row));
+  const row = await tables.get('conversations', conversationId);
+  if (row) await tables.put('conversations', revised(row));
 }
 
-/** The memories `listMemories` lists; joins the transaction it is called in, if any. */
+/** The memories `listMemories` lists; call inside a transaction over `memories`. */
 export async function memoriesOf(
-  db: AirlockDatabase,
+  tables: Tables,
   options: Parameters<ConversationStore['listMemories']>[0] = {},
 ): Promise<MemoryRecord[]> {
   const now = options.now ?? Date.now();
   const scopes = options.scopes === undefined ? undefined : [...new Set(options.scopes)];
   const found =
     scopes === undefined
-      ? await db.memories.toArray()
-      : await db.transaction('r', db.memories, async () =>
-          (await Promise.all(scopes.map((scope) => scopeRange(db, scope).toArray()))).flat(),
-        );
+      ? await tables.getAll('memories')
+      : (
+          await Promise.all(scopes.map((scope) => tables.getAll('memories', scopeOf(scope))))
+        ).flat();
   const kept = options.includeExpired ? found : found.filter((memory) => !isExpired(memory, now));
   return kept.sort(compareMemories);
 }

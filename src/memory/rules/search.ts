@@ -1,13 +1,8 @@
 import { newestFirst } from '../conversation-order';
 import { queryTerms, searchableText, searchSnippet } from '../search-terms';
 import type { ConversationRecord, ConversationSearchHit, ConversationStore } from '../store';
-import {
-  type AirlockDatabase,
-  type DexieConnection,
-  type MessageTermsRecord,
-  messageTermsRange,
-  newestConversations,
-} from './database';
+import type { MessageTermsRecord, TableAdapter, Tables } from '../tables/table-adapter';
+import { messagesOf, newestConversations } from './ranges';
 
 /**
  * A query word matching at most this many messages is looked up through the words index;
@@ -38,20 +33,22 @@ type Batches = () => Promise<ConversationRecord[] | undefined>;
  * The conversation list is read a page at a time, so a search that finds enough among the
  * newest conversations reads no more of them.
  */
-export function searchTables(
-  connection: DexieConnection,
-): Pick<ConversationStore, 'searchConversations'> {
-  const { db, guard } = connection;
-  const { conversations, messages, messageTerms } = db;
+export function searchRules(adapter: TableAdapter): Pick<ConversationStore, 'searchConversations'> {
+  const { guard, transaction } = adapter;
 
   return {
     searchConversations: (query, limit) =>
       guard('searching conversations', async () => {
         const terms = queryTerms(query);
         if (terms.length === 0) return [];
-        return db.transaction('r', [messageTerms, conversations, messages], async () => {
-          const wordRange = (term: string) => messageTerms.where('terms').startsWith(term);
-          const counts = await Promise.all(terms.map((term) => wordRange(term).count()));
+        return transaction('r', ['messageTerms', 'conversations', 'messages'], async (tables) => {
+          const wordRange = (term: string) => ({
+            index: 'terms',
+            range: { lower: term, upper: `${term}\uffff` },
+          });
+          const counts = await Promise.all(
+            terms.map((term) => tables.count('messageTerms', wordRange(term))),
+          );
           const fewest = Math.min(...counts);
           // A word no message holds: nothing can match.
           if (fewest === 0) return [];
@@ -60,29 +57,33 @@ export function searchTables(
           const found =
             fewest <= INDEX_PLAN_MAX_KEYS
               ? await searchCandidates(
-                  db,
-                  (await wordRange(rarest).primaryKeys()) as MessageKey[],
+                  tables,
+                  (await tables.primaryKeys('messageTerms', wordRange(rarest))) as MessageKey[],
                   limit,
                   async (keys) =>
                     terms.length === 1
                       ? keys
-                      : (await messageTerms.bulkGet(keys)).flatMap((row): MessageKey[] =>
+                      : (
+                          await Promise.all(keys.map((key) => tables.get('messageTerms', key)))
+                        ).flatMap((row): MessageKey[] =>
                           row && matches(row) ? [[row.conversationId, row.seq]] : [],
                         ),
                 )
-              : await searchBatches(listPages(db, limit), limit, (page) =>
+              : await searchBatches(listPages(tables, limit), limit, (page) =>
                   Promise.all(
                     page.map(async (conversation) => {
-                      const row = await messageTermsRange(db, conversation.id)
-                        .reverse()
-                        .filter(matches)
-                        .first();
+                      const [row] = await tables.getAll('messageTerms', {
+                        ...messagesOf(conversation.id),
+                        reverse: true,
+                        filter: matches,
+                        limit: 1,
+                      });
                       return row?.seq;
                     }),
                   ),
                 );
-          const rows = await messages.bulkGet(
-            found.map(([conversation, seq]): MessageKey => [conversation.id, seq]),
+          const rows = await Promise.all(
+            found.map(([conversation, seq]) => tables.get('messages', [conversation.id, seq])),
           );
           return found.map(([conversation, seq], index): ConversationSearchHit => {
             const row = rows[index];
@@ -105,13 +106,13 @@ function matchesAll(terms: readonly string[]) {
  * The conversation list newest first, a page at a time: the first of `first`, each next
  * one twice the size of the one before.
  */
-function listPages(db: AirlockDatabase, first: number): Batches {
+function listPages(tables: Tables, first: number): Batches {
   let after: ConversationRecord | undefined;
   let size = first;
   let done = false;
   return async () => {
     if (done) return undefined;
-    const page = await newestConversations(db, after).limit(size).toArray();
+    const page = await tables.getAll('conversations', newestConversations(after, size));
     after = page.at(-1);
     done = page.length < size || after === undefined;
     size *= 2;
@@ -126,7 +127,7 @@ function listPages(db: AirlockDatabase, first: number): Batches {
  * of conversations at a time, until `limit` conversations have a match.
  */
 async function searchCandidates(
-  db: AirlockDatabase,
+  tables: Tables,
   candidates: readonly MessageKey[],
   limit: number,
   verify: (keys: MessageKey[]) => Promise<readonly MessageKey[]>,
@@ -139,7 +140,9 @@ async function searchCandidates(
   }
   let batches: Batches;
   if (byConversation.size <= CANDIDATES_READ_AT_ONCE) {
-    const rows = await db.conversations.bulkGet([...byConversation.keys()]);
+    const rows = await Promise.all(
+      [...byConversation.keys()].map((id) => tables.get('conversations', id)),
+    );
     let sorted: ConversationRecord[] | undefined = rows
       .filter((row): row is ConversationRecord => row !== undefined)
       .sort(newestFirst);
@@ -149,7 +152,7 @@ async function searchCandidates(
       return batch;
     };
   } else {
-    const pages = listPages(db, limit);
+    const pages = listPages(tables, limit);
     let unseen = byConversation.size;
     batches = async () => {
       if (unseen === 0) return undefined;

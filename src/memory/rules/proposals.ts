@@ -2,27 +2,28 @@ import { memoryChange } from '../memory-rules';
 import { memoryToDelete } from '../proposal-target';
 import type { ConversationStore, MemoryRecord } from '../store';
 import { notFound } from '../store-failures';
-import type { DexieConnection } from './database';
+import type { TableAdapter } from '../tables/table-adapter';
 import { putMemory, reviseConversationOf } from './memories';
+import { where } from './ranges';
 
 /** What `memory.learn` holds for the app in confirm mode, until it is accepted or dismissed. */
-export function proposalTables(
-  connection: DexieConnection,
+export function proposalRules(
+  adapter: TableAdapter,
 ): Pick<
   ConversationStore,
   'saveProposals' | 'listProposals' | 'acceptProposal' | 'dismissProposal'
 > {
-  const { db, guard, notify } = connection;
-  const { conversations, memories, proposals } = db;
+  const { guard, transaction, notify } = adapter;
 
   return {
     saveProposals: (rows) =>
       guard('saving memory proposals', async () => {
         const ids = new Set(rows.map((row) => row.conversationId));
-        await db.transaction('rw', [conversations, proposals], async () => {
+        await transaction('rw', ['conversations', 'proposals'], async (tables) => {
           for (const id of ids)
-            if ((await conversations.get(id)) === undefined) throw notFound('conversation', id);
-          await proposals.bulkAdd([...rows]);
+            if ((await tables.get('conversations', id)) === undefined)
+              throw notFound('conversation', id);
+          await Promise.all(rows.map((row) => tables.add('proposals', row)));
         });
         notify(
           ...[...ids].map((conversationId) => ({ table: 'proposals' as const, conversationId })),
@@ -31,10 +32,12 @@ export function proposalTables(
 
     listProposals: ({ conversationId } = {}) =>
       guard('listing memory proposals', async () => {
-        const rows =
-          conversationId === undefined
-            ? await proposals.toArray()
-            : await proposals.where('conversationId').equals(conversationId).toArray();
+        const rows = await transaction('r', ['proposals'], (tables) =>
+          tables.getAll(
+            'proposals',
+            conversationId === undefined ? {} : where('conversationId', conversationId),
+          ),
+        );
         // Rows come in id order, which is the order of a run's proposals; rows are read as
         // stored, so a hostile `createdAt` sorts anywhere (and the caller leaves it out).
         return rows.sort((a, b) => Number(a.createdAt) - Number(b.createdAt));
@@ -42,24 +45,24 @@ export function proposalTables(
 
     acceptProposal: (id, check, now = Date.now()) =>
       guard('accepting a memory proposal', async () => {
-        const { proposal, saved, deleted } = await db.transaction(
+        const { proposal, saved, deleted } = await transaction(
           'rw',
-          [proposals, memories, conversations],
-          async () => {
-            const row = await proposals.get(id);
+          ['proposals', 'memories', 'conversations'],
+          async (tables) => {
+            const row = await tables.get('proposals', id);
             if (row === undefined) throw notFound('memory proposal', id);
             const proposal = check(row);
             let saved: MemoryRecord | undefined;
             let deleted: MemoryRecord | undefined;
-            if (proposal.change === 'save') saved = await putMemory(db, proposal.memory, now);
+            if (proposal.change === 'save') saved = await putMemory(tables, proposal.memory, now);
             else {
-              deleted = memoryToDelete(proposal, await memories.get(proposal.memory.id));
+              deleted = memoryToDelete(proposal, await tables.get('memories', proposal.memory.id));
               if (deleted) {
-                await memories.delete(proposal.memory.id);
-                await reviseConversationOf(db, deleted.scope);
+                await tables.delete('memories', proposal.memory.id);
+                await reviseConversationOf(tables, deleted.scope);
               }
             }
-            await proposals.delete(id);
+            await tables.delete('proposals', id);
             return { proposal, saved, deleted };
           },
         );
@@ -73,9 +76,9 @@ export function proposalTables(
 
     dismissProposal: (id) =>
       guard('dismissing a memory proposal', async () => {
-        const row = await db.transaction('rw', proposals, async () => {
-          const found = await proposals.get(id);
-          if (found !== undefined) await proposals.delete(id);
+        const row = await transaction('rw', ['proposals'], async (tables) => {
+          const found = await tables.get('proposals', id);
+          if (found !== undefined) await tables.delete('proposals', id);
           return found;
         });
         if (row === undefined) return;

@@ -10,28 +10,29 @@ import { conversationScope } from '../memory-rules';
 import type { ConversationExport, ConversationStore } from '../store';
 import { cascadeChanges } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
+import type { TableAdapter } from '../tables/table-adapter';
 import { holdAttachments } from './attachments';
-import { allTables, deleteCascade } from './conversations';
-import { type DexieConnection, messageRange, scopeRange, termRows } from './database';
+import { deleteCascade } from './conversations';
+import { termRows } from './message-terms';
+import { CONVERSATION_TABLES, messagesOf, scopeOf } from './ranges';
 
 /** Exporting and importing conversations: loaded with the first call, as most agents do neither. */
-export function transferTables(
-  connection: DexieConnection,
+export function transferRules(
+  adapter: TableAdapter,
 ): Pick<ConversationStore, 'exportConversation' | 'importConversation'> {
-  const { db, guard, notify } = connection;
-  const { conversations, messages, memories, attachments, messageTerms } = db;
+  const { guard, transaction, notify } = adapter;
 
   return {
     exportConversation: (id) =>
       guard('exporting a conversation', () =>
-        db.transaction(
+        transaction(
           'r',
-          [conversations, messages, memories, attachments],
-          async (): Promise<ConversationExport> => {
-            const conversation = await conversations.get(id);
+          ['conversations', 'messages', 'memories', 'attachments'],
+          async (tables): Promise<ConversationExport> => {
+            const conversation = await tables.get('conversations', id);
             if (!conversation) throw notFound('conversation', id);
-            const records = await messageRange(db, id).toArray();
-            const memoryRows = await scopeRange(db, conversationScope(id)).toArray();
+            const records = await tables.getAll('messages', messagesOf(id));
+            const memoryRows = await tables.getAll('memories', scopeOf(conversationScope(id)));
             if (!hasParts(records))
               return {
                 format: 'airlock.conversation',
@@ -40,7 +41,9 @@ export function transferTables(
                 messages: records,
                 memories: memoryRows,
               };
-            const rows = await attachments.bulkGet(referencedHashes(records));
+            const rows = await Promise.all(
+              referencedHashes(records).map((hash) => tables.get('attachments', hash)),
+            );
             return {
               format: 'airlock.conversation',
               version: 2,
@@ -70,13 +73,15 @@ export function transferTables(
             approxTokens: estimateMessageTokens(record.message),
           }));
           const terms = termRows(records);
-          await db.transaction('rw', allTables(connection), async () => {
-            const existing = await conversations.get(id);
+          await transaction('rw', CONVERSATION_TABLES, async (tables) => {
+            const existing = await tables.get('conversations', id);
             if (existing && importOptions.replace !== true)
               throw invalidInput(
                 `A conversation with id "${id}" exists; import with \`replace: true\` to replace it.`,
               );
-            const clashes = await memories.bulkGet(value.memories.map((memory) => memory.id));
+            const clashes = await Promise.all(
+              value.memories.map((memory) => tables.get('memories', memory.id)),
+            );
             const foreign = clashes.find(
               (memory) => memory !== undefined && memory.scope !== conversationScope(id),
             );
@@ -87,13 +92,13 @@ export function transferTables(
             // Replacing is deleting and importing in one transaction: a failure keeps the old one.
             // Without a conversation row, this clears leftovers filed under its id (memories
             // saved to its scope), which would otherwise clash with the imported keys.
-            await deleteCascade(connection, id);
-            await messages.bulkAdd(records);
-            await messageTerms.bulkAdd(terms);
-            await memories.bulkAdd([...value.memories]);
-            await holdAttachments(connection, id, imported);
+            await deleteCascade(tables, id);
+            for (const record of records) void tables.add('messages', record);
+            for (const row of terms) void tables.add('messageTerms', row);
+            for (const memory of value.memories) void tables.add('memories', memory);
+            await holdAttachments(tables, id, imported);
             // A token of its own: a context kept of the conversation it replaces is stale.
-            await conversations.add(revised(value.conversation));
+            await tables.add('conversations', revised(value.conversation));
           });
           notify(...cascadeChanges(id));
           return value.conversation;

@@ -1,53 +1,60 @@
 import { revised } from '../conversation-revision';
 import type { ConversationStore, MessageRecord } from '../store';
 import { invalidInput, notFound } from '../store-failures';
-import { type AirlockDatabase, type DexieConnection, messageRange } from './database';
+import type { TableAdapter, Tables } from '../tables/table-adapter';
+import { messagesOf } from './ranges';
 import type { StepWriter } from './step-writer';
 
 /** A conversation's messages: committing a step (through the store's step writer), reading them back, the summary. */
-export function messageTables(
-  connection: DexieConnection,
+export function messageRules(
+  adapter: TableAdapter,
   writeStep: StepWriter,
 ): Pick<
   ConversationStore,
   'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
 > {
-  const { db, guard, notify } = connection;
-  const { conversations, messages } = db;
-
+  const { guard, transaction, notify } = adapter;
   return {
     commitStep: writeStep,
 
     recentMessages: (conversationId, limit) =>
-      guard('reading recent messages', () => newestComplete(db, conversationId, limit)),
+      guard('reading recent messages', () =>
+        transaction('r', ['messages'], (tables) => newestComplete(tables, conversationId, limit)),
+      ),
 
     messagesBetween: (conversationId, fromSeq, toSeq) =>
       guard('reading messages', async () => {
         if (!(fromSeq < toSeq)) return [];
-        return messages
-          .where('[conversationId+status+seq]')
-          .between(
-            [conversationId, 'complete', fromSeq],
-            [conversationId, 'complete', toSeq],
-            false,
-            true,
-          )
-          .toArray();
+        return transaction('r', ['messages'], (tables) =>
+          tables.getAll('messages', {
+            index: '[conversationId+status+seq]',
+            range: {
+              lower: [conversationId, 'complete', fromSeq],
+              upper: [conversationId, 'complete', toSeq],
+              lowerOpen: true,
+            },
+          }),
+        );
       }),
 
     listMessages: (conversationId) =>
-      guard('listing messages', () => messageRange(db, conversationId).toArray()),
+      guard('listing messages', () =>
+        transaction('r', ['messages'], (tables) =>
+          tables.getAll('messages', messagesOf(conversationId)),
+        ),
+      ),
 
     updateSummary: (conversationId, summary, throughSeq) =>
       guard('saving a summary', async () => {
-        await db.transaction('rw', conversations, async () => {
-          const conversation = await conversations.get(conversationId);
+        await transaction('rw', ['conversations'], async (tables) => {
+          const conversation = await tables.get('conversations', conversationId);
           if (!conversation) throw notFound('conversation', conversationId);
           if (!Number.isInteger(throughSeq) || throughSeq < 0 || throughSeq > conversation.lastSeq)
             throw invalidInput(
               `A summary must cover messages up to a seq from 0 to ${conversation.lastSeq}, not ${throughSeq}.`,
             );
-          await conversations.put(
+          await tables.put(
+            'conversations',
             revised({ ...conversation, summary, summarizedThroughSeq: throughSeq }),
           );
         });
@@ -62,16 +69,19 @@ export function messageTables(
  * length of the conversation.
  */
 export async function newestComplete(
-  db: AirlockDatabase,
+  tables: Tables,
   conversationId: string,
   limit: number,
 ): Promise<MessageRecord[]> {
   if (!(limit > 0)) return [];
-  const newestFirst = await db.messages
-    .where('[conversationId+status+seq]')
-    .between([conversationId, 'complete', 0], [conversationId, 'complete', Infinity])
-    .reverse()
-    .limit(limit)
-    .toArray();
+  const newestFirst = await tables.getAll('messages', {
+    index: '[conversationId+status+seq]',
+    range: {
+      lower: [conversationId, 'complete', 0],
+      upper: [conversationId, 'complete', Infinity],
+    },
+    reverse: true,
+    limit,
+  });
   return newestFirst.reverse();
 }

@@ -1,15 +1,20 @@
 import { type AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { estimateMessageTokens } from '../../model/estimate-tokens';
 import type { ChatMessage } from '../../protocol/chat';
-import type { StoredConversation } from '../conversation-revision';
 import { conversationScope } from '../memory-rules';
 import { newConversation } from '../new-conversation';
 import { messageTerms as searchTerms } from '../search-terms';
 import type { ConversationStore, MessageRecord, WrittenStep } from '../store';
 import type { StoreChange } from '../store-change';
 import { invalidInput, notFound } from '../store-failures';
-import { holdAttachmentsIn } from './attachments';
-import { committed, type DexieConnection, requested, type TableName, termRows } from './database';
+import {
+  startingWith,
+  type TableAdapter,
+  type TableName,
+  type Tables,
+} from '../tables/table-adapter';
+import { holdAttachments } from './attachments';
+import { termRows } from './message-terms';
 
 /** What `commitStep` is given. */
 type StepCommit = Parameters<ConversationStore['commitStep']>[0];
@@ -45,15 +50,6 @@ function failedOnStoredKey(error: unknown): boolean {
   return isAirlockError(error) && error.details?.name === 'ConstraintError';
 }
 
-/** Aborts `transaction`, unless it has ended already (then there is nothing to undo). */
-function abortUnlessEnded(transaction: IDBTransaction): void {
-  try {
-    transaction.abort();
-  } catch (error) {
-    if (!(error instanceof DOMException && error.name === 'InvalidStateError')) throw error;
-  }
-}
-
 /** Writes a step: `commitStep`, and `putRun` (a step with nothing but the run's checkpoint). */
 export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
 
@@ -68,10 +64,10 @@ export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
  * every other step that waited, in one transaction. A lone step is written at once.
  */
 export function stepWriter(
-  connection: DexieConnection,
+  adapter: TableAdapter,
   stepWritten: (step: WrittenStep) => void,
 ): StepWriter {
-  const { guard, notify } = connection;
+  const { guard, notify } = adapter;
   let queued: QueuedStep[] = [];
   let writing = false;
 
@@ -81,7 +77,7 @@ export function stepWriter(
    * which fails the transaction if it was stored after all (see `drain`).
    */
   async function writeStep(
-    transaction: IDBTransaction,
+    tables: Tables,
     step: StepCommit,
     now: number,
     firstTry: boolean,
@@ -90,28 +86,18 @@ export function stepWriter(
     // Worked out before anything is read: nothing here waits, so the transaction stays open.
     const tokens = step.messages.map(estimateMessageTokens);
     const words = step.messages.map(searchTerms);
-    const conversations = transaction.objectStore('conversations');
     const unread = firstTry && step.create?.likelyNew === true;
     // Created only by a new run's first commit: one deleted mid-run stays deleted.
-    const stored = unread
-      ? undefined
-      : await requested<StoredConversation | undefined>(conversations.get(conversationId));
+    const stored = unread ? undefined : await tables.get('conversations', conversationId);
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
     // A conversation created here may have memories of its own scope already: asked for
     // now, answered with the rest (nothing waits on it).
     const ownMemories = stored
       ? undefined
-      : requested<number>(
-          transaction
-            .objectStore('memories')
-            .index('[scope+key]')
-            .count(
-              connection.keyRange.bound(
-                [conversationScope(conversationId)],
-                [conversationScope(conversationId), []],
-              ),
-            ),
-        );
+      : tables.count('memories', {
+          index: '[scope+key]',
+          range: startingWith(conversationScope(conversationId)),
+        });
     const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
     const added = step.messages.map(
       (message: ChatMessage, index): MessageRecord => ({
@@ -126,52 +112,33 @@ export function stepWriter(
     );
     // Asked for at once: the transaction runs them in order, without a wait between each
     // and the next (one failure aborts them all).
-    const messages = transaction.objectStore('messages');
-    for (const row of added) messages.add(row);
-    const terms = transaction.objectStore('messageTerms');
-    for (const row of termRows(added, words)) terms.add(row);
+    for (const row of added) void tables.add('messages', row);
+    for (const row of termRows(added, words)) void tables.add('messageTerms', row);
     let after = conversation;
     if (added.length > 0 || !stored) {
       after = { ...conversation, lastSeq: conversation.lastSeq + added.length, updatedAt: now };
-      if (unread) conversations.add(after);
-      else conversations.put(after);
+      void (unread ? tables.add('conversations', after) : tables.put('conversations', after));
     }
-    if (step.run !== undefined) transaction.objectStore('runs').put(step.run);
-    const audit = transaction.objectStore('audit');
-    for (const record of step.audit ?? []) audit.add(record);
-    await holdAttachmentsIn(transaction, conversationId, step.attachments ?? []);
+    if (step.run !== undefined) void tables.put('runs', step.run);
+    for (const record of step.audit ?? []) void tables.add('audit', record);
+    await holdAttachments(tables, conversationId, step.attachments ?? []);
     if (!ownMemories) return { added, before: stored, after };
     return { added, before: stored, after, createdEmpty: (await ownMemories) === 0 };
   }
 
   /**
-   * Writes the steps of `group` in one native transaction: each step's outcome once it
-   * committed, or the error that aborted it (a failed request's, or a fault of the code
-   * here, after which nothing of the group is kept).
+   * Writes the steps of `group` in one transaction: each step's outcome once it committed,
+   * or the error that aborted it (after which nothing of the group is kept).
    */
-  async function writeInOneTransaction(
-    group: readonly QueuedStep[],
-    now: number,
-    firstTry: boolean,
-  ) {
-    const transaction = connection.nativeTransaction(STEP_TABLES);
-    const ended = committed(transaction);
-    const written = Promise.all(
-      group.map(async (item) => ({
-        item,
-        outcome: await writeStep(transaction, item.step, now, firstTry),
-      })),
-    ).catch((error: unknown) => {
-      abortUnlessEnded(transaction);
-      throw error;
-    });
-    const [steps, commit] = await Promise.allSettled([written, ended]);
-    // A failed request aborts the transaction, and the requests still waiting fail with an
-    // AbortError: the transaction's own error says why. One aborted here has none.
-    if (commit.status === 'rejected')
-      throw transaction.error ?? (steps.status === 'rejected' ? steps.reason : commit.reason);
-    if (steps.status === 'rejected') throw steps.reason;
-    return steps.value;
+  function writeInOneTransaction(group: readonly QueuedStep[], now: number, firstTry: boolean) {
+    return adapter.transaction('rw', STEP_TABLES, (tables) =>
+      Promise.all(
+        group.map(async (item) => ({
+          item,
+          outcome: await writeStep(tables, item.step, now, firstTry),
+        })),
+      ),
+    );
   }
 
   /** What a written step changed, for the stores' listeners. */

@@ -1,49 +1,49 @@
 import { conversationScope } from '../memory-rules';
 import type { ConversationStore } from '../store';
+import type { TableAdapter } from '../tables/table-adapter';
 import { conversationRow } from './conversations';
-import { conversationScopesRange, type DexieConnection } from './database';
 import { memoriesOf } from './memories';
 import { newestComplete } from './messages';
+import { conversationScopes } from './ranges';
 
 /**
  * A run's context reads in one transaction rather than three: each transaction costs the
  * worker a round trip to IndexedDB and its own bookkeeping, on every run.
  */
-export function contextTables(
-  connection: DexieConnection,
+export function contextRules(
+  adapter: TableAdapter,
 ): Pick<ConversationStore, 'readContext' | 'conversationIds'> {
-  const { db, guard, notify } = connection;
+  const { guard, transaction, notify } = adapter;
   return {
     conversationIds: () =>
       guard('listing the conversations', () =>
-        db.transaction('r', [db.conversations, db.memories], async () => {
+        transaction('r', ['conversations', 'memories'], async (tables) => {
           const [stored, scoped] = await Promise.all([
-            db.conversations.toCollection().primaryKeys(),
-            conversationScopesRange(db).keys(),
+            tables.primaryKeys('conversations'),
+            tables.indexKeys('memories', conversationScopes()),
           ]);
-          const ids = new Set(stored);
+          const ids = new Set(stored as string[]);
           const prefix = conversationScope('');
-          for (const [scope] of scoped as unknown as [string, string][])
-            ids.add(scope.slice(prefix.length));
+          for (const [scope] of scoped as [string, string][]) ids.add(scope.slice(prefix.length));
           return [...ids];
         }),
       ),
     readContext: ({ conversationId, recent, scopes, create }) =>
       guard("reading a run's context", async () => {
         let created = false;
-        const read = await db.transaction(
+        const read = await transaction(
           create ? 'rw' : 'r',
-          [db.messages, db.conversations, db.memories],
-          async () => {
+          ['messages', 'conversations', 'memories'],
+          async (tables) => {
             const [rows, conversation, memories] = await Promise.all([
-              newestComplete(db, conversationId, recent),
+              newestComplete(tables, conversationId, recent),
               create
-                ? conversationRow(db, conversationId).then((row) => {
+                ? conversationRow(tables, conversationId).then((row) => {
                     created = row.created;
                     return row.conversation;
                   })
-                : db.conversations.get(conversationId),
-              memoriesOf(db, { scopes }),
+                : tables.get('conversations', conversationId),
+              memoriesOf(tables, { scopes }),
             ]);
             return { recent: rows, conversation, memories };
           },

@@ -1,0 +1,63 @@
+import { lazyMethods } from '../../runtime/lazy-methods';
+import type { ConversationStore, WrittenStep } from '../store';
+import type { TableAdapter } from '../tables/table-adapter';
+import { attachmentRules } from './attachments';
+import { contextRules } from './context';
+import { conversationRules } from './conversations';
+import { memoryRules } from './memories';
+import { messageRules } from './messages';
+import { runRules } from './runs';
+import { stepWriter } from './step-writer';
+
+/**
+ * The store's rules, written once over a table adapter (IndexedDB or memory): every method
+ * is one transaction (`commitStep` and `putRun` share theirs with the steps waiting beside
+ * them: `step-writer.ts`), rejects with an `AirlockError`, and posts a `StoreChange` once its
+ * write succeeded. The rules that few agents use load with their first call.
+ */
+export function createStore(adapter: TableAdapter): ConversationStore {
+  const stepListeners = new Set<(step: WrittenStep) => void>();
+  const writeStep = stepWriter(adapter, (step) => {
+    for (const listener of stepListeners) listener(step);
+  });
+  return {
+    ...conversationRules(adapter),
+    ...messageRules(adapter, writeStep),
+    ...contextRules(adapter),
+    ...runRules(adapter, writeStep),
+    ...memoryRules(adapter),
+    ...attachmentRules(adapter),
+    // Loaded with their first call: most agents never export or import.
+    ...lazyMethods(['exportConversation', 'importConversation'], async () =>
+      (await import('./conversation-transfer')).transferRules(adapter),
+    ),
+    // Loaded with their first call: many agents never search or keep knowledge.
+    ...lazyMethods(['searchConversations'], async () =>
+      (await import('./search')).searchRules(adapter),
+    ),
+    ...lazyMethods(
+      [
+        'putDocument',
+        'deleteDocument',
+        'listDocuments',
+        'listVectorBlocks',
+        'listVectorCodes',
+        'getChunks',
+      ],
+      async () => (await import('./knowledge')).knowledgeRules(adapter),
+    ),
+    // Read once per agent worker, when it starts.
+    ...lazyMethods(['runSealKey'], async () => (await import('./seal-keys')).sealKeyRules(adapter)),
+    // Only confirm mode writes proposals, and only the memory API reads them.
+    ...lazyMethods(
+      ['saveProposals', 'listProposals', 'acceptProposal', 'dismissProposal'],
+      async () => (await import('./proposals')).proposalRules(adapter),
+    ),
+    onChange: adapter.listen,
+    onStepWritten(listener) {
+      stepListeners.add(listener);
+      return () => stepListeners.delete(listener);
+    },
+    close: () => adapter.close(),
+  };
+}
