@@ -90,9 +90,8 @@ export class AgentService implements AgentWorkerApi {
   /**
    * The relays of the agent's runs and the channels its watches open, on the app's tab hub
    * (every tab of the origin) or on a hub of this worker's own (this agent's watches only).
-   * Made when the agent is configured (their code loads then: no run opens a relay before
-   * the agent is ready); undefined without Web Locks (very old engines), where runs are not
-   * watchable. A failed load fails the runs and watches that await it, not the start.
+   * Made (and loaded) at configure; undefined without Web Locks (very old engines), where
+   * runs are not watchable. A failed load fails the runs and watches, not the start.
    */
   #relays: Promise<RunRelays> | undefined;
   /** Set when IndexedDB could not be opened and the agent keeps its data in memory. */
