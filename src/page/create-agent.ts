@@ -7,6 +7,7 @@ import type { LearnRule } from '../protocol/memory';
 import { DEFAULT_DATABASE } from '../protocol/memory';
 import type { ModelOptions } from '../protocol/model-options';
 import type { ModelConfig, RunLimits, StorageStatus } from '../protocol/wire';
+import { randomId } from '../runtime/random-id';
 import type { Tool } from '../tools/define-tool';
 import type { InferSchemaOutput, ToolSchema } from '../tools/standard-schema';
 import type { Agent } from './agent';
@@ -71,7 +72,7 @@ export function createAgent(options: AgentOptions): Agent {
   const storage = starting.then((start) => start.storage);
   storage.catch(() => {});
   const defaultConversation =
-    typeof given?.conversationId === 'string' ? given.conversationId : crypto.randomUUID();
+    typeof given?.conversationId === 'string' ? given.conversationId : randomId('conversation');
   const database = given?.memory?.database;
 
   /**
@@ -142,7 +143,7 @@ export function createAgent(options: AgentOptions): Agent {
       // A list of parts is copied too: an app may empty its list of attachments once sent.
       const parts = copied(input);
       const taken = copied(runOptions);
-      const runId = crypto.randomUUID();
+      const runId = randomId('run');
       const conversationId =
         typeof taken?.conversationId === 'string' ? taken.conversationId : defaultConversation;
       return startRun(runId, conversationId, taken, (start) =>
