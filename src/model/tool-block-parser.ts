@@ -1,3 +1,4 @@
+import { randomId } from '../runtime/random-id';
 import type { ModelStreamPart } from './chat-model';
 
 type Part = ModelStreamPart;
@@ -44,7 +45,7 @@ export class ToolBlockParser {
   /** Inside a foreign code block, part of the current line was passed on already. */
   #midLine = false;
 
-  constructor(newId: () => string = () => `call_${crypto.randomUUID().replaceAll('-', '')}`) {
+  constructor(newId: () => string = () => randomId('call')) {
     this.#newId = newId;
   }
 

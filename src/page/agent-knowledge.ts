@@ -13,6 +13,7 @@ import type {
   KnowledgeProgress,
 } from '../protocol/knowledge';
 import type { KnowledgeApi } from '../protocol/store-api';
+import { randomId } from '../runtime/random-id';
 import type { WorkerCallGuard } from './worker-call-guard';
 import { type Remote, serveOnPort } from './worker-calls';
 
@@ -80,7 +81,7 @@ export function createAgentKnowledge(
       checkField(options, 'options', ADD_OPTIONS);
       const { signal, onProgress } = options;
       signal?.throwIfAborted();
-      const operationId = crypto.randomUUID();
+      const operationId = randomId('operation');
       const onAbort = () => void remote.cancel(operationId).catch(() => undefined);
       let rejectAborted: (reason: unknown) => void = () => {};
       const aborted = new Promise<never>((_resolve, reject) => {

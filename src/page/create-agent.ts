@@ -1,6 +1,7 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { checkField, idCheck } from '../errors/field-checks';
 import { DEFAULT_DATABASE } from '../protocol/memory';
+import { randomId } from '../runtime/random-id';
 import type { Agent } from './agent';
 import type { AgentOptions, RunOptions } from './agent-options';
 import { AgentRun, loadRunStream } from './agent-run';
@@ -60,7 +61,7 @@ export function createAgent(options: AgentOptions): Agent {
   const storage = starting.then((start) => start.storage);
   storage.catch(() => {});
   const defaultConversation =
-    typeof given?.conversationId === 'string' ? given.conversationId : crypto.randomUUID();
+    typeof given?.conversationId === 'string' ? given.conversationId : randomId('conversation');
   const database = given?.memory?.database;
 
   /**
@@ -131,7 +132,7 @@ export function createAgent(options: AgentOptions): Agent {
       // A list of parts is copied too: an app may empty its list of attachments once sent.
       const parts = copied(input);
       const taken = copied(runOptions);
-      const runId = crypto.randomUUID();
+      const runId = randomId('run');
       const conversationId =
         typeof taken?.conversationId === 'string' ? taken.conversationId : defaultConversation;
       return startRun(runId, conversationId, taken, (start) =>

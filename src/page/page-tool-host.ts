@@ -1,6 +1,7 @@
 import type { ToolCallRequest, ToolCheck, ToolHost, ToolOutcome } from '../protocol/tools';
 import type { Tool } from '../tools/define-tool';
 import type { LocalToolHost } from '../tools/local-tool-host';
+import { toolCancelled } from '../tools/tool-cancelled';
 
 type Failure = Extract<ToolOutcome, { ok: false }>;
 
@@ -48,10 +49,7 @@ export class PageToolHost implements ToolHost {
     const host = await this.#hostFor(request);
     if (!('execute' in host)) return host;
     if (this.#cancelledAll || this.#cancelled.delete(request.callId)) {
-      return {
-        ok: false,
-        error: { code: 'tool-cancelled', message: `Tool "${request.toolName}" was cancelled.` },
-      };
+      return toolCancelled(request.toolName);
     }
     return host.execute(request, callTool);
   }

@@ -7,6 +7,7 @@ import type {
 } from '../protocol/tools';
 import type { Tool, ToolContext } from './define-tool';
 import { formatIssues, type ValidationResult } from './standard-schema';
+import { toolCancelled } from './tool-cancelled';
 import { ToolFault } from './tool-fault';
 
 /** The longest output the model sees from a tool that sets no `maxOutputChars`. */
@@ -42,7 +43,7 @@ export async function runTool(
   const validation = await validate(tool, request);
   if ('failure' in validation) return validation.failure;
   if (validation.issues) return invalidArguments(tool, validation.issues);
-  if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
+  if (signal.aborted) return toolCancelled(tool.name);
   let output: unknown;
   try {
     const context: ToolContext = callTool
@@ -50,7 +51,7 @@ export async function runTool(
       : { callId: request.callId, signal };
     output = await tool.execute(validation.value, context);
   } catch (thrown) {
-    if (signal.aborted) return failure('tool-cancelled', `Tool "${tool.name}" was cancelled.`);
+    if (signal.aborted) return toolCancelled(tool.name);
     if (thrown instanceof ToolFault) return failure(thrown.code, capContent(thrown.message, 2_000));
     return failure('tool-failed', `Tool "${tool.name}" failed: ${describeThrown(thrown)}`);
   }

@@ -11,6 +11,7 @@ import type { McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
+import { toolCancelled } from '../../tools/tool-cancelled';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
 import { type ToolRunner, timedOut } from '../tools/tool-runner';
 import { type McpCallResult, mcpOutcome } from './mcp-results';
@@ -157,10 +158,7 @@ export class McpServerConnection implements ToolRunner {
         return timedOut(request.toolName, timeoutMs, 'the server was told to cancel it');
       }
       if (controller.signal.aborted) {
-        return {
-          ok: false,
-          error: { code: 'tool-cancelled', message: `Tool "${request.toolName}" was cancelled.` },
-        };
+        return toolCancelled(request.toolName);
       }
       return {
         ok: false,

@@ -10,6 +10,7 @@ import type {
   ToolOutcome,
 } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
+import { toolCancelled } from '../../tools/tool-cancelled';
 import { GUARDRAIL_ABORTED } from '../policy/guardrail-gate';
 import type { ApprovalGate } from './approval-gate';
 import { acceptCheck, acceptOutcome, needsApproval } from './tool-answers';
@@ -331,7 +332,7 @@ async function parseArguments(text: string): Promise<ParsedArguments> {
 type ToolFailure = Extract<ToolOutcome, { ok: false }>;
 
 function cancelled(toolName: string): ToolFailure {
-  return failure('tool-cancelled', `Tool "${toolName}" was cancelled because the run was aborted.`);
+  return toolCancelled(toolName, 'the run was aborted');
 }
 
 function failure(code: ToolErrorCode, message: string): ToolFailure {

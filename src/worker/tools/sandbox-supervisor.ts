@@ -4,6 +4,7 @@ import type { SandboxSpawner, ToolsetConfig } from '../../protocol/sandbox-wire'
 import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
+import { toolCancelled } from '../../tools/tool-cancelled';
 import { describedTools } from './described-worker';
 import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
@@ -103,12 +104,12 @@ export class SandboxSupervisor implements ToolRunner {
     const release = await this.#slots.acquire();
     try {
       // A call cancelled while it waited for a slot or a worker never runs.
-      if (call.cancel.signal.aborted) return cancelledCall(request.toolName);
+      if (call.cancel.signal.aborted) return toolCancelled(request.toolName);
       const worker = await this.#acquire(key);
       call.worker = worker;
       if (call.cancel.signal.aborted) {
         this.#release(worker, key);
-        return cancelledCall(request.toolName);
+        return toolCancelled(request.toolName);
       }
       const answer = worker.execute(request, onToolCall);
       // The run's abort wins over a deadline that passed at the same moment.
@@ -121,7 +122,7 @@ export class SandboxSupervisor implements ToolRunner {
       // not stopped when the grace is over, its worker goes.
       worker.cancel(request.callId);
       const late = await waitFor(answer, { timeoutMs: this.#config.graceMs });
-      const ended = onTime.outcome === 'aborted' ? cancelledCall(request.toolName) : undefined;
+      const ended = onTime.outcome === 'aborted' ? toolCancelled(request.toolName) : undefined;
       if (late.outcome !== 'settled') {
         await this.#kill(worker);
         return ended ?? timedOut(request.toolName, timeoutMs, 'its worker was killed');
@@ -374,13 +375,6 @@ interface CallInFlight {
 
 function stopped(): AirlockError {
   return new AirlockError('agent-disposed', 'The toolset was stopped.');
-}
-
-function cancelledCall(toolName: string) {
-  return {
-    ok: false,
-    error: { code: 'tool-cancelled', message: `Tool "${toolName}" was cancelled.` },
-  } as const;
 }
 
 /** A call's key among all runs: model-chosen call ids repeat across runs. */

@@ -1,0 +1,45 @@
+// One primitive per concern (#47): raw forms that biome's rules cannot single out, banned
+// outside the one file that owns each concern. `npm run lint` runs it.
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/** Each banned form, the one file allowed it, and why. */
+const bans = [
+  {
+    form: /\brandomUUID\s*\(/,
+    owner: 'src/runtime/random-id.ts',
+    reason: 'ids come from randomId(): randomUUID is missing on plain-HTTP pages',
+  },
+];
+
+/**
+ * Lists every use of a banned form outside its owner under `src/` of `baseDir`.
+ * @param {{ baseDir?: string }} [options]
+ * @returns {Promise<string[]>}
+ */
+export async function checkPrimitives({ baseDir = repoRoot } = {}) {
+  /** @type {string[]} */
+  const found = [];
+  const files = await readdir(join(baseDir, 'src'), { recursive: true });
+  for (const file of files.filter((name) => name.endsWith('.ts')).sort()) {
+    const path = relative(baseDir, join(baseDir, 'src', file)).replaceAll('\\', '/');
+    const lines = (await readFile(join(baseDir, path), 'utf8')).split('\n');
+    for (const { form, owner, reason } of bans) {
+      if (path === owner) continue;
+      lines.forEach((line, index) => {
+        const comment = /^\s*(\*|\/\/)/.test(line);
+        if (!comment && form.test(line)) found.push(`${path}:${index + 1}: ${reason} (${owner})`);
+      });
+    }
+  }
+  return found;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const found = await checkPrimitives();
+  for (const line of found) console.error(`error ${line}`);
+  process.exitCode = found.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,16 @@
+import type { ToolOutcome } from '../protocol/tools';
+
+/** A failed tool call's outcome. */
+export type ToolFailure = Extract<ToolOutcome, { ok: false }>;
+
+/**
+ * The outcome of a call cancelled before its tool answered: the one way every host (the page,
+ * a sandbox, an MCP server, the run) builds it. `because` ends the sentence when it says more.
+ */
+export function toolCancelled(toolName: string, because?: string): ToolFailure {
+  const reason = because === undefined ? '' : ` because ${because}`;
+  return {
+    ok: false,
+    error: { code: 'tool-cancelled', message: `Tool "${toolName}" was cancelled${reason}.` },
+  };
+}
