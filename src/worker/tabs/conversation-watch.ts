@@ -85,6 +85,11 @@ interface PendingControl {
  * presence lock: when it comes free before the run's last event, the run's record decides (a forged
  * run has none; a run its tab left `running` is marked interrupted and the watch gets a
  * `run-error` with `run-interrupted`).
+ *
+ * One piece at ~500 lines on purpose: it is one state machine (the followed run, its
+ * expected sequence number, the pending stops and decisions, the presence check) whose
+ * handlers all read and change that state; split into files, each part would need the
+ * whole of it, and the order of its transitions would no longer read in one place.
  */
 export class ConversationWatch {
   readonly #target: WatchTarget;
