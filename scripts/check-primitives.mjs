@@ -13,6 +13,11 @@ const bans = [
     owner: 'src/runtime/random-id.ts',
     reason: 'ids come from randomId(): randomUUID is missing on plain-HTTP pages',
   },
+  {
+    form: /code: 'tool-cancelled'|failure\('tool-cancelled'/,
+    owner: 'src/tools/tool-cancelled.ts',
+    reason: 'a cancelled call is built by toolCancelled(), one shape everywhere',
+  },
 ];
 
 /**
