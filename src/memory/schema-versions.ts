@@ -106,5 +106,18 @@ export const SCHEMA_V9: StoresSpec = {
   sealKeys: 'name',
 };
 
+/** Every version's stores, oldest first: version `n` is at index `n - 1`. */
+export const SCHEMA_VERSIONS: readonly StoresSpec[] = [
+  SCHEMA_V1,
+  SCHEMA_V2,
+  SCHEMA_V3,
+  SCHEMA_V4,
+  SCHEMA_V5,
+  SCHEMA_V6,
+  SCHEMA_V7,
+  SCHEMA_V8,
+  SCHEMA_V9,
+];
+
 /** The newest schema version; opening a store upgrades to it. */
-export const CURRENT_SCHEMA_VERSION = 9;
+export const CURRENT_SCHEMA_VERSION = SCHEMA_VERSIONS.length;

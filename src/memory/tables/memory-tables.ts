@@ -1,15 +1,5 @@
 import { AirlockError } from '../../errors/airlock-error';
-import {
-  SCHEMA_V1,
-  SCHEMA_V2,
-  SCHEMA_V3,
-  SCHEMA_V4,
-  SCHEMA_V5,
-  SCHEMA_V6,
-  SCHEMA_V7,
-  SCHEMA_V8,
-  SCHEMA_V9,
-} from '../schema-versions';
+import { SCHEMA_VERSIONS } from '../schema-versions';
 import { toStorageError } from '../storage-errors';
 import { createChangeFeed } from '../store-change';
 import type { Key, KeyQuery, KeyRange, TableAdapter, TableName, Tables } from './table-adapter';
@@ -43,18 +33,7 @@ function keyPathOf(text: string): KeyPath {
 /** The tables of the newest schema version, from Dexie's stores strings. */
 function currentSchema(): Map<string, TableSpec> {
   const merged: Record<string, string | null> = {};
-  for (const version of [
-    SCHEMA_V1,
-    SCHEMA_V2,
-    SCHEMA_V3,
-    SCHEMA_V4,
-    SCHEMA_V5,
-    SCHEMA_V6,
-    SCHEMA_V7,
-    SCHEMA_V8,
-    SCHEMA_V9,
-  ])
-    Object.assign(merged, version);
+  for (const version of SCHEMA_VERSIONS) Object.assign(merged, version);
   const tables = new Map<string, TableSpec>();
   for (const [name, spec] of Object.entries(merged)) {
     if (spec === null) continue;
