@@ -16,7 +16,7 @@ const floors = [
   ['runtime', 'timing'],
   ['tools'],
   ['model'],
-  ['memory'],
+  ['store'],
   ['knowledge'],
   ['tabs', 'sandbox', 'code'],
   ['worker/policy'],

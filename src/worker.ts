@@ -4,7 +4,6 @@
  */
 
 export { AirlockError, isAirlockError } from './errors/airlock-error';
-export type { ConversationStore } from './memory/store';
 export type {
   ChatModel,
   ModelCallOptions,
@@ -16,5 +15,6 @@ export type { ResponseFormat } from './model/structured-output';
 export type { ModelConfig } from './protocol/agent-config';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ModelOptions } from './protocol/model-options';
+export type { ConversationStore } from './store/store';
 export type { AgentServiceOptions } from './worker/services/agent-service';
 export { serveAgent } from './worker/services/serve-agent';

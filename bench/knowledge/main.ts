@@ -1,8 +1,8 @@
 import { KnowledgeBase } from '../../src/knowledge/knowledge-base';
 import { toUnitVector, VectorIndex } from '../../src/knowledge/vector-index';
-import { openStore } from '../../src/memory/dexie-store';
 import type { EmbeddingModel } from '../../src/model/embedding-model';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../src/protocol/knowledge';
+import { openStore } from '../../src/store/dexie-store';
 import { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from '../../src/testing/hashed-embedding';
 import { reportBench } from '../page-report';
 import { summarize } from '../stats';

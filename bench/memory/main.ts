@@ -1,8 +1,8 @@
-import { openStore } from '../../src/memory/dexie-store';
-import type { ConversationStore } from '../../src/memory/store';
 import type { ChatModel } from '../../src/model/chat-model';
 import { TokenCalibration } from '../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../src/protocol/chat';
+import { openStore } from '../../src/store/dexie-store';
+import type { ConversationStore } from '../../src/store/store';
 import { buildContext } from '../../src/worker/context/conversation-context';
 import { StoredRowCheck } from '../../src/worker/context/stored-rows';
 import { reportBench } from '../page-report';

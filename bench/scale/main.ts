@@ -1,6 +1,6 @@
 import { type AgentEvent, type ConversationRecord, createAgent } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
-import { openStore } from '../../src/memory/dexie-store';
+import { openStore } from '../../src/store/dexie-store';
 import { CPU_RATIO_BOUND, pairRatios } from '../lib/scale-cpu-ratio.mjs';
 import { reportBench } from '../page-report';
 import { medianInterval, type Summary, summarize } from '../stats';

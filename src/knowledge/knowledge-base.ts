@@ -1,5 +1,4 @@
 import { AirlockError } from '../errors/airlock-error';
-import type { ConversationStore } from '../memory/store';
 import type { EmbeddingModel } from '../model/embedding-model';
 import type {
   KnowledgeChunkRecord,
@@ -9,6 +8,7 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from '../protocol/knowledge';
+import type { ConversationStore } from '../store/store';
 import { toUnitVector } from './unit-vector';
 import type { VectorIndex } from './vector-index';
 

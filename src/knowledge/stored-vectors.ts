@@ -1,6 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
-import { headerProblem, parseVectorBlock, type VectorCodesRecord } from '../memory/vector-blocks';
 import type { KnowledgeDocumentRecord } from '../protocol/knowledge';
+import { headerProblem, parseVectorBlock, type VectorCodesRecord } from '../store/vector-blocks';
 
 /** How many of a block's stray vectors an error names. */
 const NAMED_STRAYS = 3;

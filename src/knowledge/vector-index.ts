@@ -1,5 +1,5 @@
 import { AirlockError } from '../errors/airlock-error';
-import { writeCodes } from '../memory/int8-codes';
+import { writeCodes } from '../store/int8-codes';
 import { Int8Scanner } from './int8-scan';
 import type { CodesBlock } from './stored-vectors';
 

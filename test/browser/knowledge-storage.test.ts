@@ -10,8 +10,8 @@ import {
   SCHEMA_V4,
   SCHEMA_V5,
   SCHEMA_V6,
-} from '../../src/memory/schema-versions';
-import { packVectorBlocks } from '../../src/memory/vector-blocks';
+} from '../../src/store/schema-versions';
+import { packVectorBlocks } from '../../src/store/vector-blocks';
 import { agentFor, collect, scriptModel } from './support';
 
 const TOPICS = ['volcanoes magma eruption', 'tomato gardens watering', 'rockets fuel orbit'];

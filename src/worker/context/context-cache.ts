@@ -1,13 +1,13 @@
-import type { StoredConversation } from '../../memory/conversation-revision';
-import { compareMemories, conversationScope, isExpired } from '../../memory/memory-rules';
+import type { StoredConversation } from '../../store/conversation-revision';
+import { compareMemories, conversationScope, isExpired } from '../../store/memory-rules';
 import type {
   ConversationStore,
   MemoryRecord,
   MemoryScope,
   MessageRecord,
   WrittenStep,
-} from '../../memory/store';
-import type { StoreChange } from '../../memory/store-change';
+} from '../../store/store';
+import type { StoreChange } from '../../store/store-change';
 
 /** What a run's context reads from the store: `readContext`'s answer. */
 export type ContextRows = Awaited<ReturnType<ConversationStore['readContext']>>;

@@ -1,19 +1,19 @@
 import { isAirlockError } from '../../errors/airlock-error';
-import { selectWindow } from '../../memory/context-window';
-import { compareMemories } from '../../memory/memory-rules';
-import type {
-  AttachmentData,
-  ConversationStore,
-  MemoryRecord,
-  MemoryScope,
-  MessageRecord,
-} from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import { encodeDataText } from '../../model/data-encoding';
 import { DATA_NOTICE, dataMessage } from '../../model/data-message';
 import { estimateMessageTokens, type TokenCalibration } from '../../model/estimate-tokens';
 import type { ChatMessage, Usage } from '../../protocol/chat';
 import type { WarningCode } from '../../protocol/errors';
+import { selectWindow } from '../../store/context-window';
+import { compareMemories } from '../../store/memory-rules';
+import type {
+  AttachmentData,
+  ConversationStore,
+  MemoryRecord,
+  MemoryScope,
+  MessageRecord,
+} from '../../store/store';
 import type { SideCalls } from '../policy/budget-meter';
 import { TOOL_OUTPUT_NOTICE } from '../tools/tool-message';
 import type { ContextRows } from './context-cache';

@@ -1,12 +1,12 @@
-import { toDataUrl } from '../../memory/attachment-bytes';
-import { attachmentRefs } from '../../memory/conversation-attachments';
-import type { AttachmentData, AttachmentRecord, ConversationStore } from '../../memory/store';
 import {
   type AttachmentRef,
   type ChatMessage,
   MISSING_ATTACHMENT,
   type UserContentPart,
 } from '../../protocol/chat';
+import { toDataUrl } from '../../store/attachment-bytes';
+import { attachmentRefs } from '../../store/conversation-attachments';
+import type { AttachmentData, AttachmentRecord, ConversationStore } from '../../store/store';
 
 /**
  * The messages with their attachment references turned into what the model reads: images

@@ -1,6 +1,6 @@
 import { AirlockError, toErrorData } from '../../errors/airlock-error';
-import { type RowTypes, rowProblems } from '../../memory/row-schemas';
 import type { AgentEvent } from '../../protocol/events';
+import { type RowTypes, rowProblems } from '../../store/row-schemas';
 
 /** How many of a row's problems an event's message lists. */
 const LISTED_PROBLEMS = 3;

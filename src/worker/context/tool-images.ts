@@ -1,14 +1,14 @@
+import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../../protocol/attachment-limits';
+import type { ChatMessage, UserContentPart } from '../../protocol/chat';
+import type { ToolImage } from '../../protocol/tools';
 import {
   attachmentProblem,
   baseMediaType,
   fromBase64,
   sha256Hex,
   toDataUrl,
-} from '../../memory/attachment-bytes';
-import type { AttachmentData } from '../../memory/store';
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../../protocol/attachment-limits';
-import type { ChatMessage, UserContentPart } from '../../protocol/chat';
-import type { ToolImage } from '../../protocol/tools';
+} from '../../store/attachment-bytes';
+import type { AttachmentData } from '../../store/store';
 
 type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 

@@ -1,11 +1,5 @@
 import { z } from 'zod';
 import { isAirlockError } from '../../errors/airlock-error';
-import { MAX_LEARNED_PER_RUN } from '../../memory/learn-rules';
-import {
-  MAX_MEMORY_CONTENT_CHARS,
-  MAX_MEMORY_KEY_CHARS,
-  MAX_SOURCE_REASON_CHARS,
-} from '../../memory/memory-rules';
 import type { ChatModel } from '../../model/chat-model';
 import { dataElement, encodeDataText } from '../../model/data-encoding';
 import type { Usage } from '../../protocol/chat';
@@ -15,6 +9,12 @@ import type {
   MemoryRecord,
   MemoryScope,
 } from '../../protocol/memory';
+import { MAX_LEARNED_PER_RUN } from '../../store/learn-rules';
+import {
+  MAX_MEMORY_CONTENT_CHARS,
+  MAX_MEMORY_KEY_CHARS,
+  MAX_SOURCE_REASON_CHARS,
+} from '../../store/memory-rules';
 
 /** The most existing memories one extraction call is shown (most important first). */
 const MAX_SHOWN_MEMORIES = 50;

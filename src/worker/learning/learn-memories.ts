@@ -1,12 +1,12 @@
 import { isAirlockError, toErrorData } from '../../errors/airlock-error';
-import { type CompiledRule, learnFrom } from '../../memory/learn-rules';
-import type { ConversationStore, MemoryScope, RunRecord } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import type { AgentConfig } from '../../protocol/agent-config';
 import type { Usage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { MemoryInput, MemoryProposal, MemoryRecord } from '../../protocol/memory';
 import { randomId } from '../../runtime/random-id';
+import { type CompiledRule, learnFrom } from '../../store/learn-rules';
+import type { ConversationStore, MemoryScope, RunRecord } from '../../store/store';
 import type { StoredRowCheck } from '../context/stored-rows';
 import type { SideCalls } from '../policy/budget-meter';
 

@@ -1,10 +1,10 @@
 // The run's journal over the store: its input, each step, checkpoints, streamed text and its end.
 import { isAirlockError, toErrorData } from '../../errors/airlock-error';
-import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../memory/store';
 import type { RunUsage } from '../../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolCallRecord } from '../../protocol/tools';
+import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../store/store';
 import type { ResumedStep, RunJournal } from './loop-context';
 
 /**

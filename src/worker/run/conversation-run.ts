@@ -1,6 +1,6 @@
 // One run of a conversation, told as its phases: the lock and the claim, the run's tools,
 // the opening (input, context, first request), the loop, and how the run ends.
-import type { RunRecord } from '../../memory/store';
+import type { RunRecord } from '../../store/store';
 import type { RunContextMessages } from '../context/conversation-context';
 import type { BudgetMeter } from '../policy/budget-meter';
 import { ConversationJournal } from './conversation-journal';

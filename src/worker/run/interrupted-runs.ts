@@ -1,6 +1,6 @@
 // Runs left `running` by a tab that is gone: marked interrupted, keeping the text they streamed.
-import type { RunSeal } from '../../memory/run-seal';
-import type { ConversationStore, RunRecord } from '../../memory/store';
+import type { RunSeal } from '../../store/run-seal';
+import type { ConversationStore, RunRecord } from '../../store/store';
 
 /**
  * Marks a run left `running` by a tab that is gone as interrupted, keeping the text it had

@@ -1,6 +1,6 @@
 // What the agent loop is handed (`RunContext`), where it writes down what it did
 // (`RunJournal`), and the step a resume finishes first (`ResumedStep`).
-import type { AttachmentData } from '../../memory/store';
+
 import type { ChatModel, ModelRequest } from '../../model/chat-model';
 import type { TokenCalibration } from '../../model/estimate-tokens';
 import type { AgentConfig } from '../../protocol/agent-config';
@@ -8,6 +8,7 @@ import type { RunUsage } from '../../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { OutputRequest } from '../../protocol/wire';
+import type { AttachmentData } from '../../store/store';
 import type { BudgetMeter } from '../policy/budget-meter';
 import type { GuardrailGate } from '../policy/guardrail-gate';
 import type { ToolCallsContext } from '../tools/run-tool-calls';

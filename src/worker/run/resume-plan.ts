@@ -1,9 +1,9 @@
 // How a stored run goes on: its row's seal checked, where the resumed run starts, and the claim
 // that keeps two resumes of one run from both going on.
 import { AirlockError } from '../../errors/airlock-error';
-import { readPendingStep, readRunRow } from '../../memory/checkpoint-schema';
-import type { RunSeal, SealVerdict } from '../../memory/run-seal';
-import type { ConversationStore, RunRecord } from '../../memory/store';
+import { readPendingStep, readRunRow } from '../../store/checkpoint-schema';
+import type { RunSeal, SealVerdict } from '../../store/run-seal';
+import type { ConversationStore, RunRecord } from '../../store/store';
 import { interruptedMessages } from './interrupted-runs';
 import type { ResumedStep } from './loop-context';
 import type { RunStart } from './run-setup';

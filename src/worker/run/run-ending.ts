@@ -1,8 +1,8 @@
 // How a run ends: its record settled in the journal (finished, interrupted or failed), what it
 // learnt from a final answer, and `run-finish`; a failure is thrown for the caller to report.
 import { isAirlockError } from '../../errors/airlock-error';
-import type { RunRecord } from '../../memory/store';
 import type { AgentEvent, RunResult } from '../../protocol/events';
+import type { RunRecord } from '../../store/store';
 import type { ConversationJournal } from './conversation-journal';
 import { abortedRun } from './run-agent';
 import type { RunOpening } from './run-opening';

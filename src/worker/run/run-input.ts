@@ -1,14 +1,6 @@
 // A run's input as the page sent it, checked: its text, images and attachments as one user message.
 import { AirlockError } from '../../errors/airlock-error';
 import { imageUrlTooLong } from '../../errors/field-checks';
-import {
-  attachmentProblem,
-  base64Chars,
-  baseMediaType,
-  parseDataUrl,
-  sha256Hex,
-} from '../../memory/attachment-bytes';
-import type { AttachmentData } from '../../memory/store';
 import type { RunLimits } from '../../protocol/agent-config';
 import {
   DEFAULT_MAX_ATTACHMENT_BYTES,
@@ -17,6 +9,14 @@ import {
 } from '../../protocol/attachment-limits';
 import type { ChatMessage, UserContentPart } from '../../protocol/chat';
 import type { InputPart } from '../../protocol/wire';
+import {
+  attachmentProblem,
+  base64Chars,
+  baseMediaType,
+  parseDataUrl,
+  sha256Hex,
+} from '../../store/attachment-bytes';
+import type { AttachmentData } from '../../store/store';
 
 type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 

@@ -3,10 +3,10 @@
 import { toErrorData } from '../../errors/airlock-error';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
 import { knowledgeMessage, toSource } from '../../knowledge/knowledge-message';
-import type { RunRecord } from '../../memory/store';
 import type { ChatMessage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { KnowledgeSource } from '../../protocol/knowledge';
+import type { RunRecord } from '../../store/store';
 
 /** Tells the page what a search found: `knowledge-used`, after the stored vectors left out. */
 export type KnowledgeUsed = (query: string, sources: readonly KnowledgeSource[]) => Promise<void>;

@@ -1,10 +1,11 @@
 // The run's opening, the path to its first text: the input's write and `run-start`, the
 // context's reads (or the worker's kept rows), the budget meter, and the order of the events.
-import type { RunRecord } from '../../memory/store';
+
 import type { ChatMessage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import { inNextTask } from '../../runtime/next-task';
 import { settledLater } from '../../runtime/settled-later';
+import type { RunRecord } from '../../store/store';
 import type { ContextRows, RowsForRun } from '../context/context-cache';
 import { buildContext, type RunContextMessages } from '../context/conversation-context';
 import { StoredRowCheck } from '../context/stored-rows';

@@ -2,16 +2,16 @@
 // asks and how it starts; the check that refuses asks before anything is stored; memory scopes.
 import { AirlockError } from '../../errors/airlock-error';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
-import type { CompiledRule } from '../../memory/learn-rules';
-import { conversationScope } from '../../memory/memory-rules';
-import type { RunSeal } from '../../memory/run-seal';
-import type { AttachmentData, ConversationStore, MemoryScope } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import type { TokenCalibration } from '../../model/estimate-tokens';
 import type { AgentConfig } from '../../protocol/agent-config';
 import type { ChatMessage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { OutputRequest, RunModelOverrides } from '../../protocol/wire';
+import type { CompiledRule } from '../../store/learn-rules';
+import { conversationScope } from '../../store/memory-rules';
+import type { RunSeal } from '../../store/run-seal';
+import type { AttachmentData, ConversationStore, MemoryScope } from '../../store/store';
 import type { ContextCache } from '../context/context-cache';
 import type { GuardrailGate } from '../policy/guardrail-gate';
 import type { ApprovalGate } from '../tools/approval-gate';

@@ -1,6 +1,6 @@
 // The tools one run may call: the agent's, Airlock's built-in ones (memory, knowledge search)
 // and those the run brought, behind the agent's and the run's allowlists.
-import type { RunRecord } from '../../memory/store';
+import type { RunRecord } from '../../store/store';
 import { LocalToolHost } from '../../tools/local-tool-host';
 import { HostToolRunner } from '../tools/host-tool-runner';
 import { knowledgeTools } from '../tools/knowledge-tools';

@@ -1,8 +1,5 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
-import { rowProblems } from '../../memory/row-schemas';
-import type { RunSeal } from '../../memory/run-seal';
-import type { ConversationStore } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import { checkedModel } from '../../model/checked-model';
 import type { EmbeddingModel } from '../../model/embedding-model';
@@ -15,6 +12,9 @@ import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import type { ToolHost } from '../../protocol/tools';
+import { rowProblems } from '../../store/row-schemas';
+import type { RunSeal } from '../../store/run-seal';
+import type { ConversationStore } from '../../store/store';
 import type { McpServerConnection } from '../mcp/mcp-server-connection';
 import { conversationLockName, heldLockNames } from '../run/conversation-lock';
 import { markRunInterrupted } from '../run/interrupted-runs';

@@ -1,8 +1,6 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-error';
 import { KnowledgeBase } from '../../knowledge/knowledge-base';
-import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../memory/dexie-store';
-import type { ConversationStore } from '../../memory/store';
 import type { ChatModel } from '../../model/chat-model';
 import { TokenCalibration } from '../../model/estimate-tokens';
 import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
@@ -26,6 +24,8 @@ import type {
 } from '../../protocol/wire';
 import { lazyMethods } from '../../runtime/lazy-methods';
 import { settledLater } from '../../runtime/settled-later';
+import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../store/dexie-store';
+import type { ConversationStore } from '../../store/store';
 import { ContextCache } from '../context/context-cache';
 import { GuardrailGate } from '../policy/guardrail-gate';
 import { conversationLockName } from '../run/conversation-lock';
@@ -140,7 +140,7 @@ export class AgentService implements AgentWorkerApi {
       // Loaded only for an agent that has rules: most agents do not learn.
       const rules = config.memory.learn?.rules ?? [];
       const learnRules =
-        rules.length > 0 ? (await import('../../memory/learn-rules')).compileRules(rules) : [];
+        rules.length > 0 ? (await import('../../store/learn-rules')).compileRules(rules) : [];
       if (typeof navigator !== 'undefined' && navigator.locks) {
         const { database } = config.memory;
         this.#relays = settledLater(
@@ -150,7 +150,7 @@ export class AgentService implements AgentWorkerApi {
       const store = await this.#startStore(config);
       // Every run seals its row with the store's key: loaded while the tools start.
       const runSeal = settledLater(
-        import('../../memory/run-seal').then(({ RunSeal }) => {
+        import('../../store/run-seal').then(({ RunSeal }) => {
           const seal = new RunSeal(() => store.runSealKey());
           seal.prepare();
           return seal;
@@ -222,7 +222,7 @@ export class AgentService implements AgentWorkerApi {
       this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
       // Named as the database, so the page's subscribers still hear of its changes. Loaded
       // here: only an agent without IndexedDB needs it.
-      const { createMemoryStore } = await import('../../memory/memory-store');
+      const { createMemoryStore } = await import('../../store/memory-store');
       this.#store = createMemoryStore({ name: database });
       return this.#store;
     }

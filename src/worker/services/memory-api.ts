@@ -1,16 +1,16 @@
 import { toErrorData } from '../../errors/airlock-error';
-import { referencedHashes } from '../../memory/conversation-attachments';
-import { withoutRevision } from '../../memory/conversation-revision';
-import type { RowTypes } from '../../memory/row-schemas';
+import type { ErrorData } from '../../protocol/errors';
+import type { ConversationListOptions } from '../../protocol/memory';
+import type { CheckedRead, MemoryApi, MemoryWire } from '../../protocol/store-api';
+import { referencedHashes } from '../../store/conversation-attachments';
+import { withoutRevision } from '../../store/conversation-revision';
+import type { RowTypes } from '../../store/row-schemas';
 import type {
   ConversationRecord,
   ConversationStore,
   ImportOptions,
   MessageRecord,
-} from '../../memory/store';
-import type { ErrorData } from '../../protocol/errors';
-import type { ConversationListOptions } from '../../protocol/memory';
-import type { CheckedRead, MemoryApi, MemoryWire } from '../../protocol/store-api';
+} from '../../store/store';
 import { checkRow, leftOutRowError } from '../context/stored-rows';
 import { sumRunUsage } from '../policy/run-usage';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';

@@ -7,13 +7,13 @@ import {
   MAX_ID_CHARS,
   TOOL_NAME,
 } from '../../errors/field-checks';
-import { isMemoryScope } from '../../memory/memory-rules';
-import { MAX_CONTENT_PARTS } from '../../memory/row-schemas';
 import { modelOptionsCheck } from '../../model/model-options';
 import type { KnowledgeProgress } from '../../protocol/knowledge';
 import type { MemoryScope } from '../../protocol/memory';
 import type { ModelOptions } from '../../protocol/model-options';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
+import { isMemoryScope } from '../../store/memory-rules';
+import { MAX_CONTENT_PARTS } from '../../store/row-schemas';
 import { toolSpecsSchema } from '../tools/tool-spec-schema';
 
 // What the page sends the agent worker with each run and each memory or knowledge call,

@@ -1,11 +1,11 @@
 import type * as Comlink from 'comlink';
 import { releaseProxy } from 'comlink';
 import { type AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-error';
-import { assertInputFits } from '../../memory/context-window';
-import type { RunRecord } from '../../memory/store';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolHost } from '../../protocol/tools';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
+import { assertInputFits } from '../../store/context-window';
+import type { RunRecord } from '../../store/store';
 import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
 import { runConversation } from '../run/conversation-run';
 import { EventSink } from '../run/event-sink';

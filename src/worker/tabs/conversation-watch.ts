@@ -1,7 +1,4 @@
 import { AirlockError } from '../../errors/airlock-error';
-import { rowProblems } from '../../memory/row-schemas';
-import type { RunSeal } from '../../memory/run-seal';
-import type { ConversationStore, RunRecord } from '../../memory/store';
 import type { ErrorData } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
 import {
@@ -14,6 +11,9 @@ import {
   watchesChannelName,
 } from '../../protocol/tab-relay';
 import { randomId } from '../../runtime/random-id';
+import { rowProblems } from '../../store/row-schemas';
+import type { RunSeal } from '../../store/run-seal';
+import type { ConversationStore, RunRecord } from '../../store/store';
 import type { TabChannel, TabChannels } from '../../tabs/tab-channels';
 import { markRunInterrupted } from '../run/interrupted-runs';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { MAX_MEMORY_KEY_CHARS } from '../../memory/memory-rules';
-import type { ConversationStore, MemoryScope } from '../../memory/store';
+import { MAX_MEMORY_KEY_CHARS } from '../../store/memory-rules';
+import type { ConversationStore, MemoryScope } from '../../store/store';
 import type { Tool } from '../../tools/define-tool';
 import { builtInTool } from './built-in-tool';
 

@@ -2,7 +2,7 @@
 import type { AgentMemory } from 'airlock-agents';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createConversationList, LIST_PAGE } from '../../../demo/views/conversation-list';
-import { createMemoryStore } from '../../../src/memory/memory-store';
+import { createMemoryStore } from '../../../src/store/memory-store';
 
 // The demo's sidebar list, in happy-dom, over the in-memory store: the DOM alone.
 

@@ -5,16 +5,16 @@ import { isAirlockError } from '../../../src/errors/airlock-error';
 import { buildCodesIndex } from '../../../src/knowledge/build-index';
 import { KnowledgeBase } from '../../../src/knowledge/knowledge-base';
 import { toUnitVector, VectorIndex } from '../../../src/knowledge/vector-index';
-import type { ConversationStore } from '../../../src/memory/store';
-import { codesOfBlock, packVectorBlock, parseVectorBlock } from '../../../src/memory/vector-blocks';
 import type { EmbeddingModel } from '../../../src/model/embedding-model';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
   type KnowledgeChunkRecord,
   type KnowledgeDocumentRecord,
 } from '../../../src/protocol/knowledge';
+import type { ConversationStore } from '../../../src/store/store';
+import { codesOfBlock, packVectorBlock, parseVectorBlock } from '../../../src/store/vector-blocks';
 import { seededRandom } from '../../soak/soak-plan';
-import { freshStore } from '../memory/store-fixture';
+import { freshStore } from '../store/store-fixture';
 
 // A new agent worker searches with the stored int8 copies of the vectors while it reads the
 // floats (a quarter of the bytes first): these tests hold the copies to the floats.

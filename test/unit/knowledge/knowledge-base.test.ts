@@ -4,7 +4,7 @@ import { KnowledgeBase } from '../../../src/knowledge/knowledge-base';
 import type { EmbeddingModel } from '../../../src/model/embedding-model';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../../src/protocol/knowledge';
 import { hashedEmbedding } from '../../../src/testing/hashed-embedding';
-import { freshStore } from '../memory/store-fixture';
+import { freshStore } from '../store/store-fixture';
 
 /** Hashed embeddings, counting requests; `dimension` can change to mimic a new model. */
 function fakeEmbedder(dimension = 256) {

@@ -3,19 +3,19 @@ import { IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { KnowledgeBase } from '../../../src/knowledge/knowledge-base';
-import type { ConversationStore } from '../../../src/memory/store';
-import {
-  blockVectors,
-  parseVectorBlock,
-  type VectorBlockRecord,
-} from '../../../src/memory/vector-blocks';
 import type { EmbeddingModel } from '../../../src/model/embedding-model';
 import {
   DEFAULT_KNOWLEDGE_CONFIG,
   type KnowledgeChunkRecord,
   type KnowledgeDocumentRecord,
 } from '../../../src/protocol/knowledge';
-import { freshStore } from '../memory/store-fixture';
+import type { ConversationStore } from '../../../src/store/store';
+import {
+  blockVectors,
+  parseVectorBlock,
+  type VectorBlockRecord,
+} from '../../../src/store/vector-blocks';
+import { freshStore } from '../store/store-fixture';
 
 const DIMENSION = 8;
 const signal = new AbortController().signal;

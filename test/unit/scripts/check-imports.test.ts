@@ -23,10 +23,10 @@ const planted: { file: string; source: string; rule: string; reaching: string }[
   },
   {
     // Type-only: a type in the wrong file is how the cycles of #47 closed.
-    file: 'src/memory/planted-climb.ts',
+    file: 'src/store/planted-climb.ts',
     source:
       "import type { runAgent } from '../worker/run/run-agent';\nexport type Planted = typeof runAgent;\n",
-    rule: 'layer-order/memory',
+    rule: 'layer-order/store',
     reaching: 'src/worker/run/run-agent.ts',
   },
   {
@@ -113,6 +113,6 @@ describe('the import rules npm run lint checks', () => {
     // Nothing beyond what was planted: the rules do not fire at random.
     expect(result.violations).toHaveLength(planted.length + cycles.length);
     expect(result.exitCode).toBeGreaterThan(0);
-    expect(result.report).toContain('layer-order/memory');
+    expect(result.report).toContain('layer-order/store');
   });
 });

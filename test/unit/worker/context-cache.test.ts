@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createMemoryStore } from '../../../src/memory/memory-store';
-import type { ConversationStore } from '../../../src/memory/store';
-import { storeChannelName } from '../../../src/memory/store-change';
+import { createMemoryStore } from '../../../src/store/memory-store';
+import type { ConversationStore } from '../../../src/store/store';
+import { storeChannelName } from '../../../src/store/store-change';
 import { ContextCache, WARM_CONVERSATIONS } from '../../../src/worker/context/context-cache';
-import { runRecord } from '../memory/records';
-import { freshStore } from '../memory/store-fixture';
+import { runRecord } from '../store/records';
+import { freshStore } from '../store/store-fixture';
 
 let counter = 0;
 const opened: ConversationStore[] = [];

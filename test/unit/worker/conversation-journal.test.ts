@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
-import type { ConversationStore, RunRecord } from '../../../src/memory/store';
 import type { AgentEvent } from '../../../src/protocol/events';
+import type { ConversationStore, RunRecord } from '../../../src/store/store';
 import { ConversationJournal } from '../../../src/worker/run/conversation-journal';
-import { runRecord } from '../memory/records';
+import { runRecord } from '../store/records';
 
 /** The journal's writes, as the store received them; `failing` makes the next ones fail. */
 function recordingStore() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_MEMORY_KEY_CHARS } from '../../../src/memory/memory-rules';
-import { createMemoryStore } from '../../../src/memory/memory-store';
+import { MAX_MEMORY_KEY_CHARS } from '../../../src/store/memory-rules';
+import { createMemoryStore } from '../../../src/store/memory-store';
 import type { Tool } from '../../../src/tools/define-tool';
 import { runTool } from '../../../src/tools/run-tool';
 import { memoryTools } from '../../../src/worker/tools/memory-tools';

@@ -1,8 +1,9 @@
 import Dexie from 'dexie';
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../../src/memory/dexie-store';
-import { RunSeal } from '../../../src/memory/run-seal';
+import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
+import { openStore } from '../../../src/store/dexie-store';
+import { RunSeal } from '../../../src/store/run-seal';
 import {
   CURRENT_SCHEMA_VERSION,
   SCHEMA_V1,
@@ -13,10 +14,9 @@ import {
   SCHEMA_V6,
   SCHEMA_V7,
   SCHEMA_V8,
-} from '../../../src/memory/schema-versions';
-import type { RunRecord } from '../../../src/memory/store';
-import type { VectorCodesRecord } from '../../../src/memory/vector-blocks';
-import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
+} from '../../../src/store/schema-versions';
+import type { RunRecord } from '../../../src/store/store';
+import type { VectorCodesRecord } from '../../../src/store/vector-blocks';
 import { planResume } from '../../../src/worker/run/resume-plan';
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.

@@ -1,7 +1,7 @@
 import Dexie from 'dexie';
 import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
-import { isQuotaExceededError, toStorageError } from '../../../src/memory/storage-errors';
+import { isQuotaExceededError, toStorageError } from '../../../src/store/storage-errors';
 
 describe('mapping storage failures', () => {
   it('maps a QuotaExceededError DOMException to storage-full', () => {

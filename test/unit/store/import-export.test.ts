@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_IMPORT_FILE_CHARS } from '../../../src/memory/conversation-export-schema';
-import type { StoredConversation } from '../../../src/memory/conversation-revision';
-import type { ConversationExport, ConversationStore } from '../../../src/memory/store';
+import { MAX_IMPORT_FILE_CHARS } from '../../../src/store/conversation-export-schema';
+import type { StoredConversation } from '../../../src/store/conversation-revision';
+import type { ConversationExport, ConversationStore } from '../../../src/store/store';
 import {
   assistantCalls,
   assistantSays,

@@ -6,10 +6,10 @@ import {
   IDBKeyRange,
 } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { ConversationStore, MemoryRecord } from '../../../src/memory/store';
-import { type StoreChange, storeChannelName } from '../../../src/memory/store-change';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../../src/protocol/chat';
+import type { ConversationStore, MemoryRecord } from '../../../src/store/store';
+import { type StoreChange, storeChannelName } from '../../../src/store/store-change';
 import {
   assistantCalls,
   assistantSays,

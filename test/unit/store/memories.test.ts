@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
-import type { MemoryInput } from '../../../src/memory/store';
+import type { MemoryInput } from '../../../src/store/store';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 
 const setUp = storesClosedAfterEach(freshStore);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
-import type { HistoryWindow, WindowLimits } from '../../../src/memory/context-window';
-import type { MessageRecord } from '../../../src/memory/store';
 import type { ChatMessage } from '../../../src/protocol/chat';
+import type { HistoryWindow, WindowLimits } from '../../../src/store/context-window';
+import type { MessageRecord } from '../../../src/store/store';
 
 /**
  * Random conversations for property tests, as the agent loop produces them: steps of one

@@ -1,5 +1,5 @@
-import type { AuditRecord, RunRecord } from '../../../src/memory/store';
 import type { ChatMessage } from '../../../src/protocol/chat';
+import type { AuditRecord, RunRecord } from '../../../src/store/store';
 
 /** A run checkpoint with plausible defaults. */
 export function runRecord(overrides: Partial<RunRecord> & Pick<RunRecord, 'id'>): RunRecord {

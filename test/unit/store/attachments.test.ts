@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../../src/memory/attachment-bytes';
-import type { AttachmentData, ConversationStore } from '../../../src/memory/store';
+import { sha256Hex } from '../../../src/store/attachment-bytes';
+import type { AttachmentData, ConversationStore } from '../../../src/store/store';
 import { freshStore } from './store-fixture';
 
 // Attachments in the store: once per hash, held by the conversations that refer to them,

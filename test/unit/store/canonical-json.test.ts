@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/memory/canonical-json';
+import { canonicalJson } from '../../../src/store/canonical-json';
 
 describe('canonical JSON', () => {
   it('gives equal data the same text whatever order its keys were written in', () => {

@@ -4,8 +4,8 @@ import {
   learnFrom,
   MAX_LEARNED_PER_RUN,
   repeatsRepetition,
-} from '../../../src/memory/learn-rules';
-import { normalizeMemoryInput } from '../../../src/memory/memory-rules';
+} from '../../../src/store/learn-rules';
+import { normalizeMemoryInput } from '../../../src/store/memory-rules';
 
 const exchange = (user: string, assistant = '') => ({
   runId: 'run-1',

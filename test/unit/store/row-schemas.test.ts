@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rowProblems } from '../../../src/memory/row-schemas';
+import { rowProblems } from '../../../src/store/row-schemas';
 import { runRecord } from './records';
 
 const messageRow = {

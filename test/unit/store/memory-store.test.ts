@@ -4,7 +4,7 @@ import { vi } from 'vitest';
 // the Dexie store does: the store's own suites run here again against it.
 vi.mock('./store-fixture', async (importOriginal) => {
   const original = await importOriginal<typeof import('./store-fixture')>();
-  const { createMemoryStore } = await import('../../../src/memory/memory-store');
+  const { createMemoryStore } = await import('../../../src/store/memory-store');
   let counter = 0;
   return {
     ...original,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredConversation } from '../../../src/memory/conversation-revision';
-import type { ConversationStore, MemoryProposal, WrittenStep } from '../../../src/memory/store';
+import type { StoredConversation } from '../../../src/store/conversation-revision';
+import type { ConversationStore, MemoryProposal, WrittenStep } from '../../../src/store/store';
 import { runRecord } from './records';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 

@@ -1,7 +1,7 @@
 import Dexie from 'dexie';
 import { IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { ConversationStore } from '../../../src/memory/store';
+import type { ConversationStore } from '../../../src/store/store';
 import { assistantCalls, assistantSays, toolAnswers, userSays } from './records';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 

@@ -1,8 +1,8 @@
 import Dexie from 'dexie';
 import { IDBKeyRange } from 'fake-indexeddb';
 import { describe, expect, it, vi } from 'vitest';
-import { RunSeal } from '../../../src/memory/run-seal';
-import type { ConversationStore, RunRecord } from '../../../src/memory/store';
+import { RunSeal } from '../../../src/store/run-seal';
+import type { ConversationStore, RunRecord } from '../../../src/store/store';
 import { freshStore, storesClosedAfterEach } from './store-fixture';
 
 const setUp = storesClosedAfterEach(freshStore);

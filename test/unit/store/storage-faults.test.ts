@@ -1,7 +1,7 @@
 import { IDBDatabase as FakeDatabase, IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { openStore } from '../../../src/memory/dexie-store';
-import type { ConversationStore } from '../../../src/memory/store';
+import { openStore } from '../../../src/store/dexie-store';
+import type { ConversationStore } from '../../../src/store/store';
 import { runRecord, userSays } from './records';
 
 const opened: ConversationStore[] = [];

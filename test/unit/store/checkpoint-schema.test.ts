@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readPendingStep, readRunRow } from '../../../src/memory/checkpoint-schema';
 import type { RunRecord } from '../../../src/protocol/memory';
+import { readPendingStep, readRunRow } from '../../../src/store/checkpoint-schema';
 
 const run = (pendingStep: unknown): RunRecord =>
   ({

@@ -1,7 +1,7 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import { afterEach } from 'vitest';
-import { openStore } from '../../../src/memory/dexie-store';
-import type { ConversationStore } from '../../../src/memory/store';
+import { openStore } from '../../../src/store/dexie-store';
+import type { ConversationStore } from '../../../src/store/store';
 
 /** A store on its own in-memory IndexedDB, with what a test needs to reach it again. */
 export interface StoreFixture {

@@ -1,10 +1,10 @@
 import { IDBFactory, IDBKeyRange } from 'fake-indexeddb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertInputFits, selectWindow } from '../../../src/memory/context-window';
-import { openStore } from '../../../src/memory/dexie-store';
 import { estimateMessageTokens, TokenCalibration } from '../../../src/model/estimate-tokens';
 import type { ChatMessage } from '../../../src/protocol/chat';
+import { assertInputFits, selectWindow } from '../../../src/store/context-window';
+import { openStore } from '../../../src/store/dexie-store';
 import {
   conversationSteps,
   numberCallIds,
