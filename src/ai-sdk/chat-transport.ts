@@ -2,6 +2,7 @@ import type { ChatRequestOptions, ChatTransport, UIMessage, UIMessageChunk } fro
 import { AirlockError } from '../errors/airlock-error';
 import type { Agent } from '../page/agent';
 import type { AgentRun } from '../page/agent-run';
+import { sleep } from '../timing/wait';
 import {
   approvalAnswers,
   type ChatRequest,
@@ -226,7 +227,7 @@ export class AirlockChatTransport<UI_MESSAGE extends UIMessage = AirlockUIMessag
       const refusal = !first.done && first.value.type === 'run-error' ? first.value : undefined;
       const busy = refusal?.error.code === 'conversation-busy';
       if (busy && afterAnother && attempt < BUSY_RETRIES && !abortSignal?.aborted) {
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        await sleep(BUSY_RETRY_MS);
         continue;
       }
       if (refusal) {

@@ -4,6 +4,7 @@ import type {
   QuickJSHandle,
   QuickJSRuntime,
 } from 'quickjs-emscripten-core';
+import { waitFor } from '../timing/wait';
 import { ToolFault } from '../tools/tool-fault';
 import { type EngineLease, refusedGrowths } from './quickjs-engine';
 import {
@@ -228,22 +229,18 @@ class Script {
 
   /** Waits for a host call to settle; at the deadline or an abort, the script ends. */
   async #nextHostAnswer(deadline: number): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort: (() => void) | undefined;
+    const answered = new Promise<void>((resolve) => {
+      this.#wake = resolve;
+    });
     try {
-      const outcome = await new Promise<'answer' | 'deadline' | 'aborted'>((resolve) => {
-        this.#wake = () => resolve('answer');
-        timer = setTimeout(() => resolve('deadline'), Math.max(0, deadline - Date.now()));
-        onAbort = () => resolve('aborted');
-        this.#host.signal.addEventListener('abort', onAbort);
-        if (this.#host.signal.aborted) resolve('aborted');
+      const waited = await waitFor(answered, {
+        signal: this.#host.signal,
+        timeoutMs: Math.max(0, deadline - Date.now()),
       });
-      if (outcome === 'deadline') throw timedOut(this.#limits.timeoutMs);
-      if (outcome === 'aborted') throw new ToolFault('tool-failed', 'The run was aborted.');
+      if (waited.outcome === 'timed-out') throw timedOut(this.#limits.timeoutMs);
+      if (waited.outcome === 'aborted') throw new ToolFault('tool-failed', 'The run was aborted.');
     } finally {
       this.#wake = undefined;
-      clearTimeout(timer);
-      if (onAbort) this.#host.signal.removeEventListener('abort', onAbort);
     }
   }
 

@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
 import { whenLoaded } from '../runtime/lazy-methods';
+import { later } from '../timing/later';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { RunStream } from './run-stream';
 
@@ -62,9 +63,9 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
    * nothing iterates the run by the next task, reading `result` consumes the events.
    */
   get result(): Promise<Result> {
-    setTimeout(() => {
+    later(0, () => {
       if (!this.#iterated) this.#with((stream) => stream.drain());
-    }, 0);
+    });
     return this.#result;
   }
 

@@ -4,8 +4,10 @@
  * real Chat Completions and Responses APIs, `…/embeddings` with deterministic hashed bag-of-words
  * vectors, and records every request for assertions.
  */
+
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sleep } from '../timing/wait.js';
 import {
   buildCompletion,
   buildModelList,
@@ -192,7 +194,7 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     };
     const usage = resolveUsage(turn, body);
     // A model's time to its first token: nothing of the reply, headers included, before it.
-    if (turn.latencyMs && !(await sleep(entry, turn.latencyMs))) return;
+    if (turn.latencyMs && !(await sleepWhileOpen(entry, turn.latencyMs))) return;
     if (route === 'responses') {
       const shape = {
         includeEncryptedReasoning:
@@ -281,7 +283,7 @@ async function streamFrames(
   const all = done ? [...frames, 'data: [DONE]\n\n'] : [...frames];
   for (const [index, frame] of all.entries()) {
     // The delay comes first, so the chunk before a fault has had time to reach the client.
-    if (delayMs > 0 && index > 0 && !(await sleep(entry, delayMs))) return;
+    if (delayMs > 0 && index > 0 && !(await sleepWhileOpen(entry, delayMs))) return;
     // `[DONE]` is not a chunk: a fault placed past the last chunk still fires before it.
     if (fault && index === Math.max(0, Math.min(fault.afterChunks, frames.length)))
       return applyStreamFault(entry, fault);
@@ -314,7 +316,7 @@ async function streamPieces(
   const bounds = [0, ...cuts, body.length];
   const pauseMs = transport.pieceDelayMs ?? 1;
   for (let index = 0; index + 1 < bounds.length; index++) {
-    if (index > 0 && pauseMs > 0 && !(await sleep(entry, pauseMs))) return;
+    if (index > 0 && pauseMs > 0 && !(await sleepWhileOpen(entry, pauseMs))) return;
     if (!(await write(entry, body.subarray(bounds[index], bounds[index + 1])))) return;
   }
   res.end();
@@ -362,19 +364,16 @@ function track(
 }
 
 /** Resolves true after `ms`, or false as soon as the response closes (its timer cleared). */
-function sleep(entry: OpenResponse, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (entry.res.destroyed) return resolve(false);
-    const cancel = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      entry.cancels.delete(cancel);
-      resolve(true);
-    }, ms);
-    entry.cancels.add(cancel);
-  });
+async function sleepWhileOpen(entry: OpenResponse, ms: number): Promise<boolean> {
+  if (entry.res.destroyed) return false;
+  const closed = new AbortController();
+  const cancel = (): void => closed.abort();
+  entry.cancels.add(cancel);
+  try {
+    return await sleep(ms, { signal: closed.signal });
+  } finally {
+    entry.cancels.delete(cancel);
+  }
 }
 
 /** Resolves once `frame` is flushed to the socket, so a following cut never swallows it. */

@@ -3,6 +3,7 @@
  * running in a browser can script a session and inspect its requests.
  * No Node imports.
  */
+import { sleep } from '../timing/wait.js';
 import type { RecordedRequest, ScriptedTurn, SessionOptions } from './script.js';
 
 /** How long waits last unless told otherwise; well under a test's own timeout. */
@@ -67,7 +68,7 @@ export async function createRemoteSession(
           `Timed out after ${timeoutMs} ms waiting for ${what} (session ${id} has ${log.length} request(s))`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
+      await sleep(POLL_INTERVAL_MS);
     }
   };
 

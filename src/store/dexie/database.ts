@@ -1,6 +1,7 @@
 import Dexie, { type DBCore, type Middleware } from 'dexie';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import { DEFAULT_DATABASE } from '../../protocol/memory';
+import { every } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
 import {
   CURRENT_SCHEMA_VERSION,
@@ -235,19 +236,16 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
     blockedSince = undefined;
     let gaveUp = false;
     // Timed from the `blocked` event, not from the start: a long upgrade nobody blocks is fine.
-    const watch = setInterval(
-      () => {
-        if (blockedSince !== undefined && Date.now() - blockedSince >= openTimeoutMs) {
-          gaveUp = true;
-          db.close();
-        }
-      },
-      Math.max(10, Math.min(250, openTimeoutMs / 4)),
-    );
+    const stopWatch = every(Math.max(10, Math.min(250, openTimeoutMs / 4)), () => {
+      if (blockedSince !== undefined && Date.now() - blockedSince >= openTimeoutMs) {
+        gaveUp = true;
+        db.close();
+      }
+    });
     try {
       await db.open();
       // Opened: nothing blocks it any more, and the wait below has its own bound.
-      clearInterval(watch);
+      stopWatch();
       // Dexie opens a database a newer tab already upgraded at that newer version (native
       // versions are Dexie's times ten); this code must not write rows it does not know.
       if (db.backendDB().version > CURRENT_SCHEMA_VERSION * 10) {
@@ -285,7 +283,7 @@ export function openConnection(options: OpenStoreOptions = {}): DexieConnection 
         { details: { database: name, operation }, cause: error },
       );
     } finally {
-      clearInterval(watch);
+      stopWatch();
     }
   }
 

@@ -9,6 +9,7 @@ import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/t
 import { AirlockError } from '../../errors/airlock-error';
 import type { McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
+import { later } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
 import { toolCancelled } from '../../tools/tool-cancelled';
@@ -149,7 +150,7 @@ export class McpServerConnection implements ToolRunner {
     if (!tool) return notServed(request.toolName);
     const controller = new AbortController();
     this.#calls.set(request.callId, controller);
-    const deadline = setTimeout(() => controller.abort(DEADLINE), timeoutMs);
+    const cancelDeadline = later(timeoutMs, () => controller.abort(DEADLINE));
     try {
       const result = await this.#call(tool.original, request, controller);
       return checkedOutput(request.toolName, tool, result) ?? mcpOutcome(request.toolName, result);
@@ -168,7 +169,7 @@ export class McpServerConnection implements ToolRunner {
         },
       };
     } finally {
-      clearTimeout(deadline);
+      cancelDeadline();
       this.#calls.delete(request.callId);
     }
   }

@@ -1,10 +1,12 @@
 // The run's journal over the store: its input, each step, checkpoints, streamed text and its end.
+
 import { isAirlockError, toErrorData } from '../../errors/airlock-error';
 import type { RunUsage } from '../../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolCallRecord } from '../../protocol/tools';
 import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../store/store';
+import { Pending } from '../../timing/later';
 import type { ResumedStep, RunJournal } from './loop-context';
 
 /**
@@ -33,7 +35,9 @@ export class ConversationJournal implements RunJournal {
   /** The current step's streamed text; kept apart so a delta costs a string append, not a record copy. */
   #partialText: string;
   /** The save of the streamed text due next, while a step streams. */
-  #progressSave: ReturnType<typeof setTimeout> | undefined;
+  readonly #progressSave = new Pending(() => {
+    void this.#write(() => this.#store.putRun(this.#record()));
+  });
   #reportedFailure = false;
   /** Set once a step's write recorded the run finished: ending it `finished` has nothing left to write. */
   #finishedWritten = false;
@@ -93,10 +97,7 @@ export class ConversationJournal implements RunJournal {
       this.#update({ step: event.step });
     } else if (event.type === 'text-delta') {
       this.#partialText += event.delta;
-      this.#progressSave ??= setTimeout(() => {
-        this.#progressSave = undefined;
-        void this.#write(() => this.#store.putRun(this.#record()));
-      }, PROGRESS_INTERVAL_MS);
+      this.#progressSave.schedule(PROGRESS_INTERVAL_MS);
     }
   }
 
@@ -228,8 +229,7 @@ export class ConversationJournal implements RunJournal {
 
   /** The streamed text is written with what comes next (the step, its checkpoint or the run's end). */
   #stopProgressSaves(): void {
-    clearTimeout(this.#progressSave);
-    this.#progressSave = undefined;
+    this.#progressSave.cancel();
   }
 
   #conversationDeleted(): boolean {

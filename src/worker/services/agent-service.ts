@@ -26,6 +26,8 @@ import { lazyMethods } from '../../runtime/lazy-methods';
 import { settledLater } from '../../runtime/settled-later';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../store/dexie-store';
 import type { ConversationStore } from '../../store/store';
+import { type Cancel, every } from '../../timing/later';
+import { waitFor } from '../../timing/wait';
 import { ContextCache } from '../context/context-cache';
 import { GuardrailGate } from '../policy/guardrail-gate';
 import { conversationLockName } from '../run/conversation-lock';
@@ -98,7 +100,7 @@ export class AgentService implements AgentWorkerApi {
   #storageWarning: string | undefined;
   /** The store, from the moment configure opens it, so `close` can close it even mid-start. */
   #store: ConversationStore | undefined;
-  #pruning: ReturnType<typeof setInterval> | undefined;
+  #stopPruning: Cancel | undefined;
   #resolveSetup!: (setup: AgentSetup) => void;
   #rejectSetup!: (error: unknown) => void;
 
@@ -187,10 +189,9 @@ export class AgentService implements AgentWorkerApi {
       });
       // Lives as long as this worker, which ends with the agent. A failed prune is retried
       // at the next interval; runs never depend on it.
-      this.#pruning = setInterval(
-        () => store.pruneExpired().catch(() => undefined),
-        PRUNE_INTERVAL_MS,
-      );
+      this.#stopPruning = every(PRUNE_INTERVAL_MS, () => {
+        store.pruneExpired().catch(() => undefined);
+      });
       return {
         ok: true,
         tools: registry.names,
@@ -236,7 +237,7 @@ export class AgentService implements AgentWorkerApi {
    * stay as a terminated worker leaves them (a run waiting for approval stays resumable).
    */
   async close(): Promise<void> {
-    clearInterval(this.#pruning);
+    this.#stopPruning?.();
     const closing = this.#store?.close();
     const reason = new AirlockError('agent-disposed', 'The agent was disposed.');
     for (const run of this.#served) run.controller.abort(reason);
@@ -268,17 +269,7 @@ export class AgentService implements AgentWorkerApi {
       { details: { conversationId } },
     );
     for (const run of ending) run.controller.abort(reason);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      await Promise.race([
-        Promise.all(ending.map((run) => run.ended)),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, DELETE_WAIT_MS);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await waitFor(Promise.all(ending.map((run) => run.ended)), { timeoutMs: DELETE_WAIT_MS });
   }
 
   run(

@@ -15,6 +15,8 @@ import { rowProblems } from '../../store/row-schemas';
 import type { RunSeal } from '../../store/run-seal';
 import type { ConversationStore, RunRecord } from '../../store/store';
 import type { TabChannel, TabChannels } from '../../tabs/tab-channels';
+import { type Cancel, later } from '../../timing/later';
+import { waitFor } from '../../timing/wait';
 import { markRunInterrupted } from '../run/interrupted-runs';
 import { endsRun, parsePageToWatch, parseRelayMessage } from './relay-schema';
 import { listenerOfLock, parseWatchesMessage } from './watched-conversations';
@@ -73,7 +75,7 @@ interface PendingControl {
   readonly runId: string;
   readonly source: string;
   readonly approval: boolean;
-  readonly timer: ReturnType<typeof setTimeout>;
+  readonly cancelTimeout: Cancel;
 }
 
 /**
@@ -164,15 +166,12 @@ export class ConversationWatch {
     const channel = this.#target.channels.open(watchesChannelName(database));
     const requestId = randomId('watching');
     try {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ANNOUNCE_TIMEOUT_MS);
+      const heardByAll = new Promise<void>((resolve) => {
         channel.onmessage = ({ data }) => {
           const message = parseWatchesMessage(data);
           if (message?.kind !== 'heard' || message.requestId !== requestId) return;
           waiting.delete(message.listener);
-          if (waiting.size > 0) return;
-          clearTimeout(timer);
-          resolve();
+          if (waiting.size === 0) resolve();
         };
         channel.postMessage({
           kind: 'watching',
@@ -180,6 +179,7 @@ export class ConversationWatch {
           conversationId,
         } satisfies WatchesMessage);
       });
+      await waitFor(heardByAll, { timeoutMs: ANNOUNCE_TIMEOUT_MS });
     } finally {
       channel.onmessage = null;
       channel.close();
@@ -202,7 +202,7 @@ export class ConversationWatch {
     this.#releaseListening();
     this.#current?.lockWait.abort();
     for (const [requestId, pending] of this.#pending) {
-      clearTimeout(pending.timer);
+      pending.cancelTimeout();
       this.#pending.delete(requestId);
     }
     this.#channel.onmessage = null;
@@ -359,11 +359,11 @@ export class ConversationWatch {
       this.#interrupted(run, 'awaiting-approval');
     } else {
       // It ended: its last event was posted before the lock came free, and is on its way.
-      setTimeout(() => {
+      later(LAST_EVENT_GRACE_MS, () => {
         if (run.ended || this.#closed) return;
         this.#warn(`Run ${run.runId} ended (${record.status}) without relaying its last event.`);
         this.#endRun(run);
-      }, LAST_EVENT_GRACE_MS);
+      });
     }
   }
 
@@ -459,19 +459,23 @@ export class ConversationWatch {
       return;
     }
     const requestId = randomId('control');
-    const timer = setTimeout(
-      () =>
-        this.#settle(
-          requestId,
-          new AirlockError(
-            'not-found',
-            `The tab running run ${runId} did not answer within ${CONTROL_TIMEOUT_MS} ms.`,
-            { details: { runId } },
-          ).toData(),
-        ),
-      CONTROL_TIMEOUT_MS,
+    const cancelTimeout = later(CONTROL_TIMEOUT_MS, () =>
+      this.#settle(
+        requestId,
+        new AirlockError(
+          'not-found',
+          `The tab running run ${runId} did not answer within ${CONTROL_TIMEOUT_MS} ms.`,
+          { details: { runId } },
+        ).toData(),
+      ),
     );
-    this.#pending.set(requestId, { pageRequestId, runId, source: current.source, approval, timer });
+    this.#pending.set(requestId, {
+      pageRequestId,
+      runId,
+      source: current.source,
+      approval,
+      cancelTimeout,
+    });
     const { kind: _kind, requestId: _pageRequestId, ...action } = message;
     this.#post({ kind: 'control', ...action, requestId });
   }
@@ -480,7 +484,7 @@ export class ConversationWatch {
     const pending = this.#pending.get(requestId);
     if (!pending) return;
     this.#pending.delete(requestId);
-    clearTimeout(pending.timer);
+    pending.cancelTimeout();
     this.#answer(pending.pageRequestId, error);
   }
 

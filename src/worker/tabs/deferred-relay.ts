@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../../protocol/events';
+import { Pending } from '../../timing/later';
 import type { RunRelay } from './run-relay';
 
 /**
@@ -22,7 +23,7 @@ export class DeferredRelay {
   /** The events published before the relay opened; undefined once it has. */
   #waiting: AgentEvent[] | undefined = [];
   #opening: Promise<void> | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #openLater = new Pending(() => this.#start().catch(() => undefined));
   #closed = false;
 
   constructor(open: () => Promise<RunRelay | undefined>) {
@@ -43,19 +44,19 @@ export class DeferredRelay {
     if (event.type === 'step-start') return undefined;
     if (event.type !== 'run-start') return this.#start();
     // A relay that cannot open fails the run at its next event, which awaits the same start.
-    this.#timer ??= setTimeout(() => this.#start().catch(() => undefined), RELAY_OPEN_AFTER_MS);
+    this.#openLater.schedule(RELAY_OPEN_AFTER_MS);
     return undefined;
   }
 
   /** Closes the relay: what it was given is sent first; one not opened yet never opens. */
   close(): void {
     this.#closed = true;
-    clearTimeout(this.#timer);
+    this.#openLater.cancel();
     this.#relay?.close();
   }
 
   #start(): Promise<void> {
-    clearTimeout(this.#timer);
+    this.#openLater.cancel();
     this.#opening ??= this.#open().then((relay) => {
       if (this.#closed) {
         relay?.close();

@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPrimitives } from '../../../scripts/check-primitives.mjs';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** A timer started the raw way, once bare and once through the global object. */
+const RAW_TIMERS = [
+  'export const bare = setTimeout(() => {}, 1);',
+  'clearTimeout(bare);',
+  'export const held = globalThis.setInterval(() => {}, 1);',
+  'self.clearInterval(held);',
+  '',
+].join('\n');
+
+describe('one primitive per concern, enforced by npm run lint', () => {
+  let sandbox: string;
+
+  beforeAll(async () => {
+    sandbox = await mkdtemp(join(tmpdir(), 'airlock-primitives-'));
+    await cp(join(repoRoot, 'biome.json'), join(sandbox, 'biome.json'));
+    await symlink(join(repoRoot, 'node_modules'), join(sandbox, 'node_modules'), 'dir');
+    const plant = async (path: string, source: string) => {
+      await mkdir(dirname(join(sandbox, path)), { recursive: true });
+      await writeFile(join(sandbox, path), source);
+    };
+    await plant('src/worker/run/planted-timer.ts', RAW_TIMERS);
+    await plant('src/timing/planted-timer.ts', RAW_TIMERS);
+    await plant('src/page/planted-id.ts', 'export const id = crypto.randomUUID();\n');
+    await plant(
+      'src/worker/tools/planted-cancel.ts',
+      "export const cancelled = { ok: false, error: { code: 'tool-cancelled', message: 'x' } };\n",
+    );
+  });
+
+  afterAll(async () => {
+    await rm(sandbox, { recursive: true, force: true });
+  });
+
+  it('biome refuses a bare timer outside src/timing/ and allows it inside', () => {
+    const lint = spawnSync(
+      join(repoRoot, 'node_modules/.bin/biome'),
+      ['lint', '--vcs-enabled=false', '--reporter=json', 'src'],
+      { cwd: sandbox, encoding: 'utf8' },
+    );
+    const report = JSON.parse(lint.stdout) as {
+      diagnostics: { category: string; location: { path: string } }[];
+    };
+    const refused = report.diagnostics
+      .filter(({ category }) => category === 'lint/style/noRestrictedGlobals')
+      .map(({ location }) => location.path);
+    expect(lint.status).not.toBe(0);
+    expect(refused).toEqual(['src/worker/run/planted-timer.ts', 'src/worker/run/planted-timer.ts']);
+  });
+
+  it('the primitives check names each raw form outside its owner, with the owner', async () => {
+    const found = await checkPrimitives({ baseDir: sandbox });
+    expect(found).toEqual([
+      expect.stringMatching(/^src\/page\/planted-id\.ts:1: ids come from randomId\(\)/),
+      expect.stringMatching(
+        /^src\/worker\/run\/planted-timer\.ts:3: timers go through src\/timing\//,
+      ),
+      expect.stringMatching(
+        /^src\/worker\/run\/planted-timer\.ts:4: timers go through src\/timing\//,
+      ),
+      expect.stringMatching(/^src\/worker\/tools\/planted-cancel\.ts:1: .*toolCancelled\(\)/),
+    ]);
+  });
+
+  it('the tree as committed has none', async () => {
+    expect(await checkPrimitives()).toEqual([]);
+  });
+});
