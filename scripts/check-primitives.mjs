@@ -22,7 +22,7 @@ const bans = [
     // The bare globals are biome's (noRestrictedGlobals); this catches them through an object.
     form: /\b(globalThis|self|window)\.(set|clear)(Timeout|Interval)\b/,
     owner: 'src/timing/',
-    reason: 'timers go through src/timing/ (later, every, Pending, waitFor, sleep)',
+    reason: 'timers go through src/timing/ (later, every, waitFor, sleep)',
   },
 ];
 

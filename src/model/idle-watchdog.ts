@@ -1,4 +1,4 @@
-import { realTimers, type Timers } from '../timing/wait';
+import { realTimers, type Timers } from '../timing/timers';
 
 /**
  * Aborts its `signal` when it is left running for `timeoutMs` without a `pause` or `stop`.

@@ -1,5 +1,5 @@
 import type { ModelConfig } from '../protocol/agent-config';
-import type { Timers } from '../timing/wait';
+import type { Timers } from '../timing/timers';
 import type { ChatModel } from './chat-model';
 import type { OpenAITransport } from './openai-transport';
 

@@ -1,5 +1,6 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
-import { realTimers, type Timers, waitFor } from '../timing/wait';
+import { realTimers, type Timers } from '../timing/timers';
+import { waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 
 /** Default of `limits.networkWaitMs`: how long a model call waits for the network to come back. */

@@ -13,7 +13,8 @@ import type {
 import { AirlockError } from '../errors/airlock-error';
 import type { ModelConfig } from '../protocol/agent-config';
 import { type ChatMessage, MISSING_ATTACHMENT, type UserContentPart } from '../protocol/chat';
-import { realTimers, type Timers, waitFor } from '../timing/wait';
+import { realTimers, type Timers } from '../timing/timers';
+import { waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { EmbeddingModel } from './embedding-model';
 import type { IdleWatchdog } from './idle-watchdog';

@@ -15,7 +15,7 @@ import {
   type Usage,
   type UserContentPart,
 } from '../protocol/chat';
-import type { Timers } from '../timing/wait';
+import type { Timers } from '../timing/timers';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import type { IdleWatchdog } from './idle-watchdog';
 import { mergeModelOptions, responsesRequestFields } from './model-options';

@@ -1,4 +1,5 @@
-import { realTimers, sleep, type Timers } from '../timing/wait';
+import { realTimers, type Timers } from '../timing/timers';
+import { sleep } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import { estimateRequestTokens, estimateTextTokens, TokenCalibration } from './estimate-tokens';
 import type { RateLimiter } from './rate-limiter';

@@ -1,5 +1,5 @@
 import type { AirlockError } from '../errors/airlock-error';
-import type { Timers } from '../timing/wait';
+import type { Timers } from '../timing/timers';
 import type { ModelCallOptions, ModelStreamPart } from './chat-model';
 import { IdleWatchdog } from './idle-watchdog';
 import { streamIdleError } from './model-errors';

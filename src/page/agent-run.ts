@@ -1,7 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
 import { whenLoaded } from '../runtime/lazy-methods';
-import { later } from '../timing/later';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { RunStream } from './run-stream';
 
@@ -63,9 +62,8 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
    * nothing iterates the run by the next task, reading `result` consumes the events.
    */
   get result(): Promise<Result> {
-    later(0, () => {
-      if (!this.#iterated) this.#with((stream) => stream.drain());
-    });
+    // Checked where the stream's code is: keeps the timer out of the page's first chunk.
+    void this.#with((stream) => stream.drainUnless(() => this.#iterated));
     return this.#result;
   }
 

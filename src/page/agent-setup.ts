@@ -15,6 +15,7 @@ import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from '
 import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
 import { guardrailFlags } from './guardrail-flags';
 import type { GuardrailOptions } from './guardrail-host';
+import { checkConfigRules } from './option-rules';
 import { checkToolsetOptions } from './toolset-checks';
 import type { ToolsetOptions } from './toolset-options';
 
@@ -108,6 +109,8 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
     guardrails: guardrailFlags(guardrails),
     knowledge: toKnowledgeConfig(options.knowledge ?? {}),
   };
+  // The worker's rules, read from its schema: a bad value starts no worker.
+  checkConfigRules(config);
   // A factory that throws (WebKit refuses a CSP-blocked worker at once, others later with an
   // error event) fails `ready` like any load failure: the app sees one outcome in every engine.
   const tabHub = options.tabs === undefined ? undefined : startTabHub(options.tabs);
@@ -199,30 +202,39 @@ function unstartedWorker(): Worker {
   return Object.assign(port1, { terminate: () => port1.close() }) as unknown as Worker;
 }
 
+/**
+ * `value`, or `fallback` when it is not given. Not `??`: a `null` the app passed must reach the
+ * agent worker's schema and be refused there, naming its field, not be taken as "not given".
+ */
+function given<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
 function toMemoryConfig(options: MemoryOptions): MemoryConfig {
+  const { learn } = options;
   return {
-    database: options.database ?? DEFAULT_DATABASE,
+    database: given(options.database, DEFAULT_DATABASE),
     ...(options.userId === undefined ? {} : { userId: options.userId }),
     window: {
-      maxMessages: options.window?.maxMessages ?? 40,
-      maxTokens: options.window?.maxTokens ?? 8_000,
+      maxMessages: given(options.window?.maxMessages, 40),
+      maxTokens: given(options.window?.maxTokens, 8_000),
     },
-    summarize: options.summarize ?? true,
-    maxMemoryTokens: options.maxMemoryTokens ?? 1_000,
-    tools: options.tools ?? true,
-    openTimeoutMs: options.openTimeoutMs ?? DEFAULT_OPEN_TIMEOUT_MS,
-    ...(options.learn?.rules?.length || options.learn?.model
+    summarize: given(options.summarize, true),
+    maxMemoryTokens: given(options.maxMemoryTokens, 1_000),
+    tools: given(options.tools, true),
+    openTimeoutMs: given(options.openTimeoutMs, DEFAULT_OPEN_TIMEOUT_MS),
+    ...(learn?.rules?.length || learn?.model
       ? {
           learn: {
-            rules: options.learn.rules ?? [],
-            confirm: options.learn.confirm ?? false,
-            ...(options.learn.model
+            rules: given(learn.rules, []),
+            confirm: given(learn.confirm, false),
+            ...(learn.model
               ? {
                   model: {
-                    ...(options.learn.model.instructions === undefined
+                    ...(learn.model.instructions === undefined
                       ? {}
-                      : { instructions: options.learn.model.instructions }),
-                    maxTokens: options.learn.model.maxTokens ?? DEFAULT_LEARN_MAX_TOKENS,
+                      : { instructions: learn.model.instructions }),
+                    maxTokens: given(learn.model.maxTokens, DEFAULT_LEARN_MAX_TOKENS),
                   },
                 }
               : {}),
@@ -232,17 +244,14 @@ function toMemoryConfig(options: MemoryOptions): MemoryConfig {
   };
 }
 
+/** The knowledge options with their defaults; the agent worker checks them all (overlap included). */
 function toKnowledgeConfig(options: KnowledgeOptions): KnowledgeConfig {
   const { dimensions, ...rest } = options;
-  const knowledge: KnowledgeConfig = {
+  return {
     ...DEFAULT_KNOWLEDGE_CONFIG,
     ...definedFields(rest),
     ...(dimensions === undefined ? {} : { dimensions }),
   };
-  // Checked once the defaults are in: either field alone may be the one out of line.
-  if (knowledge.overlapChars >= knowledge.chunkChars)
-    throw invalidField('knowledge.overlapChars', 'less than `knowledge.chunkChars`');
-  return knowledge;
 }
 
 /**

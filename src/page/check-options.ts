@@ -24,11 +24,18 @@ import { schemaCheck } from '../tools/standard-schema';
 import { toWireInput } from './run-input';
 
 // What `createAgent`, `run` and `resume` accept, checked on the page before anything
-// reaches the agent worker (which parses it again: it trusts no page). They throw a typed
-// error naming the field; the agent's start turns it into the failure of `ready`, or of the run.
-// The rules of the options that cross to the worker are stated again by its schema
-// (`worker/services/config-schema.ts`); test/unit/page/every-option.test.ts walks every
-// option through both, so a rule changed on one side only fails the suite.
+// reaches the agent worker. Each rule is declared once:
+// - here, what only the page holds or acts on (the worker and tab factories, tools and
+//   toolsets, guardrail functions, `onStorageError`, `persist`, `startTimeoutMs`, a run's
+//   signal and output schema), the URLs it resolves against the page (`model.baseURL`,
+//   `mcp[].url`), that model options are plain data, and that each group it reads defaults
+//   from is an object;
+// - every other rule in the agent worker's schema (`worker/services/config-schema.ts`); the
+//   page checks the configuration it made by a copy made from that schema
+//   (`option-rules.ts`), so a bad value still starts no worker. The worker parses all it
+//   receives again: it trusts no page.
+// test/unit/page/every-option.test.ts walks every option through both and checks that no
+// hand-written rule here restates one of the worker's.
 
 const nonBlank = stringCheck({ nonBlank: true });
 
@@ -39,8 +46,6 @@ const nonBlank = stringCheck({ nonBlank: true });
  */
 const modelOptionsCheck = recordCheck(sendableCheck);
 const positive = numberCheck({ positive: true });
-const nonNegative = numberCheck({ min: 0 });
-const atLeastOne = numberCheck({ integer: true, min: 1 });
 
 /** A base URL that resolves against the page to http(s), as the worker needs it absolute. */
 const baseUrlCheck: FieldCheck = (value, field, code) => {
@@ -62,35 +67,14 @@ const guardrailCheck: FieldCheck = (value, field, code) => {
     throw invalidField(field, 'a function or an array of functions', code);
 };
 
-const budgetCheck = optional(
-  shapeCheck({
-    modelCalls: optional(nonNegative),
-    toolCalls: optional(nonNegative),
-    promptTokens: optional(nonNegative),
-    completionTokens: optional(nonNegative),
-    totalTokens: optional(nonNegative),
-    cost: optional(nonNegative),
-  }),
-);
+/** A group of options the page reads defaults from: its fields are the worker's to check. */
+const group = (fields: Readonly<Record<string, FieldCheck>> = {}) => optional(shapeCheck(fields));
 
 const AGENT_OPTIONS = shapeCheck(
   {
     worker: functionCheck,
     tabs: optional(functionCheck),
-    model: shapeCheck({
-      baseURL: optional(baseUrlCheck),
-      model: nonBlank,
-      headers: optional(recordCheck(stringCheck())),
-      apiKey: optional(nonBlank),
-      maxRetries: optional(numberCheck({ integer: true, min: 0, max: 10 })),
-      maxRetryAfterMs: optional(nonNegative),
-      requestTimeoutMs: optional(positive),
-      options: optional(modelOptionsCheck),
-      toolCalling: optional(oneOfCheck(['native', 'prompted'])),
-      structuredOutput: optional(oneOfCheck(['native', 'prompted'])),
-      api: optional(oneOfCheck(['chat', 'responses'])),
-    }),
-    instructions: optional(stringCheck()),
+    model: shapeCheck({ baseURL: optional(baseUrlCheck), options: optional(modelOptionsCheck) }),
     tools: optional(arrayCheck(toolCheck)),
     toolsets: optional(
       arrayCheck(
@@ -101,96 +85,28 @@ const AGENT_OPTIONS = shapeCheck(
           poolSize: optional(numberCheck({ integer: true, min: 0, max: 16 })),
           maxConcurrency: optional(numberCheck({ integer: true, min: 1, max: 64 })),
           timeoutMs: optional(positive),
-          graceMs: optional(nonNegative),
+          graceMs: optional(numberCheck({ min: 0 })),
           startTimeoutMs: optional(positive),
         }),
       ),
     ),
-    // The URL is resolved on the page; the worker checks the rest (`ready` names a bad field).
-    mcp: optional(arrayCheck(shapeCheck({ name: nonBlank, url: baseUrlCheck }))),
-    allowedTools: optional(arrayCheck(toolNameCheck)),
-    limits: optional(
-      shapeCheck({
-        maxSteps: optional(atLeastOne),
-        streamIdleTimeoutMs: optional(positive),
-        maxInputChars: optional(atLeastOne),
-        maxAttachmentBytes: optional(atLeastOne),
-        maxInputBytes: optional(atLeastOne),
-        networkWaitMs: optional(nonNegative),
-      }),
-    ),
+    mcp: optional(arrayCheck(shapeCheck({ url: baseUrlCheck }))),
+    limits: group(),
     conversationId: optional(idCheck),
     startTimeoutMs: optional(positive),
-    memory: optional(
-      shapeCheck({
-        database: optional(nonBlank),
-        userId: optional(nonBlank),
-        window: optional(
-          shapeCheck({ maxMessages: optional(atLeastOne), maxTokens: optional(atLeastOne) }),
-        ),
-        summarize: optional(booleanCheck),
-        tools: optional(booleanCheck),
-        onStorageError: optional(functionCheck),
-        persist: optional(booleanCheck),
-        maxMemoryTokens: optional(numberCheck({ integer: true, min: 0 })),
-        learn: optional(
-          shapeCheck({
-            rules: optional(
-              arrayCheck(
-                shapeCheck({
-                  name: nonBlank,
-                  pattern: nonBlank,
-                  key: nonBlank,
-                  content: nonBlank,
-                  flags: optional(stringCheck()),
-                  from: optional(oneOfCheck(['user', 'assistant', 'both'])),
-                  scope: optional(oneOfCheck(['conversation', 'lasting'])),
-                  expiresInMs: optional(positive),
-                  importance: optional(numberCheck({ min: 0, max: 1 })),
-                }),
-              ),
-            ),
-            confirm: optional(booleanCheck),
-            model: optional(
-              shapeCheck({
-                instructions: optional(stringCheck({ maxChars: 4_000 })),
-                maxTokens: optional(numberCheck({ integer: true, min: 1, max: 4_000 })),
-              }),
-            ),
-          }),
-        ),
-      }),
-    ),
-    budgets: optional(shapeCheck({ run: budgetCheck, conversation: budgetCheck })),
-    prices: optional(
-      recordCheck(shapeCheck({ promptPerMillion: nonNegative, completionPerMillion: nonNegative })),
-    ),
-    rateLimit: optional(
-      shapeCheck({
-        requestsPerMinute: optional(positive),
-        tokensPerMinute: optional(positive),
-        requestBurst: optional(numberCheck({ min: 1 })),
-      }),
-    ),
-    guardrails: optional(
-      shapeCheck({
-        input: optional(guardrailCheck),
-        output: optional(guardrailCheck),
-        toolArguments: optional(guardrailCheck),
-      }),
-    ),
-    knowledge: optional(
-      shapeCheck({
-        retrieval: optional(oneOfCheck(['inject', 'tool', 'both', 'off'])),
-        k: optional(numberCheck({ integer: true, min: 1, max: 50 })),
-        minScore: optional(numberCheck({ min: -1, max: 1 })),
-        chunkChars: optional(numberCheck({ integer: true, min: 50, max: 100_000 })),
-        overlapChars: optional(numberCheck({ integer: true, min: 0 })),
-        embeddingModel: optional(nonBlank),
-        batchSize: optional(numberCheck({ integer: true, min: 1, max: 2_048 })),
-        dimensions: optional(atLeastOne),
-      }),
-    ),
+    memory: group({
+      window: group(),
+      onStorageError: optional(functionCheck),
+      persist: optional(booleanCheck),
+      // The page reads how many rules there are, and the model group's fields.
+      learn: group({ rules: optional(arrayCheck(() => {})), model: group() }),
+    }),
+    guardrails: group({
+      input: optional(guardrailCheck),
+      output: optional(guardrailCheck),
+      toolArguments: optional(guardrailCheck),
+    }),
+    knowledge: group(),
   },
   '',
 );

@@ -2,6 +2,7 @@ import { AirlockError } from '../errors/airlock-error';
 import { unpackDeltas } from '../protocol/delta-runs';
 import type { AgentEvent, RunResult } from '../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../protocol/wire';
+import { later } from '../timing/later';
 import { formatIssues, type ToolSchema } from '../tools/standard-schema';
 import { EventQueue } from './event-queue';
 
@@ -105,6 +106,13 @@ export class RunStream<Result extends RunResult = RunResult> {
     if (this.#draining) return;
     this.#draining = true;
     this.#acknowledge(this.#queue.clear());
+  }
+
+  /** Drains the run in the next task unless `iterated` says by then that someone reads it. */
+  drainUnless(iterated: () => boolean): void {
+    later(0, () => {
+      if (!iterated()) this.drain();
+    });
   }
 
   /** Ends a run whose signal was aborted before it started, without asking the worker. */

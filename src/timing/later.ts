@@ -1,4 +1,4 @@
-import { realTimers, type Timers } from './wait';
+import { realTimers, type Timers } from './timers';
 
 /**
  * The one way Airlock schedules work for later: `later` once, `every` again and again.
@@ -11,18 +11,14 @@ import { realTimers, type Timers } from './wait';
 /** Cancels scheduled work; calling it again, or after the work ran, does nothing. */
 export type Cancel = () => void;
 
-/** Runs `callback` once after `ms` (0: on a later task, after the current one ends). */
+/** Runs `callback` once after `ms` (0 or less: on a later task, after the current one ends). */
 export function later(ms: number, callback: () => void, timers: Timers = realTimers): Cancel {
-  let handle: unknown = timers.setTimeout(
-    () => {
-      handle = undefined;
-      callback();
-    },
-    Math.max(0, ms),
-  );
+  let handle: unknown = timers.setTimeout(() => {
+    handle = undefined;
+    callback();
+  }, ms);
   return () => {
-    if (handle === undefined) return;
-    timers.clearTimeout(handle);
+    if (handle !== undefined) timers.clearTimeout(handle);
     handle = undefined;
   };
 }
@@ -33,53 +29,11 @@ export function later(ms: number, callback: () => void, timers: Timers = realTim
  * would be the platform's uncaught error).
  */
 export function every(ms: number, callback: () => void, timers: Timers = realTimers): Cancel {
-  let cancelNext: Cancel | undefined;
+  let cancelNext: Cancel = () => {};
   const tick = () => {
     cancelNext = later(ms, tick, timers);
     callback();
   };
   cancelNext = later(ms, tick, timers);
-  return () => {
-    cancelNext?.();
-    cancelNext = undefined;
-  };
-}
-
-/**
- * A single pending run of `callback`: `schedule` arms it unless it is already armed (the
- * first call's delay holds), `cancel` disarms it. For "write soon, once" work such as a
- * debounced save or a batched flush.
- */
-export class Pending {
-  readonly #callback: () => void;
-  readonly #timers: Timers;
-  #cancel: Cancel | undefined;
-
-  constructor(callback: () => void, timers: Timers = realTimers) {
-    this.#callback = callback;
-    this.#timers = timers;
-  }
-
-  /** True while a run is scheduled. */
-  get armed(): boolean {
-    return this.#cancel !== undefined;
-  }
-
-  /** Schedules a run after `ms` unless one is already scheduled. */
-  schedule(ms: number): void {
-    this.#cancel ??= later(
-      ms,
-      () => {
-        this.#cancel = undefined;
-        this.#callback();
-      },
-      this.#timers,
-    );
-  }
-
-  /** Drops the scheduled run, if any. */
-  cancel(): void {
-    this.#cancel?.();
-    this.#cancel = undefined;
-  }
+  return () => cancelNext();
 }

@@ -9,20 +9,7 @@
  * 30 s tool deadline would outlive every fast call) nor driven by a test's clock.
  */
 
-/** The clock and timers a wait uses; tests pass a manual one. */
-export interface Timers {
-  /** Milliseconds on a monotonic clock. */
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-/** The platform's clock and timers. */
-export const realTimers: Timers = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
+import { realTimers, type Timers } from './timers';
 
 /** How a wait ended. */
 export type Waited<T> =

@@ -1,5 +1,5 @@
 import { Validator } from '@cfworker/json-schema';
-import { realTimers, type Timers } from '../../timing/wait';
+import { realTimers, type Timers } from '../../timing/timers';
 import { collectPatterns, compilePatterns, type PatternMatcher } from './linear-patterns';
 
 /** How long one check of a value against an untrusted schema may take. */

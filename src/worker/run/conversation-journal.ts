@@ -6,7 +6,7 @@ import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolCallRecord } from '../../protocol/tools';
 import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../store/store';
-import { Pending } from '../../timing/later';
+import { type Cancel, later } from '../../timing/later';
 import type { ResumedStep, RunJournal } from './loop-context';
 
 /**
@@ -35,9 +35,7 @@ export class ConversationJournal implements RunJournal {
   /** The current step's streamed text; kept apart so a delta costs a string append, not a record copy. */
   #partialText: string;
   /** The save of the streamed text due next, while a step streams. */
-  readonly #progressSave = new Pending(() => {
-    void this.#write(() => this.#store.putRun(this.#record()));
-  });
+  #cancelProgressSave: Cancel | undefined;
   #reportedFailure = false;
   /** Set once a step's write recorded the run finished: ending it `finished` has nothing left to write. */
   #finishedWritten = false;
@@ -97,7 +95,10 @@ export class ConversationJournal implements RunJournal {
       this.#update({ step: event.step });
     } else if (event.type === 'text-delta') {
       this.#partialText += event.delta;
-      this.#progressSave.schedule(PROGRESS_INTERVAL_MS);
+      this.#cancelProgressSave ??= later(PROGRESS_INTERVAL_MS, () => {
+        this.#cancelProgressSave = undefined;
+        void this.#write(() => this.#store.putRun(this.#record()));
+      });
     }
   }
 
@@ -229,7 +230,8 @@ export class ConversationJournal implements RunJournal {
 
   /** The streamed text is written with what comes next (the step, its checkpoint or the run's end). */
   #stopProgressSaves(): void {
-    this.#progressSave.cancel();
+    this.#cancelProgressSave?.();
+    this.#cancelProgressSave = undefined;
   }
 
   #conversationDeleted(): boolean {

@@ -7,7 +7,7 @@ import { packDeltas } from '../../protocol/delta-runs';
 import type { AgentEvent } from '../../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../../protocol/wire';
 import { inNextTask } from '../../runtime/next-task';
-import { Pending } from '../../timing/later';
+import { type Cancel, later } from '../../timing/later';
 import type { ApprovalDecision } from '../tools/approval-gate';
 
 /** What the page can say on a run's port besides acknowledging events. */
@@ -82,7 +82,7 @@ export class EventSink {
   #flushScheduled = false;
   readonly #flushInNextTask = () => this.#flush();
   /** A held flush of deltas, when one waits for the interval. */
-  readonly #heldFlush = new Pending(() => this.#flush());
+  #cancelHeldFlush: Cancel | undefined;
   #lastFlushAt = 0;
   #deltaSent = false;
   #inFlight = 0;
@@ -106,7 +106,7 @@ export class EventSink {
   async emit(event: AgentEvent): Promise<void> {
     while (this.#inFlight >= EVENT_WINDOW && !this.#closed) {
       // Deltas held for the interval go now: the page cannot acknowledge what it never got.
-      if (this.#heldFlush.armed) this.#flush();
+      if (this.#cancelHeldFlush) this.#flush();
       await new Promise<void>((resolve) => {
         this.#waitingForCredit = resolve;
       });
@@ -118,7 +118,7 @@ export class EventSink {
       const now = performance.now();
       const holdMs = this.#lastFlushAt + STREAM_FLUSH_INTERVAL_MS - now;
       if (this.#deltaSent && holdMs > 0) {
-        if (!this.#flushScheduled) this.#heldFlush.schedule(holdMs);
+        if (!this.#flushScheduled) this.#cancelHeldFlush ??= later(holdMs, () => this.#flush());
         return;
       }
       // A delta that is due goes now, with what was batched before it: a read holding many
@@ -164,7 +164,8 @@ export class EventSink {
   /** Posts what is batched, in one message. On the path of every streamed delta: kept lean. */
   #flush(now = performance.now()): void {
     this.#flushScheduled = false;
-    this.#heldFlush.cancel();
+    this.#cancelHeldFlush?.();
+    this.#cancelHeldFlush = undefined;
     const events = this.#batch;
     if (this.#closed || events.length === 0) return;
     this.#batch = [];

@@ -14,6 +14,9 @@ const mcpServerName = z
 
 const count = z.number().min(0);
 
+/** A string with something in it besides whitespace; the page's copy reads `/\S/` as such. */
+const nonBlank = z.string().regex(/\S/, 'must not be blank');
+
 const budgetSchema = z.object({
   modelCalls: count.exactOptional(),
   toolCalls: count.exactOptional(),
@@ -27,9 +30,9 @@ const budgetSchema = z.object({
 export const agentConfigSchema = z.object({
   model: z.object({
     baseURL: z.url({ protocol: /^https?$/ }).exactOptional(),
-    model: z.string().min(1),
+    model: nonBlank,
     headers: z.record(z.string(), z.string()).exactOptional(),
-    apiKey: z.string().min(1).exactOptional(),
+    apiKey: nonBlank.exactOptional(),
     maxRetries: z.int().min(0).max(10).exactOptional(),
     maxRetryAfterMs: z.number().min(0).exactOptional(),
     requestTimeoutMs: z.number().positive().exactOptional(),
@@ -59,7 +62,7 @@ export const agentConfigSchema = z.object({
         url: z.url({ protocol: /^https?$/ }),
         headers: z.record(z.string(), z.string()).exactOptional(),
         approval: z.enum(['always', 'unless-read-only', 'never']).exactOptional(),
-        allowedTools: z.array(z.string().min(1).max(128)).exactOptional(),
+        allowedTools: z.array(nonBlank.max(128)).exactOptional(),
         timeoutMs: z.number().positive().exactOptional(),
         connectTimeoutMs: z.number().positive().exactOptional(),
         maxOutputChars: z.int().positive().exactOptional(),
@@ -82,8 +85,8 @@ export const agentConfigSchema = z.object({
     networkWaitMs: z.number().min(0).exactOptional(),
   }),
   memory: z.object({
-    database: z.string().min(1),
-    userId: z.string().min(1).exactOptional(),
+    database: nonBlank,
+    userId: nonBlank.exactOptional(),
     window: z.object({ maxMessages: z.int().min(1), maxTokens: z.int().min(1) }),
     summarize: z.boolean(),
     maxMemoryTokens: z.int().min(0),
@@ -94,14 +97,14 @@ export const agentConfigSchema = z.object({
         rules: z
           .array(
             z.object({
-              name: z.string().min(1).max(200),
-              pattern: z.string().min(1).max(2_000),
+              name: nonBlank.max(200),
+              pattern: nonBlank.max(2_000),
               flags: z
                 .string()
                 .regex(/^[imsu]*$/)
                 .exactOptional(),
-              key: z.string().min(1).max(200),
-              content: z.string().min(1).max(2_000),
+              key: nonBlank.max(200),
+              content: nonBlank.max(2_000),
               from: z.enum(['user', 'assistant', 'both']).exactOptional(),
               scope: z.enum(['conversation', 'lasting']).exactOptional(),
               expiresInMs: z.number().positive().exactOptional(),
@@ -140,7 +143,7 @@ export const agentConfigSchema = z.object({
       minScore: z.number().min(-1).max(1),
       chunkChars: z.int().min(50).max(100_000),
       overlapChars: z.int().min(0),
-      embeddingModel: z.string().min(1),
+      embeddingModel: nonBlank,
       batchSize: z.int().min(1).max(2_048),
       dimensions: z.int().positive().exactOptional(),
     })

@@ -1,5 +1,5 @@
 import type { AgentEvent } from '../../protocol/events';
-import { Pending } from '../../timing/later';
+import { type Cancel, later } from '../../timing/later';
 import type { RunRelay } from './run-relay';
 
 /**
@@ -23,7 +23,7 @@ export class DeferredRelay {
   /** The events published before the relay opened; undefined once it has. */
   #waiting: AgentEvent[] | undefined = [];
   #opening: Promise<void> | undefined;
-  readonly #openLater = new Pending(() => this.#start().catch(() => undefined));
+  #cancelOpen: Cancel | undefined;
   #closed = false;
 
   constructor(open: () => Promise<RunRelay | undefined>) {
@@ -44,19 +44,19 @@ export class DeferredRelay {
     if (event.type === 'step-start') return undefined;
     if (event.type !== 'run-start') return this.#start();
     // A relay that cannot open fails the run at its next event, which awaits the same start.
-    this.#openLater.schedule(RELAY_OPEN_AFTER_MS);
+    this.#cancelOpen ??= later(RELAY_OPEN_AFTER_MS, () => this.#start().catch(() => undefined));
     return undefined;
   }
 
   /** Closes the relay: what it was given is sent first; one not opened yet never opens. */
   close(): void {
     this.#closed = true;
-    this.#openLater.cancel();
+    this.#cancelOpen?.();
     this.#relay?.close();
   }
 
   #start(): Promise<void> {
-    this.#openLater.cancel();
+    this.#cancelOpen?.();
     this.#opening ??= this.#open().then((relay) => {
       if (this.#closed) {
         relay?.close();

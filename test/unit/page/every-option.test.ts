@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import type { AgentOptions } from '../../../src/page/agent-options';
 import { setUpAgent } from '../../../src/page/agent-setup';
+import { checkAgentOptions } from '../../../src/page/check-options';
 import { agentConfigSchema, parseAgentConfig } from '../../../src/worker/services/config-schema';
 
 // Every option of `createAgent` walked through both of its checks: the page's (`setUpAgent`)
@@ -153,6 +154,17 @@ const PAGE_ONLY = new Set([
   'startTimeoutMs',
 ]);
 
+/**
+ * Options the page resolves or must read before anything crosses, so the page refuses a bad
+ * one first (the worker, which trusts no page, parses what the page made of them again).
+ */
+const RESOLVED_ON_PAGE = new Set(['model.baseURL', 'mcp[0].url', 'model.options']);
+
+/** Whether the page's checks own the rule of `path`. */
+function pageOwns(path: string): boolean {
+  return PAGE_ONLY.has(path) || RESOLVED_ON_PAGE.has(path);
+}
+
 type JsonSchema = {
   type?: string | string[];
   properties?: Record<string, JsonSchema>;
@@ -211,20 +223,56 @@ function structuredCloneKeepingFunctions(value: unknown): unknown {
   );
 }
 
-/** Which side refused the options, and the field it named; `undefined` when both took them. */
-function verdict(options: unknown): { side: 'page' | 'worker'; field: unknown } | undefined {
+/** Who refused the options, and the field named. */
+type Side = 'page' | 'worker-rules' | 'worker';
+
+/**
+ * Which check refused the options, and the field it named; `undefined` when all took them:
+ * the page's own checks (`page`), the page's copy of the worker's rules (`worker-rules`), or
+ * the agent worker's parse of what the page made (`worker`).
+ */
+function verdict(options: unknown): { side: Side; field: unknown } | undefined {
+  const refusal = (side: Side, error: unknown) => {
+    if (!isAirlockError(error) || error.code !== 'invalid-options') throw error;
+    return { side, field: error.details?.field };
+  };
+  try {
+    checkAgentOptions(options);
+  } catch (error) {
+    return refusal('page', error);
+  }
   let config: unknown;
   try {
     config = setUpAgent(options as AgentOptions).config;
   } catch (error) {
-    if (!isAirlockError(error) || error.code !== 'invalid-options') throw error;
-    return { side: 'page', field: error.details?.field };
+    return refusal('worker-rules', error);
   }
   try {
     parseAgentConfig(config);
   } catch (error) {
+    return refusal('worker', error);
+  }
+  return undefined;
+}
+
+/** The configuration the page makes of every option, with the leaf at `path` replaced. */
+function configWithLeaf(path: string, value: unknown): unknown {
+  const config = setUpAgent(EVERY_OPTION as AgentOptions).config;
+  const steps = path.split(/\.|(?=\[)/).map((step) => step.replace(/^\[(\d+)\]$/, '$1'));
+  const copy = structuredClone(config) as unknown as Record<string, unknown>;
+  let node = copy;
+  for (const step of steps.slice(0, -1)) node = node[step] as Record<string, unknown>;
+  node[steps.at(-1) as string] = value;
+  return copy;
+}
+
+/** The field the agent worker names refusing `config`, if it does. */
+function workerRefusal(config: unknown): unknown {
+  try {
+    parseAgentConfig(config);
+  } catch (error) {
     if (!isAirlockError(error) || error.code !== 'invalid-options') throw error;
-    return { side: 'worker', field: error.details?.field };
+    return error.details?.field;
   }
   return undefined;
 }
@@ -287,11 +335,18 @@ describe('every option of createAgent', () => {
       const { valid, invalid } = edges(PAGE_ONLY.has(path) ? undefined : workerRule(path));
       for (const good of valid)
         expect(verdict(withLeaf(path, good)), `${path} = ${String(good)}`).toBeUndefined();
-      for (const bad of [wrongType(value), ...invalid]) {
+      for (const bad of [wrongType(value), null, ...invalid]) {
         const refused = verdict(withLeaf(path, bad));
         expect(refused, `${path} = ${String(bad)} is refused`).toBeDefined();
         expect(refused?.field, `${path} = ${String(bad)}`).toBe(path);
-        if (PAGE_ONLY.has(path)) expect(refused?.side).toBe('page');
+        // One owner per rule: what the page holds or resolves, the page's own checks; the
+        // rest, the worker's schema, which the page reads through its copy and the worker
+        // itself applies to what it receives.
+        expect(refused?.side, `${path} = ${String(bad)}`).toBe(
+          pageOwns(path) ? 'page' : 'worker-rules',
+        );
+        if (!pageOwns(path))
+          expect(workerRefusal(configWithLeaf(path, bad)), `${path} = ${String(bad)}`).toBe(path);
       }
     },
   );

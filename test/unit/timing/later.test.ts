@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { every, later, Pending } from '../../../src/timing/later';
+import { every, later } from '../../../src/timing/later';
 import { ManualTimers } from './manual-timers';
 
 describe('later', () => {
@@ -61,37 +61,6 @@ describe('every', () => {
     );
     await timers.advance(100);
     expect(runs).toBe(2);
-    expect(timers.pending).toBe(0);
-  });
-});
-
-describe('Pending', () => {
-  it('keeps the first delay while armed, and can be armed again once it ran', async () => {
-    const timers = new ManualTimers();
-    let runs = 0;
-    const pending = new Pending(() => runs++, timers);
-    pending.schedule(100);
-    await timers.advance(60);
-    pending.schedule(100);
-    expect(pending.armed).toBe(true);
-    await timers.advance(40);
-    expect(runs).toBe(1);
-    expect(pending.armed).toBe(false);
-    pending.schedule(10);
-    await timers.advance(10);
-    expect(runs).toBe(2);
-  });
-
-  it('runs nothing once cancelled', async () => {
-    const timers = new ManualTimers();
-    let runs = 0;
-    const pending = new Pending(() => runs++, timers);
-    pending.schedule(10);
-    pending.cancel();
-    pending.cancel();
-    await timers.advance(100);
-    expect(runs).toBe(0);
-    expect(pending.armed).toBe(false);
     expect(timers.pending).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import type { Timers } from '../../../src/timing/wait';
+import type { Timers } from '../../../src/timing/timers';
 
 /** Timers on a clock the test moves by hand: nothing fires until `advance` passes its time. */
 export class ManualTimers implements Timers {
