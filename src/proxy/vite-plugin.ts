@@ -14,6 +14,8 @@ import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './pro
  * `vite build` needs no key: it throws then when they are invalid (an empty `apiKey`, or
  * neither `authorize` nor `allowAnonymous: true`), and warns when running anonymous.
  * Vite's own `server.cors` middleware runs first and answers cross-origin preflights itself.
+ * It also builds the app's workers as ES modules (`worker.format: 'es'`) unless the config
+ * names a format.
  */
 export function airlockProxy(options: ProxyOptions): Plugin {
   const mountPath = normalizeMountPath(options.mountPath ?? DEFAULT_MOUNT_PATH);
@@ -33,8 +35,12 @@ export function airlockProxy(options: ProxyOptions): Plugin {
     name: 'airlock-proxy',
     // Only the app's workers import these, so Vite would find them on first use, re-bundle and
     // reload the page, losing a run started on it. Pre-bundled at start, they cause no reload.
-    config: () => ({
+    // Vite's default worker format, iife, cannot split a worker: every `import()` of the agent
+    // worker (MCP, knowledge, imports…) would be inlined, twice the size at start. As ES modules
+    // those stay chunks loaded on first use. A format the app chose is kept.
+    config: (config) => ({
       optimizeDeps: { include: ['airlock-agents/worker', 'airlock-agents/sandbox'] },
+      ...(config.worker?.format ? {} : { worker: { format: 'es' as const } }),
     }),
     configureServer(server) {
       const notice = mount(server);
