@@ -10,8 +10,14 @@
 /** The pattern the worker's schema uses for "not blank" (`/\S/`). */
 const NON_BLANK = '\\S';
 
-/** Keywords that say nothing the page checks (`required`: the page fills every default). */
-const IGNORED = new Set(['$schema', 'required', 'propertyNames', 'additionalProperties']);
+/** Keywords that say nothing the page checks. */
+const IGNORED = new Set(['$schema', 'propertyNames', 'additionalProperties']);
+
+/**
+ * The key under which an object's rule lists the fields it cannot do without (JSON Schema's
+ * `required`); no option is named `!`.
+ */
+export const REQUIRED_KEY = '!';
 
 /**
  * The rule of one JSON Schema node.
@@ -30,19 +36,26 @@ export function toOptionRule(node, path) {
       if (!allowed.includes(keyword) && !IGNORED.has(keyword)) refuse(keyword);
   };
   if (node.type === 'object' && node.properties) {
-    only('type', 'properties');
+    only('type', 'properties', 'required');
     if (node.additionalProperties !== undefined && node.additionalProperties !== false)
       refuse('additionalProperties');
     const properties = /** @type {Record<string, Record<string, unknown>>} */ (node.properties);
-    return Object.fromEntries(
-      Object.entries(properties).map(([key, item]) => [
-        key,
-        toOptionRule(item, path ? `${path}.${key}` : key),
-      ]),
+    const required = /** @type {string[]} */ (node.required ?? []).filter((key) =>
+      Object.hasOwn(properties, key),
     );
+    return {
+      ...(required.length ? { [REQUIRED_KEY]: required } : {}),
+      ...Object.fromEntries(
+        Object.entries(properties).map(([key, item]) => [
+          key,
+          toOptionRule(item, path ? `${path}.${key}` : key),
+        ]),
+      ),
+    };
   }
   if (node.type === 'object') {
-    only('type');
+    only('type', 'required');
+    if (/** @type {unknown[]} */ (node.required ?? []).length) refuse('required');
     const values = /** @type {Record<string, unknown>} */ (node.additionalProperties ?? {});
     return { '*': Object.keys(values).length ? toOptionRule(values, `${path}.*`) : 'any' };
   }
@@ -111,7 +124,7 @@ export function renderOptionRules(schema, { omit }) {
   const kept = Object.fromEntries(
     Object.entries(properties).filter(([key]) => !omit.includes(key)),
   );
-  const rules = toOptionRule({ type: 'object', properties: kept }, '');
+  const rules = toOptionRule({ type: 'object', properties: kept, required: schema.required }, '');
   return [
     "// Made by scripts/option-rules.mjs from the agent worker's schema",
     '// (src/worker/services/config-schema.ts); do not edit. test/unit/page/option-rules.test.ts',

@@ -15,7 +15,7 @@ export function describeIssues(error: z.ZodError): string[] {
 /**
  * What `schema` parses `value` to, or an error of `code` (default `invalid-options`) saying
  * `what` failed, listing every problem in `details.issues` and naming the first in
- * `details.field`, as the page's own checks do.
+ * `details.field` and, in backticks, in the message, as the page's own checks do.
  */
 export function parseOrThrow<T>(
   schema: z.ZodType<T>,
@@ -25,7 +25,9 @@ export function parseOrThrow<T>(
 ): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = describeIssues(parsed.error);
+  const problems = parsed.error.issues.map(
+    (issue) => `\`${fieldPath(issue.path) || '(root)'}\`: ${issue.message}`,
+  );
   const field = fieldPath(parsed.error.issues[0]?.path ?? []) || '(root)';
   throw new AirlockError(code, `${what}: ${problems.join('; ')}.`, {
     details: { field, issues: problems },

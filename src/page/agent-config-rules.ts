@@ -3,7 +3,15 @@
 // fails while it is stale; run it with `-u` to make it anew.
 
 export const AGENT_CONFIG_RULES = {
+  "!": [
+    "model",
+    "limits",
+    "memory"
+  ],
   "model": {
+    "!": [
+      "model"
+    ],
     "baseURL": "url",
     "model": "str !",
     "headers": {
@@ -23,6 +31,10 @@ export const AGENT_CONFIG_RULES = {
   "instructions": "str",
   "mcp": [
     {
+      "!": [
+        "name",
+        "url"
+      ],
       "name": "str re:^[a-zA-Z0-9_-]{1,32}$",
       "url": "url",
       "headers": {
@@ -44,6 +56,11 @@ export const AGENT_CONFIG_RULES = {
     "str re:^[a-zA-Z0-9_-]{1,64}$"
   ],
   "limits": {
+    "!": [
+      "maxSteps",
+      "streamIdleTimeoutMs",
+      "maxInputChars"
+    ],
     "maxSteps": "int min:1",
     "streamIdleTimeoutMs": "num >0",
     "maxInputChars": "int min:1",
@@ -52,9 +69,20 @@ export const AGENT_CONFIG_RULES = {
     "networkWaitMs": "num min:0"
   },
   "memory": {
+    "!": [
+      "database",
+      "window",
+      "summarize",
+      "maxMemoryTokens",
+      "tools"
+    ],
     "database": "str !",
     "userId": "str !",
     "window": {
+      "!": [
+        "maxMessages",
+        "maxTokens"
+      ],
       "maxMessages": "int min:1",
       "maxTokens": "int min:1"
     },
@@ -63,8 +91,18 @@ export const AGENT_CONFIG_RULES = {
     "tools": "bool",
     "openTimeoutMs": "num >0",
     "learn": {
+      "!": [
+        "rules",
+        "confirm"
+      ],
       "rules": [
         {
+          "!": [
+            "name",
+            "pattern",
+            "key",
+            "content"
+          ],
           "name": "str ! max:200",
           "pattern": "str ! max:2000",
           "flags": "str re:^[imsu]*$",
@@ -79,6 +117,9 @@ export const AGENT_CONFIG_RULES = {
       ],
       "confirm": "bool",
       "model": {
+        "!": [
+          "maxTokens"
+        ],
         "instructions": "str max:4000",
         "maxTokens": "int min:1 max:4000"
       }
@@ -104,6 +145,10 @@ export const AGENT_CONFIG_RULES = {
   },
   "prices": {
     "*": {
+      "!": [
+        "promptPerMillion",
+        "completionPerMillion"
+      ],
       "promptPerMillion": "num min:0",
       "completionPerMillion": "num min:0"
     }
@@ -114,6 +159,15 @@ export const AGENT_CONFIG_RULES = {
     "requestBurst": "num min:1"
   },
   "knowledge": {
+    "!": [
+      "retrieval",
+      "k",
+      "minScore",
+      "chunkChars",
+      "overlapChars",
+      "embeddingModel",
+      "batchSize"
+    ],
     "retrieval": "enum inject|tool|both|off",
     "k": "int min:1 max:50",
     "minScore": "num min:-1 max:1",

@@ -26,15 +26,19 @@ import { AGENT_CONFIG_RULES } from './agent-config-rules';
 
 /**
  * One option's rule, as data small enough for the page's first chunk: an object of its
- * fields' rules; `{ "*": rule }` for a record; `[rule]` or `[rule, maxItems]` for an array;
- * or a leaf, a type and its bounds: `any`, `bool`, `enum a|b`, `int min:0 max:10`, `num >0`,
- * `url`, `str ! max:200 re:^[a-z]+$` (`!`: not blank; the pattern comes last).
+ * fields' rules, whose `"!"` lists the fields it cannot do without; `{ "*": rule }` for a
+ * record; `[rule]` or `[rule, maxItems]` for an array; or a leaf, a type and its bounds:
+ * `any`, `bool`, `enum a|b`, `int min:0 max:10`, `num >0`, `url`,
+ * `str ! max:200 re:^[a-z]+$` (`!`: not blank; the pattern comes last).
  */
 export type OptionRule =
   | string
   | readonly [OptionRule]
   | readonly [OptionRule, number]
-  | { readonly [field: string]: OptionRule };
+  | ObjectRule;
+
+/** An object's rule: its fields' rules, and under `"!"` the names of the required ones. */
+type ObjectRule = { readonly [field: string]: OptionRule | readonly string[] };
 
 /** Any value: what a rule with nothing to say about its items checks. */
 const anything: FieldCheck = () => {};
@@ -55,18 +59,16 @@ function patternCheck(pattern: string): FieldCheck {
   };
 }
 
-/** The field check a rule states; every field may be left out (the page fills defaults). */
-export function ruleCheck(rule: OptionRule): FieldCheck {
-  return optional(requiredRuleCheck(rule));
-}
-
 /** The check of an object's fields; `prefix: ''` names them from the root. */
-function objectCheck(
-  fields: { readonly [field: string]: OptionRule },
-  prefix?: string,
-): FieldCheck {
+function objectCheck(rule: ObjectRule, prefix?: string): FieldCheck {
+  const { '!': required = [], ...fields } = rule as { readonly '!'?: readonly string[] };
   return shapeCheck(
-    Object.fromEntries(Object.entries(fields).map(([key, item]) => [key, ruleCheck(item)])),
+    Object.fromEntries(
+      Object.entries(fields).map(([key, item]) => {
+        const check = requiredRuleCheck(item as OptionRule);
+        return [key, required.includes(key) ? check : optional(check)];
+      }),
+    ),
     prefix,
   );
 }
@@ -83,9 +85,11 @@ function requiredRuleCheck(rule: OptionRule): FieldCheck {
         throw invalidField(field, `an array of at most ${maxItems} items`, code);
     };
   }
-  const fields = rule as { readonly [field: string]: OptionRule };
+  const fields = rule as ObjectRule;
   const entry = fields['*'];
-  return entry === undefined ? objectCheck(fields) : recordCheck(requiredRuleCheck(entry));
+  return entry === undefined
+    ? objectCheck(fields)
+    : recordCheck(requiredRuleCheck(entry as OptionRule));
 }
 
 /** The check a leaf states (see `OptionRule`). */
@@ -120,7 +124,7 @@ function leafCheck(leaf: string): FieldCheck {
   };
 }
 
-const RULES: { readonly [field: string]: OptionRule } = AGENT_CONFIG_RULES;
+const RULES: ObjectRule = AGENT_CONFIG_RULES;
 
 /**
  * Checks the configuration the page made from the options by the worker's rules; a field is

@@ -205,7 +205,7 @@ const AGENT_OPTION_CASES: readonly OptionCase[] = [
   ['knowledge.k', [0, 1.5, 'four']],
   ['knowledge.minScore', [2, -1.5, 'high']],
   ['knowledge.chunkChars', [10, 'big']],
-  ['knowledge.overlapChars', [-1, 5_000]],
+  ['knowledge.overlapChars', [-1]],
   ['knowledge.embeddingModel', ['', 42]],
   ['knowledge.batchSize', [0, 'all']],
   ['knowledge.dimensions', [0, 1.5]],
@@ -233,6 +233,19 @@ describe('createAgent refuses bad options before any worker starts, naming the f
       expect(started).toBe(0);
     },
   );
+
+  // Rules across fields are the worker's alone (src/page/option-rules.ts says which): the
+  // worker starts, and `ready` fails naming the field all the same.
+  it.each([
+    ['knowledge.overlapChars', { knowledge: { chunkChars: 200, overlapChars: 5_000 } }],
+    ['mcp', { mcp: [1, 2].map(() => ({ name: 'docs', url: 'http://127.0.0.1:9/mcp' })) }],
+    ['mcp[0].name', { mcp: [{ name: 'my__docs', url: 'http://127.0.0.1:9/mcp' }] }],
+  ])('has the worker refuse a rule across fields, naming `%s`', async (field, bad) => {
+    const agent = createAgent({ ...validOptions(agentWorker), ...bad } as AgentOptions);
+    const error = await failureOf(() => agent.ready);
+    agent.dispose();
+    expectTypedError(error, 'invalid-options', field);
+  });
 
   it('refuses options that are not an object', async () => {
     for (const options of [undefined, null, 42, 'agent']) {

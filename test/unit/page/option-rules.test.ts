@@ -38,4 +38,16 @@ describe("the page's copy of the worker's option rules", () => {
       ),
     ).toThrow(/^limits\.x: /);
   });
+
+  it('keeps the fields an object cannot do without, under "!"', () => {
+    const node = {
+      type: 'object',
+      properties: { model: { type: 'string' }, apiKey: { type: 'string' } },
+      required: ['model'],
+    };
+    expect(toOptionRule(node, '')).toEqual({ '!': ['model'], model: 'str', apiKey: 'str' });
+    expect(() =>
+      toOptionRule({ type: 'object', additionalProperties: {}, required: ['x'] }, 'prices'),
+    ).toThrow(/^prices: .*"required"/);
+  });
 });
