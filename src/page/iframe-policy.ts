@@ -11,7 +11,7 @@
  * - `connect-src` must allow the toolset's `allowedOrigins`, as the iframe's own policy does.
  * `frame-src` and `child-src 'none'` do not stop `srcdoc` iframes.
  */
-export const IFRAME_BOOTSTRAP_HASH = "'sha256-JLhjCFUzArade3RDC8nV6cixnmXw0h5orraqYLQvr1c='";
+export const IFRAME_BOOTSTRAP_HASH = "'sha256-8PFHHNVPAbcNImeRWI3rsStXlLvrTI0AiOWcUFaQqiA='";
 
 /**
  * Name of the Trusted Types policy that writes the sandbox document. A host page that

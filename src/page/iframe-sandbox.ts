@@ -9,6 +9,10 @@ import { parseWorkerUrl, toCspOrigin } from './toolset-checks';
  * The connect message waits for the module to load because a classic worker takes
  * messages as soon as its own tiny script has run, before `serveTools` listens.
  *
+ * A module that fails to load (404, syntax error, refused) is told on the `status` port,
+ * whose other end the agent worker's supervisor holds, so the start fails at once; the
+ * page still listens to nothing the iframe posts.
+ *
  * Its text is fixed (the URL travels in the message) so that a host page with a strict
  * CSP can allow it by hash. The document inherits the host's CSP, Trusted Types included,
  * hence the policy for the worker's URL.
@@ -17,20 +21,31 @@ const IFRAME_BOOTSTRAP = `
 addEventListener('message', function start(event) {
   var data = event.data;
   if (event.source !== parent || !data || data.kind !== 'airlock-iframe-start' ||
-      typeof data.workerUrl !== 'string' || !(data.port instanceof MessagePort)) return;
+      typeof data.workerUrl !== 'string' || !(data.port instanceof MessagePort) ||
+      !(data.status instanceof MessagePort)) return;
   removeEventListener('message', start);
-  var source = 'import(' + JSON.stringify(data.workerUrl) + ').then(function () { postMessage("airlock-loaded"); });';
+  var source = 'import(' + JSON.stringify(data.workerUrl) + ').then(function () { postMessage("airlock-loaded"); },' +
+    ' function (error) { postMessage({ failed: String(error && error.message || error) }); });';
   var url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
   var policy;
   try {
     policy = self.trustedTypes && trustedTypes.createPolicy('airlock-sandbox', { createScriptURL: function (u) { return u; } });
   } catch (error) {}
   var worker = new Worker(policy ? policy.createScriptURL(url) : url);
-  worker.onerror = function () { URL.revokeObjectURL(url); };
-  worker.onmessage = function (message) {
-    if (message.data !== 'airlock-loaded') return;
+  function failed(reason) {
     worker.onmessage = null;
     URL.revokeObjectURL(url);
+    data.status.postMessage({ kind: 'load-failed', reason: reason, url: data.workerUrl });
+    data.status.close();
+  }
+  worker.onerror = function (error) { failed(error.message || 'its script could not be loaded'); };
+  worker.onmessage = function (message) {
+    if (message.data && typeof message.data.failed === 'string') return failed(message.data.failed);
+    if (message.data !== 'airlock-loaded') return;
+    worker.onmessage = null;
+    worker.onerror = null;
+    URL.revokeObjectURL(url);
+    data.status.close();
     worker.postMessage({ kind: 'airlock-sandbox-connect', port: data.port }, [data.port]);
   };
 });
@@ -41,6 +56,8 @@ interface IframeStart {
   readonly kind: 'airlock-iframe-start';
   readonly workerUrl: string;
   readonly port: MessagePort;
+  /** The supervisor's status port: the document posts a `SandboxLoadFailed` on it, or closes it. */
+  readonly status: MessagePort;
 }
 
 /** An iframe toolset's options checked and turned into the sandbox document. */
@@ -94,6 +111,7 @@ export function startIframeWorker(
   toolset: string,
   plan: IframePlan,
   port: MessagePort,
+  status: MessagePort,
 ): () => void {
   const iframe = document.createElement('iframe');
   // Scripts only: without allow-same-origin the document and its worker get an opaque
@@ -106,10 +124,15 @@ export function startIframeWorker(
   iframe.style.display = 'none';
   iframe.srcdoc = toTrustedHtml(plan.document);
   const onLoad = () => {
-    const start: IframeStart = { kind: 'airlock-iframe-start', workerUrl: plan.workerUrl, port };
+    const start: IframeStart = {
+      kind: 'airlock-iframe-start',
+      workerUrl: plan.workerUrl,
+      port,
+      status,
+    };
     // An opaque origin cannot be named as targetOrigin; the message carries no secret and
     // the page listens to nothing the iframe might post back.
-    iframe.contentWindow?.postMessage(start, '*', [port]);
+    iframe.contentWindow?.postMessage(start, '*', [port, status]);
   };
   (document.body ?? document.documentElement).append(iframe);
   // Listening only after insertion skips any load event of the initial about:blank.
@@ -117,8 +140,9 @@ export function startIframeWorker(
   return () => {
     iframe.removeEventListener('load', onLoad);
     iframe.remove();
-    // Releases the port if it was never handed over; a transferred one is already detached.
+    // Releases the ports if they were never handed over; transferred ones are already detached.
     port.close();
+    status.close();
   };
 }
 

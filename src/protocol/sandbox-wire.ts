@@ -91,10 +91,33 @@ export interface ToolsetConfig {
   readonly startTimeoutMs: number;
 }
 
+/**
+ * Page → supervisor, on a spawned worker's `status` port: the worker's script could not
+ * load (a 404, a syntax error, a refused MIME type or CSP), as its `error` event said
+ * before the worker described its tools. Lets a start fail at once rather than at
+ * `startTimeoutMs`. Only the page that created the worker hears that event.
+ */
+export interface SandboxLoadFailed {
+  readonly kind: 'load-failed';
+  /** What the engine said (an `ErrorEvent`'s message), or a description of the bare event. */
+  readonly reason: string;
+  /** The script's URL, when the page knows it (the iframe tier's `workerUrl`, an `ErrorEvent`'s file). */
+  readonly url?: string;
+}
+
+/** A tool worker the page started: its id, the port calls go over, and the page's `status` port. */
+export interface SpawnedWorker {
+  readonly workerId: number;
+  /** Connected to the tool worker itself: calls never pass through the page. */
+  readonly port: MessagePort;
+  /** Carries at most one `SandboxLoadFailed` from the page. */
+  readonly status: MessagePort;
+}
+
 /** The page's side of sandboxing, called by the agent worker's supervisors. */
 export interface SandboxSpawner {
-  /** Starts a worker for the toolset and returns the port connected to it. */
-  spawn(toolset: string): Promise<{ readonly workerId: number; readonly port: MessagePort }>;
+  /** Starts a worker for the toolset and returns the ports connected to it and to the page. */
+  spawn(toolset: string): Promise<SpawnedWorker>;
   /** Terminates a worker at once, whatever it is doing. */
   kill(workerId: number): void;
 }

@@ -1,11 +1,50 @@
+import { z } from 'zod';
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolsetConfig } from '../../protocol/sandbox-wire';
+import { capContent } from '../../tools/run-tool';
 import type { Described } from './sandbox-connection';
+
+/** The one message a spawned worker's status port may carry (`SandboxLoadFailed`), capped. */
+const loadFailedSchema = z.object({
+  kind: z.literal('load-failed'),
+  reason: z.string().transform((reason) => capContent(reason, 2_000)),
+  url: z
+    .string()
+    .transform((url) => capContent(url, 2_000))
+    .optional(),
+});
+
+/**
+ * Listens on a spawned worker's status port until `stop`: `failed` resolves when the page
+ * (or the iframe tier's document) says the worker's script did not load; a message of any
+ * other shape is ignored, since the start's deadline still holds. Never rejects.
+ */
+export function loadFailure(status: MessagePort): {
+  readonly failed: Promise<Described>;
+  readonly stop: () => void;
+} {
+  const failed = new Promise<Described>((resolve) => {
+    status.onmessage = (message: MessageEvent<unknown>) => {
+      const parsed = loadFailedSchema.safeParse(message.data);
+      if (!parsed.success) return;
+      const { reason, url } = parsed.data;
+      resolve(url === undefined ? { loadFailed: reason } : { loadFailed: reason, url });
+    };
+  });
+  return {
+    failed,
+    stop: () => {
+      status.onmessage = null;
+      status.close();
+    },
+  };
+}
 
 /**
  * What a new tool worker's answer to `describe` comes to: the tools it describes
  * (unparsed), or why its toolset cannot use it, as a `toolset-unavailable` error.
  * `undefined`: it did not answer within its start time, or closed or broke the protocol first.
+ * A script that did not load names its URL when the page knows it (`details.url`).
  */
 export function describedTools(
   config: ToolsetConfig,
@@ -20,6 +59,18 @@ export function describedTools(
       failure: new AirlockError(
         'toolset-unavailable',
         `Toolset "${config.name}" did not describe its tools within ${config.startTimeoutMs} ms. ${hint}`,
+      ),
+    };
+  }
+  if ('loadFailed' in described) {
+    const { url } = described;
+    return {
+      failure: new AirlockError(
+        'toolset-unavailable',
+        `Toolset "${config.name}" could not load its worker${url ? ` ${url}` : ''}: ${described.loadFailed}`,
+        {
+          details: { toolset: config.name, reason: described.loadFailed, ...(url ? { url } : {}) },
+        },
       ),
     };
   }

@@ -28,7 +28,9 @@ export type NestedToolCall = (toolName: string, args: unknown) => Promise<ToolOu
  */
 export type Described =
   | { readonly tools: unknown; readonly exposed: readonly string[] }
-  | { readonly unavailable: string };
+  | { readonly unavailable: string }
+  /** Its script never loaded, as the page (or the iframe's document) heard it. */
+  | { readonly loadFailed: string; readonly url?: string };
 
 /**
  * The envelope of a tool worker's answer. What it carries (tools, check, outcome) is parsed

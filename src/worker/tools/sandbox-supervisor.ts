@@ -5,7 +5,7 @@ import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
 import { toolCancelled } from '../../tools/tool-cancelled';
-import { describedTools } from './described-worker';
+import { describedTools, loadFailure } from './described-worker';
 import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
 import { type CallScope, type ToolRunner, timedOut } from './tool-runner';
@@ -287,14 +287,19 @@ export class SandboxSupervisor implements ToolRunner {
    */
   async #spawn(): Promise<{ worker: SandboxConnection; tools: unknown }> {
     if (this.#disposed) throw stopped();
-    const { workerId, port } = await this.#spawner.spawn(this.#config.name);
+    const { workerId, port, status } = await this.#spawner.spawn(this.#config.name);
     const worker = new SandboxConnection(workerId, port, (broken) => this.#onViolation(broken));
+    const loading = loadFailure(status);
     // Disposed while the page started it: the worker goes at once rather than outlive its toolset.
     if (this.#disposed) {
+      loading.stop();
       await this.#kill(worker, false);
       throw stopped();
     }
-    const answer = await waitFor(worker.describe(), { timeoutMs: this.#config.startTimeoutMs });
+    // A script that cannot load ends the wait at once; a silent worker, at startTimeoutMs.
+    const answer = await waitFor(Promise.race([worker.describe(), loading.failed]), {
+      timeoutMs: this.#config.startTimeoutMs,
+    }).finally(loading.stop);
     const described = describedTools(
       this.#config,
       answer.outcome === 'settled' ? answer.value : undefined,

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ToolsetConfig } from '../../../src/protocol/sandbox-wire';
-import { describedTools } from '../../../src/worker/tools/described-worker';
+import { describedTools, loadFailure } from '../../../src/worker/tools/described-worker';
 import { SandboxConnection } from '../../../src/worker/tools/sandbox-connection';
 
 const CONFIG: ToolsetConfig = {
@@ -94,5 +94,49 @@ describe('a new tool worker’s description', () => {
         message: 'Toolset "tools" cannot start: No WebAssembly.',
       }),
     });
+  });
+});
+
+describe('a tool worker whose script did not load', () => {
+  /** The supervisor's end of a status port, and the page's end to post on. */
+  function statusPort() {
+    const channel = new MessageChannel();
+    const loading = loadFailure(channel.port1);
+    onTestFinished(() => {
+      loading.stop();
+      channel.port2.close();
+    });
+    return { loading, page: channel.port2 };
+  }
+
+  it('fails typed with the toolset, the reason and the URL the page heard', async () => {
+    const { loading, page } = statusPort();
+    page.postMessage({ kind: 'load-failed', reason: 'not found', url: 'https://app.test/t.js' });
+
+    const described = describedTools(CONFIG, await loading.failed);
+
+    expect('failure' in described && described.failure).toMatchObject({
+      code: 'toolset-unavailable',
+      message: 'Toolset "tools" could not load its worker https://app.test/t.js: not found',
+      details: { toolset: 'tools', reason: 'not found', url: 'https://app.test/t.js' },
+    });
+  });
+
+  it('ignores forged or malformed status messages, and caps a huge reason', async () => {
+    const { loading, page } = statusPort();
+    for (const forged of [
+      null,
+      'load-failed',
+      { kind: 'described', id: 1, tools: [], exposed: [] },
+      { kind: 'load-failed', reason: 42 },
+      { kind: 'load-failed', reason: 'x', url: { href: 'y' } },
+    ])
+      page.postMessage(forged);
+    page.postMessage({ kind: 'load-failed', reason: 'y'.repeat(1_000_000) });
+
+    const failed = await loading.failed;
+
+    expect('loadFailed' in failed && failed.loadFailed.length).toBeLessThan(2_100);
+    expect('url' in failed).toBe(false);
   });
 });
