@@ -45,6 +45,11 @@ export interface AirlockDataParts {
   'storage-error': { code: string; message: string };
   'rate-limit-wait': { step: number; waitMs: number; limit: 'requests' | 'tokens' };
   'waiting-for-network': { step: number; reason: 'offline' | 'unreachable'; maxWaitMs: number };
+  /**
+   * Follows the partial text of a cut run (`loadChatMessages`): the stored message `seq` is
+   * `interrupted`, shown but never sent to the model.
+   */
+  interrupted: { seq: number };
   /** A stored user message's image or file, by reference (`loadChatMessages`). */
   attachment: { hash: string; mediaType: string; size: number; filename?: string };
   [key: string]: unknown;

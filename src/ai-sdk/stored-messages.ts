@@ -13,7 +13,8 @@ type Part = AirlockUIMessage['parts'][number];
 /**
  * A stored conversation as UI messages, for `useChat({ messages })` / `new Chat({ messages })`
  * after a reload: one user message per input, one assistant message per run (its steps'
- * text and tool calls with their results). An unknown conversation is an empty chat. A run
+ * text and tool calls with their results). The partial text of a run that was cut (a closed
+ * tab, a dropped stream, an abort) is followed by a `data-interrupted` part. An unknown conversation is an empty chat. A run
  * that waits for approval shows its finished steps here; `reconnectToStream` brings its
  * pending calls back.
  */
@@ -73,6 +74,9 @@ export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessag
       if (message.reasoning)
         parts.push({ type: 'reasoning', text: message.reasoning, state: 'done' });
       if (message.content) parts.push({ type: 'text', text: message.content, state: 'done' });
+      // Text of a run that was cut: shown, marked, and never sent to the model again.
+      if (record.status === 'interrupted')
+        parts.push({ type: 'data-interrupted', data: { seq: record.seq } });
       for (const call of message.tool_calls ?? []) {
         calls.set(call.id, parts.length);
         parts.push(pendingToolPart(call));
