@@ -31,6 +31,35 @@ export const browserNetwork: NetworkStatus = {
   },
 };
 
+/** A `NetworkStatus` that also hears what the page tells it (`tellOnline`). */
+export interface ForwardedNetwork extends NetworkStatus {
+  /** The page saw `online`: every waiting call looks again now. */
+  tellOnline(): void;
+}
+
+/**
+ * The network as this thread tells it, plus the `online` events the page forwards: in
+ * Chromium a worker gets none of its own, so without them a waiting call would only notice
+ * the network back at its next look (up to 10 s later), and each engine would differ.
+ */
+export function forwardedNetwork(base: NetworkStatus = browserNetwork): ForwardedNetwork {
+  const listeners = new Set<() => void>();
+  return {
+    online: () => base.online(),
+    onOnline(listener) {
+      listeners.add(listener);
+      const stopBase = base.onOnline(listener);
+      return () => {
+        listeners.delete(listener);
+        stopBase();
+      };
+    },
+    tellOnline() {
+      for (const listener of [...listeners]) listener();
+    },
+  };
+}
+
 /** How a model waits for the network. */
 export interface NetworkWaitOptions {
   /** Longest wait of one call, in all (0: never wait). */

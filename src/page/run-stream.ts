@@ -48,6 +48,7 @@ export class RunStream<Result extends RunResult = RunResult> {
     });
     // A rejection the app never awaits must not surface as an unhandled rejection.
     this.#result.catch(() => {});
+    globalThis.addEventListener?.('online', this.#onOnline);
     port.onmessage = (message: MessageEvent<WorkerToPage>) => {
       const data = message.data;
       if (data.kind === 'approval-answer') {
@@ -237,10 +238,14 @@ export class RunStream<Result extends RunResult = RunResult> {
       );
     }
     this.#sentDecisions.clear();
+    globalThis.removeEventListener?.('online', this.#onOnline);
     this.#port.onmessage = null;
     this.#port.close();
     this.#onEnd();
   }
+
+  /** Forwards the page's `online` event: a run waiting for the network goes on at once. */
+  readonly #onOnline = () => this.#post({ kind: 'online' });
 
   #post(message: PageToWorker): void {
     if (!this.#queue.ended) this.#port.postMessage(message);

@@ -142,7 +142,12 @@ export type PageToWorker =
       readonly approved: boolean;
       readonly reason?: string;
     }
-  | { readonly kind: 'output-verdict'; readonly checkId: string; readonly issues?: string };
+  | { readonly kind: 'output-verdict'; readonly checkId: string; readonly issues?: string }
+  /**
+   * The page's `online` event, forwarded while the run lasts: workers get no such event in
+   * some engines (Chromium), so a run waiting for the network hears of it the same way in all.
+   */
+  | { readonly kind: 'online' };
 
 /**
  * Events the worker may send before the page has acknowledged any. A fast stream (one

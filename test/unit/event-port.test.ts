@@ -290,4 +290,28 @@ describe('the event port between worker and page', () => {
     sink.close();
     expect(await pending).toBeUndefined();
   });
+
+  it("tells the agent of the page's online events, and ignores forged network messages", async () => {
+    const channel = new MessageChannel();
+    let online = 0;
+    let cancelled = 0;
+    const sink = new EventSink(channel.port2, {
+      onCancel: () => cancelled++,
+      onApproval: () => {},
+      onOnline: () => online++,
+    });
+    const page = channel.port1;
+
+    page.postMessage({ kind: 'online' });
+    page.postMessage({ kind: 'offline' });
+    page.postMessage({ kind: 'Online' });
+    page.postMessage({ online: true });
+    page.postMessage('online');
+    await settle();
+
+    expect(online).toBe(1);
+    expect(cancelled).toBe(0);
+    sink.close();
+    page.close();
+  });
 });

@@ -15,6 +15,8 @@ export interface EventSinkHandlers {
   readonly onCancel: () => void;
   /** Applies a decision; throws an `AirlockError` to refuse it (unknown or already decided). */
   readonly onApproval: (approvalId: string, decision: ApprovalDecision) => void;
+  /** The page's `online` event (see `PageToWorker`). */
+  readonly onOnline?: () => void;
 }
 
 /**
@@ -46,6 +48,7 @@ export interface OutputVerdict {
 const pageMessageSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('ack'), count: z.int().min(1).max(EVENT_WINDOW) }),
   z.object({ kind: z.literal('cancel') }),
+  z.object({ kind: z.literal('online') }),
   z.object({
     kind: z.literal('approval'),
     approvalId: z.string().min(1).max(200),
@@ -180,6 +183,8 @@ export class EventSink {
   #receive(message: PageToWorker): void {
     if (message.kind === 'cancel') {
       this.#handlers.onCancel();
+    } else if (message.kind === 'online') {
+      this.#handlers.onOnline?.();
     } else if (message.kind === 'approval') {
       const { approvalId } = message;
       const reason = message.reason ?? 'No reason given.';

@@ -4,7 +4,11 @@ import type { ChatModel } from '../../model/chat-model';
 import { checkedModel } from '../../model/checked-model';
 import type { EmbeddingModel } from '../../model/embedding-model';
 import type { TokenCalibration } from '../../model/estimate-tokens';
-import { DEFAULT_NETWORK_WAIT_MS, withNetworkWait } from '../../model/network-wait';
+import {
+  DEFAULT_NETWORK_WAIT_MS,
+  type NetworkStatus,
+  withNetworkWait,
+} from '../../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
 import { withRateLimit } from '../../model/rate-limited-model';
 import { RateLimiter } from '../../model/rate-limiter';
@@ -130,10 +134,12 @@ export async function wrapModel(
   chatModel: ChatModel,
   config: AgentConfig,
   tokens: TokenCalibration,
+  network?: NetworkStatus,
 ): Promise<ChatModel> {
   // Innermost: a call's wait for the network is one call to the limiter, and no stream idles.
   let model = withNetworkWait(chatModel, {
     maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
+    ...(network ? { network } : {}),
   });
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') {

@@ -3,6 +3,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-
 import { KnowledgeBase } from '../../knowledge/knowledge-base';
 import type { ChatModel } from '../../model/chat-model';
 import { TokenCalibration } from '../../model/estimate-tokens';
+import { forwardedNetwork } from '../../model/network-wait';
 import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailHost } from '../../protocol/guardrails';
@@ -79,6 +80,8 @@ const PRUNE_INTERVAL_MS = 10 * 60_000;
  * every completed step back before the next model call.
  */
 export class AgentService implements AgentWorkerApi {
+  /** The network as the worker sees it and as the pages of its runs forward it. */
+  readonly #network = forwardedNetwork();
   readonly memory: MemoryWire;
   readonly knowledge: KnowledgeApi;
   readonly #openStore: NonNullable<AgentServiceOptions['openStore']>;
@@ -164,7 +167,7 @@ export class AgentService implements AgentWorkerApi {
       const tokens = new TokenCalibration();
       this.#resolveSetup({
         config,
-        model: await wrapModel(chatModel, config, tokens),
+        model: await wrapModel(chatModel, config, tokens, this.#network),
         tokens,
         registry,
         store,
@@ -304,6 +307,7 @@ export class AgentService implements AgentWorkerApi {
       {
         setup: this.#setup,
         served: this.#served,
+        network: this.#network,
         startWarnings: () => this.#startWarnings(),
         openRelay: (conversationId, relayedRunId, controller, approvals) =>
           this.#openRelay(conversationId, relayedRunId, controller, approvals),

@@ -1,6 +1,7 @@
 import type * as Comlink from 'comlink';
 import { releaseProxy } from 'comlink';
 import { type AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-error';
+import type { ForwardedNetwork } from '../../model/network-wait';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolHost } from '../../protocol/tools';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
@@ -44,6 +45,8 @@ export interface ServingAgent {
   readonly setup: Promise<AgentSetup>;
   /** The agent's runs: the run is in it while it is served. */
   readonly served: Set<ServedRun>;
+  /** Told of the page's `online` events, which a run's port forwards. */
+  readonly network?: ForwardedNetwork;
   /** The warnings every run starts with, told after `run-start`. */
   readonly startWarnings: () => AgentEvent[];
   readonly openRelay: (
@@ -74,6 +77,7 @@ export async function serveRun(request: RunPort, agent: ServingAgent): Promise<v
   const sink = new EventSink(port, {
     onCancel: () => controller.abort(),
     onApproval: (approvalId, decision) => approvals.decide(approvalId, decision),
+    onOnline: () => agent.network?.tellOnline(),
   });
   // Told after `run-start`: what the agent lives with, as the run starts.
   const startWarnings = agent.startWarnings();

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
 import type { ChatModel, ModelStreamPart, NetworkWait } from '../../../src/model/chat-model';
-import { type NetworkStatus, withNetworkWait } from '../../../src/model/network-wait';
+import {
+  forwardedNetwork,
+  type NetworkStatus,
+  withNetworkWait,
+} from '../../../src/model/network-wait';
 import { flush, ManualTimers } from '../timing/manual-timers';
 
 /** A network the test switches, sending `online` events as a browser does (when `silent` is off). */
@@ -223,5 +227,46 @@ describe('a model that waits for the network', () => {
   it('with maxWaitMs 0 is the model itself', () => {
     const { model } = scriptedModel([]);
     expect(withNetworkWait(model, { maxWaitMs: 0 })).toBe(model);
+  });
+
+  it('goes on at once when the page forwards its online event, though the worker heard none (Chromium)', async () => {
+    const timers = new ManualTimers();
+    const worker = new FakeNetwork();
+    worker.silent = true;
+    const network = forwardedNetwork(worker);
+    const { model, made } = scriptedModel(['answer']);
+    const waiting = withNetworkWait(model, { maxWaitMs: 60_000, network, timers });
+    worker.set(false);
+    const parts = drain(waiting.stream(request, callOptions().options));
+    await timers.advance(500);
+    worker.set(true);
+    await flush();
+    expect(made()).toBe(0);
+
+    network.tellOnline();
+
+    // No timer advanced: the forwarded event alone ended the wait.
+    expect((await parts).map((part) => part.type)).toEqual(['text-delta', 'finish']);
+    expect(made()).toBe(1);
+    expect(timers.pending).toBe(0);
+    expect(worker.listeners).toBe(0);
+  });
+
+  it('keeps waiting when the page says online but the worker is still offline, and forwarded events flooding in change nothing', async () => {
+    const timers = new ManualTimers();
+    const worker = new FakeNetwork();
+    worker.silent = true;
+    const network = forwardedNetwork(worker);
+    const { model, made } = scriptedModel(['answer']);
+    const waiting = withNetworkWait(model, { maxWaitMs: 60_000, network, timers });
+    worker.set(false);
+    const parts = drain(waiting.stream(request, callOptions().options));
+    for (let i = 0; i < 10_000; i++) network.tellOnline();
+    await flush();
+    expect(made()).toBe(0);
+    worker.set(true);
+    network.tellOnline();
+    expect((await parts).length).toBe(2);
+    expect(made()).toBe(1);
   });
 });

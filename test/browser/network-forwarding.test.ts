@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { AirlockError } from '../../src/errors/airlock-error';
+import { RunStream } from '../../src/page/run-stream';
+import type { PageToWorker } from '../../src/protocol/wire';
+
+/** The messages the page posts on a run's port, as the worker's end receives them. */
+function workerEnd(port: MessagePort) {
+  const received: PageToWorker[] = [];
+  port.onmessage = (message: MessageEvent<PageToWorker>) => received.push(message.data);
+  return received;
+}
+
+/** Lets the port deliver what was posted (a round trip through the event loop). */
+const delivered = () => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe("a run's port forwarding the page's network events", () => {
+  it("forwards the page's online event while the run lasts, and nothing once it ended", async () => {
+    const channel = new MessageChannel();
+    const received = workerEnd(channel.port2);
+    const stream = new RunStream('run-1', channel.port1, () => {});
+
+    window.dispatchEvent(new Event('online'));
+    await delivered();
+    expect(received).toEqual([{ kind: 'online' }]);
+
+    stream.fail(new AirlockError('agent-disposed', 'gone'));
+    await stream.result.catch(() => undefined);
+    window.dispatchEvent(new Event('online'));
+    await delivered();
+    expect(received).toEqual([{ kind: 'online' }]);
+    channel.port2.close();
+  });
+
+  it('forwards no offline event and nothing else the window hears', async () => {
+    const channel = new MessageChannel();
+    const received = workerEnd(channel.port2);
+    const stream = new RunStream('run-2', channel.port1, () => {});
+
+    window.dispatchEvent(new Event('offline'));
+    window.dispatchEvent(new Event('message'));
+    await delivered();
+    expect(received).toEqual([]);
+
+    stream.fail(new AirlockError('agent-disposed', 'gone'));
+    await stream.result.catch(() => undefined);
+    channel.port2.close();
+  });
+});
