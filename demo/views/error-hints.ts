@@ -16,9 +16,16 @@ export const KEY_HINT =
   "the base URL in the model settings. The server's proxy adds the key to each request; the " +
   'page never sees it.';
 
+/** The hint for a turn the endpoint refused: what became of it, and what to send instead. */
+export const REFUSED_HINT =
+  'The model endpoint refused this message (too large for it, or its context): it stays in the ' +
+  'conversation marked as refused and is never sent again, so the conversation goes on. Send ' +
+  'it again shorter, or with a smaller image or file.';
+
 /** A sentence saying what to do about `error`, or undefined when the error says enough. */
 export function modelErrorHint(error: ErrorData, context: ErrorContext): string | undefined {
   if (isKeyRefused(error)) return KEY_HINT;
+  if (error.code === 'input-refused') return REFUSED_HINT;
   const status = statusOf(error);
   if (context === 'embeddings' && (status === 404 || status === 405)) {
     return (

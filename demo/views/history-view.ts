@@ -1,7 +1,7 @@
 /**
  * Renders a stored conversation into the log: the user's messages, the agent's thinking, text and
  * its tool calls with their stored outcomes. A message a reload or Stop cut short is
- * marked as interrupted.
+ * marked as interrupted; a turn the model endpoint refused, as refused (never sent again).
  */
 import type { MessageRecord, UserContentPart } from 'airlock-agents';
 import { parseJson } from '../shared/json-values';
@@ -41,13 +41,16 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
     if (message.role === 'system') continue;
     if (message.role === 'user') {
       endTurn();
-      log.append(createUserTurn(...userTurnOf(message.content)));
+      const userTurn = createUserTurn(...userTurnOf(message.content));
+      if (record.status === 'refused') markRefused(userTurn);
+      log.append(userTurn);
       continue;
     }
     if (turn?.runId !== record.runId) {
       endTurn();
       turn = { ...createAgentTurn(''), runId: record.runId, cards: new Map() };
       turn.footer.hidden = true;
+      if (record.status === 'refused') turn.element.dataset.status = 'refused';
       log.append(turn.element);
     }
     if (message.role === 'tool') {
@@ -68,6 +71,17 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
     }
   }
   endTurn();
+}
+
+/** Marks a user turn the model endpoint refused (`input-refused`): kept, shown, never sent again. */
+function markRefused(turn: HTMLElement): void {
+  turn.dataset.status = 'refused';
+  turn.append(
+    createElement('p', {
+      className: 'refused-note',
+      text: 'Not sent: the model endpoint refused this message (too large?). It is kept here and never sent again.',
+    }),
+  );
 }
 
 /** A stored answer's bubble (collapsed when long), marked when a run was cut short in it. */

@@ -13,6 +13,11 @@ export interface AirlockMessageMetadata {
   readonly reason?: RunFinishReason;
   /** True while the run waits for `addToolApprovalResponse`. */
   readonly awaitingApproval?: boolean;
+  /**
+   * True on a stored turn the model endpoint refused (`input-refused`): its user message and
+   * what the run stored. It is never sent to the model again; show it as not sent.
+   */
+  readonly refused?: boolean;
   readonly usage?: {
     readonly promptTokens: number;
     readonly completionTokens: number;

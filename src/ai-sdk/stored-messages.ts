@@ -14,7 +14,9 @@ type Part = AirlockUIMessage['parts'][number];
  * A stored conversation as UI messages, for `useChat({ messages })` / `new Chat({ messages })`
  * after a reload: one user message per input, one assistant message per run (its steps'
  * text and tool calls with their results). The partial text of a run that was cut (a closed
- * tab, a dropped stream, an abort) is followed by a `data-interrupted` part. An unknown conversation is an empty chat. A run
+ * tab, a dropped stream, an abort) is followed by a `data-interrupted` part; a turn the
+ * endpoint refused keeps its messages, with `metadata.refused`. An unknown conversation is an
+ * empty chat. A run
  * that waits for approval shows its finished steps here; `reconnectToStream` brings its
  * pending calls back.
  */
@@ -51,9 +53,23 @@ export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessag
   for (const record of records) {
     const { message } = record;
     const id = storedMessageId(record.conversationId, record.seq);
+    const refused = record.status === 'refused' ? { refused: true } : {};
     if (message.role === 'user' || message.role === 'system') {
       assistant = undefined;
-      messages.push({ id, role: message.role, parts: userParts(message.content) });
+      messages.push({
+        id,
+        role: message.role,
+        ...(record.status === 'refused'
+          ? {
+              metadata: {
+                runId: record.runId,
+                conversationId: record.conversationId,
+                refused: true,
+              },
+            }
+          : {}),
+        parts: userParts(message.content),
+      });
       continue;
     }
     if (!assistant || assistant.runId !== record.runId) {
@@ -62,7 +78,7 @@ export function toUIMessages(records: readonly MessageRecord[]): AirlockUIMessag
         message: {
           id,
           role: 'assistant',
-          metadata: { runId: record.runId, conversationId: record.conversationId },
+          metadata: { runId: record.runId, conversationId: record.conversationId, ...refused },
           parts: [],
         },
       };

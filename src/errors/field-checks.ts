@@ -1,4 +1,4 @@
-import { MAX_IMAGE_URL_CHARS } from '../protocol/attachment-limits';
+import { INPUT_LIMITS } from '../protocol/request-limits';
 import { AirlockError } from './airlock-error';
 
 // Small handwritten checks of caller arguments, shared by the page entry, `tool()` and the
@@ -46,17 +46,17 @@ export function inputTooLarge(size: number, limit: number): AirlockError {
 
 /**
  * The error for an `https:` image URL of a run's input longer than a stored message may hold
- * (`MAX_IMAGE_URL_CHARS`): the page and the agent worker refuse it alike, before anything is
+ * (`INPUT_LIMITS.maxImageUrlChars`): the page and the agent worker refuse it alike, before anything is
  * stored, rather than store a message that no later read would accept.
  */
 export function imageUrlTooLong(part: number, size: number): AirlockError {
   return new AirlockError(
     'invalid-input',
-    `Part ${part} of the input is an image URL of ${size} characters; a stored message holds at most ${MAX_IMAGE_URL_CHARS}. Send the image itself (a Blob or a data: URL) instead.`,
+    `Part ${part} of the input is an image URL of ${size} characters; a stored message holds at most ${INPUT_LIMITS.maxImageUrlChars}. Send the image itself (a Blob or a data: URL) instead.`,
     {
       details: {
         field: `input[${part}].image`,
-        limit: MAX_IMAGE_URL_CHARS,
+        limit: INPUT_LIMITS.maxImageUrlChars,
         size,
         unit: 'chars',
         part,

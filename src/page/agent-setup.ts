@@ -1,12 +1,9 @@
 import { AirlockError } from '../errors/airlock-error';
 import { invalidField } from '../errors/field-checks';
 import type { AgentConfig, MemoryConfig, ModelConfig, RunLimits } from '../protocol/agent-config';
-import {
-  DEFAULT_MAX_ATTACHMENT_BYTES,
-  DEFAULT_MAX_INPUT_BYTES,
-} from '../protocol/attachment-limits';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/knowledge';
 import { DEFAULT_DATABASE } from '../protocol/memory';
+import { INPUT_LIMITS } from '../protocol/request-limits';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
 import type { ResumeRequest, RunModelOverrides, RunRequest } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
@@ -63,9 +60,9 @@ const DEFAULT_LEARN_MAX_TOKENS = 600;
 const DEFAULT_LIMITS: RunLimits = {
   maxSteps: 10,
   streamIdleTimeoutMs: 30_000,
-  maxInputChars: 100_000,
-  maxAttachmentBytes: DEFAULT_MAX_ATTACHMENT_BYTES,
-  maxInputBytes: DEFAULT_MAX_INPUT_BYTES,
+  maxInputChars: INPUT_LIMITS.maxInputChars,
+  maxAttachmentBytes: INPUT_LIMITS.maxAttachmentBytes,
+  maxInputBytes: INPUT_LIMITS.maxInputBytes,
 };
 
 /**

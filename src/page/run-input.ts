@@ -1,12 +1,8 @@
 import { AirlockError } from '../errors/airlock-error';
 import { imageUrlTooLong, inputTooLarge, invalidField } from '../errors/field-checks';
 import type { RunLimits } from '../protocol/agent-config';
-import {
-  DEFAULT_MAX_ATTACHMENT_BYTES,
-  DEFAULT_MAX_INPUT_BYTES,
-  MAX_IMAGE_URL_CHARS,
-} from '../protocol/attachment-limits';
 import type { ImageDetail } from '../protocol/chat';
+import { INPUT_LIMITS } from '../protocol/request-limits';
 import type { InputPart } from '../protocol/wire';
 
 /** One part of a run's input: text, an image, or a file (PDF or text). */
@@ -56,8 +52,8 @@ export function toWireInput(input: unknown, limits: RunLimits): string | InputPa
     throw invalidField('input', 'a non-empty string or a list of parts', 'invalid-input', {
       value: input,
     });
-  const maxPart = limits.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES;
-  const maxTotal = limits.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const maxPart = limits.maxAttachmentBytes ?? INPUT_LIMITS.maxAttachmentBytes;
+  const maxTotal = limits.maxInputBytes ?? INPUT_LIMITS.maxInputBytes;
   let total = 0;
   const parts = input.map((part: unknown, index): InputPart => {
     const field = `input[${index}]`;
@@ -96,7 +92,11 @@ export function toWireInput(input: unknown, limits: RunLimits): string | InputPa
         { value: source },
       );
     // As the worker would (it checks again): a `URL`'s href may be longer than what was given.
-    if (type === 'image' && url.startsWith('https://') && url.length > MAX_IMAGE_URL_CHARS)
+    if (
+      type === 'image' &&
+      url.startsWith('https://') &&
+      url.length > INPUT_LIMITS.maxImageUrlChars
+    )
       throw imageUrlTooLong(index, url.length);
     return type === 'image'
       ? { ...(part as Extract<InputPart, { type: 'image' }>), image: url }

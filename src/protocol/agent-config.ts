@@ -72,10 +72,10 @@ export interface RunLimits {
   readonly maxInputChars: number;
   /**
    * Largest attachment (image or file) of a run's input, in bytes; a larger one fails
-   * `attachment-too-large` (default 10 MiB). Absent in configs made before it existed.
+   * `attachment-too-large` (default 4 MiB). Absent in configs made before it existed.
    */
   readonly maxAttachmentBytes?: number;
-  /** Most attachment bytes one run's input may carry in all; more fails `input-too-large` (default 20 MiB). */
+  /** Most attachment bytes one run's input may carry in all; more fails `input-too-large` (default 4 MiB). */
   readonly maxInputBytes?: number;
   /**
    * Longest a model call waits for the network (offline, or a connection refused) before it

@@ -109,6 +109,15 @@ export type ErrorCode =
    * stored. `details`: `{ mediaType, part }`.
    */
   | 'attachment-unsupported'
+  /**
+   * The model endpoint refused the request carrying the run's input for what it carried
+   * (HTTP 400 or 413: a proxy's `limit_exceeded`, a body too large, a context too long):
+   * every message the run stored, its input first, is kept with status `refused`, listed but
+   * never sent to the model again, so the conversation's next run goes on without it.
+   * `details`: `{ status, refusedBy, seqs, bodyExcerpt? }` (`refusedBy`: the code the
+   * endpoint's error had, e.g. `model-http-error`; `seqs`: the messages marked).
+   */
+  | 'input-refused'
   /** `approve`/`reject` named an approval id this run never asked for. `details`: `{ approvalId }`. */
   | 'approval-unknown'
   /** `approve`/`reject` named an approval that was already decided; a decision is used once. `details`: `{ approvalId }`. */

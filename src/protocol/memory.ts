@@ -48,6 +48,9 @@ export interface ConversationSearchHit {
   readonly snippet: string;
 }
 
+/** Where a stored message stands: see {@link MessageRecord.status}. */
+export type MessageStatus = 'complete' | 'interrupted' | 'refused';
+
 /** One message of a conversation, as stored. */
 export interface MessageRecord {
   readonly conversationId: string;
@@ -58,8 +61,10 @@ export interface MessageRecord {
   /**
    * `complete` messages are replayed to the model. `interrupted` marks the partial text of
    * a run cut short by a reload or a closed tab: shown, never replayed as an answer.
+   * `refused` marks every message of a run whose model request the endpoint refused (HTTP
+   * 400 or 413, `input-refused`): shown, never sent to the model again.
    */
-  readonly status: 'complete' | 'interrupted';
+  readonly status: MessageStatus;
   /** An estimated token count (see `estimateMessageTokens`), kept so windowing never re-measures history. */
   readonly approxTokens: number;
   readonly at: number;

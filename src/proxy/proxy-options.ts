@@ -5,6 +5,10 @@
  */
 import { AirlockError } from '../errors/airlock-error.js';
 import type { ModelPrice } from '../protocol/budgets.js';
+import {
+  DEFAULT_PROXY_MAX_BODY_BYTES,
+  DEFAULT_PROXY_MAX_MESSAGE_CHARS,
+} from '../protocol/request-limits.js';
 import { ANONYMOUS_USER, type Authorize } from './authorize.js';
 import type { AllowedOrigins } from './cors-policy.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
@@ -37,7 +41,12 @@ export interface RequestPolicyOptions {
   maxTools?: number;
   /** Most messages (Chat Completions), input items (Responses) or inputs (embeddings). Default 256. */
   maxMessages?: number;
-  /** Longest single message, input item or embedding input, in characters of its JSON. Default 400 000: room for an agent input at `limits.maxInputChars` (100 000 by default) even when JSON escaping multiplies it. */
+  /**
+   * Longest single message, input item or embedding input, in characters of its JSON.
+   * Default 7 446 872: the largest input an agent accepts by default (`limits.maxInputChars`,
+   * `maxInputBytes` as base64, 100 parts), JSON escaping included (`DEFAULT_PROXY_MAX_MESSAGE_CHARS`
+   * in `src/protocol/request-limits.ts`).
+   */
   maxMessageChars?: number;
   /** Let `store: true` through (stored completions cost storage and outlive the request). Default false. */
   allowStore?: boolean;
@@ -98,7 +107,11 @@ export interface ProxyOptions {
   upstreamHeaders?: Readonly<Record<string, string>>;
   /** The fetch used to reach the upstream. Default `globalThis.fetch`. */
   fetch?: typeof fetch;
-  /** The largest request body accepted, in bytes; larger ones get 413. Default 4 MiB. */
+  /**
+   * The largest request body accepted, in bytes; larger ones get 413. Default 11 641 176
+   * (about 11.1 MiB): the largest message of `policy.maxMessageChars` and 4 MiB for the rest
+   * of the request (instructions, history, tools).
+   */
   maxBodyBytes?: number;
   /**
    * MCP servers served at `<mcpPath>/<name>`, each with the credentials to add, e.g.
@@ -170,7 +183,6 @@ export const DEFAULT_ALLOWED_MODELS: readonly string[] = [
 export const DEFAULT_LIMITS: SpendLimits = { requestsPerMinute: 60, tokensPerMinute: 100_000 };
 
 const DEFAULT_PATHS: readonly ProxyPath[] = ['chat/completions', 'models'];
-const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MAX_TOKENS = 4096;
 
 /** Validates `options` and fills in defaults; throws `invalid-options` on a mistake. */
@@ -194,7 +206,7 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
   const maxBodyBytes = positiveInteger(
     options.maxBodyBytes,
     'maxBodyBytes',
-    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PROXY_MAX_BODY_BYTES,
   );
   const fetchUpstream = options.fetch ?? globalThis.fetch;
   if (typeof fetchUpstream !== 'function') {
@@ -285,7 +297,11 @@ function resolvePolicy(options: ProxyOptions): ResolvedRequestPolicy {
     maxN: positiveInteger(policy.maxN, 'policy.maxN', 1),
     maxTools: positiveInteger(policy.maxTools, 'policy.maxTools', 64),
     maxMessages: positiveInteger(policy.maxMessages, 'policy.maxMessages', 256),
-    maxMessageChars: positiveInteger(policy.maxMessageChars, 'policy.maxMessageChars', 400_000),
+    maxMessageChars: positiveInteger(
+      policy.maxMessageChars,
+      'policy.maxMessageChars',
+      DEFAULT_PROXY_MAX_MESSAGE_CHARS,
+    ),
     allowStore: policy.allowStore === true,
     allowedServiceTiers: new Set(policy.allowedServiceTiers ?? []),
     allowBuiltInTools: policy.allowBuiltInTools === true,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../errors/schema-issues';
-import { MAX_IMAGE_URL_CHARS } from '../protocol/attachment-limits';
+import { INPUT_LIMITS } from '../protocol/request-limits';
 import { SHA256_HEX } from './attachment-bytes';
 import { conversationOfScope, isMemoryScope } from './memory-rules';
 import type {
@@ -34,7 +34,7 @@ export const reasoningItemSchema = z.object({
 });
 
 /** The most parts one user message may have. */
-export const MAX_CONTENT_PARTS = 100;
+export const MAX_CONTENT_PARTS = INPUT_LIMITS.maxContentParts;
 
 /** A reference to a stored attachment, as a message holds it. */
 export const attachmentRefSchema = z.object({
@@ -57,14 +57,14 @@ export const storedPartSchema = z.union([
     type: z.literal('image'),
     url: z
       .string()
-      .max(MAX_IMAGE_URL_CHARS)
+      .max(INPUT_LIMITS.maxImageUrlChars)
       .refine((url) => url.startsWith('https://'), 'must be an https: URL'),
     detail: imageDetail,
   }),
   z.object({
     type: z.literal('file'),
     attachment: attachmentRefSchema,
-    filename: z.string().min(1).max(255),
+    filename: z.string().min(1).max(INPUT_LIMITS.maxFilenameChars),
   }),
 ]);
 
@@ -91,7 +91,7 @@ export const messageRowSchema = z.object({
   seq: z.int().positive(),
   runId: z.string(),
   message: chatMessageSchema,
-  status: z.enum(['complete', 'interrupted']),
+  status: z.enum(['complete', 'interrupted', 'refused']),
   approxTokens: count,
   at: timestamp,
 });

@@ -103,11 +103,11 @@ export class RunSeal {
   }
 
   /**
-   * The store's `commitStep` and `putRun` with each run row sealed, handed to the store in
+   * The store's `commitStep` and `putRun` with each run row sealed (and `refuseRun`), handed to the store in
    * the order they were called: sealing takes a moment, and an earlier checkpoint must never
    * land after a later one.
    */
-  writes(store: ConversationStore): Pick<ConversationStore, 'commitStep' | 'putRun'> {
+  writes(store: ConversationStore): Pick<ConversationStore, 'commitStep' | 'putRun' | 'refuseRun'> {
     let handed: Promise<unknown> = Promise.resolve();
     const inOrder = <T>(run: RunRecord | undefined, write: (run?: RunRecord) => Promise<T>) => {
       // The write's promise is wrapped, so the queue waits for its start, not its end.
@@ -123,6 +123,9 @@ export class RunSeal {
       commitStep: (step) =>
         inOrder(step.run, (run) => store.commitStep({ ...step, ...(run ? { run } : {}) })),
       putRun: (run) => inOrder(run, (sealed) => store.putRun(sealed ?? run)),
+      // No run row to seal; in the queue, so it lands after the run's last step.
+      refuseRun: (conversationId, runId) =>
+        inOrder(undefined, () => store.refuseRun(conversationId, runId)),
     };
   }
 

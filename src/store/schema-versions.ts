@@ -106,6 +106,15 @@ export const SCHEMA_V9: StoresSpec = {
   sealKeys: 'name',
 };
 
+/**
+ * Version 10: refused turns. A message row's `status` may be `refused` (the model endpoint
+ * refused the request carrying it): the existing `[conversationId+status+seq]` index already
+ * leaves such rows out of every context, so no table or index changes and no row needs an
+ * upgrade. The version moves on so that a tab of an older version, which would read a
+ * `refused` row as corrupt, closes its connection (`schema-changed`) instead.
+ */
+export const SCHEMA_V10: StoresSpec = {};
+
 /** Every version's stores, oldest first: version `n` is at index `n - 1`. */
 export const SCHEMA_VERSIONS: readonly StoresSpec[] = [
   SCHEMA_V1,
@@ -117,6 +126,7 @@ export const SCHEMA_VERSIONS: readonly StoresSpec[] = [
   SCHEMA_V7,
   SCHEMA_V8,
   SCHEMA_V9,
+  SCHEMA_V10,
 ];
 
 /** The newest schema version; opening a store upgrades to it. */

@@ -162,8 +162,15 @@ export interface ConversationStore {
   }>;
   /** Complete messages with `fromSeq < seq <= toSeq`, oldest first. */
   messagesBetween(conversationId: string, fromSeq: number, toSeq: number): Promise<MessageRecord[]>;
-  /** Every message, oldest first, interrupted ones included (for display and export). */
+  /** Every message, oldest first, interrupted and refused ones included (for display and export). */
   listMessages(conversationId: string): Promise<MessageRecord[]>;
+  /**
+   * Marks every message run `runId` stored in the conversation `refused` (the model endpoint
+   * refused the request carrying them), in one transaction that gives the conversation a new
+   * revision token; answers their seqs (none when the conversation or its rows are gone).
+   * Refused messages stay listed and are never read into a context again.
+   */
+  refuseRun(conversationId: string, runId: string): Promise<number[]>;
   updateSummary(conversationId: string, summary: string, throughSeq: number): Promise<void>;
 
   /** Inserts or replaces (same scope and key) a memory. */

@@ -243,7 +243,7 @@ describe('attachments', () => {
       .result.catch((error: unknown) => error);
     expect(isAirlockError(thrown) && thrown.code).toBe('attachment-too-large');
     expect((thrown as { details?: unknown }).details).toMatchObject({
-      limit: 10 * 1024 * 1024,
+      limit: 4 * 1024 * 1024,
       unit: 'bytes',
       part: 0,
     });

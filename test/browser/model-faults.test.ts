@@ -356,8 +356,8 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
   });
 
   it("keeps the conversation, the failed turn's input included, usable after a failed run", async () => {
-    const session = await scriptModel([{ text: 'First.' }, { status: 400 }, { text: 'Third.' }]);
-    const agent = agentFor(session, { memory: { tools: false } });
+    const session = await scriptModel([{ text: 'First.' }, { status: 503 }, { text: 'Third.' }]);
+    const agent = agentFor(session, { memory: { tools: false }, model: { maxRetries: 0 } });
     await agent.run('One').result;
     await expect(agent.run('Two').result).rejects.toMatchObject({ code: 'model-http-error' });
 
@@ -365,5 +365,20 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
     const third = (await receivedBodies(session))[2];
     const replayed = (third?.messages ?? []).filter((message) => message.role !== 'system');
     expect(replayed.map((message) => message.content)).toEqual(['One', 'First.', 'Two', 'Three']);
+  });
+
+  it('keeps the conversation usable after a refused turn, which is never sent again', async () => {
+    const session = await scriptModel([{ text: 'First.' }, { status: 400 }, { text: 'Third.' }]);
+    const agent = agentFor(session, { memory: { tools: false } });
+    await agent.run('One').result;
+    await expect(agent.run('Two').result).rejects.toMatchObject({
+      code: 'input-refused',
+      details: { status: 400, refusedBy: 'model-http-error' },
+    });
+
+    expect((await agent.run('Three').result).text).toBe('Third.');
+    const third = (await receivedBodies(session))[2];
+    const replayed = (third?.messages ?? []).filter((message) => message.role !== 'system');
+    expect(replayed.map((message) => message.content)).toEqual(['One', 'First.', 'Three']);
   });
 });

@@ -33,7 +33,11 @@ export function App({ initialMessages }: { initialMessages: AirlockUIMessage[] }
       <h1>Airlock · useChat</h1>
       <section className="messages">
         {messages.map((message) => (
-          <article key={message.id} className={`message ${message.role}`} data-role={message.role}>
+          <article
+            key={message.id}
+            className={`message ${message.role}${message.metadata?.refused ? ' refused' : ''}`}
+            data-role={message.role}
+          >
             {message.parts.map((part, index) => (
               <MessagePart
                 // Parts keep their place in a message: the index is a stable key here.
@@ -49,6 +53,8 @@ export function App({ initialMessages }: { initialMessages: AirlockUIMessage[] }
                 }
               />
             ))}
+            {/* A turn the model endpoint refused (input-refused) is kept, never sent again. */}
+            {message.metadata?.refused && <p className="refused-note">Not sent: refused.</p>}
           </article>
         ))}
       </section>

@@ -14,6 +14,7 @@ import {
   SCHEMA_V7,
   SCHEMA_V8,
   SCHEMA_V9,
+  SCHEMA_V10,
 } from '../schema-versions';
 import { isConnectionLost, toStorageError } from '../storage-errors';
 import { type ChangeFeed, createChangeFeed, type StoreChange } from '../store-change';
@@ -145,6 +146,7 @@ function defineDatabase(name: string, options: OpenStoreOptions): Dexie {
   db.version(7).stores(SCHEMA_V7).upgrade(copyVectorCodes);
   db.version(8).stores(SCHEMA_V8);
   db.version(9).stores(SCHEMA_V9);
+  db.version(10).stores(SCHEMA_V10);
   return db;
 }
 

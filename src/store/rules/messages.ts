@@ -11,7 +11,12 @@ export function messageRules(
   writeStep: StepWriter,
 ): Pick<
   ConversationStore,
-  'commitStep' | 'recentMessages' | 'messagesBetween' | 'listMessages' | 'updateSummary'
+  | 'commitStep'
+  | 'recentMessages'
+  | 'messagesBetween'
+  | 'listMessages'
+  | 'updateSummary'
+  | 'refuseRun'
 > {
   const { guard, transaction, notify } = adapter;
   return {
@@ -43,6 +48,24 @@ export function messageRules(
           tables.getAll('messages', messagesOf(conversationId)),
         ),
       ),
+
+    refuseRun: (conversationId, runId) =>
+      guard('marking a refused turn', async () => {
+        const seqs = await transaction('rw', ['messages', 'conversations'], async (tables) => {
+          const conversation = await tables.get('conversations', conversationId);
+          if (!conversation) return [];
+          const rows = (await tables.getAll('messages', messagesOf(conversationId))).filter(
+            (row) => row.runId === runId && row.status !== 'refused',
+          );
+          for (const row of rows) await tables.put('messages', { ...row, status: 'refused' });
+          // What a context reads changed in place: kept contexts must not hold these rows.
+          if (rows.length > 0) await tables.put('conversations', revised(conversation));
+          return rows.map((row) => row.seq);
+        });
+        if (seqs.length > 0)
+          notify({ table: 'messages', conversationId }, { table: 'conversations', conversationId });
+        return seqs;
+      }),
 
     updateSummary: (conversationId, summary, throughSeq) =>
       guard('saving a summary', async () => {

@@ -106,6 +106,14 @@ export class ContextCache {
   }
 
   /**
+   * Drops the rows kept of `conversationId`: this worker changed them in place (a refused
+   * turn marked), so its next run reads them from the store rather than sending a guess.
+   */
+  drop(conversationId: string): void {
+    this.#drop(conversationId);
+  }
+
+  /**
    * The rows a new run of `conversationId` starts from: for a conversation the store has
    * nothing of, the lasting memories kept (a guess), else what the store has.
    */

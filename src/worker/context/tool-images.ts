@@ -1,5 +1,5 @@
-import { DEFAULT_MAX_ATTACHMENT_BYTES } from '../../protocol/attachment-limits';
 import type { ChatMessage, UserContentPart } from '../../protocol/chat';
+import { INPUT_LIMITS } from '../../protocol/request-limits';
 import type { ToolImage } from '../../protocol/tools';
 import {
   attachmentProblem,
@@ -25,7 +25,7 @@ export interface ToolImagesMessage {
  * The user message that gives the model the images a step's tools returned (the Chat
  * Completions API takes images in user messages only), or undefined when none did. Each
  * image is checked like an input's (a type a model takes, bytes of that type, at most
- * 10 MiB); one that fails is named in a text part instead. Tool output is data: the
+ * the default `maxAttachmentBytes`); one that fails is named in a text part instead. Tool output is data: the
  * message says whose images they are, nothing more.
  */
 export async function toolImagesMessage(
@@ -47,8 +47,8 @@ export async function toolImagesMessage(
       const bytes = fromBase64(image.data);
       const problem = !bytes
         ? 'it is not base64'
-        : bytes.length > DEFAULT_MAX_ATTACHMENT_BYTES
-          ? `it is over ${DEFAULT_MAX_ATTACHMENT_BYTES} bytes`
+        : bytes.length > INPUT_LIMITS.maxAttachmentBytes
+          ? `it is over ${INPUT_LIMITS.maxAttachmentBytes} bytes`
           : attachmentProblem('image', mediaType, bytes);
       if (problem || !bytes) {
         const refused = {

@@ -18,7 +18,7 @@ import type { ResumedStep, RunJournal } from './loop-context';
 const PROGRESS_INTERVAL_MS = 1_000;
 
 /** What a journal writes through: the store's step and checkpoint writes (which seal the run's row). */
-export type JournalStore = Pick<ConversationStore, 'commitStep' | 'putRun'>;
+export type JournalStore = Pick<ConversationStore, 'commitStep' | 'putRun' | 'refuseRun'>;
 
 /**
  * Writes one run into the store: the input, each completed step with its audit records
@@ -226,6 +226,20 @@ export class ConversationJournal implements RunJournal {
         audit: this.#audit.splice(0),
       }),
     );
+  }
+
+  /**
+   * Ends a run whose model request the endpoint refused for what it carried: failed, and
+   * every message it stored (its input first) marked `refused`, shown but never sent again.
+   * Answers the seqs marked (none when the write failed; that is reported as any write is).
+   */
+  async refused(): Promise<number[]> {
+    await this.ended('failed');
+    let seqs: number[] = [];
+    await this.#write(async () => {
+      seqs = await this.#store.refuseRun(this.#run.conversationId, this.#run.id);
+    });
+    return seqs;
   }
 
   /** The streamed text is written with what comes next (the step, its checkpoint or the run's end). */

@@ -4,6 +4,7 @@ import { isAirlockError } from '../../errors/airlock-error';
 import type { AgentEvent, RunResult } from '../../protocol/events';
 import type { RunRecord } from '../../store/store';
 import type { ConversationJournal } from './conversation-journal';
+import { inputRefused, refusedStatus } from './refused-request';
 import { abortedRun } from './run-agent';
 import type { RunOpening } from './run-opening';
 import type { AgentSetup, RunScopes } from './run-setup';
@@ -53,13 +54,22 @@ export async function endReturnedRun(
  * Ends a run that threw. Whatever an abort broke on its way (a summary call, a knowledge
  * search), the run was aborted: it ends as such, with what it had stored kept. An abort with
  * a reason of Airlock's own (its conversation was deleted), or any other failure, fails it
- * and throws `error` again.
+ * and throws `error` again. A model request the endpoint refused for what it carried (400,
+ * 413) fails it too, with every message it stored marked `refused` (never sent again), and
+ * throws `input-refused`.
  */
 export async function endThrownRun(end: RunEnd, error: unknown): Promise<void> {
   const { run, journal, signal } = end;
   if (!signal.aborted || isAirlockError(signal.reason)) {
-    await journal.ended('failed');
-    throw error;
+    const status = signal.aborted ? undefined : refusedStatus(error);
+    if (status === undefined || !isAirlockError(error)) {
+      await journal.ended('failed');
+      throw error;
+    }
+    const seqs = await journal.refused();
+    // Kept rows of this worker held the turn: the next run reads the conversation again.
+    end.setup.contexts?.drop(run.conversationId);
+    throw inputRefused(error, status, seqs);
   }
   await journal.ended('interrupted');
   await end.emit({ type: 'run-finish', ...abortedRun(run.id, run.conversationId) });

@@ -2,12 +2,8 @@
 import { AirlockError } from '../../errors/airlock-error';
 import { imageUrlTooLong } from '../../errors/field-checks';
 import type { RunLimits } from '../../protocol/agent-config';
-import {
-  DEFAULT_MAX_ATTACHMENT_BYTES,
-  DEFAULT_MAX_INPUT_BYTES,
-  MAX_IMAGE_URL_CHARS,
-} from '../../protocol/attachment-limits';
 import type { ChatMessage, UserContentPart } from '../../protocol/chat';
+import { INPUT_LIMITS } from '../../protocol/request-limits';
 import type { InputPart } from '../../protocol/wire';
 import {
   attachmentProblem,
@@ -46,7 +42,7 @@ type Sized =
  * checked against its media type, and each attachment is hashed: the same image sent twice
  * is one stored attachment. Throws `attachment-too-large`, `input-too-large`,
  * `attachment-unsupported` or `invalid-input` (an `https:` image URL over
- * `MAX_IMAGE_URL_CHARS` among them); nothing has been stored when it does.
+ * `INPUT_LIMITS.maxImageUrlChars` among them); nothing has been stored when it does.
  */
 export async function readRunInput(
   input: string | readonly InputPart[],
@@ -54,8 +50,8 @@ export async function readRunInput(
 ): Promise<RunInput> {
   if (typeof input === 'string')
     return { message: { role: 'user', content: input }, text: input, attachments: [] };
-  const maxPart = limits.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_BYTES;
-  const maxTotal = limits.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const maxPart = limits.maxAttachmentBytes ?? INPUT_LIMITS.maxAttachmentBytes;
+  const maxTotal = limits.maxInputBytes ?? INPUT_LIMITS.maxInputBytes;
   const sized = input.map((part, index) => measure(part, index, maxPart));
   const total = sized.reduce((sum, item) => sum + ('size' in item ? item.size : 0), 0);
   if (total > maxTotal)
@@ -120,7 +116,7 @@ function measure(part: InputPart, index: number, maxPart: number): Sized {
   }
   if (part.type === 'image' && source.startsWith('https://')) {
     // Stored as it is: a URL longer than a stored row may hold would leave an unreadable message.
-    if (source.length > MAX_IMAGE_URL_CHARS) throw imageUrlTooLong(index, source.length);
+    if (source.length > INPUT_LIMITS.maxImageUrlChars) throw imageUrlTooLong(index, source.length);
     return { part, url: source };
   }
   if (!source.startsWith('data:'))

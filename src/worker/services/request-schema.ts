@@ -11,6 +11,7 @@ import { modelOptionsCheck } from '../../model/model-options';
 import type { KnowledgeProgress } from '../../protocol/knowledge';
 import type { MemoryScope } from '../../protocol/memory';
 import type { ModelOptions } from '../../protocol/model-options';
+import { INPUT_LIMITS } from '../../protocol/request-limits';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
 import { isMemoryScope } from '../../store/memory-rules';
 import { MAX_CONTENT_PARTS } from '../../store/row-schemas';
@@ -65,7 +66,7 @@ const inputPart = z.discriminatedUnion('type', [
     type: z.literal('file'),
     data: z.union([blob, z.string()]),
     mediaType,
-    filename: z.string().max(255).exactOptional(),
+    filename: z.string().max(INPUT_LIMITS.maxFilenameChars).exactOptional(),
   }),
 ]);
 

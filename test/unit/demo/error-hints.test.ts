@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { KEY_HINT, modelErrorHint } from '../../../demo/views/error-hints';
+import { KEY_HINT, modelErrorHint, REFUSED_HINT } from '../../../demo/views/error-hints';
 
 describe('the hints under model errors', () => {
   it('says where the key goes when the endpoint refuses it, and that the page never holds it', () => {
@@ -46,6 +46,16 @@ describe('the hints under model errors', () => {
       /^Documents are embedded through the \/embeddings path .* Use \/llm\/v1 /,
     );
     expect(modelErrorHint(missing, 'run')).toMatch(/check the base URL/);
+  });
+
+  it('says what became of a refused turn, and what to send instead', () => {
+    const refused = {
+      code: 'input-refused' as const,
+      message: "The model endpoint refused the request carrying this run's input (400): …",
+      details: { status: 400, refusedBy: 'model-http-error', seqs: [3] },
+    };
+    expect(modelErrorHint(refused, 'run')).toBe(REFUSED_HINT);
+    expect(REFUSED_HINT).toMatch(/never sent again/);
   });
 
   it('adds nothing to errors that say enough by themselves', () => {

@@ -25,3 +25,4 @@ await import('./search.test');
 await import('./proposals.test');
 await import('./run-seal.test');
 await import('./conversation-revision.test');
+await import('./refused-turns.test');
