@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { type AirlockError, isAirlockError } from '../../../src/errors/airlock-error';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
-import type { ProxyRefusal } from '../../../src/proxy';
+import { formatRefusal, type ProxyRefusal } from '../../../src/proxy';
 import type { ProxyServer } from './support';
 import { sentinelKey, TEST_MODEL, unusedPort, useProxyFixture } from './support';
 
@@ -53,6 +53,26 @@ describe("the proxy's refusals reach the model layer as their own codes", () => 
       proxyCode: 'model_not_allowed',
       param: 'model',
     });
+    expect(session.requests).toHaveLength(0);
+  });
+
+  it('keeps the message of a refusal short and its log line one line when the model name is huge and full of control characters', async () => {
+    const refusals: ProxyRefusal[] = [];
+    const session = fixture.models.createSession([{ text: 'never' }]);
+    const proxy = await fixture.proxyTo(session, {
+      onRefusal: (refusal) => refusals.push(refusal),
+    });
+    const hostile = `gpt\n\u001b[31mforged line${'x'.repeat(200_000)}`;
+
+    const error = await failureThrough(proxy, { model: hostile });
+
+    expect(error.code).toBe('model-not-allowed');
+    expect(error.message.length).toBeLessThan(400);
+    expect(refusals).toHaveLength(1);
+    const line = formatRefusal(refusals[0] as ProxyRefusal);
+    expect(line.length).toBeLessThan(600);
+    expect(line).not.toContain('\n');
+    expect(line).not.toContain('\u001b');
     expect(session.requests).toHaveLength(0);
   });
 
