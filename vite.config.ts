@@ -142,7 +142,11 @@ export default defineConfig({
     sourcemap: true,
   },
   test: {
-    globalSetup: ['./test/setup/model-server.global.ts', './test/setup/mcp-server.global.ts'],
+    globalSetup: [
+      './test/setup/model-server.global.ts',
+      './test/setup/mcp-server.global.ts',
+      './test/setup/refusing-proxy.global.ts',
+    ],
     projects: [
       {
         extends: true,

@@ -7,6 +7,7 @@
 
 // The same price type `createAgent`'s `prices` takes, so one table can serve both.
 export type { ModelPrice } from './protocol/budgets.js';
+export { PROXY_ERROR_HEADER } from './protocol/proxy-refusals.js';
 export type { Authorize, ProxyCaller } from './proxy/authorize.js';
 export type { CounterStore, MemoryCounterStoreOptions } from './proxy/counter-store.js';
 export { createMemoryCounterStore } from './proxy/counter-store.js';
@@ -23,5 +24,7 @@ export type {
   RequestPolicyOptions,
 } from './proxy/proxy-options.js';
 export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
+export type { ProxyRefusal, RefusalListener } from './proxy/refusal-log.js';
+export { formatRefusal } from './proxy/refusal-log.js';
 export type { SpendLimits } from './proxy/spend-limits.js';
 export { airlockProxy } from './proxy/vite-plugin.js';

@@ -20,7 +20,9 @@ export function modelEndpointPlugin(): Plugin {
     name: 'airlock-demo-model-endpoint',
     async configureServer(server) {
       // Created here, not at config time: a build needs neither the key nor the handler.
-      const created = createModelEndpoint(process.env);
+      const created = createModelEndpoint(process.env, (line) =>
+        server.config.logger.warn(line, { timestamp: true }),
+      );
       endpoint = created;
       server.middlewares.use(OFFLINE_MODEL_PATH, created.listener);
       const notes = await startNotesMcp();

@@ -4,7 +4,7 @@
  * set, else the offline model. Node only; imports carry `.js` for Vite's config loader.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createProxyHandler, toNodeListener } from '../../src/proxy.js';
+import { createProxyHandler, formatRefusal, toNodeListener } from '../../src/proxy.js';
 import { createModelHandler } from '../../src/testing.js';
 import { contentEmbedding } from '../model/content-embedding.js';
 import { offlineModel } from '../model/offline-model.js';
@@ -48,8 +48,14 @@ export function servedModelName(env: ModelEndpointEnv): string {
 
 const DEFAULT_PROXIED_MODEL = 'gpt-4o-mini';
 
-/** Chooses and creates the endpoint from `env` (normally `process.env`). */
-export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
+/**
+ * Chooses and creates the endpoint from `env` (normally `process.env`). `log` gets the proxy's
+ * one line per refusal (default `console.warn`; the dev server passes Vite's logger).
+ */
+export function createModelEndpoint(
+  env: ModelEndpointEnv,
+  log: (line: string) => void = (line) => console.warn(line),
+): ModelEndpoint {
   const apiKey = env.OPENAI_API_KEY;
   if (!apiKey) {
     const handler = createModelHandler({ script: offlineModel, embed: contentEmbedding });
@@ -74,6 +80,8 @@ export function createModelEndpoint(env: ModelEndpointEnv): ModelEndpoint {
     // The demo has no user sessions: every visitor is the one anonymous user, sharing its
     // limits. An app with sign-in passes `authorize` instead (docs/deployment.md).
     allowAnonymous: true,
+    // The terminal says what the page was refused (a model not allowed, a refused key).
+    onRefusal: (refusal) => log(formatRefusal(refusal)),
   });
   return {
     listener: toNodeListener(handler),

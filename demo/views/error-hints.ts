@@ -46,17 +46,11 @@ export function modelErrorHint(error: ErrorData, context: ErrorContext): string 
 }
 
 /**
- * A key refused, by the endpoint itself (`model-auth`, a 401 or 403 to the page) or by the
- * upstream behind the demo's proxy, which answers the page 502 `upstream_auth_failed`
- * saying so (Airlock keeps the proxy's message; its error code is not passed on).
+ * A key refused, by the endpoint itself (a 401 or 403 to the page) or by the upstream behind
+ * the demo's proxy (its 502 `upstream_auth_failed`): Airlock reports both as `model-auth`.
  */
 function isKeyRefused(error: ErrorData): boolean {
-  if (error.code === 'model-auth') return true;
-  return (
-    error.code === 'model-http-error' &&
-    statusOf(error) === 502 &&
-    error.message.includes('could not authenticate with its upstream')
-  );
+  return error.code === 'model-auth';
 }
 
 function statusOf(error: ErrorData): number | undefined {

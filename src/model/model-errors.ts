@@ -1,4 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
+import type { ErrorCode } from '../protocol/errors';
+import { PROXY_ERROR_HEADER, type ProxyErrorCode } from '../protocol/proxy-refusals';
 import { retryAfterMs } from './retry-after';
 
 /** The request headers the SDK sends, which a proxy's CORS must allow. */
@@ -6,6 +8,39 @@ const SDK_HEADERS = 'authorization, content-type, x-stainless-*';
 
 /** Longest excerpt of a response body quoted in an error message. */
 const EXCERPT_CHARS = 160;
+
+/**
+ * The page's code for each answer Airlock's proxy made itself (marked by its
+ * `x-airlock-proxy-error` header): its refusals get codes of their own, so a model the proxy
+ * does not allow is not reported as a refused key. `undefined`: classified by status as any
+ * endpoint's answer (a server-side fault of the proxy or the upstream).
+ */
+const PROXY_CODES: Readonly<Record<ProxyErrorCode, ErrorCode | undefined>> = {
+  not_found: 'request-refused',
+  method_not_allowed: 'request-refused',
+  origin_not_allowed: 'request-refused',
+  invalid_json: 'request-refused',
+  body_unreadable: 'request-refused',
+  field_not_allowed: 'request-refused',
+  invalid_field: 'request-refused',
+  authorize_refused: 'proxy-unauthorized',
+  model_not_allowed: 'model-not-allowed',
+  body_too_large: 'limit-exceeded',
+  limit_exceeded: 'limit-exceeded',
+  rate_limited: 'limit-exceeded',
+  budget_exceeded: 'limit-exceeded',
+  // The upstream refused the server's key: the proxy answers 502 so the page does not look
+  // for credentials of its own, but the fix is the same as for a 401 of any endpoint.
+  upstream_auth_failed: 'model-auth',
+  authorize_failed: undefined,
+  limits_unavailable: undefined,
+  upstream_unreachable: undefined,
+  upstream_rate_limited: undefined,
+  upstream_error: undefined,
+};
+
+/** The longest `param` of a proxy refusal passed on in `details` (`messages[3]`, `costPerDay`). */
+const MAX_PARAM_CHARS = 64;
 
 /** What an HTTP error answer carried, as the SDK parsed it. */
 export interface HttpFailure {
@@ -28,6 +63,11 @@ export function httpError(
 ): AirlockError {
   const { status } = failure;
   const cause = options.cause;
+  const proxyCode = proxyCodeOf(failure.headers);
+  const refusal = proxyCode === undefined ? undefined : PROXY_CODES[proxyCode];
+  if (proxyCode !== undefined && refusal !== undefined) {
+    return proxyRefusal(failure, { proxyCode, code: refusal }, options);
+  }
   if (status === 401 || status === 403) {
     return new AirlockError(
       'model-auth',
@@ -57,10 +97,59 @@ export function httpError(
       },
     );
   }
+  const marked = proxyCode === undefined ? {} : { proxyCode };
   return new AirlockError('model-http-error', `The model endpoint answered ${status}: ${text}`, {
-    details: { status, ...retryAfter, ...bodyExcerpt },
+    details: { status, ...marked, ...retryAfter, ...bodyExcerpt },
     cause,
   });
+}
+
+/**
+ * An answer Airlock's proxy made itself, typed by its code and told in its own words (its
+ * messages never hold the key or the upstream's text). `details`: `{ status, proxyCode,
+ * param?, retryAfterMs?, bodyExcerpt? }`.
+ */
+function proxyRefusal(
+  failure: HttpFailure,
+  refusal: { readonly proxyCode: ProxyErrorCode; readonly code: ErrorCode },
+  options: { readonly baseURL: string; readonly cause: unknown },
+): AirlockError {
+  const { status } = failure;
+  const said = failure.message.startsWith(`${status} `)
+    ? failure.message.slice(`${status} `.length)
+    : failure.message;
+  // `authorize`'s own answer is the app's: quoted as an excerpt unless it is OpenAI's error JSON.
+  const text = failure.errorBody === undefined ? excerpt(said) : bounded(said);
+  const param = paramOf(failure.errorBody);
+  const wait = retryAfterMs(failure.headers);
+  const where =
+    refusal.code === 'model-auth'
+      ? `The model proxy at ${options.baseURL} could not use its upstream`
+      : `The model proxy at ${options.baseURL} refused the request`;
+  return new AirlockError(refusal.code, `${where} (${status} ${refusal.proxyCode}): ${text}`, {
+    details: {
+      status,
+      proxyCode: refusal.proxyCode,
+      ...(param === undefined ? {} : { param }),
+      ...(wait === undefined ? {} : { retryAfterMs: wait }),
+      ...(failure.errorBody === undefined ? { bodyExcerpt: text } : {}),
+    },
+    cause: options.cause,
+  });
+}
+
+/** The proxy's code from its header, when it is one the proxy makes; anything else is ignored. */
+function proxyCodeOf(headers: Headers | undefined): ProxyErrorCode | undefined {
+  const value = headers?.get(PROXY_ERROR_HEADER);
+  if (value === null || value === undefined) return undefined;
+  return Object.hasOwn(PROXY_CODES, value) ? (value as ProxyErrorCode) : undefined;
+}
+
+/** OpenAI's `error.param`, when it is a short string. */
+function paramOf(errorBody: unknown): string | undefined {
+  if (typeof errorBody !== 'object' || errorBody === null) return undefined;
+  const { param } = errorBody as { param?: unknown };
+  return typeof param === 'string' && param.length <= MAX_PARAM_CHARS ? param : undefined;
 }
 
 /**

@@ -32,10 +32,33 @@ export type ErrorCode =
    */
   | 'model-http-error'
   /**
-   * The endpoint refused the credentials (401) or the request (403); not retried. The fix is
-   * on the proxy (it adds the key) or the app's own session headers. `details`: `{ status }`.
+   * The endpoint refused the credentials (401) or the request (403), or Airlock's proxy could
+   * not authenticate with its upstream (502 `upstream_auth_failed`); not retried. The fix is
+   * the key on the proxy. `details`: `{ status, proxyCode? }`.
    */
   | 'model-auth'
+  /**
+   * Airlock's proxy does not allow the model asked for (`allowedModels`); not retried.
+   * `details`: `{ status, proxyCode, param? }`.
+   */
+  | 'model-not-allowed'
+  /**
+   * Airlock's proxy refused the caller: its `authorize` answered with a response of its own
+   * (a 401, say, for a session that expired). `details`: `{ status, proxyCode, bodyExcerpt? }`.
+   */
+  | 'proxy-unauthorized'
+  /**
+   * A limit of Airlock's proxy: a request's size or shape (`n`, tools, messages, the body),
+   * the user's requests or tokens per minute (after the retries), or their budget for the
+   * day. `details`: `{ status, proxyCode, param?, retryAfterMs? }`.
+   */
+  | 'limit-exceeded'
+  /**
+   * Any other request Airlock's proxy refuses by its policy: a path or method it does not
+   * serve, a field it does not let through, a body that is not JSON. `details`:
+   * `{ status, proxyCode, param? }`.
+   */
+  | 'request-refused'
   /**
    * The endpoint answered 429 after the retries, or asked to wait longer than
    * `model.maxRetryAfterMs`. `details`: `{ status, retryAfterMs?, maxRetryAfterMs }`.

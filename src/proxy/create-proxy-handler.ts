@@ -7,7 +7,12 @@
  */
 import { runAuthorize } from './authorize.js';
 import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-policy.js';
-import { errorResponse } from './error-response.js';
+import {
+  errorResponse,
+  markAuthorizeRefusal,
+  proxyErrorCodeOf,
+  proxyErrorMessageOf,
+} from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
 import { answerMcp, mcpNameOf } from './mcp-route.js';
 import {
@@ -16,6 +21,7 @@ import {
   resolveProxyOptions,
 } from './proxy-options.js';
 import { createRedactor, type Redactor } from './redact-key.js';
+import type { ProxyRefusal } from './refusal-log.js';
 import { readJsonWithin } from './request-body.js';
 import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
 import { type ProxyPath, ROUTES, type Route } from './routes.js';
@@ -43,13 +49,50 @@ export function createProxyHandler(options: ProxyOptions): ProxyHandler {
     if (request.method === 'OPTIONS') {
       return preflightResponse(request, config.allowedOrigins, mcpName !== undefined);
     }
+    const caller: CallerSeen = { userId: undefined };
     const response =
       mcpName === undefined
-        ? await answer(request, gateway)
+        ? await answer(request, gateway, caller)
         : await answerMcp(request, mcpName, config);
     applyCorsHeaders(response.headers, request, config.allowedOrigins);
+    reportRefusal(request, response, caller, config);
     return response;
   };
+}
+
+/** Who the request came from, once `authorize` has said. */
+interface CallerSeen {
+  userId: string | undefined;
+}
+
+/** Tells `onRefusal` of an answer the proxy made itself. */
+function reportRefusal(
+  request: Request,
+  response: Response,
+  caller: CallerSeen,
+  config: ResolvedProxyOptions,
+): void {
+  const code = proxyErrorCodeOf(response);
+  if (code === undefined || config.onRefusal === undefined) return;
+  const origin = request.headers.get('origin');
+  const message = proxyErrorMessageOf(response);
+  const refusal: ProxyRefusal = {
+    code,
+    status: response.status,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    ...(caller.userId === undefined ? {} : { userId: caller.userId }),
+    ...(origin === null ? {} : { origin }),
+    ...(message === undefined ? {} : { message }),
+  };
+  try {
+    config.onRefusal(refusal);
+  } catch (error) {
+    // The answer stands: a broken log hook must not turn a refusal into a crash of the server.
+    config.logger(
+      `Airlock proxy: onRefusal threw (${error instanceof Error ? error.name : typeof error}).`,
+    );
+  }
 }
 
 /** What every request is answered with: the options and the state built from them once. */
@@ -59,7 +102,7 @@ interface Gateway {
   readonly meter: SpendMeter;
 }
 
-async function answer(request: Request, gateway: Gateway): Promise<Response> {
+async function answer(request: Request, gateway: Gateway, caller: CallerSeen): Promise<Response> {
   const { config } = gateway;
   if (isForeignOrigin(request, config.allowedOrigins)) {
     return errorResponse(
@@ -73,12 +116,13 @@ async function answer(request: Request, gateway: Gateway): Promise<Response> {
   const { path, route } = found;
 
   const authorized = await runAuthorize(config.authorize, request);
-  if (authorized.kind === 'response') return authorized.response;
+  if (authorized.kind === 'response') return markAuthorizeRefusal(authorized.response);
   if (authorized.kind === 'failed') {
     config.logger(`Airlock proxy: ${authorized.reason}; the request was refused.`);
     return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
   }
   const { userId } = authorized.caller;
+  caller.userId = userId;
   const limits = mergeLimits(config.limits, authorized.caller.limits);
   if (limits.costPerDay !== undefined && config.prices === undefined) {
     config.logger(

@@ -3,38 +3,9 @@
  * errors, in OpenAI's error JSON shape, so the `openai` SDK on the page turns them into its
  * usual typed errors with a readable message.
  */
+import { PROXY_ERROR_HEADER, type ProxyErrorCode } from '../protocol/proxy-refusals.js';
 
-/** Why the proxy itself answered instead of relaying the upstream. */
-export type ProxyErrorCode =
-  /** No route at this path (or the route is not enabled in `paths`). */
-  | 'not_found'
-  /** A route, asked with the wrong method. */
-  | 'method_not_allowed'
-  /** A cross-origin browser request from an origin not in `allowedOrigins`. */
-  | 'origin_not_allowed'
-  /** `authorize` threw or broke its contract; nothing was forwarded. */
-  | 'authorize_failed'
-  | 'invalid_json'
-  | 'body_unreadable'
-  | 'body_too_large'
-  /** A request field outside the route's allowlist, or a value the policy refuses (`store: true`, a built-in tool). */
-  | 'field_not_allowed'
-  /** A request field of the wrong type. */
-  | 'invalid_field'
-  /** Over a cap: `n`, tools, messages, a message's size. */
-  | 'limit_exceeded'
-  | 'model_not_allowed'
-  /** The user's requests or tokens per minute are used up; `Retry-After` says for how long. */
-  | 'rate_limited'
-  /** The user's cost budget for the day is used up; `Retry-After` says until when. */
-  | 'budget_exceeded'
-  /** The counter store failed, so the limits could not be checked; nothing was forwarded. */
-  | 'limits_unavailable'
-  | 'upstream_unreachable'
-  | 'upstream_auth_failed'
-  | 'upstream_rate_limited'
-  /** Any other upstream error, or an upstream answer the proxy could not relay. */
-  | 'upstream_error';
+export type { ProxyErrorCode };
 
 /** OpenAI's `{ error: { message, type, param, code } }`. */
 export interface ProxyErrorBody {
@@ -45,6 +16,9 @@ export interface ProxyErrorBody {
     readonly code: ProxyErrorCode;
   };
 }
+
+/** The message of each answer made by {@link errorResponse}, for the operator's log line. */
+const messages = new WeakMap<Response, string>();
 
 /** A JSON error response. */
 export function errorResponse(
@@ -69,8 +43,36 @@ export function errorResponse(
   };
   const headers = new Headers(options.headers);
   headers.set('content-type', 'application/json');
+  // Marks the answer as the proxy's own, so the page tells it from the upstream's (a 401 of the
+  // upstream never reaches the page as such; one of the app's `authorize` does).
+  headers.set(PROXY_ERROR_HEADER, code);
   // A refusal would only repeat: telling the SDK so spares the page its retries.
   if (!(options.retryable ?? code === 'upstream_unreachable'))
     headers.set('x-should-retry', 'false');
-  return new Response(JSON.stringify(body), { status, headers });
+  const response = new Response(JSON.stringify(body), { status, headers });
+  messages.set(response, message);
+  return response;
+}
+
+/** The message {@link errorResponse} gave `response`; undefined for an answer it did not make. */
+export function proxyErrorMessageOf(response: Response): string | undefined {
+  return messages.get(response);
+}
+
+/**
+ * The app's `authorize` refused the caller with a `Response` of its own: marked
+ * `authorize_refused` (unless the app marked it), so the page reports the proxy's refusal and
+ * not a refused key. Statuses below 400 are left as they are.
+ */
+export function markAuthorizeRefusal(response: Response): Response {
+  if (response.status >= 400 && !response.headers.has(PROXY_ERROR_HEADER)) {
+    response.headers.set(PROXY_ERROR_HEADER, 'authorize_refused');
+  }
+  return response;
+}
+
+/** The code of an answer the proxy made itself, or undefined for a relayed success. */
+export function proxyErrorCodeOf(response: Response): ProxyErrorCode | undefined {
+  const code = response.headers.get(PROXY_ERROR_HEADER);
+  return code === null ? undefined : (code as ProxyErrorCode);
 }

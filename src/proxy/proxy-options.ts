@@ -18,6 +18,7 @@ import {
   type ResolvedMcpUpstream,
   resolveMcpUpstreams,
 } from './mcp-upstreams.js';
+import type { RefusalListener } from './refusal-log.js';
 import { type ProxyPath, ROUTES } from './routes.js';
 import { checkSpendLimits, type SpendLimits } from './spend-limits.js';
 
@@ -77,6 +78,14 @@ export interface ProxyOptions {
   logger?: ProxyLogger;
   /** Let logs quote upstream error bodies (the key still redacted). Default false. */
   logContent?: boolean;
+  /**
+   * Called once for each answer the proxy made itself instead of relaying a success: a
+   * refusal (a model not allowed, a limit, `authorize`'s own answer) or an upstream failure
+   * (unreachable, a refused key). Gets who, the route, the code and the status, never a key or
+   * a body; `formatRefusal` makes it one log line. Default: nothing (the Vite plugin logs each
+   * one to Vite's terminal).
+   */
+  onRefusal?: RefusalListener;
   /** The path prefix incoming requests carry, stripped before matching. Default `/llm/v1`. */
   mountPath?: string;
   /** Endpoints that may be called, relative to `mountPath`. Default `['chat/completions', 'models']`. */
@@ -146,6 +155,7 @@ export interface ResolvedProxyOptions {
   readonly authorize: Authorize;
   readonly logger: ProxyLogger;
   readonly logContent: boolean;
+  readonly onRefusal: RefusalListener | undefined;
   /** Starts with `/`, no trailing slash (`''` for the root). */
   readonly mountPath: string;
   readonly paths: ReadonlySet<ProxyPath>;
@@ -195,6 +205,10 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
   const logger = options.logger ?? ((message: string) => console.warn(message));
   if (typeof logger !== 'function') throw invalid('`logger` must be a function.');
   const authorize = resolveAuthorize(options, logger);
+  const onRefusal = options.onRefusal;
+  if (onRefusal !== undefined && typeof onRefusal !== 'function') {
+    throw invalid('`onRefusal` must be a function.');
+  }
   const paths = options.paths ?? DEFAULT_PATHS;
   for (const path of paths) {
     if (!Object.hasOwn(ROUTES, path)) {
@@ -228,6 +242,7 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
     authorize,
     logger,
     logContent: options.logContent === true,
+    onRefusal,
     mountPath: normalizeMountPath(options.mountPath ?? DEFAULT_MOUNT_PATH),
     paths: new Set(paths),
     policy,

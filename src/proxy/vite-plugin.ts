@@ -2,11 +2,12 @@
  * The proxy as a Vite plugin, so `vite` and `vite preview` serve the model endpoint next to
  * the app. The key is read by the config, in Node; nothing of it reaches the bundle.
  */
-import type { Connect, Plugin } from 'vite';
+import type { Connect, Logger, Plugin } from 'vite';
 import { createProxyHandler } from './create-proxy-handler.js';
 import { DEFAULT_MCP_PATH } from './mcp-upstreams.js';
 import { toNodeListener } from './node-adapter.js';
 import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './proxy-options.js';
+import { formatRefusal } from './refusal-log.js';
 
 /**
  * Mounts the proxy at `options.mountPath` (default `/llm/v1`) on the dev and preview
@@ -15,12 +16,16 @@ import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './pro
  * neither `authorize` nor `allowAnonymous: true`), and warns when running anonymous.
  * Vite's own `server.cors` middleware runs first and answers cross-origin preflights itself.
  * It also builds the app's workers as ES modules (`worker.format: 'es'`) unless the config
- * names a format.
+ * names a format. Each answer the proxy makes itself (a refusal, an unreachable upstream) is
+ * one warning line in Vite's terminal, unless `onRefusal` is given.
  */
 export function airlockProxy(options: ProxyOptions): Plugin {
   const mountPath = normalizeMountPath(options.mountPath ?? DEFAULT_MOUNT_PATH);
-  const mount = (server: { middlewares: Connect.Server }) => {
-    const listener = toNodeListener(createProxyHandler(options));
+  const mount = (server: { middlewares: Connect.Server; config: { logger: Logger } }) => {
+    const onRefusal =
+      options.onRefusal ??
+      ((refusal) => server.config.logger.warn(formatRefusal(refusal), { timestamp: true }));
+    const listener = toNodeListener(createProxyHandler({ ...options, onRefusal }));
     server.middlewares.use(mountPath || '/', listener);
     // The same handler serves the MCP upstreams; it tells the two apart by path.
     if (options.mcp && Object.keys(options.mcp).length > 0) {

@@ -634,6 +634,10 @@ describe('the demo in front of a model that refuses the key and has no /embeddin
   it('says under a refused key that it belongs on the server, through the proxy and directly', async () => {
     expect(await page.locator('#model-badge').textContent()).toBe('Model: gpt-4o-mini at /llm/v1');
     expect(await ask(page, 'Hello')).toBe('error');
+    // The proxy's 502 upstream_auth_failed is a refused key to the page, as docs/errors.md says.
+    expect(
+      await page.locator('#log .turn.assistant').last().locator('.run-error code').textContent(),
+    ).toBe('model-auth');
     const hint = page.locator('#log .turn.assistant').last().locator('.error-hint');
     expect(await hint.textContent()).toContain('OPENAI_API_KEY=sk-… npm run demo');
     expect(await hint.textContent()).toContain('never in this page');

@@ -10,16 +10,13 @@ import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 const REFUSING_STATUSES: ReadonlySet<number> = new Set([400, 413]);
 
 /**
- * Codes of the proxy's own refusals, as the page may receive them typed (`limit-exceeded`,
- * `request-refused`); they refuse the request's content when their status is one of the
- * above. `model-not-allowed` and `proxy-unauthorized` are the deployment's, never the
- * input's, and are left as they are.
+ * The codes under which such a status refuses the input: an endpoint's own answer
+ * (`model-http-error`), or the proxy's size limits (`limit-exceeded` with 400/413; with 429
+ * it is a rate limit). The proxy's `request-refused` (a path, a method, a field its policy
+ * refuses), `model-not-allowed` and `proxy-unauthorized` are the deployment's, never the
+ * input's: every turn would meet them, so none is marked.
  */
-const REFUSAL_CODES: ReadonlySet<string> = new Set([
-  'model-http-error',
-  'limit-exceeded',
-  'request-refused',
-]);
+const REFUSAL_CODES: ReadonlySet<string> = new Set(['model-http-error', 'limit-exceeded']);
 
 /** The status of a model error that refused the request for what it carried, or undefined. */
 export function refusedStatus(error: unknown): number | undefined {

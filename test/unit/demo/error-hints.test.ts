@@ -20,17 +20,21 @@ describe('the hints under model errors', () => {
 
   it("says the same when the upstream behind the demo's proxy refuses the server's key", () => {
     const proxied = {
-      code: 'model-http-error' as const,
+      code: 'model-auth' as const,
       message:
-        'The model endpoint answered 502: The model proxy could not authenticate with its upstream (HTTP 401): check the API key configured on the server.',
-      details: { status: 502 },
+        'The model proxy at http://127.0.0.1:5173/llm/v1 could not use its upstream (502 upstream_auth_failed): The model proxy could not authenticate with its upstream (HTTP 401): check the API key configured on the server.',
+      details: { status: 502, proxyCode: 'upstream_auth_failed' },
     };
     expect(modelErrorHint(proxied, 'run')).toBe(KEY_HINT);
     expect(modelErrorHint(proxied, 'embeddings')).toBe(KEY_HINT);
     // Another 502 is not about the key.
     expect(
       modelErrorHint(
-        { ...proxied, message: 'The model endpoint answered 502: Bad gateway' },
+        {
+          code: 'model-http-error',
+          message: 'The model endpoint answered 502: Bad gateway',
+          details: { status: 502 },
+        },
         'run',
       ),
     ).toBeUndefined();

@@ -202,7 +202,7 @@ describe('per-user spend limits', () => {
     ]);
   });
 
-  it("is understood by Airlock's own client: a wait longer than maxRetryAfterMs fails at once with model-rate-limited and the wait", async () => {
+  it("is understood by Airlock's own client: a wait longer than maxRetryAfterMs fails at once with limit-exceeded (the proxy's limit, not the upstream's) and the wait", async () => {
     const session = fixture.models.createSession(() => ({ text: 'Hi.' }));
     const server = await proxyTo(session, {
       now: manualClock().now,
@@ -219,9 +219,11 @@ describe('per-user spend limits', () => {
     expect((await chat.complete(request, { signal })).text).toBe('Hi.');
 
     const failure = await chat.complete(request, { signal }).catch((error: unknown) => error);
-    expect(isAirlockError(failure, 'model-rate-limited')).toBe(true);
+    expect(isAirlockError(failure, 'limit-exceeded')).toBe(true);
     expect((failure as { details: Record<string, unknown> }).details).toMatchObject({
       status: 429,
+      proxyCode: 'rate_limited',
+      param: 'requestsPerMinute',
       retryAfterMs: 30_000,
     });
     expect(session.requests).toHaveLength(1);

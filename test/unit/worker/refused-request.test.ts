@@ -7,12 +7,12 @@ const modelError = (code: string, details: Record<string, unknown>) =>
   new AirlockError(code as ErrorCode, `${code} said so`, { details });
 
 describe('a refused request', () => {
-  it('is a 400 or 413 model-http-error, or a proxy refusal of those statuses', () => {
+  it("is a 400 or 413 model-http-error, or the proxy's size limit with those statuses", () => {
     expect(refusedStatus(modelError('model-http-error', { status: 400 }))).toBe(400);
     expect(refusedStatus(modelError('model-http-error', { status: 413 }))).toBe(413);
-    // The proxy's own codes, as wip/codes types them.
+    // The proxy's size limits, typed from its x-airlock-proxy-error mark.
     expect(refusedStatus(modelError('limit-exceeded', { status: 400 }))).toBe(400);
-    expect(refusedStatus(modelError('request-refused', { status: 413 }))).toBe(413);
+    expect(refusedStatus(modelError('limit-exceeded', { status: 413 }))).toBe(413);
   });
 
   it('is never a failure that says nothing of the input', () => {
@@ -25,6 +25,10 @@ describe('a refused request', () => {
       ['model-http-error', 500],
       ['model-http-error', 404],
       ['model-not-allowed', 400],
+      // The proxy's policy (a path, a method, a field) and its rate limit: the deployment's.
+      ['request-refused', 400],
+      ['request-refused', 413],
+      ['limit-exceeded', 429],
       ['model-stream-truncated', 400],
     ] as const)
       expect(refusedStatus(modelError(code, { status }))).toBeUndefined();
