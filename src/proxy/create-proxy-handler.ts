@@ -10,6 +10,7 @@ import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-pol
 import { errorResponse } from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
 import { answerMcp, mcpNameOf } from './mcp-route.js';
+import { relayModelList } from './model-list.js';
 import {
   type ProxyOptions,
   type ResolvedProxyOptions,
@@ -233,6 +234,11 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
       logger: config.logger,
       logContent: config.logContent,
     });
+  }
+  if (call.path === 'models') {
+    // The account's list names its fine-tuned models and owners: the page gets the allowed ids only.
+    settle(undefined);
+    return relayModelList(upstream, config.policy.allowedModels);
   }
   return relaySuccess(upstream, clientResponseHeaders(upstream.headers, redact), {
     route: call.route,
