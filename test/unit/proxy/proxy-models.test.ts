@@ -30,7 +30,7 @@ afterEach(async () => {
 /** An upstream answering `GET /v1/models` with `body` (a string as it is), counting the calls. */
 async function startModelsUpstream(body: unknown = ACCOUNT_MODELS) {
   let calls = 0;
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     calls++;
     res.writeHead(200, { 'content-type': 'application/json', 'openai-organization': 'org-x' });
     res.end(typeof body === 'string' ? body : JSON.stringify(body));
