@@ -500,6 +500,22 @@ describe('MCP tools through the proxy route', () => {
     expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
   });
 
+  it("reports a call the proxy refuses (a tool outside the proxy's allowedTools) as a failed tool call the server never sees", async () => {
+    const tag = crypto.randomUUID();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_w', name: 'notes__write_note', arguments: { title: tag } }] },
+      { text: 'Refused.' },
+    ]);
+    // The page offers every listed tool; the proxy lets only echo, add, slow and flaky_stream be called.
+    const agent = agentFor(session, { mcp: [proxied()] });
+
+    const results = toolResults(await collect(agent.run('Write a note')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-failed' } }]);
+    expect(JSON.stringify(results)).toContain('mcp_tool_not_allowed');
+    expect((await secretLog()).some((line) => line.includes(tag))).toBe(false);
+  });
+
   it('fails ready with mcp-unavailable for a name the proxy does not serve', async () => {
     const session = await scriptModel([]);
     const url = inject('mcpProxyUrl').replace(/notes$/, 'unknown');
