@@ -7,6 +7,7 @@
  */
 import { errorResponse } from './error-response.js';
 import { relayEventStream } from './event-stream-relay.js';
+import { allowedToolList } from './mcp-policy.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import { readBodyWithin } from './request-body.js';
 
@@ -31,16 +32,24 @@ export function mcpResponseHeaders(answer: Response, upstream: ResolvedMcpUpstre
   return headers;
 }
 
-/**
- * The page's response for an MCP success. `requestId` is the id of the request posted, if
- * it was one: an event stream cut short answers it with a JSON-RPC error, so the page's
- * client stops waiting (and does not resume a stream the proxy cut on purpose).
- */
+/** What the answer needs of the request posted. */
+export interface McpRequestFacts {
+  /**
+   * The request's id, if it was a request: an event stream cut short answers it with a
+   * JSON-RPC error, so the page's client stops waiting (and does not resume a stream the
+   * proxy cut on purpose).
+   */
+  readonly requestId: string | number | undefined;
+  /** Whether it asked for the tool list: the answer then lists only the allowed tools. */
+  readonly listsTools: boolean;
+}
+
+/** The page's response for an MCP success. */
 export async function relayMcpSuccess(
   answer: Response,
   name: string,
   upstream: ResolvedMcpUpstream,
-  requestId: string | number | undefined,
+  request: McpRequestFacts,
 ): Promise<Response> {
   const headers = mcpResponseHeaders(answer, upstream);
   const init = { status: answer.status, headers };
@@ -49,7 +58,7 @@ export async function relayMcpSuccess(
     return new Response(null, init);
   }
   if ((answer.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    return new Response(relayCappedEvents(answer.body, name, upstream, requestId), init);
+    return new Response(relayCappedEvents(answer.body, name, upstream, request), init);
   }
   let text: string | 'too-large';
   try {
@@ -60,6 +69,11 @@ export async function relayMcpSuccess(
     });
   }
   if (text === 'too-large') return tooLarge(name, upstream);
+  const { requestId } = request;
+  if (request.listsTools && requestId !== undefined) {
+    const filtered = allowedToolList(parseJson(text), requestId, upstream.policy.tools);
+    if (filtered !== undefined) text = JSON.stringify(filtered);
+  }
   return new Response(upstream.redact(text), init);
 }
 
@@ -76,8 +90,9 @@ function relayCappedEvents(
   source: ReadableStream<Uint8Array>,
   name: string,
   upstream: ResolvedMcpUpstream,
-  requestId: string | number | undefined,
+  request: McpRequestFacts,
 ): ReadableStream<Uint8Array> {
+  const { requestId } = request;
   let cut = false;
   let answered = false;
   const capped = capBytes(source, upstream.maxResponseBytes, () => {
@@ -89,8 +104,14 @@ function relayCappedEvents(
     onEvent: (event) => {
       // What came in after the cap (the part of an event before it) is not sent.
       if (cut) return undefined;
-      if (requestId !== undefined && !answered) answered = answers(event, requestId);
-      return upstream.redact(event);
+      if (requestId === undefined || answered) return upstream.redact(event);
+      const message = parseJson(dataOf(event));
+      answered = isAnswerTo(message, requestId);
+      const filtered =
+        answered && request.listsTools
+          ? allowedToolList(message, requestId, upstream.policy.tools)
+          : undefined;
+      return upstream.redact(filtered === undefined ? event : withData(event, filtered));
     },
     onEnd: () => undefined,
   });
@@ -114,19 +135,34 @@ function relayCappedEvents(
   );
 }
 
-/** Whether an event's data is the answer (result or error) to the request `id`. */
-function answers(event: string, id: string | number): boolean {
-  const data = event
+/** An event's `data` lines, joined. */
+function dataOf(event: string): string {
+  return event
     .split(/\r\n|\r|\n/)
     .filter((line) => line.startsWith('data:'))
     .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
     .join('\n');
-  if (data === '' || !data.includes('"id"')) return false;
+}
+
+/** `event` with its data replaced by `message`; its other fields (`event:`, `id:`) kept. */
+function withData(event: string, message: unknown): string {
+  const fields = event.split(/\r\n|\r|\n/).filter((line) => !line.startsWith('data:'));
+  return [...fields, `data: ${JSON.stringify(message)}`].join('\n');
+}
+
+/** Whether a message is the answer (result or error) to the request `id`. */
+function isAnswerTo(message: unknown, id: string | number): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const { id: answered, method } = message as { id?: unknown; method?: unknown };
+  return answered === id && method === undefined;
+}
+
+function parseJson(text: string): unknown {
+  if (text === '' || !text.includes('"id"')) return undefined;
   try {
-    const message = JSON.parse(data) as { id?: unknown; method?: unknown };
-    return message.id === id && message.method === undefined;
+    return JSON.parse(text) as unknown;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -29,11 +29,13 @@ export interface McpPolicy {
   readonly tools: ReadonlySet<string>;
 }
 
-/** A checked message: the ids of the requests in it, which an answer cut short must still answer. */
+/** A checked message, and what its answer needs of it. */
 export interface CheckedMcpMessage {
   readonly kind: 'checked';
-  /** The id of the request, when the message is a request (not a notification or response). */
+  /** The id of the request (an answer cut short must still answer it), when the message is a request. */
   readonly requestId: string | number | undefined;
+  /** Whether it asks for the tool list, whose answer is filtered to the allowed tools. */
+  readonly listsTools: boolean;
 }
 
 /** Why a message was refused. */
@@ -68,7 +70,7 @@ export function checkMcpMessage(body: unknown, policy: McpPolicy): CheckedMcpMes
     if (!isResponse) {
       return refused(400, 'invalid_json', 'A JSON-RPC message needs a method, or is a response.');
     }
-    return { kind: 'checked', requestId: undefined };
+    return { kind: 'checked', requestId: undefined, listsTools: false };
   }
   if (typeof method !== 'string') {
     return refused(400, 'invalid_json', 'A JSON-RPC method must be a string.');
@@ -92,7 +94,26 @@ export function checkMcpMessage(body: unknown, policy: McpPolicy): CheckedMcpMes
       );
     }
   }
-  return { kind: 'checked', requestId: hasId ? (id as string | number) : undefined };
+  const requestId = hasId ? (id as string | number) : undefined;
+  return { kind: 'checked', requestId, listsTools: method === 'tools/list' && hasId };
+}
+
+/**
+ * A `tools/list` answer with only the allowed tools, or undefined when `message` is not the
+ * result for `id`: the page is never offered a tool it could not call.
+ */
+export function allowedToolList(
+  message: unknown,
+  id: string | number,
+  tools: ReadonlySet<string>,
+): unknown {
+  if (!isRecord(message) || message.id !== id || !isRecord(message.result)) return undefined;
+  const listed = message.result.tools;
+  if (!Array.isArray(listed)) return undefined;
+  const kept = listed.filter(
+    (tool) => isRecord(tool) && typeof tool.name === 'string' && tools.has(tool.name),
+  );
+  return { ...message, result: { ...message.result, tools: kept } };
 }
 
 function refused(status: number, code: ProxyErrorCode, message: string): McpRefusal {

@@ -10,7 +10,7 @@
 import { type ProxyCaller, runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
-import { mcpResponseHeaders, relayMcpSuccess } from './mcp-answer.js';
+import { type McpRequestFacts, mcpResponseHeaders, relayMcpSuccess } from './mcp-answer.js';
 import { checkMcpMessage } from './mcp-policy.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
@@ -73,11 +73,11 @@ export async function answerMcp(
     return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
   }
   let body: string | undefined;
-  let requestId: string | number | undefined;
+  let facts: McpRequestFacts = { requestId: undefined, listsTools: false };
   if (request.method === 'POST') {
     const read = await readJsonRpc(request, config.maxBodyBytes, upstream);
     if (read instanceof Response) return read;
-    ({ body, requestId } = read);
+    ({ body, facts } = read);
   }
   // Every request counts, the page's GET (its notification stream) and DELETE included.
   const refusal = await admit(authorized.caller);
@@ -101,7 +101,7 @@ export async function answerMcp(
       `The proxy could not reach the MCP server "${name}" (${reason}).`,
     );
   }
-  if (answer.status < 400) return relayMcpSuccess(answer, name, upstream, requestId);
+  if (answer.status < 400) return relayMcpSuccess(answer, name, upstream, facts);
   return relayError(answer, name, upstream, config);
 }
 
@@ -110,7 +110,7 @@ async function readJsonRpc(
   request: Request,
   maxBodyBytes: number,
   upstream: ResolvedMcpUpstream,
-): Promise<{ body: string; requestId: string | number | undefined } | Response> {
+): Promise<{ body: string; facts: McpRequestFacts } | Response> {
   const read = await readJsonWithin(request, maxBodyBytes, 'The request body is not JSON-RPC.');
   if (read instanceof Response) return read;
   const checked = checkMcpMessage(read.json, upstream.policy);
@@ -118,7 +118,8 @@ async function readJsonRpc(
     return errorResponse(checked.status, checked.code, checked.message);
   }
   // The proxy's own serialisation: the page's text never goes upstream.
-  return { body: JSON.stringify(read.json), requestId: checked.requestId };
+  const facts = { requestId: checked.requestId, listsTools: checked.listsTools };
+  return { body: JSON.stringify(read.json), facts };
 }
 
 function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Headers {

@@ -13,9 +13,9 @@ export interface McpUpstream {
   /** Added to every forwarded request, e.g. `{ Authorization: 'Bearer …' }` from the server environment. */
   headers?: Readonly<Record<string, string>>;
   /**
-   * The server's tools a `tools/call` may name: the `allowedTools` the app gives this server
-   * in `createAgent({ mcp })`. Left out, no `tools/call` is forwarded (listing still works):
-   * the page's own allowlist is the page's, and any signed-in user can post past it.
+   * The server's tools listed to the page and a `tools/call` may name: the `allowedTools`
+   * the app gives this server in `createAgent({ mcp })`. Left out, none is listed or
+   * callable: the page's own allowlist is the page's, and any signed-in user can post past it.
    */
   allowedTools?: readonly string[];
   /**

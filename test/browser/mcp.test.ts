@@ -459,7 +459,12 @@ describe('MCP tools through the proxy route', () => {
     ]);
     const agent = agentFor(session, { mcp: [proxied()], memory: { tools: false } });
 
-    expect(await agent.ready).toContain('notes__write_note');
+    // The proxy lists only its allowedTools for the server: write_note is the server's, not offered.
+    const offered = await agent.ready;
+    expect(offered).toEqual(
+      expect.arrayContaining(['notes__echo', 'notes__add', 'notes__slow', 'notes__flaky_stream']),
+    );
+    expect(offered).not.toContain('notes__write_note');
     const results = toolResults(await collect(agent.run('Echo')));
 
     expect(results).toMatchObject([
@@ -500,19 +505,18 @@ describe('MCP tools through the proxy route', () => {
     expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
   });
 
-  it("reports a call the proxy refuses (a tool outside the proxy's allowedTools) as a failed tool call the server never sees", async () => {
+  it("never offers a tool outside the proxy's allowedTools, and a call of it reaches no server", async () => {
     const tag = crypto.randomUUID();
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_w', name: 'notes__write_note', arguments: { title: tag } }] },
       { text: 'Refused.' },
     ]);
-    // The page offers every listed tool; the proxy lets only echo, add, slow and flaky_stream be called.
+    // The page asks for every tool; the proxy lists (and lets be called) only echo, add, slow and flaky_stream.
     const agent = agentFor(session, { mcp: [proxied()] });
 
     const results = toolResults(await collect(agent.run('Write a note')));
 
-    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-failed' } }]);
-    expect(JSON.stringify(results)).toContain('mcp_tool_not_allowed');
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-not-found' } }]);
     expect((await secretLog()).some((line) => line.includes(tag))).toBe(false);
   });
 

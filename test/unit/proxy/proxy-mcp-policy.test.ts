@@ -136,13 +136,41 @@ describe('the MCP route holds every message to the server policy', () => {
     expect(log.some((line) => line.includes('delete_repository'))).toBe(false);
   });
 
-  it('refuses every tools/call when the upstream names no allowedTools, and still lists tools', async () => {
+  it('lists only the allowed tools, page by page, from an event stream and from JSON', async () => {
+    for (const query of ['', '&response=json']) {
+      const tenant = tenantUrl(query);
+      const server = await serveNotes({ url: tenant.url, allowedTools: ['echo', 'slow'] });
+      const session = await openSession(server);
+      const names: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const listed = await post(
+          server,
+          { jsonrpc: '2.0', id: 2 + page, method: 'tools/list', params: cursor ? { cursor } : {} },
+          session,
+        );
+        expect(listed.status).toBe(200);
+        const text = await listed.text();
+        const json = query === '' ? (/^data: (\{.*)$/m.exec(text)?.[1] ?? '') : text;
+        const { result } = JSON.parse(json) as {
+          result: { tools: { name: string }[]; nextCursor?: string };
+        };
+        names.push(...result.tools.map((tool) => tool.name));
+        cursor = result.nextCursor;
+        if (cursor === undefined) break;
+      }
+      // The server lists eight tools, three a page; its cursors still page through them all.
+      expect(names).toEqual(['echo', 'slow']);
+    }
+  });
+
+  it('lists no tools and refuses every tools/call when the upstream names no allowedTools', async () => {
     const tenant = tenantUrl();
     const server = await serveNotes({ url: tenant.url });
     const session = await openSession(server);
     const listed = await post(server, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, session);
     expect(listed.status).toBe(200);
-    expect(await listed.text()).toContain('"name":"echo"');
+    expect(await listed.text()).toContain('"tools":[]');
     const called = await post(server, callTool(3, 'echo', { text: 'hi' }), session);
     expect(called.status).toBe(403);
     expect(await errorCodeOf(called)).toBe('mcp_tool_not_allowed');
