@@ -40,8 +40,6 @@ export interface McpRequestFacts {
    * proxy cut on purpose).
    */
   readonly requestId: string | number | undefined;
-  /** Whether it asked for the tool list: the answer then lists only the allowed tools. */
-  readonly listsTools: boolean;
 }
 
 /** The page's response for an MCP success. */
@@ -69,9 +67,8 @@ export async function relayMcpSuccess(
     });
   }
   if (text === 'too-large') return tooLarge(name, upstream);
-  const { requestId } = request;
-  if (request.listsTools && requestId !== undefined) {
-    const filtered = allowedToolList(parseJson(text), requestId, upstream.policy.tools);
+  if (text.includes('"tools"')) {
+    const filtered = allowedToolList(parseJson(text), upstream.policy.tools);
     if (filtered !== undefined) text = JSON.stringify(filtered);
   }
   return new Response(upstream.redact(text), init);
@@ -104,13 +101,13 @@ function relayCappedEvents(
     onEvent: (event) => {
       // What came in after the cap (the part of an event before it) is not sent.
       if (cut) return undefined;
-      if (requestId === undefined || answered) return upstream.redact(event);
-      const message = parseJson(dataOf(event));
-      answered = isAnswerTo(message, requestId);
-      const filtered =
-        answered && request.listsTools
-          ? allowedToolList(message, requestId, upstream.policy.tools)
-          : undefined;
+      const waiting = requestId !== undefined && !answered;
+      const data = dataOf(event);
+      if (!waiting && !data.includes('"tools"')) return upstream.redact(event);
+      const message = parseJson(data);
+      if (waiting) answered = isAnswerTo(message, requestId);
+      // A tool list, answering this request or replayed on a resumed stream, lists the allowed tools only.
+      const filtered = allowedToolList(message, upstream.policy.tools);
       return upstream.redact(filtered === undefined ? event : withData(event, filtered));
     },
     onEnd: () => undefined,

@@ -34,8 +34,6 @@ export interface CheckedMcpMessage {
   readonly kind: 'checked';
   /** The id of the request (an answer cut short must still answer it), when the message is a request. */
   readonly requestId: string | number | undefined;
-  /** Whether it asks for the tool list, whose answer is filtered to the allowed tools. */
-  readonly listsTools: boolean;
 }
 
 /** Why a message was refused. */
@@ -70,7 +68,7 @@ export function checkMcpMessage(body: unknown, policy: McpPolicy): CheckedMcpMes
     if (!isResponse) {
       return refused(400, 'invalid_json', 'A JSON-RPC message needs a method, or is a response.');
     }
-    return { kind: 'checked', requestId: undefined, listsTools: false };
+    return { kind: 'checked', requestId: undefined };
   }
   if (typeof method !== 'string') {
     return refused(400, 'invalid_json', 'A JSON-RPC method must be a string.');
@@ -94,20 +92,19 @@ export function checkMcpMessage(body: unknown, policy: McpPolicy): CheckedMcpMes
       );
     }
   }
-  const requestId = hasId ? (id as string | number) : undefined;
-  return { kind: 'checked', requestId, listsTools: method === 'tools/list' && hasId };
+  return { kind: 'checked', requestId: hasId ? (id as string | number) : undefined };
 }
 
 /**
- * A `tools/list` answer with only the allowed tools, or undefined when `message` is not the
- * result for `id`: the page is never offered a tool it could not call.
+ * A `tools/list` answer (a response whose result holds a `tools` array) with only the allowed
+ * tools, or undefined when `message` is not one: the page is never offered a tool it could
+ * not call. Any response is looked at, not only the one to the request posted, as a resumed
+ * stream (a GET with `Last-Event-ID`) replays answers to earlier requests.
  */
-export function allowedToolList(
-  message: unknown,
-  id: string | number,
-  tools: ReadonlySet<string>,
-): unknown {
-  if (!isRecord(message) || message.id !== id || !isRecord(message.result)) return undefined;
+export function allowedToolList(message: unknown, tools: ReadonlySet<string>): unknown {
+  const isResponse =
+    isRecord(message) && Object.hasOwn(message, 'id') && message.method === undefined;
+  if (!isResponse || !isRecord(message.result)) return undefined;
   const listed = message.result.tools;
   if (!Array.isArray(listed)) return undefined;
   const kept = listed.filter(

@@ -73,7 +73,7 @@ export async function answerMcp(
     return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
   }
   let body: string | undefined;
-  let facts: McpRequestFacts = { requestId: undefined, listsTools: false };
+  let facts: McpRequestFacts = { requestId: undefined };
   if (request.method === 'POST') {
     const read = await readJsonRpc(request, config.maxBodyBytes, upstream);
     if (read instanceof Response) return read;
@@ -118,8 +118,7 @@ async function readJsonRpc(
     return errorResponse(checked.status, checked.code, checked.message);
   }
   // The proxy's own serialisation: the page's text never goes upstream.
-  const facts = { requestId: checked.requestId, listsTools: checked.listsTools };
-  return { body: JSON.stringify(read.json), facts };
+  return { body: JSON.stringify(read.json), facts: { requestId: checked.requestId } };
 }
 
 function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Headers {

@@ -164,6 +164,30 @@ describe('the MCP route holds every message to the server policy', () => {
     }
   });
 
+  it('filters a tool list replayed on a resumed GET stream too', async () => {
+    const upstream = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const list = { tools: [{ name: 'echo' }, { name: 'delete_repository' }] };
+      res.end(
+        `id: 7\nevent: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 4, result: list })}\n\n`,
+      );
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+    const { port } = upstream.address() as AddressInfo;
+    const server = await serveNotes({
+      url: `http://127.0.0.1:${port}/mcp`,
+      allowedTools: ['echo'],
+    });
+    const resumed = await fetch(`${server.url}/mcp/notes`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': '6' },
+    });
+    const text = await resumed.text();
+    expect(text).toContain('id: 7\nevent: message\n');
+    expect(text).toContain('"name":"echo"');
+    expect(text).not.toContain('delete_repository');
+  });
+
   it('lists no tools and refuses every tools/call when the upstream names no allowedTools', async () => {
     const tenant = tenantUrl();
     const server = await serveNotes({ url: tenant.url });
