@@ -166,10 +166,14 @@ async function startMcpBehindProxy() {
         allowAnonymous: true,
         logger: () => {},
         allowedOrigins: '*',
+        // The bench's calls all count as the anonymous user's; the figures are not about limits.
+        limits: { requestsPerMinute: 1_000_000 },
         mcp: {
           notes: {
             url: `${mcpServer.url}/mcp?t=secret`,
             headers: { Authorization: 'Bearer upstream-secret' },
+            // The one tool the bench calls: the proxy lists and forwards no other.
+            allowedTools: ['echo'],
           },
         },
       }),

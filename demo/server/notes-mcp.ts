@@ -81,8 +81,15 @@ export async function startNotesMcp(): Promise<NotesMcp> {
     allowAnonymous: true,
     logger: () => {},
     mcpPath: MCP_PATH,
+    // Every visitor of the local demo is the one anonymous user; reloads reconnect often.
+    limits: { requestsPerMinute: 600 },
     mcp: {
-      notes: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: `Bearer ${token}` } },
+      notes: {
+        url: `http://127.0.0.1:${port}/mcp`,
+        headers: { Authorization: `Bearer ${token}` },
+        // The proxy lists and forwards only these, whatever the page asks for.
+        allowedTools: ['list_notes', 'read_note', 'add_note'],
+      },
     },
   });
   return {

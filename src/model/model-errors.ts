@@ -29,6 +29,11 @@ const PROXY_CODES: Readonly<Record<ProxyErrorCode, ErrorCode | undefined>> = {
   limit_exceeded: 'limit-exceeded',
   rate_limited: 'limit-exceeded',
   budget_exceeded: 'limit-exceeded',
+  // The MCP route's own refusals; a model request never meets them.
+  mcp_method_not_allowed: 'request-refused',
+  mcp_tool_not_allowed: 'request-refused',
+  mcp_batch_not_allowed: 'request-refused',
+  mcp_response_too_large: undefined,
   // The upstream refused the server's key: the proxy answers 502 so the page does not look
   // for credentials of its own, but the fix is the same as for a 401 of any endpoint.
   upstream_auth_failed: 'model-auth',

@@ -39,6 +39,14 @@ export type ProxyErrorCode =
   | 'budget_exceeded'
   /** The counter store failed, so the limits could not be checked; nothing was forwarded. */
   | 'limits_unavailable'
+  /** An MCP message naming a JSON-RPC method the server's policy does not allow. */
+  | 'mcp_method_not_allowed'
+  /** A `tools/call` of a tool outside the MCP server's `allowedTools`. */
+  | 'mcp_tool_not_allowed'
+  /** A JSON-RPC batch posted to an MCP route: one message per request. */
+  | 'mcp_batch_not_allowed'
+  /** An MCP server's answer passed the upstream's `maxResponseBytes`: refused, or cut where it was. */
+  | 'mcp_response_too_large'
   | 'upstream_unreachable'
   | 'upstream_auth_failed'
   | 'upstream_rate_limited'

@@ -5,7 +5,7 @@
  * what they ask for, whether they may spend more; then forwarded with the server's key,
  * the answer relayed with the key redacted, and what it used counted against the caller.
  */
-import { runAuthorize } from './authorize.js';
+import { type ProxyCaller, runAuthorize } from './authorize.js';
 import { applyCorsHeaders, isForeignOrigin, preflightResponse } from './cors-policy.js';
 import {
   errorResponse,
@@ -15,6 +15,7 @@ import {
 } from './error-response.js';
 import { clientResponseHeaders, upstreamRequestHeaders } from './forwarded-headers.js';
 import { answerMcp, mcpNameOf } from './mcp-route.js';
+import { relayModelList } from './model-list.js';
 import {
   type ProxyOptions,
   type ResolvedProxyOptions,
@@ -25,7 +26,13 @@ import type { ProxyRefusal } from './refusal-log.js';
 import { readJsonWithin } from './request-body.js';
 import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
 import { type ProxyPath, ROUTES, type Route } from './routes.js';
-import { mergeLimits, SpendMeter, type SpendRefusal, type TokenUsage } from './spend-limits.js';
+import {
+  mergeLimits,
+  type SpendLimits,
+  SpendMeter,
+  type SpendRefusal,
+  type TokenUsage,
+} from './spend-limits.js';
 import { upstreamErrorResponse } from './upstream-error.js';
 import { relaySuccess } from './upstream-response.js';
 
@@ -53,7 +60,7 @@ export function createProxyHandler(options: ProxyOptions): ProxyHandler {
     const response =
       mcpName === undefined
         ? await answer(request, gateway, caller)
-        : await answerMcp(request, mcpName, config);
+        : await answerMcp(request, mcpName, config, (admitted) => admitMcp(admitted, gateway));
     applyCorsHeaders(response.headers, request, config.allowedOrigins);
     reportRefusal(request, response, caller, config);
     return response;
@@ -123,13 +130,8 @@ async function answer(request: Request, gateway: Gateway, caller: CallerSeen): P
   }
   const { userId } = authorized.caller;
   caller.userId = userId;
-  const limits = mergeLimits(config.limits, authorized.caller.limits);
-  if (limits.costPerDay !== undefined && config.prices === undefined) {
-    config.logger(
-      'Airlock proxy: authorize gave a `costPerDay` limit but the proxy has no `prices`.',
-    );
-    return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
-  }
+  const limits = limitsOf(authorized.caller, config);
+  if (limits instanceof Response) return limits;
 
   let checked: CheckedRequest | undefined;
   if (route.method === 'POST') {
@@ -142,12 +144,38 @@ async function answer(request: Request, gateway: Gateway, caller: CallerSeen): P
     checked = result;
   }
 
+  const refused = await admitRequest(userId, limits, gateway);
+  if (refused) return refused;
+  return forward(request, { path, route, checked, userId }, gateway);
+}
+
+/** The proxy's limits with the caller's own on top, or the 500 when they need prices it lacks. */
+function limitsOf(caller: ProxyCaller, config: ResolvedProxyOptions): SpendLimits | Response {
+  const limits = mergeLimits(config.limits, caller.limits);
+  if (limits.costPerDay !== undefined && config.prices === undefined) {
+    config.logger(
+      'Airlock proxy: authorize gave a `costPerDay` limit but the proxy has no `prices`.',
+    );
+    return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
+  }
+  return limits;
+}
+
+/**
+ * Counts a request against the user's limits: undefined to go on, else the 429, or the 503
+ * when the counter store fails.
+ */
+async function admitRequest(
+  userId: string,
+  limits: SpendLimits,
+  gateway: Gateway,
+): Promise<Response | undefined> {
   let refusal: SpendRefusal | undefined;
   try {
     refusal = await gateway.meter.admit(userId, limits);
   } catch (error) {
     // Fail closed: with the counts unknown, letting the request through would lift every limit.
-    config.logger(
+    gateway.config.logger(
       `Airlock proxy: the counter store failed (${error instanceof Error ? error.name : typeof error}); the request was refused.`,
     );
     return errorResponse(
@@ -159,8 +187,17 @@ async function answer(request: Request, gateway: Gateway, caller: CallerSeen): P
       },
     );
   }
-  if (refusal) return spendRefusal(refusal);
-  return forward(request, { path, route, checked, userId }, gateway);
+  return refusal ? spendRefusal(refusal) : undefined;
+}
+
+/**
+ * An MCP request, counted as one request of the caller's (it spends no model tokens, but a
+ * user whose tokens or budget are spent is refused here too, as on the model routes).
+ */
+async function admitMcp(caller: ProxyCaller, gateway: Gateway): Promise<Response | undefined> {
+  const limits = limitsOf(caller, gateway.config);
+  if (limits instanceof Response) return limits;
+  return admitRequest(caller.userId, limits, gateway);
 }
 
 /** The route a request's path and method name, or the 404 / 405 for it. */
@@ -277,6 +314,11 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
       logger: config.logger,
       logContent: config.logContent,
     });
+  }
+  if (call.path === 'models') {
+    // The account's list names its fine-tuned models and owners: the page gets the allowed ids only.
+    settle(undefined);
+    return relayModelList(upstream, config.policy.allowedModels);
   }
   return relaySuccess(upstream, clientResponseHeaders(upstream.headers, redact), {
     route: call.route,

@@ -17,6 +17,8 @@ export interface EventHandling {
   readonly onEvent: (event: string) => string | undefined;
   /** Called once, when the stream ends, fails or is cancelled by the reader. */
   readonly onEnd: (outcome: 'done' | 'failed' | 'cancelled') => void;
+  /** The longest event accepted, in characters; past it the stream is failed. Default 4 Mi. */
+  readonly maxEventChars?: number;
 }
 
 /** `source` re-framed event by event through `handling`; cancelling it cancels `source`. */
@@ -24,6 +26,7 @@ export function relayEventStream(
   source: ReadableStream<Uint8Array>,
   handling: EventHandling,
 ): ReadableStream<Uint8Array> {
+  const maxEventChars = handling.maxEventChars ?? MAX_EVENT_CHARS;
   const reader = source.getReader();
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
@@ -82,10 +85,10 @@ export function relayEventStream(
         }
         buffer += decoder.decode(result.value, { stream: true });
         const out = drainEvents();
-        if (buffer.length > MAX_EVENT_CHARS) {
+        if (buffer.length > maxEventChars) {
           end('failed');
           await reader.cancel().catch(() => undefined);
-          controller.error(new Error(`An upstream event passed ${MAX_EVENT_CHARS} characters.`));
+          controller.error(new Error(`An upstream event passed ${maxEventChars} characters.`));
           return;
         }
         if (out !== '') {

@@ -2,15 +2,25 @@
  * MCP upstreams behind the proxy: the page's agent talks to `/mcp/<name>`, the proxy
  * forwards to the server configured under that name with the credentials the server
  * environment holds, and streams the answer back. Only configured names are served (the
- * proxy is never an open relay), only the headers Streamable HTTP needs cross it, and
- * an upstream's error body is never relayed: it could quote the credentials.
+ * proxy is never an open relay), only the headers Streamable HTTP needs cross it, each
+ * message is held to the server's policy (methods, tools, no batches) and counted against
+ * the caller's limits, and what comes back is capped and has the credentials blanked; an
+ * upstream's error body is never relayed.
  */
-import { runAuthorize } from './authorize.js';
+import { type ProxyCaller, runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
+import { type McpRequestFacts, mcpResponseHeaders, relayMcpSuccess } from './mcp-answer.js';
+import { checkMcpMessage } from './mcp-policy.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import { readJsonWithin } from './request-body.js';
+
+/**
+ * Counts one request against the caller's limits, as the model routes do: `undefined` to go
+ * on, or the refusal to answer with (429, or 503 when the counts cannot be read).
+ */
+export type AdmitCaller = (caller: ProxyCaller) => Promise<Response | undefined>;
 
 /** Page request headers Streamable HTTP needs; nothing else of the page's goes upstream. */
 const FORWARDED_REQUEST_HEADERS = [
@@ -19,14 +29,6 @@ const FORWARDED_REQUEST_HEADERS = [
   'mcp-session-id',
   'mcp-protocol-version',
   'last-event-id',
-];
-
-/** Upstream response headers the page's MCP client reads. */
-const RETURNED_RESPONSE_HEADERS = [
-  'content-type',
-  'cache-control',
-  'mcp-session-id',
-  'mcp-protocol-version',
 ];
 
 const METHODS = new Set(['GET', 'POST', 'DELETE']);
@@ -43,6 +45,7 @@ export async function answerMcp(
   request: Request,
   name: string,
   config: ResolvedProxyOptions,
+  admit: AdmitCaller,
 ): Promise<Response> {
   if (isForeignOrigin(request, config.allowedOrigins)) {
     return errorResponse(
@@ -70,11 +73,15 @@ export async function answerMcp(
     return errorResponse(500, 'authorize_failed', 'The proxy could not check who is calling.');
   }
   let body: string | undefined;
+  let facts: McpRequestFacts = { requestId: undefined };
   if (request.method === 'POST') {
-    const read = await readJsonRpc(request, config.maxBodyBytes);
+    const read = await readJsonRpc(request, config.maxBodyBytes, upstream);
     if (read instanceof Response) return read;
-    body = read;
+    ({ body, facts } = read);
   }
+  // Every request counts, the page's GET (its notification stream) and DELETE included.
+  const refusal = await admit(authorized.caller);
+  if (refusal) return refusal;
   let answer: Response;
   try {
     answer = await config.fetch(upstream.url, {
@@ -94,20 +101,24 @@ export async function answerMcp(
       `The proxy could not reach the MCP server "${name}" (${reason}).`,
     );
   }
-  return relay(answer, name, config);
+  if (answer.status < 400) return relayMcpSuccess(answer, name, upstream, facts);
+  return relayError(answer, name, upstream, config);
 }
 
-/** The body as JSON-RPC text (an object or a batch), re-serialised, or the refusal. */
-async function readJsonRpc(request: Request, maxBodyBytes: number): Promise<string | Response> {
-  const NOT_JSON_RPC = 'The request body is not JSON-RPC.';
-  const read = await readJsonWithin(request, maxBodyBytes, NOT_JSON_RPC);
+/** The body as one JSON-RPC message the policy allows, re-serialised, or the refusal. */
+async function readJsonRpc(
+  request: Request,
+  maxBodyBytes: number,
+  upstream: ResolvedMcpUpstream,
+): Promise<{ body: string; facts: McpRequestFacts } | Response> {
+  const read = await readJsonWithin(request, maxBodyBytes, 'The request body is not JSON-RPC.');
   if (read instanceof Response) return read;
-  const value = read.json;
-  if (typeof value !== 'object' || value === null) {
-    return errorResponse(400, 'invalid_json', NOT_JSON_RPC);
+  const checked = checkMcpMessage(read.json, upstream.policy);
+  if (checked.kind === 'refused') {
+    return errorResponse(checked.status, checked.code, checked.message);
   }
   // The proxy's own serialisation: the page's text never goes upstream.
-  return JSON.stringify(value);
+  return { body: JSON.stringify(read.json), facts: { requestId: checked.requestId } };
 }
 
 function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Headers {
@@ -122,23 +133,17 @@ function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Heade
 }
 
 /**
- * A success streams through with the session headers; an error keeps its status (a 404
- * tells the client its session is gone) but not its body. A refused credential is the
- * server's to fix, so it is a 502, not a 401 the page would try to answer.
+ * An error keeps its status (a 404 tells the client its session is gone) but not its body.
+ * A refused credential is the server's to fix, so it is a 502, not a 401 the page would
+ * try to answer.
  */
-async function relay(
+async function relayError(
   answer: Response,
   name: string,
+  upstream: ResolvedMcpUpstream,
   config: ResolvedProxyOptions,
 ): Promise<Response> {
-  const headers = new Headers();
-  for (const header of RETURNED_RESPONSE_HEADERS) {
-    const value = answer.headers.get(header);
-    if (value !== null) headers.set(header, value);
-  }
-  if (answer.status < 400) {
-    return new Response(answer.body, { status: answer.status, headers });
-  }
+  const headers = mcpResponseHeaders(answer, upstream);
   await answer.body?.cancel().catch(() => undefined);
   config.logger(`Airlock proxy: the MCP server "${name}" answered HTTP ${answer.status}.`);
   if (answer.status === 401 || answer.status === 403) {

@@ -1,8 +1,10 @@
 /**
  * The MCP servers a proxy serves, as its options name them: checked once, when the handler
- * is made, with the secrets their errors must never show.
+ * is made, with the policy each is held to and the secrets their answers must never show.
  */
 import { AirlockError } from '../errors/airlock-error.js';
+import { DEFAULT_MCP_METHODS, type McpPolicy } from './mcp-policy.js';
+import { createSecretsRedactor, type Redactor } from './redact-key.js';
 
 /** One MCP server the proxy forwards to. */
 export interface McpUpstream {
@@ -10,16 +12,40 @@ export interface McpUpstream {
   url: string;
   /** Added to every forwarded request, e.g. `{ Authorization: 'Bearer …' }` from the server environment. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * The server's tools listed to the page and a `tools/call` may name: the `allowedTools`
+   * the app gives this server in `createAgent({ mcp })`. Left out, none is listed or
+   * callable: the page's own allowlist is the page's, and any signed-in user can post past it.
+   */
+  allowedTools?: readonly string[];
+  /**
+   * JSON-RPC methods allowed on top of what Airlock's client sends (`initialize`,
+   * `notifications/initialized`, `ping`, `tools/list`, `tools/call`,
+   * `notifications/cancelled`), e.g. `['resources/read']` for another client.
+   */
+  allowedMethods?: readonly string[];
+  /**
+   * The largest answer relayed, in bytes: a JSON answer over it is a 502, an event stream is
+   * cut where it passes it (a request still waiting gets a JSON-RPC error). Default 4 MiB.
+   */
+  maxResponseBytes?: number;
 }
 
-/** An {@link McpUpstream} checked, with the secrets its errors must never show. */
+/** An {@link McpUpstream} checked, with the secrets its answers must never show. */
 export interface ResolvedMcpUpstream {
   readonly url: string;
   readonly headers: Readonly<Record<string, string>>;
+  readonly policy: McpPolicy;
+  readonly maxResponseBytes: number;
+  /** Blanks the credentials (header values, the tokens in them, secrets in the URL) from text. */
+  readonly redact: Redactor;
 }
 
 /** The default path MCP upstreams are served under: `/mcp/<name>`. */
 export const DEFAULT_MCP_PATH = '/mcp';
+
+/** The default {@link McpUpstream.maxResponseBytes}. */
+export const DEFAULT_MCP_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** Checks `mcp` of the proxy options; throws `invalid-options` on a mistake. */
 export function resolveMcpUpstreams(
@@ -43,9 +69,50 @@ export function resolveMcpUpstreams(
     if (Object.values(headers).some((value) => typeof value !== 'string')) {
       throw invalid(`\`mcp.${name}.headers\` must map header names to strings.`);
     }
-    upstreams.set(name, { url: url.href, headers: { ...headers } });
+    const tools = names(upstream.allowedTools, `mcp.${name}.allowedTools`);
+    const methods = names(upstream.allowedMethods, `mcp.${name}.allowedMethods`);
+    const maxResponseBytes = upstream.maxResponseBytes ?? DEFAULT_MCP_MAX_RESPONSE_BYTES;
+    if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
+      throw invalid(`\`mcp.${name}.maxResponseBytes\` must be a positive integer.`);
+    }
+    upstreams.set(name, {
+      url: url.href,
+      headers: { ...headers },
+      policy: { tools: new Set(tools), methods: new Set([...DEFAULT_MCP_METHODS, ...methods]) },
+      maxResponseBytes,
+      redact: createSecretsRedactor(secretsOf(url, headers)),
+    });
   }
   return upstreams;
+}
+
+/** A list of names from the options, checked. */
+function names(list: readonly string[] | undefined, field: string): readonly string[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || list.some((item) => typeof item !== 'string' || item === '')) {
+    throw invalid(`\`${field}\` must be an array of names.`);
+  }
+  return list;
+}
+
+/**
+ * What an MCP server's answer must not show: each configured header value, the words in it
+ * (`ghp_…` of `Bearer ghp_…`), and the URL's password and query values (`?token=…`).
+ */
+function secretsOf(url: URL, headers: Readonly<Record<string, string>>): string[] {
+  const secrets: string[] = [];
+  for (const value of Object.values(headers)) secrets.push(value, ...value.split(/\s+/));
+  if (url.password !== '') secrets.push(url.password, decodedOrSame(url.password));
+  for (const value of url.searchParams.values()) secrets.push(value);
+  return secrets;
+}
+
+function decodedOrSame(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function invalid(message: string): AirlockError {

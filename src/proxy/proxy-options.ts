@@ -88,7 +88,10 @@ export interface ProxyOptions {
   onRefusal?: RefusalListener;
   /** The path prefix incoming requests carry, stripped before matching. Default `/llm/v1`. */
   mountPath?: string;
-  /** Endpoints that may be called, relative to `mountPath`. Default `['chat/completions', 'models']`. */
+  /**
+   * Endpoints that may be called, relative to `mountPath`. Default `['chat/completions']`.
+   * `models` lists only the `allowedModels` the upstream has, never the account's whole list.
+   */
   paths?: readonly ProxyPath[];
   /** Model names a request may ask for. Default {@link DEFAULT_ALLOWED_MODELS}, a few current cheap models. */
   allowedModels?: readonly string[];
@@ -192,7 +195,7 @@ export const DEFAULT_ALLOWED_MODELS: readonly string[] = [
 /** Each user's limits when neither `limits` nor `authorize` says otherwise. */
 export const DEFAULT_LIMITS: SpendLimits = { requestsPerMinute: 60, tokensPerMinute: 100_000 };
 
-const DEFAULT_PATHS: readonly ProxyPath[] = ['chat/completions', 'models'];
+const DEFAULT_PATHS: readonly ProxyPath[] = ['chat/completions'];
 const DEFAULT_MAX_TOKENS = 4096;
 
 /** Validates `options` and fills in defaults; throws `invalid-options` on a mistake. */

@@ -1,7 +1,9 @@
 /**
  * Blanking the configured key out of text the proxy returns: the key itself, and the masked
  * forms providers quote in errors (`sk-abc1****wxyz`, `sk-proj-…********…wxyz`), recognised
- * by a visible prefix or suffix taken from the key.
+ * by a visible prefix or suffix taken from the key. What the proxy returns is mostly JSON,
+ * where any character may be written as an escape (`sk-\u0061…`, `\u006A`, `\/`), so the
+ * search also runs over the text with those escapes read.
  */
 
 /** What a key, or a masked fragment of it, is replaced with. */
@@ -28,11 +30,56 @@ export type Redactor = (text: string) => string;
  * key-like characters right around each (at most the key's length) are looked at.
  */
 export function createRedactor(apiKey: string): Redactor {
-  if (apiKey.length < MIN_KEY_CHARS) return (text) => text;
-  return (text) => {
-    const plain = text.includes(apiKey) ? text.replaceAll(apiKey, REDACTED) : text;
-    return redactMasked(plain, apiKey);
+  return createSecretsRedactor([apiKey]);
+}
+
+/**
+ * The redactor for several secrets at once (an MCP server's credentials: a header's whole
+ * value and the token in it). Secrets shorter than 8 characters are not looked for.
+ */
+export function createSecretsRedactor(secrets: readonly string[]): Redactor {
+  const sought = [...new Set(secrets)].filter((secret) => secret.length >= MIN_KEY_CHARS);
+  if (sought.length === 0) return (text) => text;
+  const redactPlain = (text: string): string => {
+    let result = text;
+    for (const secret of sought) {
+      if (result.includes(secret)) result = result.replaceAll(secret, REDACTED);
+      result = redactMasked(result, secret);
+    }
+    return result;
   };
+  return (text) => {
+    const redacted = redactPlain(text);
+    if (!ESCAPE_HINT.test(redacted)) return redacted;
+    // With its escapes read, the text is the same JSON; it is returned so only when a secret was in it.
+    const unescaped = unescapePrintable(redacted);
+    const found = redactPlain(unescaped);
+    return found === unescaped ? redacted : found;
+  };
+}
+
+/** A cheap look for an escape that could spell a secret's character. */
+const ESCAPE_HINT = /\\(?:u00[2-7]|\/)/;
+
+/**
+ * A whole backslash run (never a tail of one: that would rescan long runs) ending in
+ * `\u00XX` or `\/`: an escape when the run is odd.
+ */
+const ESCAPE = /(?<!\\)(\\+)(?:u00([2-7][0-9a-fA-F])|\/)/g;
+
+/**
+ * `text` with every JSON escape of a printable ASCII character other than `"` and `\` read
+ * (`\u0061` → `a`, `\/` → `/`). An escaped backslash before a `u` is not an escape, so
+ * `\\u0061` stays. Inside JSON strings this changes no value; control characters, quotes and
+ * backslashes stay escaped, so the text remains valid JSON.
+ */
+function unescapePrintable(text: string): string {
+  return text.replace(ESCAPE, (whole, backslashes: string, hex: string | undefined) => {
+    if (backslashes.length % 2 === 0) return whole;
+    const char = hex === undefined ? '/' : String.fromCharCode(Number.parseInt(hex, 16));
+    if (char === '"' || char === '\\' || char === '\x7f') return whole;
+    return backslashes.slice(1) + char;
+  });
 }
 
 function redactMasked(text: string, apiKey: string): string {

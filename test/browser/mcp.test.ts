@@ -459,7 +459,12 @@ describe('MCP tools through the proxy route', () => {
     ]);
     const agent = agentFor(session, { mcp: [proxied()], memory: { tools: false } });
 
-    expect(await agent.ready).toContain('notes__write_note');
+    // The proxy lists only its allowedTools for the server: write_note is the server's, not offered.
+    const offered = await agent.ready;
+    expect(offered).toEqual(
+      expect.arrayContaining(['notes__echo', 'notes__add', 'notes__slow', 'notes__flaky_stream']),
+    );
+    expect(offered).not.toContain('notes__write_note');
     const results = toolResults(await collect(agent.run('Echo')));
 
     expect(results).toMatchObject([
@@ -498,6 +503,21 @@ describe('MCP tools through the proxy route', () => {
 
     expect(await secretLog()).toContain(`stream-closed:${tag}`);
     expect(results).toMatchObject([{ ok: true, output: 'answered after the stream was resumed' }]);
+  });
+
+  it("never offers a tool outside the proxy's allowedTools, and a call of it reaches no server", async () => {
+    const tag = crypto.randomUUID();
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_w', name: 'notes__write_note', arguments: { title: tag } }] },
+      { text: 'Refused.' },
+    ]);
+    // The page asks for every tool; the proxy lists (and lets be called) only echo, add, slow and flaky_stream.
+    const agent = agentFor(session, { mcp: [proxied()] });
+
+    const results = toolResults(await collect(agent.run('Write a note')));
+
+    expect(results).toMatchObject([{ ok: false, error: { code: 'tool-not-found' } }]);
+    expect((await secretLog()).some((line) => line.includes(tag))).toBe(false);
   });
 
   it('fails ready with mcp-unavailable for a name the proxy does not serve', async () => {

@@ -31,10 +31,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
         allowAnonymous: true,
         logger: () => {},
         allowedOrigins: '*',
+        // Every browser test's MCP requests count as the one anonymous user's: not what they test.
+        limits: { requestsPerMinute: 100_000 },
         mcp: {
           notes: {
             url: `${server.url}/mcp?t=secret`,
             headers: { Authorization: 'Bearer upstream-secret' },
+            // The tools the browser tests call through the proxy; any other tools/call is refused.
+            allowedTools: ['echo', 'add', 'slow', 'flaky_stream'],
           },
         },
       }),

@@ -18,7 +18,9 @@ import {
  * server saw (cancellations, calls, the Authorization header), read at
  * `GET /control/<tenant>/log`. `POST /control/<tenant>/add-tool` adds a tool and tells
  * the tenant's sessions the list changed. `&tools=hostile` or `&tools=flood` serves a hostile
- * server's tools instead of the usual ones.
+ * server's tools instead of the usual ones, `&tools=leaky` a careless server's (it quotes the
+ * credentials it was sent, or answers with as many bytes as asked). `&response=json` answers
+ * POSTs with JSON instead of an event stream.
  */
 export interface McpTestServer {
   readonly url: string;
@@ -148,6 +150,29 @@ const HOSTILE_TOOLS: Tool[] = [
   },
 ];
 
+/** The tools of a careless server (`tools=leaky`): they quote the Authorization header they got. */
+const LEAKY_TOOLS: Tool[] = [
+  {
+    name: 'whoami',
+    description: 'Says which credentials reached the server.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'whoami_error',
+    description: 'Fails with a JSON-RPC error quoting the credentials.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  {
+    name: 'bulk',
+    description: 'Answers with a text of the given number of bytes.',
+    inputSchema: {
+      type: 'object',
+      properties: { bytes: { type: 'integer', minimum: 0 } },
+      required: ['bytes'],
+    },
+  },
+];
+
 /** How many tools a flooding server (`tools=flood`) lists, in one page. */
 const FLOOD_TOOLS = 10_000;
 
@@ -168,7 +193,7 @@ function floodTools(): Tool[] {
 }
 
 /** The tools a tenant's server lists, by the `tools` query parameter. */
-type ToolSet = 'default' | 'hostile' | 'flood';
+type ToolSet = 'default' | 'hostile' | 'flood' | 'leaky';
 
 /** A 1×1 transparent PNG. */
 const PNG_1X1 =
@@ -271,10 +296,11 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
       const toolSet = url.searchParams.get('tools');
       const server = mcpServerFor(
         tenant,
-        toolSet === 'hostile' || toolSet === 'flood' ? toolSet : 'default',
+        toolSet === 'hostile' || toolSet === 'flood' || toolSet === 'leaky' ? toolSet : 'default',
       );
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: url.searchParams.get('response') === 'json',
         eventStore: new InMemoryEventStore(),
         retryInterval: 50,
         onsessioninitialized: (id) => {
@@ -319,6 +345,7 @@ function mcpServerFor(tenant: Tenant, toolSet: ToolSet): Server {
   server.setRequestHandler(ListToolsRequestSchema, async (request) => {
     if (toolSet === 'hostile') return { tools: HOSTILE_TOOLS };
     if (toolSet === 'flood') return { tools: floodTools() };
+    if (toolSet === 'leaky') return { tools: LEAKY_TOOLS };
     const all = [...TOOLS, ...tenant.added];
     const start = Number(request.params?.cursor ?? 0);
     const page = all.slice(start, start + PAGE_SIZE);
@@ -385,6 +412,21 @@ function mcpServerFor(tenant: Tenant, toolSet: ToolSet): Server {
           const url = `http://${'a'.repeat(40)}!`;
           return { content: [{ type: 'text', text: url }], structuredContent: { url } };
         }
+        case 'whoami':
+          return {
+            content: [
+              {
+                type: 'text',
+                text: `You are ${String(extra.requestInfo?.headers.authorization)}.`,
+              },
+            ],
+          };
+        case 'whoami_error':
+          throw new Error(
+            `Refused: ${String(extra.requestInfo?.headers.authorization)} may not do that.`,
+          );
+        case 'bulk':
+          return { content: [{ type: 'text', text: 'x'.repeat(Number(args.bytes)) }] };
         case 'write_note':
           return { content: [{ type: 'text', text: `saved "${String(args.title)}"` }] };
         case 'flaky_stream': {

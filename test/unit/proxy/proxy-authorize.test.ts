@@ -189,6 +189,7 @@ describe('authorize answers with headers of their own', () => {
       upstream: 'https://upstream.test/v1',
       apiKey: KEY,
       allowedOrigins: ['https://app.example'],
+      paths: ['chat/completions', 'models'],
       authorize: () => Response.redirect('https://app.example/login', 302),
       fetch: () => Promise.reject(new Error('must not be called')),
     });

@@ -119,6 +119,36 @@ describe('nothing of the key or the account leaks', () => {
   });
 });
 
+describe('a key written with JSON escapes', () => {
+  it('is redacted from a 200 JSON answer and a 200 event stream that spell it with \\u escapes', async () => {
+    const escaped = [...KEY]
+      .map((char, index) =>
+        index % 3 === 1
+          ? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`
+          : char,
+      )
+      .join('');
+    const content = `{"choices":[{"index":0,"message":{"role":"assistant","content":"key: ${escaped}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`;
+    for (const stream of [false, true]) {
+      const proxy = await fixture.serveProxy({
+        upstream: 'https://upstream.test/v1',
+        fetch: async () =>
+          stream
+            ? new Response(`data: ${content}\n\ndata: [DONE]\n\n`, {
+                headers: { 'content-type': 'text/event-stream' },
+              })
+            : new Response(content, { headers: { 'content-type': 'application/json' } }),
+      });
+      const response = await postChat(proxy, chatBody(stream ? { stream: true } : {}));
+      const text = await response.text();
+      const json = stream ? (text.split('\n')[0] ?? '').slice('data: '.length) : text;
+      const parsed = JSON.parse(json) as { choices: { message: { content: string } }[] };
+      expect(parsed.choices[0]?.message.content).toBe('key: [redacted]');
+      expect(text).not.toContain(escaped);
+    }
+  });
+});
+
 describe('the key redactor', () => {
   const redact = createRedactor(KEY);
 

@@ -169,6 +169,7 @@ describe('the proxy MCP route', () => {
         notes: {
           url: `${mcp.url}/mcp?t=secret`,
           headers: { Authorization: 'Bearer upstream-secret' },
+          allowedTools: ['echo'],
         },
       },
     });

@@ -42,7 +42,7 @@ describe('the proxy handler', () => {
 
   it('answers a path it does not serve with 404 and a known path with the wrong method with 405, in OpenAI error shape, and the upstream receives nothing', async () => {
     const session = fixture.models.createSession([{ text: 'unused' }]);
-    const server = await fixture.proxyTo(session);
+    const server = await fixture.proxyTo(session, { paths: ['chat/completions', 'models'] });
 
     const attempts: [string, string, number][] = [
       ['GET', '/llm/v1/files', 404],
@@ -287,7 +287,10 @@ describe('the proxy handler', () => {
 
   it('answers a refused upload while the client is still sending it, and the keep-alive connection stays usable', async () => {
     const session = fixture.models.createSession([]);
-    const server = await fixture.proxyTo(session, { maxBodyBytes: 64 * 1024 });
+    const server = await fixture.proxyTo(session, {
+      maxBodyBytes: 64 * 1024,
+      paths: ['chat/completions', 'models'],
+    });
     // One socket: each request must wait for the one before it to be fully done.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {

@@ -65,8 +65,9 @@ describe('streaming through the proxy', () => {
     const session = fixture.models.createSession([{ text: 'The weather in Paris is mild.' }]);
     const proxy = await fixture.serveProxy({
       upstream: session.baseURL,
-
-      allowedModels: ['gpt-allowed'],
+      paths: ['chat/completions', 'models'],
+      // The testing server lists `airlock-test-model`; the list the page gets holds allowed models only.
+      allowedModels: ['gpt-allowed', 'airlock-test-model'],
     });
     const client = new OpenAI({ baseURL: `${proxy.url}/llm/v1`, apiKey: 'page-placeholder' });
 
@@ -80,7 +81,7 @@ describe('streaming through the proxy', () => {
     expect(answer).toBe('The weather in Paris is mild.');
 
     const list = await client.models.list();
-    expect(list.data.length).toBeGreaterThan(0);
+    expect(list.data.map((model) => model.id)).toEqual(['airlock-test-model']);
 
     expect(session.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
       `POST ${new URL(session.baseURL).pathname}/chat/completions`,
