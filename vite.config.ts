@@ -6,6 +6,7 @@ import { puppeteerFirefox } from './scripts/browsers/firefox-provider.mjs';
 import { webkitGtk } from './scripts/browsers/webkit-provider.mjs';
 import { chromiumArgs, chromiumPath, firefoxPath, webkitOptions } from './scripts/browsers.mjs';
 import { workerTargets } from './test/setup/browser-targets.mjs';
+import { closeBuiltAgentWorker, serveBuiltAgentWorker } from './test/setup/built-agent-worker.mjs';
 import { goOffline } from './test/setup/network.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
@@ -75,7 +76,7 @@ function browserProject(
         enabled: true,
         headless: true,
         instances: [{ browser }],
-        commands: { workerThreads, goOffline },
+        commands: { workerThreads, goOffline, serveBuiltAgentWorker, closeBuiltAgentWorker },
         ...options,
       },
     },

@@ -26,6 +26,40 @@ const bans = [
   },
 ];
 
+/** The one file whose calls may hold a lazy `import()` of the SDK's modules. */
+const chunkOwner = 'src/runtime/load-chunk.ts';
+
+/** A dynamic `import()` of a module named by a literal; not `typeof import(…)`, not inside a string. */
+const lazyImport = /(?<![\w'"`.])(?<!typeof\s+)import\(\s*['"`]/g;
+
+/** What must come right before it: the loader passed to `loadChunk` with the chunk's name. */
+const throughLoadChunk = /loadChunk\(\s*(['"])[\w./-]+\1,\s*\(\)\s*=>\s*$/;
+
+/**
+ * Every lazy `import()` under `src/` that does not go through `loadChunk(name, () => import(…))`:
+ * a chunk that cannot load must end as `worker-load-failed` naming it, never as the browser's
+ * raw error. Read over the whole file, since a formatted call spans lines.
+ * @param {string} path
+ * @param {string} text
+ * @returns {string[]}
+ */
+function rawLazyImports(path, text) {
+  if (path === chunkOwner) return [];
+  /** @type {string[]} */
+  const found = [];
+  for (const match of text.matchAll(lazyImport)) {
+    const before = text.slice(0, match.index);
+    const line = before.split('\n').length;
+    const lineStart = before.lastIndexOf('\n') + 1;
+    if (/^\s*(\*|\/\/)/.test(text.slice(lineStart, match.index))) continue;
+    if (throughLoadChunk.test(before.slice(-200))) continue;
+    found.push(
+      `${path}:${line}: a lazy import() goes through loadChunk('<chunk>', () => import(…)), which types a chunk that cannot load (${chunkOwner})`,
+    );
+  }
+  return found;
+}
+
 /**
  * Lists every use of a banned form outside its owner under `src/` of `baseDir`.
  * @param {{ baseDir?: string }} [options]
@@ -37,7 +71,8 @@ export async function checkPrimitives({ baseDir = repoRoot } = {}) {
   const files = await readdir(join(baseDir, 'src'), { recursive: true });
   for (const file of files.filter((name) => name.endsWith('.ts')).sort()) {
     const path = relative(baseDir, join(baseDir, 'src', file)).replaceAll('\\', '/');
-    const lines = (await readFile(join(baseDir, path), 'utf8')).split('\n');
+    const text = await readFile(join(baseDir, path), 'utf8');
+    const lines = text.split('\n');
     for (const { form, owner, reason } of bans) {
       if (owner.endsWith('/') ? path.startsWith(owner) : path === owner) continue;
       lines.forEach((line, index) => {
@@ -45,6 +80,7 @@ export async function checkPrimitives({ baseDir = repoRoot } = {}) {
         if (!comment && form.test(line)) found.push(`${path}:${index + 1}: ${reason} (${owner})`);
       });
     }
+    found.push(...rawLazyImports(path, text));
   }
   return found;
 }

@@ -8,6 +8,7 @@ import type {
   KnowledgeHit,
   KnowledgeProgress,
 } from '../protocol/knowledge';
+import { loadChunk } from '../runtime/load-chunk';
 import type { ConversationStore } from '../store/store';
 import { toUnitVector } from './unit-vector';
 import type { VectorIndex } from './vector-index';
@@ -104,7 +105,7 @@ export class KnowledgeBase {
     return this.#queue(async () => {
       const { vectors, titles } = await this.#index();
       // Loaded with the first document added: most agents' workers only search.
-      const { chunkText } = await import('./chunk-text');
+      const { chunkText } = await loadChunk('chunk-text', () => import('./chunk-text'));
       const texts = chunkText(input.text, this.#config);
       const embedded = await this.#embedAll(input.id, texts, vectors, options);
       const chunks: KnowledgeChunkRecord[] = texts.map((text, index) => ({
@@ -270,7 +271,7 @@ export class KnowledgeBase {
       known ?? this.#store.listDocuments(),
       this.#readBlocks(),
       // The index and its WebAssembly scan load with the first use of knowledge, not with the worker.
-      import('./build-index'),
+      loadChunk('build-index', () => import('./build-index')),
     ]);
     return { ...buildIndex(blocks, documents), titles: titlesOf(documents) };
   }
@@ -328,7 +329,7 @@ export class KnowledgeBase {
       // Copies that cannot be read are not needed: the floats answer, and a store that
       // cannot read those reports it.
       this.#store.listVectorCodes().catch(() => []),
-      import('./build-index'),
+      loadChunk('build-index', () => import('./build-index')),
     ]);
     const vectors = buildCodesIndex(codes, documents);
     if (!vectors || vectors.size < this.#codesFirstAt) return this.#index(documents);

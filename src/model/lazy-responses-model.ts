@@ -1,4 +1,5 @@
 import type { ModelConfig } from '../protocol/agent-config';
+import { loadChunk } from '../runtime/load-chunk';
 import type { Timers } from '../timing/timers';
 import type { ChatModel } from './chat-model';
 import type { OpenAITransport } from './openai-transport';
@@ -14,8 +15,8 @@ export function createLazyResponsesModel(
 ): ChatModel {
   let loaded: Promise<ChatModel> | undefined;
   const load = () => {
-    loaded ??= import('./openai-responses-model').then((module) =>
-      module.createOpenAIResponsesModel(config, transport, timers),
+    loaded ??= loadChunk('openai-responses-model', () => import('./openai-responses-model')).then(
+      (module) => module.createOpenAIResponsesModel(config, transport, timers),
     );
     return loaded;
   };

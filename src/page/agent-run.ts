@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent, RunFinishReason, RunResult } from '../protocol/events';
 import { whenLoaded } from '../runtime/lazy-methods';
+import { loadChunk } from '../runtime/load-chunk';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { RunStream } from './run-stream';
 
@@ -18,7 +19,7 @@ let loading: Promise<typeof import('./run-stream')> | undefined;
 
 /** Starts loading the code runs need (once); `createAgent` calls it so the first run does not wait for it. */
 export function loadRunStream(): Promise<typeof import('./run-stream')> {
-  loading ??= import('./run-stream');
+  loading ??= loadChunk('run-stream', () => import('./run-stream'));
   return loading;
 }
 
@@ -47,9 +48,8 @@ export class AgentRun<Result extends RunResult = RunResult> implements AsyncIter
       (error: unknown) => {
         port.close();
         onEnd();
-        throw new AirlockError('worker-load-failed', "Airlock's page code could not load.", {
-          cause: error,
-        });
+        // Already `worker-load-failed`, naming the chunk (`loadChunk`).
+        throw error;
       },
     );
     this.#result = this.#stream.then((stream) => stream.result);

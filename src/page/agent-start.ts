@@ -4,6 +4,7 @@ import type { GuardrailHost } from '../protocol/guardrails';
 import type { MemoryApi } from '../protocol/store-api';
 import type { AgentWorkerApi } from '../protocol/wire';
 import { lazyMethods } from '../runtime/lazy-methods';
+import { loadChunk } from '../runtime/load-chunk';
 import { waitFor } from '../timing/wait';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentOptions, RunOptions } from './agent-options';
@@ -185,11 +186,11 @@ export function startAgent(
     },
     watch: (conversationId, port) => remote.watch(conversationId, transfer(port, [port])),
     memory: () =>
-      import('./agent-memory').then((module) =>
+      loadChunk('agent-memory', () => import('./agent-memory')).then((module) =>
         module.createAgentMemory(remote.memory, workerCalls, setup.onStorageError),
       ),
     knowledge: () =>
-      import('./agent-knowledge').then((module) =>
+      loadChunk('agent-knowledge', () => import('./agent-knowledge')).then((module) =>
         module.createAgentKnowledge(remote.knowledge, workerCalls),
       ),
     sandboxStats: () => sandboxHost.stats(),
@@ -210,7 +211,9 @@ function lazyGuardrailHost(options: GuardrailOptions): GuardrailHost {
   return lazyMethods(
     ['checkInput', 'checkOutput', 'checkToolArguments'],
     (): Promise<GuardrailHost> =>
-      import('./guardrail-host').then(({ PageGuardrailHost }) => new PageGuardrailHost(options)),
+      loadChunk('guardrail-host', () => import('./guardrail-host')).then(
+        ({ PageGuardrailHost }) => new PageGuardrailHost(options),
+      ),
   );
 }
 

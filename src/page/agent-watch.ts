@@ -1,6 +1,7 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { AgentEvent } from '../protocol/events';
 import { whenLoaded } from '../runtime/lazy-methods';
+import { loadChunk } from '../runtime/load-chunk';
 import type { WatchStream } from './watch-stream';
 
 /**
@@ -27,10 +28,12 @@ export class AgentWatch implements AsyncIterable<AgentEvent> {
   /** @internal Created by `Agent.watch`. */
   constructor(conversationId: string, port: MessagePort, onEnd: () => void) {
     this.conversationId = conversationId;
-    this.#stream = import('./watch-stream').then(({ WatchStream }) => {
-      this.#loaded = new WatchStream(conversationId, port, onEnd);
-      return this.#loaded;
-    });
+    this.#stream = loadChunk('watch-stream', () => import('./watch-stream')).then(
+      ({ WatchStream }) => {
+        this.#loaded = new WatchStream(conversationId, port, onEnd);
+        return this.#loaded;
+      },
+    );
     this.listening = this.#stream.then(
       (stream) => stream.listening,
       () => {},

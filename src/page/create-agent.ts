@@ -1,6 +1,7 @@
 import { AirlockError, isAirlockError } from '../errors/airlock-error';
 import { checkField, idCheck } from '../errors/field-checks';
 import { DEFAULT_DATABASE } from '../protocol/memory';
+import { loadChunk } from '../runtime/load-chunk';
 import { randomId } from '../runtime/random-id';
 import type { Agent } from './agent';
 import type { AgentOptions, RunOptions } from './agent-options';
@@ -38,7 +39,7 @@ export function createAgent(options: AgentOptions): Agent {
   // the worker. A run whose code fails to load reports it itself.
   loadRunStream().catch(() => {});
   let started: AgentStart | undefined;
-  const starting = import('./agent-start')
+  const starting = loadChunk('agent-start', () => import('./agent-start'))
     .then(({ startAgent }) => {
       if (disposed) throw new AirlockError('agent-disposed', 'This agent was disposed.');
       started = startAgent(given, lifetime.signal, endAll);

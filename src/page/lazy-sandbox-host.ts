@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { SandboxSpawner } from '../protocol/sandbox-wire';
+import { loadChunk } from '../runtime/load-chunk';
 import type { SandboxHost } from './sandbox-host';
 import type { SandboxStats, ToolsetOptions } from './toolset-options';
 
@@ -28,7 +29,7 @@ export function lazySandboxHost(toolsets: readonly ToolsetOptions[]): LazySandbo
   const spawner =
     toolsets.length === 0
       ? Promise.resolve(NO_TOOLSETS)
-      : import('./sandbox-host').then(({ SandboxHost }) => {
+      : loadChunk('sandbox-host', () => import('./sandbox-host')).then(({ SandboxHost }) => {
           host = new SandboxHost(toolsets);
           // Disposed while the module loaded: the host starts nothing.
           if (disposed) host.dispose();

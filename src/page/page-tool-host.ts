@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolCheck, ToolHost, ToolOutcome } from '../protocol/tools';
+import { loadChunk } from '../runtime/load-chunk';
 import type { Tool } from '../tools/define-tool';
 import type { LocalToolHost } from '../tools/local-tool-host';
 import { toolCancelled } from '../tools/tool-cancelled';
@@ -21,7 +22,7 @@ export class PageToolHost implements ToolHost {
     this.#host =
       tools.length === 0
         ? undefined
-        : import('../tools/local-tool-host').then(
+        : loadChunk('local-tool-host', () => import('../tools/local-tool-host')).then(
             ({ LocalToolHost }) => {
               this.#loaded = new LocalToolHost(tools);
               return this.#loaded;

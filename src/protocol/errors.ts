@@ -15,8 +15,9 @@ export type ErrorCode =
   | 'worker-crashed'
   /**
    * The agent worker could not start: its script was not found, threw while loading, was
-   * blocked (e.g. by the page's CSP `worker-src`), or did not answer within `startTimeoutMs`.
-   * `details`: `{ startTimeoutMs }`.
+   * blocked (e.g. by the page's CSP `worker-src`), or did not answer within `startTimeoutMs`
+   * (`details`: `{ startTimeoutMs }`); or a lazily loaded chunk of Airlock could not load
+   * (`details`: `{ chunk }`, the chunk's module name).
    */
   | 'worker-load-failed'
   /** A toolset's worker did not start or did not describe its tools. */

@@ -1,57 +1,42 @@
 /**
- * Live runs in every tab, end to end: two pages of one browser context (Playwright,
- * Chromium) on a page served by Vite's dev server (`tabs-page/`), each with its own agent
- * worker on one database. One page runs; the other watches, stops, approves; closing the
- * running page leaves the run interrupted. Playwright drives Chromium only here: the
- * Firefox and WebKit projects run the same relay in `test/browser/tabs.test.ts`.
+ * Live runs in every tab, end to end: two pages of one browser on a page served by Vite's
+ * dev server (`tabs-page/`), each with its own agent worker on one database, in Chromium
+ * (project `e2e`), Firefox (`e2e-firefox`) and WebKit (`e2e-webkit`), driven as
+ * `tab-browser.ts` says. One page runs; the other watches, stops, approves; closing the
+ * running page (the browser ends its agent worker, as a reload does) leaves the run
+ * interrupted, and a page opened after it starts an agent on the same database.
  */
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright';
 import { createServer, type ViteDevServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumArgs, chromiumPath } from '../../scripts/browsers.mjs';
 import type { AgentEvent } from '../../src/index';
 import { type ModelServer, startModelServer } from '../../src/testing';
 import { airlockAliases } from '../../vite.config';
+import { openTabBrowser, type TabBrowser, type TabPage } from './tab-browser';
 
-const ENGINE = process.env.AIRLOCK_E2E_BROWSER ?? 'chromium';
+const ENGINE =
+  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
+  'chromium';
 const WAIT_MS = 30_000;
 const STREAMED = 'one two three four five six seven eight nine ten';
 
 let server: ViteDevServer | undefined;
 let model: ModelServer | undefined;
-let browser: Browser | undefined;
-let context: BrowserContext;
+let browser: TabBrowser | undefined;
 
-/** What `tabs-page/main.ts` puts on the page. */
-interface TabsPage {
-  ran: AgentEvent[];
-  watched: AgentEvent[];
-  toolRuns: number;
-  start(baseURL: string, database: string): Promise<void>;
-  run(conversationId: string, input: string): string;
-  watch(conversationId: string): Promise<void>;
-  stop(runId: string): Promise<string>;
-  approve(approvalId: string): Promise<string>;
-  runStatuses(conversationId: string): Promise<string[]>;
-}
-
-type Tabs = { tabs: TabsPage };
-
-/** Opens a page of the shared context on the test page, its agent on `database`. */
-async function openTab(baseURL: string, database: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(`${server?.resolvedUrls?.local[0]}index.html`);
-  await page.waitForFunction(() => 'tabs' in globalThis, undefined, { timeout: WAIT_MS });
-  await page.evaluate(([url, db]) => (globalThis as unknown as Tabs).tabs.start(url, db), [
-    baseURL,
-    database,
-  ] as const);
+/** Opens a page of the shared browser on the test page, its agent on `database`. */
+async function openTab(baseURL: string, database: string): Promise<TabPage> {
+  const page = await (browser as TabBrowser).open(
+    `${server?.resolvedUrls?.local[0]}index.html`,
+    WAIT_MS,
+  );
+  await page.call('start', [baseURL, database]);
   return page;
 }
 
-const ran = (page: Page) => page.evaluate(() => (globalThis as unknown as Tabs).tabs.ran);
-const watched = (page: Page) => page.evaluate(() => (globalThis as unknown as Tabs).tabs.watched);
+const ran = async (page: TabPage) => (await page.call('ran')) as AgentEvent[];
+const watched = async (page: TabPage) => (await page.call('watched')) as AgentEvent[];
+const toolRuns = async (page: TabPage) => (await page.call('toolRuns')) as number;
 const ended = (events: readonly AgentEvent[]) =>
   events.some((event) => event.type === 'run-finish' || event.type === 'run-error');
 
@@ -61,16 +46,13 @@ async function twoTabs(baseURL: string) {
   const conversationId = crypto.randomUUID();
   const running = await openTab(baseURL, database);
   const watching = await openTab(baseURL, database);
-  await watching.evaluate((id) => (globalThis as unknown as Tabs).tabs.watch(id), conversationId);
-  const run = (input: string) =>
-    running.evaluate(([id, text]) => (globalThis as unknown as Tabs).tabs.run(id, text), [
-      conversationId,
-      input,
-    ] as const);
-  return { running, watching, conversationId, run };
+  await watching.call('watch', [conversationId]);
+  const run = async (input: string) =>
+    (await running.call('run', [conversationId, input])) as string;
+  return { running, watching, conversationId, database, run };
 }
 
-describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => {
+describe(`two pages of one browser (${ENGINE})`, () => {
   beforeAll(async () => {
     model = await startModelServer();
     server = await createServer({
@@ -83,12 +65,10 @@ describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => 
       logLevel: 'warn',
     });
     await server.listen();
-    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
-    context = await browser.newContext();
+    browser = await openTabBrowser(ENGINE);
   });
 
   afterAll(async () => {
-    await context?.close();
     await browser?.close();
     await server?.close();
     await model?.close();
@@ -109,19 +89,14 @@ describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => 
       .toBeDefined();
     const request = (await watched(watching)).find((e) => e.type === 'approval-request');
     if (request?.type !== 'approval-request') throw new Error('no approval request');
-    expect(await running.evaluate(() => (globalThis as unknown as Tabs).tabs.toolRuns)).toBe(0);
-    expect(
-      await watching.evaluate(
-        (id) => (globalThis as unknown as Tabs).tabs.approve(id),
-        request.approvalId,
-      ),
-    ).toBe('ok');
+    expect(await toolRuns(running)).toBe(0);
+    expect(await watching.call('approve', [request.approvalId])).toBe('ok');
     await expect.poll(async () => ended(await watched(watching)), { timeout: WAIT_MS }).toBe(true);
     await expect.poll(async () => ended(await ran(running)), { timeout: WAIT_MS }).toBe(true);
 
     expect(await watched(watching)).toEqual(await ran(running));
     expect((await ran(running)).at(-1)).toMatchObject({ type: 'run-finish', text: STREAMED });
-    expect(await running.evaluate(() => (globalThis as unknown as Tabs).tabs.toolRuns)).toBe(1);
+    expect(await toolRuns(running)).toBe(1);
     await running.close();
     await watching.close();
   });
@@ -138,9 +113,7 @@ describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => 
       })
       .toBe(true);
 
-    expect(
-      await watching.evaluate((id) => (globalThis as unknown as Tabs).tabs.stop(id), runId),
-    ).toBe('ok');
+    expect(await watching.call('stop', [runId])).toBe('ok');
     await expect.poll(async () => ended(await ran(running)), { timeout: WAIT_MS }).toBe(true);
     await expect.poll(async () => ended(await watched(watching)), { timeout: WAIT_MS }).toBe(true);
 
@@ -150,11 +123,11 @@ describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => 
     await watching.close();
   });
 
-  it('closing the running page leaves the run interrupted, and the watching page is told', async () => {
+  it('closing the running page leaves the run interrupted, the watching page is told, and a page opened after it starts on the database', async () => {
     const session = (model as ModelServer).createSession([
       { text: STREAMED, chunkDelayMs: 10, fault: { kind: 'stall', afterChunks: 6 } },
     ]);
-    const { running, watching, conversationId, run } = await twoTabs(session.baseURL);
+    const { running, watching, conversationId, database, run } = await twoTabs(session.baseURL);
     const runId = await run('Talk');
     await expect
       .poll(async () => (await watched(watching)).some((e) => e.type === 'text-delta'), {
@@ -170,12 +143,12 @@ describe.runIf(ENGINE === 'chromium')('two pages of one browser context', () => 
       runId,
       error: { code: 'run-interrupted', details: { runId, status: 'interrupted' } },
     });
-    expect(
-      await watching.evaluate(
-        (id) => (globalThis as unknown as Tabs).tabs.runStatuses(id),
-        conversationId,
-      ),
-    ).toEqual(['interrupted']);
+    expect(await watching.call('runStatuses', [conversationId])).toEqual(['interrupted']);
     await watching.close();
+
+    // A page opened after it, as after a reload, starts an agent on that database and reads it.
+    const reopened = await openTab(session.baseURL, database);
+    expect(await reopened.call('runStatuses', [conversationId])).toEqual(['interrupted']);
+    await reopened.close();
   });
 });

@@ -1,4 +1,5 @@
 import { estimateMessageTokens } from '../../model/estimate-tokens';
+import { loadChunk } from '../../runtime/load-chunk';
 import {
   exportedAttachments,
   hasParts,
@@ -62,7 +63,10 @@ export function transferRules(
         async () => {
           // Everything is checked before the transaction, so bad input never starts a write.
           // The export's schema loads on the first import: most agents never import.
-          const { parseConversationExport } = await import('../conversation-export-schema');
+          const { parseConversationExport } = await loadChunk(
+            'conversation-export-schema',
+            () => import('../conversation-export-schema'),
+          );
           const value = parseConversationExport(data, importOptions);
           // Hashed and type-checked before the transaction, which cannot wait on crypto.
           const imported = await readImportedAttachments(value);

@@ -1,4 +1,5 @@
 import { lazyMethods } from '../../runtime/lazy-methods';
+import { loadChunk } from '../../runtime/load-chunk';
 import type { ConversationStore, WrittenStep } from '../store';
 import type { TableAdapter } from '../tables/table-adapter';
 import { attachmentRules } from './attachments';
@@ -29,11 +30,13 @@ export function createStore(adapter: TableAdapter): ConversationStore {
     ...attachmentRules(adapter),
     // Loaded with their first call: most agents never export or import.
     ...lazyMethods(['exportConversation', 'importConversation'], async () =>
-      (await import('./conversation-transfer')).transferRules(adapter),
+      (
+        await loadChunk('conversation-transfer', () => import('./conversation-transfer'))
+      ).transferRules(adapter),
     ),
     // Loaded with their first call: many agents never search or keep knowledge.
     ...lazyMethods(['searchConversations'], async () =>
-      (await import('./search')).searchRules(adapter),
+      (await loadChunk('search', () => import('./search'))).searchRules(adapter),
     ),
     ...lazyMethods(
       [
@@ -44,14 +47,18 @@ export function createStore(adapter: TableAdapter): ConversationStore {
         'listVectorCodes',
         'getChunks',
       ],
-      async () => (await import('./knowledge')).knowledgeRules(adapter),
+      async () =>
+        (await loadChunk('knowledge', () => import('./knowledge'))).knowledgeRules(adapter),
     ),
     // Read once per agent worker, when it starts.
-    ...lazyMethods(['runSealKey'], async () => (await import('./seal-keys')).sealKeyRules(adapter)),
+    ...lazyMethods(['runSealKey'], async () =>
+      (await loadChunk('seal-keys', () => import('./seal-keys'))).sealKeyRules(adapter),
+    ),
     // Only confirm mode writes proposals, and only the memory API reads them.
     ...lazyMethods(
       ['saveProposals', 'listProposals', 'acceptProposal', 'dismissProposal'],
-      async () => (await import('./proposals')).proposalRules(adapter),
+      async () =>
+        (await loadChunk('proposals', () => import('./proposals'))).proposalRules(adapter),
     ),
     onChange: adapter.listen,
     onStepWritten(listener) {

@@ -5,6 +5,7 @@ import { DATA_NOTICE, dataMessage } from '../../model/data-message';
 import { estimateMessageTokens, type TokenCalibration } from '../../model/estimate-tokens';
 import type { ChatMessage, Usage } from '../../protocol/chat';
 import type { WarningCode } from '../../protocol/errors';
+import { loadChunk } from '../../runtime/load-chunk';
 import { selectWindow } from '../../store/context-window';
 import { compareMemories } from '../../store/memory-rules';
 import type {
@@ -146,11 +147,10 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
     data,
     // Their code loads only for a conversation that has attachments (most have none).
     history: history.some(hasAttachment)
-      ? await (await import('./resolve-attachments')).resolveAttachments(
-          history,
-          store,
-          request.attachments ?? [],
-          (message) => request.warn('attachment-missing', message),
+      ? await (
+          await loadChunk('resolve-attachments', () => import('./resolve-attachments'))
+        ).resolveAttachments(history, store, request.attachments ?? [], (message) =>
+          request.warn('attachment-missing', message),
         )
       : history,
   };

@@ -4,6 +4,7 @@ import type { AgentConfig } from '../../protocol/agent-config';
 import type { Usage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
 import type { MemoryInput, MemoryProposal, MemoryRecord } from '../../protocol/memory';
+import { loadChunk } from '../../runtime/load-chunk';
 import { randomId } from '../../runtime/random-id';
 import { type CompiledRule, learnFrom } from '../../store/learn-rules';
 import type { ConversationStore, MemoryScope, RunRecord } from '../../store/store';
@@ -85,7 +86,7 @@ export async function learnMemories(
     return undefined;
   }
   // Loaded on use: most agents learn by rules or not at all.
-  const { extractMemories } = await import('./learn-by-model');
+  const { extractMemories } = await loadChunk('learn-by-model', () => import('./learn-by-model'));
   const extraction = await extractMemories({
     config: learn.model,
     model: setup.model,

@@ -1,6 +1,8 @@
 /** The longest `pattern` (or `patternProperties` key) an untrusted schema may use. */
 export const MAX_PATTERN_CHARS = 1_000;
 
+import { loadChunk } from '../../runtime/load-chunk';
+
 /** Tests a string against one compiled pattern, in time linear in the string's length. */
 export type PatternMatcher = (text: string) => boolean;
 
@@ -21,7 +23,7 @@ export async function compilePatterns(sources: Iterable<string>): Promise<Compil
   const unique = [...new Set(sources)];
   const matchers = new Map<string, PatternMatcher>();
   if (unique.length === 0) return { ok: true, matchers };
-  const { RE2JS } = await import('re2js');
+  const { RE2JS } = await loadChunk('re2js', () => import('re2js'));
   for (const source of unique) {
     const shown = JSON.stringify(source.length > 80 ? `${source.slice(0, 80)}…` : source);
     if (source.length > MAX_PATTERN_CHARS) {

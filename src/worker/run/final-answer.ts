@@ -3,6 +3,7 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ResponseFormat } from '../../model/structured-output';
 import type { AgentConfig } from '../../protocol/agent-config';
+import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
 import type { RunContext, RunOutput } from './loop-context';
@@ -74,7 +75,10 @@ export async function structuredRequest(
   config: AgentConfig,
   output: RunOutput,
 ): Promise<StructuredRequest> {
-  const reader = await import('../../model/structured-output');
+  const reader = await loadChunk(
+    'structured-output',
+    () => import('../../model/structured-output'),
+  );
   const mode =
     config.model.structuredOutput ??
     (config.model.toolCalling === 'prompted' ? 'prompted' : 'native');

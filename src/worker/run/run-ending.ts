@@ -2,6 +2,7 @@
 // learnt from a final answer, and `run-finish`; a failure is thrown for the caller to report.
 import { isAirlockError } from '../../errors/airlock-error';
 import type { AgentEvent, RunResult } from '../../protocol/events';
+import { loadChunk } from '../../runtime/load-chunk';
 import type { RunRecord } from '../../store/store';
 import type { ConversationJournal } from './conversation-journal';
 import { inputRefused, refusedStatus } from './refused-request';
@@ -35,7 +36,9 @@ export async function endReturnedRun(
   // Loaded on use: most agents do not learn.
   const learning =
     result.reason === 'stop' && setup.config.memory.learn
-      ? await (await import('../learning/learn-memories')).learnMemories(
+      ? await (
+          await loadChunk('learn-memories', () => import('../learning/learn-memories'))
+        ).learnMemories(
           setup,
           run,
           result.text,

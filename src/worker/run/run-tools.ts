@@ -1,5 +1,7 @@
 // The tools one run may call: the agent's, Airlock's built-in ones (memory, knowledge search)
 // and those the run brought, behind the agent's and the run's allowlists.
+
+import { loadChunk } from '../../runtime/load-chunk';
 import type { RunRecord } from '../../store/store';
 import { LocalToolHost } from '../../tools/local-tool-host';
 import { HostToolRunner } from '../tools/host-tool-runner';
@@ -30,7 +32,7 @@ export async function runTools(
   const { config, store } = setup;
   const { retrieval } = setup.knowledge.config;
   const memory = config.memory.tools
-    ? await (setup.memoryTools ?? import('../tools/memory-tools'))
+    ? await (setup.memoryTools ?? loadChunk('memory-tools', () => import('../tools/memory-tools')))
     : undefined;
   const builtIn = [
     ...(memory ? memory.memoryTools(store, { conversation: scopes[0], lasting: scopes[1] }) : []),

@@ -8,6 +8,7 @@ import {
 } from '../../model/estimate-tokens';
 import type { ChatToolCall, FinishReason, ReasoningItem, Usage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
+import { loadChunk } from '../../runtime/load-chunk';
 import { assignCallId } from './call-ids';
 
 /** What one streamed model response amounted to. */
@@ -56,7 +57,8 @@ function worthReading(readLength: number, length: number): boolean {
 }
 
 /** The JSON reader, loaded the first time a response streams tool arguments or structured output. */
-const jsonReader = () => import('../../model/structured-output');
+const jsonReader = () =>
+  loadChunk('structured-output', () => import('../../model/structured-output'));
 
 export const NO_USAGE: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
 

@@ -2,6 +2,7 @@
 // in the journal as it starts and settles, and the images they returned made into a message.
 import { AirlockError } from '../../errors/airlock-error';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
+import { loadChunk } from '../../runtime/load-chunk';
 import type { ToolImagesMessage } from '../context/tool-images';
 import { runToolCalls, type ToolCallResult } from '../tools/run-tool-calls';
 import { formatToolOutput, isErrorOutput } from '../tools/tool-message';
@@ -27,7 +28,9 @@ export async function toolStep(
   const messages = [assistant, ...results.map((result) => result.message)];
   // Loaded with the first tool that returns images: most tools return text.
   const images = results.some((result) => result.images?.length)
-    ? await (await import('../context/tool-images')).toolImagesMessage(
+    ? await (
+        await loadChunk('tool-images', () => import('../context/tool-images'))
+      ).toolImagesMessage(
         results.map((result) => ({
           callId: result.message.tool_call_id,
           ...(result.images ? { images: result.images } : {}),

@@ -16,6 +16,7 @@ import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import type { ToolHost } from '../../protocol/tools';
+import { loadChunk } from '../../runtime/load-chunk';
 import { rowProblems } from '../../store/row-schemas';
 import type { RunSeal } from '../../store/run-seal';
 import type { ConversationStore } from '../../store/store';
@@ -86,7 +87,10 @@ export async function startTools(
   );
   if (config.toolsets.length > 0) {
     // Loaded here, so agents without toolsets never load the sandbox supervisor.
-    const { SandboxSupervisor } = await import('../tools/sandbox-supervisor');
+    const { SandboxSupervisor } = await loadChunk(
+      'sandbox-supervisor',
+      () => import('../tools/sandbox-supervisor'),
+    );
     const toolsets = await Promise.all(
       config.toolsets.map(async (toolset) => {
         const supervisor = new SandboxSupervisor(toolset, sandboxes);
@@ -100,7 +104,10 @@ export async function startTools(
   }
   if (config.mcp && config.mcp.length > 0) {
     // Loaded here, so agents without MCP servers never load the MCP SDK.
-    const { connectMcpServers } = await import('../mcp/mcp-servers');
+    const { connectMcpServers } = await loadChunk(
+      'mcp-servers',
+      () => import('../mcp/mcp-servers'),
+    );
     started.mcp = await connectMcpServers(config.mcp, registry);
   }
   // After the MCP tools are in, so a code tool may be granted them too.
@@ -144,7 +151,10 @@ export async function wrapModel(
   if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
   if (config.model.toolCalling === 'prompted') {
     // Loaded at start, and only for an endpoint without function calling.
-    const { withPromptedTools } = await import('../../model/prompted-tools');
+    const { withPromptedTools } = await loadChunk(
+      'prompted-tools',
+      () => import('../../model/prompted-tools'),
+    );
     model = withPromptedTools(model);
   }
   return model;

@@ -24,6 +24,7 @@ import type {
   RunRequest,
 } from '../../protocol/wire';
 import { lazyMethods } from '../../runtime/lazy-methods';
+import { loadChunk } from '../../runtime/load-chunk';
 import { settledLater } from '../../runtime/settled-later';
 import { DEFAULT_OPEN_TIMEOUT_MS, openStore } from '../../store/dexie-store';
 import type { ConversationStore } from '../../store/store';
@@ -120,14 +121,17 @@ export class AgentService implements AgentWorkerApi {
     // Loaded on their first call: a page that never reads its memory or knowledge never
     // loads their code.
     this.memory = lazyMethods(MEMORY_METHODS, async () => {
-      const { MemoryService } = await import('./memory-api');
+      const { MemoryService } = await loadChunk('memory-api', () => import('./memory-api'));
       return new MemoryService(
         async () => (await this.#setup).store,
         (conversationId) => this.#endRunsOf(conversationId),
       );
     });
     this.knowledge = lazyMethods(KNOWLEDGE_METHODS, async () => {
-      const { KnowledgeService } = await import('./knowledge-api');
+      const { KnowledgeService } = await loadChunk(
+        'knowledge-api',
+        () => import('./knowledge-api'),
+      );
       return new KnowledgeService(async () => (await this.#setup).knowledge);
     });
   }
@@ -145,17 +149,23 @@ export class AgentService implements AgentWorkerApi {
       // Loaded only for an agent that has rules: most agents do not learn.
       const rules = config.memory.learn?.rules ?? [];
       const learnRules =
-        rules.length > 0 ? (await import('../../store/learn-rules')).compileRules(rules) : [];
+        rules.length > 0
+          ? (await loadChunk('learn-rules', () => import('../../store/learn-rules'))).compileRules(
+              rules,
+            )
+          : [];
       if (typeof navigator !== 'undefined' && navigator.locks) {
         const { database } = config.memory;
         this.#relays = settledLater(
-          import('../tabs/run-relay').then(({ RunRelays }) => new RunRelays(database, tabHub)),
+          loadChunk('run-relay', () => import('../tabs/run-relay')).then(
+            ({ RunRelays }) => new RunRelays(database, tabHub),
+          ),
         );
       }
       const store = await this.#startStore(config);
       // Every run seals its row with the store's key: loaded while the tools start.
       const runSeal = settledLater(
-        import('../../store/run-seal').then(({ RunSeal }) => {
+        loadChunk('run-seal', () => import('../../store/run-seal')).then(({ RunSeal }) => {
           const seal = new RunSeal(() => store.runSealKey());
           seal.prepare();
           return seal;
@@ -177,7 +187,11 @@ export class AgentService implements AgentWorkerApi {
         learnRules,
         // Loaded now, off the first run's path: an agent without them never loads them.
         ...(config.memory.tools
-          ? { memoryTools: settledLater(import('../tools/memory-tools')) }
+          ? {
+              memoryTools: settledLater(
+                loadChunk('memory-tools', () => import('../tools/memory-tools')),
+              ),
+            }
           : {}),
         // Kept only where other tabs' changes can be heard (`BroadcastChannel`).
         ...(typeof BroadcastChannel === 'function'
@@ -226,7 +240,10 @@ export class AgentService implements AgentWorkerApi {
       this.#storageWarning = `IndexedDB cannot be opened (${error.message}); conversations and memories are kept in memory and lost when the agent is disposed.`;
       // Named as the database, so the page's subscribers still hear of its changes. Loaded
       // here: only an agent without IndexedDB needs it.
-      const { createMemoryStore } = await import('../../store/memory-store');
+      const { createMemoryStore } = await loadChunk(
+        'memory-store',
+        () => import('../../store/memory-store'),
+      );
       this.#store = createMemoryStore({ name: database });
       return this.#store;
     }
@@ -372,7 +389,10 @@ export class AgentService implements AgentWorkerApi {
         'This browser has no Web Locks: runs cannot be watched.',
       );
     // Loaded here, so agents that never watch never load the relay's parser.
-    const { ConversationWatch } = await import('../tabs/conversation-watch');
+    const { ConversationWatch } = await loadChunk(
+      'conversation-watch',
+      () => import('../tabs/conversation-watch'),
+    );
     const watch = new ConversationWatch(
       {
         database,

@@ -5,6 +5,7 @@ import type { ForwardedNetwork } from '../../model/network-wait';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolHost } from '../../protocol/tools';
 import type { ResumeRequest, RunRequest } from '../../protocol/wire';
+import { loadChunk } from '../../runtime/load-chunk';
 import { assertInputFits } from '../../store/context-window';
 import type { RunRecord } from '../../store/store';
 import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
@@ -193,7 +194,7 @@ export async function resumeRun(
 ): Promise<void> {
   const request = parseResumeRequest(untrusted);
   // Loaded on the first resume: most runs are never resumed.
-  const { planResume } = await import('../run/resume-plan');
+  const { planResume } = await loadChunk('resume-plan', () => import('../run/resume-plan'));
   const { run, start } = await planResume(
     setup.store,
     setup.runSeal,

@@ -7,6 +7,7 @@ import {
   relayPresenceLockName,
   relayWatchLockName,
 } from '../../protocol/tab-relay';
+import { loadChunk } from '../../runtime/load-chunk';
 import { randomId } from '../../runtime/random-id';
 import {
   ownTabChannels,
@@ -112,7 +113,7 @@ export class RunRelay {
           // A watch is there and may soon send a stop or an approval: its parser loads now,
           // not on the first such message, which would then wait for the import.
           if (this.#watched) {
-            this.#received ??= import('./relay-schema');
+            this.#received ??= loadChunk('relay-schema', () => import('./relay-schema'));
             this.#holdPresence();
           }
           this.#settle();
@@ -130,7 +131,9 @@ export class RunRelay {
   #open(): void {
     this.#channel = this.#channels.open(this.#channelName);
     this.#channel.onmessage = (message) => {
-      this.#received = (this.#received ?? import('./relay-schema')).then((schema) => {
+      this.#received = (
+        this.#received ?? loadChunk('relay-schema', () => import('./relay-schema'))
+      ).then((schema) => {
         this.#receive(schema, message.data);
         return schema;
       });
@@ -146,7 +149,7 @@ export class RunRelay {
     if (this.#closed || this.#closing) return;
     this.#open();
     this.#watched = true;
-    this.#received ??= import('./relay-schema');
+    this.#received ??= loadChunk('relay-schema', () => import('./relay-schema'));
     this.#holdPresence();
   }
 

@@ -9,6 +9,7 @@ import type {
   ToolImage,
   ToolOutcome,
 } from '../../protocol/tools';
+import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { toolCancelled } from '../../tools/tool-cancelled';
 import { GUARDRAIL_ABORTED } from '../policy/guardrail-gate';
@@ -323,7 +324,9 @@ async function parseArguments(text: string): Promise<ParsedArguments> {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (error) {
-    const repaired = (await import('../../model/structured-output')).repairArguments(text);
+    const repaired = (
+      await loadChunk('structured-output', () => import('../../model/structured-output'))
+    ).repairArguments(text);
     if (repaired !== undefined) return { ok: true, value: repaired, repaired: true };
     return { ok: false, reason: error instanceof Error ? error.message : String(error) };
   }

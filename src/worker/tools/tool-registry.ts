@@ -1,5 +1,6 @@
 import { AirlockError } from '../../errors/airlock-error';
 import type { ToolSpec } from '../../protocol/tools';
+import { loadChunk } from '../../runtime/load-chunk';
 import type { CallScope, ToolRunner } from './tool-runner';
 
 /** A tool the agent can call: what the model is told, its policy, and where it runs. */
@@ -78,7 +79,10 @@ export class ToolRegistry {
       ([, tool]) => (tool.spec.callableTools ?? []).length > 0,
     );
     if (callers.length === 0) return;
-    const { withCallableSignatures } = await import('./callable-signatures');
+    const { withCallableSignatures } = await loadChunk(
+      'callable-signatures',
+      () => import('./callable-signatures'),
+    );
     for (const [name, tool] of callers) {
       const specs = (tool.spec.callableTools ?? []).map((callee) => {
         const found = this.#tools.get(callee);

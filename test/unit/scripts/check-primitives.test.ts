@@ -17,6 +17,23 @@ const RAW_TIMERS = [
   '',
 ].join('\n');
 
+/** Lazy imports: raw ones (a module of the SDK, a package) and the forms that are allowed. */
+const LAZY_IMPORTS = [
+  "export const raw = () => import('../tools/memory-tools');",
+  'export const spaced = async () => (await import(  "re2js")).RE2JS;',
+  "export const typed = (): Promise<typeof import('./resume-plan')> =>",
+  "  loadChunk('resume-plan', () => import('./resume-plan'));",
+  'export const formatted = () =>',
+  '  loadChunk(',
+  "    'sandbox-supervisor',",
+  "    () => import('../tools/sandbox-supervisor'),",
+  '  );',
+  "export const quoted = 'import(' + JSON.stringify('./x') + ')';",
+  "// A comment may say import('./anything').",
+  "export const misnamed = loadChunk(() => import('./no-name'));",
+  '',
+].join('\n');
+
 describe('one primitive per concern, enforced by npm run lint', () => {
   let sandbox: string;
 
@@ -31,6 +48,7 @@ describe('one primitive per concern, enforced by npm run lint', () => {
     await plant('src/worker/run/planted-timer.ts', RAW_TIMERS);
     await plant('src/timing/planted-timer.ts', RAW_TIMERS);
     await plant('src/page/planted-id.ts', 'export const id = crypto.randomUUID();\n');
+    await plant('src/worker/run/planted-import.ts', LAZY_IMPORTS);
     await plant(
       'src/worker/tools/planted-cancel.ts',
       "export const cancelled = { ok: false, error: { code: 'tool-cancelled', message: 'x' } };\n",
@@ -61,6 +79,13 @@ describe('one primitive per concern, enforced by npm run lint', () => {
     const found = await checkPrimitives({ baseDir: sandbox });
     expect(found).toEqual([
       expect.stringMatching(/^src\/page\/planted-id\.ts:1: ids come from randomId\(\)/),
+      ...[1, 2, 12].map((line) =>
+        expect.stringMatching(
+          new RegExp(
+            `^src/worker/run/planted-import\\.ts:${line}: a lazy import\\(\\) goes through loadChunk`,
+          ),
+        ),
+      ),
       expect.stringMatching(
         /^src\/worker\/run\/planted-timer\.ts:3: timers go through src\/timing\//,
       ),
