@@ -326,9 +326,15 @@ async function forgeApproval(
   }
 }
 
-/** Rewrites a waiting run's row: its waiting call becomes `delete_all`, and its allowlist is gone. */
+/**
+ * Rewrites a waiting run's row: its waiting call becomes `delete_all`, and its allowlist is
+ * gone. The ids of the calls it rewrote; none when the row already read so (a `delete_all`
+ * call of a run with no allowlist): that row is the one the run sealed, and its resume is
+ * the run's own.
+ */
 async function retargetWaitingRun(database: string, runId: string): Promise<string[]> {
   const row = (await readRawRow(database, 'runs', runId)) as Record<string, unknown>;
+  const before = JSON.stringify(row);
   const pending = row.pendingStep as
     | {
         awaiting?: { callId: string; toolName: string }[];
@@ -338,6 +344,7 @@ async function retargetWaitingRun(database: string, runId: string): Promise<stri
   for (const call of pending?.awaiting ?? []) call.toolName = 'delete_all';
   for (const call of pending?.assistant?.tool_calls ?? []) call.function.name = 'delete_all';
   delete row.allowedTools;
+  if (JSON.stringify(row) === before) return [];
   await writeRawRow(database, 'runs', row);
   return (pending?.awaiting ?? []).map((call) => call.callId);
 }
