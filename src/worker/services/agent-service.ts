@@ -1,6 +1,5 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, isAirlockError, toErrorData } from '../../errors/airlock-error';
-import { KnowledgeBase } from '../../knowledge/knowledge-base';
 import type { ChatModel } from '../../model/chat-model';
 import { TokenCalibration } from '../../model/estimate-tokens';
 import { forwardedNetwork } from '../../model/network-wait';
@@ -171,6 +170,10 @@ export class AgentService implements AgentWorkerApi {
           return seal;
         }),
       );
+      // Loaded while the tools start: the first use of knowledge loads its index chunk anyway.
+      const knowledgeBase = settledLater(
+        loadChunk('knowledge-base', () => import('../../knowledge/knowledge-base')),
+      );
       await markInterruptedRuns(store, runSeal, config.memory.database);
       const registry = await startTools(config, pageTools, sandboxes, this.#started);
       const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
@@ -182,7 +185,11 @@ export class AgentService implements AgentWorkerApi {
         registry,
         store,
         runSeal: await runSeal,
-        knowledge: new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge),
+        knowledge: new (await knowledgeBase).KnowledgeBase(
+          store,
+          embeddingModelFor(config.model, knowledge),
+          knowledge,
+        ),
         guardrails: new GuardrailGate(guardrails, config.guardrails),
         learnRules,
         // Loaded now, off the first run's path: an agent without them never loads them.
