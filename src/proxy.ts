@@ -8,8 +8,17 @@
 // The same price type `createAgent`'s `prices` takes, so one table can serve both.
 export type { ModelPrice } from './protocol/budgets.js';
 export type { Authorize, ProxyCaller } from './proxy/authorize.js';
-export type { CounterStore, MemoryCounterStoreOptions } from './proxy/counter-store.js';
-export { createMemoryCounterStore } from './proxy/counter-store.js';
+export type {
+  ClaimWindows,
+  CounterClaim,
+  CounterReservation,
+  CounterStore,
+  InFlightClaim,
+  MemoryCounterStore,
+  ReserveOutcome,
+  WindowClaim,
+} from './proxy/counter-store.js';
+export { claimWindows, createMemoryCounterStore } from './proxy/counter-store.js';
 export type { ProxyHandler } from './proxy/create-proxy-handler.js';
 export { createProxyHandler } from './proxy/create-proxy-handler.js';
 export type { ProxyErrorBody, ProxyErrorCode } from './proxy/error-response.js';

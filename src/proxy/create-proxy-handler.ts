@@ -19,7 +19,13 @@ import { createRedactor, type Redactor } from './redact-key.js';
 import { readJsonWithin } from './request-body.js';
 import { applyRequestPolicy, type CheckedRequest } from './request-policy.js';
 import { type ProxyPath, ROUTES, type Route } from './routes.js';
-import { mergeLimits, SpendMeter, type SpendRefusal, type TokenUsage } from './spend-limits.js';
+import {
+  mergeLimits,
+  SpendMeter,
+  type SpendRefusal,
+  type SpendTicket,
+  type TokenUsage,
+} from './spend-limits.js';
 import { upstreamErrorResponse } from './upstream-error.js';
 import { relaySuccess } from './upstream-response.js';
 
@@ -98,9 +104,13 @@ async function answer(request: Request, gateway: Gateway): Promise<Response> {
     checked = result;
   }
 
-  let refusal: SpendRefusal | undefined;
+  // The worst case: every output limit at its cap (the policy set one), the input estimated.
+  const worstCase = checked?.fallbackUsage ?? NO_TOKENS;
+  const model = checked?.model;
+  const price = model === undefined ? undefined : config.prices?.[model];
+  let admission: Awaited<ReturnType<SpendMeter['reserve']>>;
   try {
-    refusal = await gateway.meter.admit(userId, limits);
+    admission = await gateway.meter.reserve(userId, limits, worstCase, price);
   } catch (error) {
     // Fail closed: with the counts unknown, letting the request through would lift every limit.
     config.logger(
@@ -115,9 +125,11 @@ async function answer(request: Request, gateway: Gateway): Promise<Response> {
       },
     );
   }
-  if (refusal) return spendRefusal(refusal);
-  return forward(request, { path, route, checked, userId }, gateway);
+  if (admission.kind === 'refused') return spendRefusal(admission.refusal);
+  return forward(request, { path, route, checked, ticket: admission.ticket }, gateway);
 }
+
+const NO_TOKENS: TokenUsage = { inputTokens: 0, outputTokens: 0 };
 
 /** The route a request's path and method name, or the 404 / 405 for it. */
 function findRoute(
@@ -168,6 +180,14 @@ function spendRefusal(refusal: SpendRefusal): Response {
     'retry-after': String(Math.ceil(waitMs / 1000)),
     'retry-after-ms': String(waitMs),
   });
+  if (refusal.limit === 'concurrentRequests') {
+    return errorResponse(
+      429,
+      'rate_limited',
+      `This user already has ${refusal.value} requests in flight; retry when one has finished.`,
+      { headers, param: refusal.limit, retryable: true },
+    );
+  }
   if (refusal.limit === 'costPerDay') {
     return errorResponse(
       429,
@@ -192,7 +212,8 @@ interface UpstreamCall {
   readonly route: Route;
   /** The checked body (POST routes). */
   readonly checked: CheckedRequest | undefined;
-  readonly userId: string;
+  /** What was reserved for it, settled once by {@link settleOnce}. */
+  readonly ticket: SpendTicket;
 }
 
 async function forward(request: Request, call: UpstreamCall, gateway: Gateway): Promise<Response> {
@@ -243,23 +264,20 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
 }
 
 /**
- * The one place a call's spending is recorded: the usage the upstream reported, else the
- * request's fallback (its estimated input and its capped output), so a stream cut short
- * or a server that reports nothing is still counted. Store failures are logged, not thrown:
- * the answer has already gone to the page.
+ * The one place a call's reservation is settled: with the usage the upstream reported, else
+ * the request's fallback (its estimated input and its capped output), so a stream cut short
+ * or a server that reports nothing is still counted; the in-flight slot is freed. Store
+ * failures are logged, not thrown: the answer has already gone to the page.
  */
 function settleOnce(call: UpstreamCall, gateway: Gateway): (usage: TokenUsage | undefined) => void {
   let settled = false;
   return (usage) => {
     if (settled) return;
     settled = true;
-    const used = usage ?? call.checked?.fallbackUsage ?? { inputTokens: 0, outputTokens: 0 };
-    if (used.inputTokens === 0 && used.outputTokens === 0) return;
-    const model = call.checked?.model;
-    const price = model === undefined ? undefined : gateway.config.prices?.[model];
-    gateway.meter.record(call.userId, used, price).catch((error: unknown) => {
+    const used = usage ?? call.checked?.fallbackUsage ?? NO_TOKENS;
+    gateway.meter.settle(call.ticket, used).catch((error: unknown) => {
       gateway.config.logger(
-        `Airlock proxy: recording usage in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
+        `Airlock proxy: settling usage in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
       );
     });
   };
