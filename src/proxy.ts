@@ -32,5 +32,10 @@ export type {
   RequestPolicyOptions,
 } from './proxy/proxy-options.js';
 export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
+export type {
+  RedisCounterStoreOptions,
+  RedisScriptClient,
+} from './proxy/redis-counter-store.js';
+export { CounterStoreError, createRedisCounterStore } from './proxy/redis-counter-store.js';
 export type { SpendLimits } from './proxy/spend-limits.js';
 export { airlockProxy } from './proxy/vite-plugin.js';
