@@ -63,6 +63,15 @@ times CPU per request is the share of a core the proxies got. One at a time show
 With ${figures.machine.cores} cores for everything, more processes cannot scale throughput here; the 4-process rows show what
 spreading costs, not what four machines would give.
 
+**The goal, ≤ 2 ms p95 added at ${figures.concurrency} concurrent streams on one process, ${(figures.setups[0]?.added.p95 ?? Number.POSITIVE_INFINITY) <= 2 ? 'is met' : `is missed here (${figures.setups[0]?.added.p95} ms)`}.**
+Where the time goes (\`AIRLOCK_PROXY_PROF=1 node bench/proxy.mjs --smoke --requests=400 --concurrency=100\`, the
+1-process memory-store proxy's \`--cpu-prof\`, 2026-12-06, start-up and idle left out): Node's HTTP server, sockets and
+their writes 28 %, undici (the \`fetch\` to the upstream and the Fetch-API \`Request\`/\`Response\` objects) 19 %, garbage
+collection 15 %, Airlock's own proxy code (policy, reserve/settle, redaction, relay) 9 %, web streams 6 %. The limits are
+not where the time goes; the Fetch-API shape of the handler (a \`Request\` built from each Node request, an undici
+\`fetch\` upstream, a web stream relayed back event by event, one socket write each) is. Lowering it means a Node-only
+path (\`node:http\` upstream, batched writes), a decision this bench informs but does not make.
+
 The first proxy process's memory (1 process, memory store) after a full GC, after the warm-up and after each round
 (every ${Math.floor(figures.requests / (figures.memory.length - 1 || 1))} proxied requests): heapUsed ${heap} MB; RSS ${rss} MB.`;
 }
