@@ -1,6 +1,7 @@
 // The proxy in a process of its own: started by bench/proxy.mjs (its memory is measured
 // alone) and by the multi-process test (test/unit/proxy/proxy-redis.test.ts) with the
-// upstream's base URL, the key and, as JSON, `{ redisUrl?, redisTimeoutMs?, limits?, model?, maxTokens? }`.
+// upstream's base URL, the key and, as JSON, `{ redisUrl?, redisTimeoutMs?, limits?, model?, maxTokens?, fixedNow? }` (`fixedNow`:
+// a clock that stands still, so a test's burst never straddles a minute).
 // It serves `createProxyHandler` through `toNodeListener` on 127.0.0.1, counting in Redis
 // when given `redisUrl`, and answers `memory` messages with the CPU time it has used, and
 // its heap and RSS after a full GC (Node runs it with --expose-gc).
@@ -10,7 +11,7 @@ import { loadSourceModule } from './load-module.mjs';
 
 const [upstream, apiKey, settingsJson] = process.argv.slice(2);
 if (!upstream || !apiKey || !process.send) throw new Error('Start me from bench/proxy.mjs.');
-/** @type {{ redisUrl?: string; redisTimeoutMs?: number; limits?: Record<string, number>; model?: string; maxTokens?: number }} */
+/** @type {{ redisUrl?: string; redisTimeoutMs?: number; fixedNow?: number; limits?: Record<string, number>; model?: string; maxTokens?: number }} */
 const settings = JSON.parse(settingsJson ?? '{}');
 const model = settings.model ?? 'bench-model';
 
@@ -39,6 +40,7 @@ const handler = createProxyHandler({
   },
   prices: { [model]: { promptPerMillion: 0.15, completionPerMillion: 0.6 } },
   ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+  ...(settings.fixedNow === undefined ? {} : { now: () => settings.fixedNow ?? 0 }),
   ...(redis === undefined
     ? {}
     : {

@@ -177,6 +177,8 @@ describe('the proxy on Redis', () => {
       usage: { prompt_tokens: 60_000, completion_tokens: 40_000 },
     }));
     const server = await proxyTo(session, {
+      // A clock that stands still: the burst must not straddle a minute.
+      now: () => NOON,
       maxTokens: 1000,
       limits: { requestsPerMinute: 1000, tokensPerMinute: 10_000 },
     });
@@ -247,6 +249,8 @@ describe('four proxy processes on one Redis', () => {
       redisUrl: redis.url,
       // Four processes starting on a busy machine: a slow answer is not what this test is about.
       redisTimeoutMs: 20_000,
+      // One instant for all four: a burst spread over seconds must not straddle a minute.
+      fixedNow: NOON,
       model: TEST_MODEL,
       maxTokens: 1000,
       limits: { requestsPerMinute: 1000, tokensPerMinute: 10_000, concurrentRequests: 1000 },

@@ -5,6 +5,7 @@ import {
   type Authorize,
   type CounterStore,
   createMemoryCounterStore,
+  createProxyHandler,
   type ProxyOptions,
 } from '../../../src/proxy';
 import type { ModelSession } from '../../../src/testing';
@@ -425,5 +426,30 @@ describe('a counter store that fails', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'limits_unavailable' } });
     expect(session.requests).toHaveLength(0);
     expect(logs.join('\n')).toMatch(/counter store failed \(Error\)/);
+  });
+});
+
+describe('the limits option', () => {
+  it.each([
+    { concurrentRequests: -1 },
+    { concurrentRequests: 2.5 },
+    { concurrentRequests: '4' },
+    { concurrentRequests: Number.NaN },
+    { requestsPerHour: 5 },
+  ])('refuses %o at creation with invalid-options', (limits) => {
+    const thrown = (() => {
+      try {
+        createProxyHandler({
+          upstream: 'https://upstream.test/v1',
+          apiKey: KEY,
+          allowAnonymous: true,
+          logger: () => undefined,
+          limits: limits as never,
+        });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(isAirlockError(thrown, 'invalid-options')).toBe(true);
   });
 });
