@@ -3,14 +3,16 @@
 // demo test, and the Quick start as a fresh app from the packed tarball (`example`, with
 // Chromium's run). Ends with the plain total `N passed, N failed` over all of them.
 // `AIRLOCK_BROWSERS=chromium,firefox` narrows the engines; arguments go to every vitest
-// run (a file filter, say). Installs Debian's browsers first when they are missing and
-// this runs as root; otherwise says exactly what to install.
+// run (a file filter, say). Installs Debian's browsers and redis-server (the proxy's
+// shared-store tests start their own) first when they are missing and this runs as root;
+// otherwise says exactly what to install.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import { ensureBrowsers, selectedBrowsers } from './browsers.mjs';
 import { filesToRerun } from './crash-reruns.mjs';
+import { ensureRedis } from './redis.mjs';
 
 /** One engine's run must not take the whole CI budget if a browser hangs. */
 const RUN_TIMEOUT_MS = Number(process.env.AIRLOCK_TEST_RUN_TIMEOUT_MS ?? 30 * 60_000);
@@ -24,7 +26,7 @@ try {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
-if (!ensureBrowsers(browsers)) {
+if (!ensureBrowsers(browsers) || !ensureRedis()) {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }

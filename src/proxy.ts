@@ -9,8 +9,17 @@
 export type { ModelPrice } from './protocol/budgets.js';
 export { PROXY_ERROR_HEADER } from './protocol/proxy-refusals.js';
 export type { Authorize, ProxyCaller } from './proxy/authorize.js';
-export type { CounterStore, MemoryCounterStoreOptions } from './proxy/counter-store.js';
-export { createMemoryCounterStore } from './proxy/counter-store.js';
+export type {
+  ClaimWindows,
+  CounterClaim,
+  CounterReservation,
+  CounterStore,
+  InFlightClaim,
+  MemoryCounterStore,
+  ReserveOutcome,
+  WindowClaim,
+} from './proxy/counter-store.js';
+export { claimWindows, createMemoryCounterStore } from './proxy/counter-store.js';
 export type { ProxyHandler } from './proxy/create-proxy-handler.js';
 export { createProxyHandler } from './proxy/create-proxy-handler.js';
 export type { ProxyErrorBody, ProxyErrorCode } from './proxy/error-response.js';
@@ -24,6 +33,11 @@ export type {
   RequestPolicyOptions,
 } from './proxy/proxy-options.js';
 export { DEFAULT_ALLOWED_MODELS, DEFAULT_LIMITS } from './proxy/proxy-options.js';
+export type {
+  RedisCounterStoreOptions,
+  RedisScriptClient,
+} from './proxy/redis-counter-store.js';
+export { CounterStoreError, createRedisCounterStore } from './proxy/redis-counter-store.js';
 export type { ProxyRefusal, RefusalListener } from './proxy/refusal-log.js';
 export { formatRefusal } from './proxy/refusal-log.js';
 export type { SpendLimits } from './proxy/spend-limits.js';

@@ -1,14 +1,30 @@
-// The proxy under load, in a process of its own so its memory is measured alone: started
-// by bench/proxy.mjs with the upstream's base URL, it serves `createProxyHandler` through
-// `toNodeListener` on 127.0.0.1 and answers `memory` messages with the CPU time it has used,
-// and its heap and RSS after a full GC (Node runs it with --expose-gc).
+// The proxy in a process of its own: started by bench/proxy.mjs (its memory is measured
+// alone) and by the multi-process test (test/unit/proxy/proxy-redis.test.ts) with the
+// upstream's base URL, the key and, as JSON, `{ redisUrl?, redisTimeoutMs?, limits?, model?, maxTokens?, fixedNow? }` (`fixedNow`:
+// a clock that stands still, so a test's burst never straddles a minute).
+// It serves `createProxyHandler` through `toNodeListener` on 127.0.0.1, counting in Redis
+// when given `redisUrl`, and answers `memory` messages with the CPU time it has used, and
+// its heap and RSS after a full GC (Node runs it with --expose-gc).
 import { createServer } from 'node:http';
+import { createClient } from 'redis';
 import { loadSourceModule } from './load-module.mjs';
 
-const [upstream, apiKey] = process.argv.slice(2);
+const [upstream, apiKey, settingsJson] = process.argv.slice(2);
 if (!upstream || !apiKey || !process.send) throw new Error('Start me from bench/proxy.mjs.');
+/** @type {{ redisUrl?: string; redisTimeoutMs?: number; fixedNow?: number; limits?: Record<string, number>; model?: string; maxTokens?: number }} */
+const settings = JSON.parse(settingsJson ?? '{}');
+const model = settings.model ?? 'bench-model';
 
-const { createProxyHandler, toNodeListener } = await loadSourceModule('/src/proxy.ts');
+const { createProxyHandler, createRedisCounterStore, toNodeListener } =
+  await loadSourceModule('/src/proxy.ts');
+/** @type {ReturnType<typeof createClient> | undefined} */
+let redis;
+if (settings.redisUrl) {
+  // No offline queue: while Redis is down a call fails at once, and the proxy answers 503.
+  redis = createClient({ url: settings.redisUrl, disableOfflineQueue: true });
+  redis.on('error', () => {});
+  await redis.connect();
+}
 const handler = createProxyHandler({
   upstream,
   apiKey,
@@ -16,9 +32,23 @@ const handler = createProxyHandler({
   authorize: (/** @type {Request} */ request) => ({
     userId: request.headers.get('x-user') ?? 'anonymous',
   }),
-  allowedModels: ['bench-model'],
-  limits: { requestsPerMinute: 1_000_000, tokensPerMinute: 1_000_000_000, costPerDay: 1_000_000 },
-  prices: { 'bench-model': { promptPerMillion: 0.15, completionPerMillion: 0.6 } },
+  allowedModels: [model],
+  limits: settings.limits ?? {
+    requestsPerMinute: 1_000_000,
+    tokensPerMinute: 1_000_000_000,
+    costPerDay: 1_000_000,
+  },
+  prices: { [model]: { promptPerMillion: 0.15, completionPerMillion: 0.6 } },
+  ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+  ...(settings.fixedNow === undefined ? {} : { now: () => settings.fixedNow ?? 0 }),
+  ...(redis === undefined
+    ? {}
+    : {
+        counterStore: createRedisCounterStore({
+          client: redis,
+          ...(settings.redisTimeoutMs === undefined ? {} : { timeoutMs: settings.redisTimeoutMs }),
+        }),
+      }),
   logger: (/** @type {string} */ message) => process.stderr.write(`${message}\n`),
 });
 const server = createServer(toNodeListener(handler));
@@ -36,6 +66,7 @@ process.on('message', (/** @type {{ type: string }} */ message) => {
     process.send?.({ type: 'memory', heapUsed, rss, cpuMicros: user + system });
   } else if (message.type === 'stop') {
     server.closeAllConnections();
+    redis?.destroy();
     server.close(() => process.exit(0));
   }
 });

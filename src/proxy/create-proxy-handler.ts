@@ -31,6 +31,7 @@ import {
   type SpendLimits,
   SpendMeter,
   type SpendRefusal,
+  type SpendTicket,
   type TokenUsage,
 } from './spend-limits.js';
 import { upstreamErrorResponse } from './upstream-error.js';
@@ -144,9 +145,13 @@ async function answer(request: Request, gateway: Gateway, caller: CallerSeen): P
     checked = result;
   }
 
-  const refused = await admitRequest(userId, limits, gateway);
-  if (refused) return refused;
-  return forward(request, { path, route, checked, userId }, gateway);
+  // The worst case: every output limit at its cap (the policy set one), the input estimated.
+  const worstCase = checked?.fallbackUsage ?? NO_TOKENS;
+  const model = checked?.model;
+  const price = model === undefined ? undefined : config.prices?.[model];
+  const admission = await reserve(userId, limits, gateway, worstCase, price);
+  if (admission instanceof Response) return admission;
+  return forward(request, { path, route, checked, ticket: admission }, gateway);
 }
 
 /** The proxy's limits with the caller's own on top, or the 500 when they need prices it lacks. */
@@ -162,17 +167,19 @@ function limitsOf(caller: ProxyCaller, config: ResolvedProxyOptions): SpendLimit
 }
 
 /**
- * Counts a request against the user's limits: undefined to go on, else the 429, or the 503
- * when the counter store fails.
+ * Reserves a request and its worst case against the user's limits: the ticket its answer
+ * settles, else the 429, or the 503 when the counter store fails.
  */
-async function admitRequest(
+async function reserve(
   userId: string,
   limits: SpendLimits,
   gateway: Gateway,
-): Promise<Response | undefined> {
-  let refusal: SpendRefusal | undefined;
+  worstCase: TokenUsage,
+  price: Parameters<SpendMeter['reserve']>[3],
+): Promise<SpendTicket | Response> {
+  let admission: Awaited<ReturnType<SpendMeter['reserve']>>;
   try {
-    refusal = await gateway.meter.admit(userId, limits);
+    admission = await gateway.meter.reserve(userId, limits, worstCase, price);
   } catch (error) {
     // Fail closed: with the counts unknown, letting the request through would lift every limit.
     gateway.config.logger(
@@ -187,18 +194,29 @@ async function admitRequest(
       },
     );
   }
-  return refusal ? spendRefusal(refusal) : undefined;
+  if (admission.kind === 'refused') return spendRefusal(admission.refusal);
+  return admission.ticket;
 }
 
 /**
- * An MCP request, counted as one request of the caller's (it spends no model tokens, but a
- * user whose tokens or budget are spent is refused here too, as on the model routes).
+ * An MCP request, counted as one request of the caller's: it reserves no model tokens, but a
+ * user whose requests are spent is refused here too, as on the model routes. It is settled at
+ * once, so it holds no `concurrentRequests` slot while its answer streams.
  */
 async function admitMcp(caller: ProxyCaller, gateway: Gateway): Promise<Response | undefined> {
   const limits = limitsOf(caller, gateway.config);
   if (limits instanceof Response) return limits;
-  return admitRequest(caller.userId, limits, gateway);
+  const admission = await reserve(caller.userId, limits, gateway, NO_TOKENS, undefined);
+  if (admission instanceof Response) return admission;
+  gateway.meter.settle(admission, NO_TOKENS).catch((error: unknown) => {
+    gateway.config.logger(
+      `Airlock proxy: settling an MCP request in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
+    );
+  });
+  return undefined;
 }
+
+const NO_TOKENS: TokenUsage = { inputTokens: 0, outputTokens: 0 };
 
 /** The route a request's path and method name, or the 404 / 405 for it. */
 function findRoute(
@@ -249,6 +267,14 @@ function spendRefusal(refusal: SpendRefusal): Response {
     'retry-after': String(Math.ceil(waitMs / 1000)),
     'retry-after-ms': String(waitMs),
   });
+  if (refusal.limit === 'concurrentRequests') {
+    return errorResponse(
+      429,
+      'rate_limited',
+      `This user already has ${refusal.value} requests in flight; retry when one has finished.`,
+      { headers, param: refusal.limit, retryable: true },
+    );
+  }
   if (refusal.limit === 'costPerDay') {
     return errorResponse(
       429,
@@ -273,7 +299,8 @@ interface UpstreamCall {
   readonly route: Route;
   /** The checked body (POST routes). */
   readonly checked: CheckedRequest | undefined;
-  readonly userId: string;
+  /** What was reserved for it, settled once by {@link settleOnce}. */
+  readonly ticket: SpendTicket;
 }
 
 async function forward(request: Request, call: UpstreamCall, gateway: Gateway): Promise<Response> {
@@ -329,23 +356,20 @@ async function forward(request: Request, call: UpstreamCall, gateway: Gateway): 
 }
 
 /**
- * The one place a call's spending is recorded: the usage the upstream reported, else the
- * request's fallback (its estimated input and its capped output), so a stream cut short
- * or a server that reports nothing is still counted. Store failures are logged, not thrown:
- * the answer has already gone to the page.
+ * The one place a call's reservation is settled: with the usage the upstream reported, else
+ * the request's fallback (its estimated input and its capped output), so a stream cut short
+ * or a server that reports nothing is still counted; the in-flight slot is freed. Store
+ * failures are logged, not thrown: the answer has already gone to the page.
  */
 function settleOnce(call: UpstreamCall, gateway: Gateway): (usage: TokenUsage | undefined) => void {
   let settled = false;
   return (usage) => {
     if (settled) return;
     settled = true;
-    const used = usage ?? call.checked?.fallbackUsage ?? { inputTokens: 0, outputTokens: 0 };
-    if (used.inputTokens === 0 && used.outputTokens === 0) return;
-    const model = call.checked?.model;
-    const price = model === undefined ? undefined : gateway.config.prices?.[model];
-    gateway.meter.record(call.userId, used, price).catch((error: unknown) => {
+    const used = usage ?? call.checked?.fallbackUsage ?? NO_TOKENS;
+    gateway.meter.settle(call.ticket, used).catch((error: unknown) => {
       gateway.config.logger(
-        `Airlock proxy: recording usage in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
+        `Airlock proxy: settling usage in the counter store failed (${error instanceof Error ? error.name : typeof error}).`,
       );
     });
   };

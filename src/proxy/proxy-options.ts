@@ -251,7 +251,7 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
     policy,
     limits,
     prices,
-    counterStore: options.counterStore ?? createMemoryCounterStore({ now }),
+    counterStore: options.counterStore ?? createMemoryCounterStore(),
     now,
     allowedOrigins:
       options.allowedOrigins === '*'

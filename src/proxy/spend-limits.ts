@@ -1,22 +1,24 @@
 /**
- * Per-user spending: requests and tokens per minute, and a cost budget per day, counted in
- * fixed windows of a {@link CounterStore}. A request is admitted or refused before it is
- * forwarded; the tokens it used are added once the upstream reports them.
- *
- * Tokens are known only after a response, so a user's concurrent requests can together
- * overshoot a token or cost limit by what they use at once; the next request is refused.
+ * Per-user spending: requests and tokens per minute (sliding), a cost budget per UTC day,
+ * and requests in flight at once, counted in a {@link CounterStore}. Before a request is
+ * forwarded it reserves its worst case (every output limit at its cap, the input
+ * estimated) against every limit at once; the usage the upstream reports settles the
+ * reservation. So a burst of any size passes a limit by at most one request's reservation.
  */
 import type { ModelPrice } from '../protocol/budgets.js';
-import type { CounterStore } from './counter-store.js';
+import { randomId } from '../runtime/random-id.js';
+import type { CounterReservation, CounterStore, WindowClaim } from './counter-store.js';
 
 /** What one user may spend. Every field is optional; one left out is not limited. */
 export interface SpendLimits {
-  /** Requests started per minute (refused ones included). */
+  /** Requests forwarded in the last minute (sliding). */
   readonly requestsPerMinute?: number;
-  /** Tokens (input + output, as the upstream reports them) per minute. */
+  /** Tokens (input + output) in the last minute (sliding): reserved at the worst case, settled at what the upstream reports. */
   readonly tokensPerMinute?: number;
-  /** Cost per UTC day, in the currency of `prices`. */
+  /** Cost per UTC day, in the currency of `prices`, reserved and settled as the tokens are. */
   readonly costPerDay?: number;
+  /** Requests of one user in flight at once. */
+  readonly concurrentRequests?: number;
 }
 
 /** Tokens one call used. */
@@ -27,11 +29,20 @@ export interface TokenUsage {
 
 /** Which limit refused a request, and when to try again. */
 export interface SpendRefusal {
-  readonly limit: 'requestsPerMinute' | 'tokensPerMinute' | 'costPerDay';
+  readonly limit: LimitName;
   readonly value: number;
-  /** Milliseconds until the window that refused ends. */
+  /** Milliseconds until the limit that refused lets a request through (a guess for `concurrentRequests`). */
   readonly retryAfterMs: number;
 }
+
+/** The limits a user may have, in the order they are checked. */
+const LIMIT_NAMES = [
+  'requestsPerMinute',
+  'tokensPerMinute',
+  'costPerDay',
+  'concurrentRequests',
+] as const;
+type LimitName = (typeof LIMIT_NAMES)[number];
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
@@ -42,8 +53,8 @@ export function checkSpendLimits(limits: unknown): string | undefined {
     return 'must be an object';
   }
   for (const [name, value] of Object.entries(limits)) {
-    if (name !== 'requestsPerMinute' && name !== 'tokensPerMinute' && name !== 'costPerDay') {
-      return `unknown limit "${name}"`;
+    if (!(LIMIT_NAMES as readonly string[]).includes(name)) {
+      return `unknown limit ${JSON.stringify(name)}`;
     }
     if (value === undefined) continue;
     const integer = name !== 'costPerDay';
@@ -61,14 +72,37 @@ export function checkSpendLimits(limits: unknown): string | undefined {
 export function mergeLimits(base: SpendLimits, own: SpendLimits | undefined): SpendLimits {
   if (own === undefined) return base;
   const merged: { -readonly [K in keyof SpendLimits]: SpendLimits[K] } = { ...base };
-  for (const name of ['requestsPerMinute', 'tokensPerMinute', 'costPerDay'] as const) {
+  for (const name of LIMIT_NAMES) {
     const value = own[name];
     if (value !== undefined) merged[name] = value;
   }
   return merged;
 }
 
-/** The spend counters of one store, keyed by user and window. */
+/**
+ * How long an in-flight slot is held when its request never settles (its process died):
+ * longer than any answer the proxy relays should take.
+ */
+export const IN_FLIGHT_TTL_MS = 10 * MINUTE_MS;
+
+/** What a concurrency refusal tells the client to wait: a slot frees when a request ends. */
+const BUSY_RETRY_MS = 1_000;
+
+/** An admitted request's reservation, settled once its answer is done. */
+export interface SpendTicket {
+  readonly userId: string;
+  readonly reservation: CounterReservation;
+  /** Which claim each counter is, in claim order. */
+  readonly counters: readonly ('requests' | 'tokens' | 'cost')[];
+  readonly price: ModelPrice | undefined;
+}
+
+/** The answer to {@link SpendMeter.reserve}. */
+export type Admission =
+  | { readonly kind: 'admitted'; readonly ticket: SpendTicket }
+  | { readonly kind: 'refused'; readonly refusal: SpendRefusal };
+
+/** The spend counters of one store, keyed by user. Any route may reserve and settle. */
 export class SpendMeter {
   constructor(
     private readonly store: CounterStore,
@@ -76,67 +110,127 @@ export class SpendMeter {
   ) {}
 
   /**
-   * Counts a request against `userId` and says whether it may go on. Cheap checks first:
-   * the request counter is added to (every attempt counts), the token and cost counters
-   * only read.
+   * Reserves one request and its worst case (`worstCase`, priced by `price`) against every
+   * limit of `userId`, all or nothing. A route that spends no tokens (MCP) passes zero usage
+   * and is held to `requestsPerMinute` and `concurrentRequests`. Rejects when the store fails.
    */
-  async admit(userId: string, limits: SpendLimits): Promise<SpendRefusal | undefined> {
+  async reserve(
+    userId: string,
+    limits: SpendLimits,
+    worstCase: TokenUsage,
+    price: ModelPrice | undefined,
+  ): Promise<Admission> {
     const at = this.now();
-    const minute = windowOf(at, MINUTE_MS);
-    if (limits.requestsPerMinute !== undefined) {
-      const requests = await this.store.add(key('requests', minute.start, userId), 1, MINUTE_MS);
-      if (requests > limits.requestsPerMinute) {
-        return {
-          limit: 'requestsPerMinute',
-          value: limits.requestsPerMinute,
-          retryAfterMs: minute.end - at,
-        };
-      }
+    const windows: WindowClaim[] = [];
+    const counters: SpendTicket['counters'][number][] = [];
+    const limitOf: LimitName[] = [];
+    const add = (
+      counter: 'requests' | 'tokens' | 'cost',
+      limit: LimitName,
+      amount: number,
+      windowMs: number,
+    ): void => {
+      const value = limits[limit];
+      if (value === undefined) return;
+      windows.push({
+        key: key(counter, userId),
+        amount,
+        limit: value,
+        windowMs,
+        sliding: windowMs === MINUTE_MS,
+      });
+      counters.push(counter);
+      limitOf.push(limit);
+    };
+    add('requests', 'requestsPerMinute', 1, MINUTE_MS);
+    add('tokens', 'tokensPerMinute', worstCase.inputTokens + worstCase.outputTokens, MINUTE_MS);
+    if (price !== undefined) add('cost', 'costPerDay', costOf(worstCase, price), DAY_MS);
+    const outcome = await this.store.reserve({
+      at,
+      windows,
+      ...(limits.concurrentRequests === undefined
+        ? {}
+        : {
+            inFlight: {
+              key: key('inflight', userId),
+              limit: limits.concurrentRequests,
+              id: randomId('req'),
+              expiresAt: at + IN_FLIGHT_TTL_MS,
+            },
+          }),
+    });
+    if (outcome.kind === 'reserved') {
+      return {
+        kind: 'admitted',
+        ticket: { userId, reservation: outcome.reservation, counters, price },
+      };
     }
-    if (limits.tokensPerMinute !== undefined) {
-      const tokens = await this.store.get(key('tokens', minute.start, userId));
-      if (tokens >= limits.tokensPerMinute) {
-        return {
-          limit: 'tokensPerMinute',
-          value: limits.tokensPerMinute,
-          retryAfterMs: minute.end - at,
-        };
-      }
+    if (outcome.kind === 'busy') {
+      const value = limits.concurrentRequests ?? 0;
+      return {
+        kind: 'refused',
+        refusal: { limit: 'concurrentRequests', value, retryAfterMs: BUSY_RETRY_MS },
+      };
     }
-    if (limits.costPerDay !== undefined) {
-      const day = windowOf(at, DAY_MS);
-      const cost = await this.store.get(key('cost', day.start, userId));
-      if (cost >= limits.costPerDay) {
-        return { limit: 'costPerDay', value: limits.costPerDay, retryAfterMs: day.end - at };
-      }
+    const window = windows[outcome.index];
+    const limit = limitOf[outcome.index];
+    if (window === undefined || limit === undefined) {
+      throw new Error(`The counter store refused claim ${outcome.index}, which was not asked.`);
     }
-    return undefined;
+    return {
+      kind: 'refused',
+      refusal: {
+        limit,
+        value: window.limit,
+        retryAfterMs: retryAfterMs(at, window, outcome.current, outcome.previous),
+      },
+    };
   }
 
   /**
-   * Adds what a call used to the user's current token and cost windows. Input tokens are
-   * priced as prompt tokens, output tokens as completion tokens (the Chat Completions names).
+   * Settles a ticket with what the call used: input tokens priced as prompt tokens, output
+   * tokens as completion tokens (the Chat Completions names). Frees its in-flight slot.
    */
-  async record(userId: string, usage: TokenUsage, price: ModelPrice | undefined): Promise<void> {
-    const at = this.now();
-    const tokens = usage.inputTokens + usage.outputTokens;
-    await this.store.add(key('tokens', windowOf(at, MINUTE_MS).start, userId), tokens, MINUTE_MS);
-    if (price === undefined) return;
-    const cost =
-      (usage.inputTokens * price.promptPerMillion +
-        usage.outputTokens * price.completionPerMillion) /
-      1_000_000;
-    await this.store.add(key('cost', windowOf(at, DAY_MS).start, userId), cost, DAY_MS);
+  async settle(ticket: SpendTicket, used: TokenUsage): Promise<void> {
+    const amounts = ticket.counters.map((counter) => {
+      if (counter === 'requests') return 1;
+      if (counter === 'tokens') return used.inputTokens + used.outputTokens;
+      return ticket.price === undefined ? 0 : costOf(used, ticket.price);
+    });
+    await this.store.settle(ticket.reservation, amounts);
   }
 }
 
-/** The fixed window of `size` ms holding `at`. Day windows start at UTC midnight. */
-function windowOf(at: number, size: number): { start: number; end: number } {
-  const start = Math.floor(at / size) * size;
-  return { start, end: start + size };
+function costOf(usage: TokenUsage, price: ModelPrice): number {
+  return (
+    (usage.inputTokens * price.promptPerMillion + usage.outputTokens * price.completionPerMillion) /
+    1_000_000
+  );
 }
 
-/** `airlock:requests:<window start>:<user>`; the user id goes last, so it cannot forge another key. */
-function key(counter: 'requests' | 'tokens' | 'cost', windowStart: number, userId: string): string {
-  return `airlock:${counter}:${windowStart}:${userId}`;
+/**
+ * When a refused window claim would next pass: for a fixed window, its end; for a sliding
+ * one, when the previous window's weighted count has fallen far enough (after the current
+ * window ends, when the current window is the one over the limit).
+ */
+export function retryAfterMs(
+  at: number,
+  window: WindowClaim,
+  current: number,
+  previous: number,
+): number {
+  const size = window.windowMs;
+  const elapsed = at - Math.floor(at / size) * size;
+  if (!window.sliding) return size - elapsed;
+  if (current >= window.limit) {
+    const fraction = current > 0 ? 1 - window.limit / current : 1;
+    return size - elapsed + Math.floor(size * fraction) + 1;
+  }
+  if (previous <= 0) return 1;
+  return Math.max(1, Math.floor(size - elapsed - (size * (window.limit - current)) / previous) + 1);
+}
+
+/** `airlock:tokens:<user>`; the store appends the window, after the user id's last colon. */
+function key(counter: 'requests' | 'tokens' | 'cost' | 'inflight', userId: string): string {
+  return `airlock:${counter}:${userId}`;
 }

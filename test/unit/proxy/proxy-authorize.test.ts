@@ -151,6 +151,9 @@ describe('who may call the proxy', () => {
       () => ({ userId: 42 }),
       () => ({ userId: 'ada', limits: { requestsPerMinute: -1 } }),
       () => ({ userId: 'ada', limits: { requestsPerMonth: 5 } }),
+      () => ({ userId: 'ada', limits: { concurrentRequests: 1.5 } }),
+      () => ({ userId: 'ada', limits: { concurrentRequests: '3' } }),
+      () => ({ userId: 'ada', limits: { concurrentRequests: Number.POSITIVE_INFINITY } }),
     ];
     let index = 0;
     const server = await proxyWith(session, {

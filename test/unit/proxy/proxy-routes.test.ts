@@ -36,7 +36,7 @@ function responsesUpstream(stream: boolean): {
 }
 
 function handlerFor(upstream: typeof fetch, options: Partial<ProxyOptions> = {}) {
-  const store = createMemoryCounterStore({ now: () => NOON });
+  const store = createMemoryCounterStore();
   const handler = createProxyHandler(
     testProxyOptions({
       upstream: 'https://upstream.test/v1',
@@ -133,7 +133,7 @@ describe('the Responses route', () => {
       expect(text).toContain('resp_1');
       // Responses always streams its usage; the page sees it as the API sends it.
       if (stream) expect(text).toContain('response.completed');
-      await expect.poll(() => store.get(`airlock:tokens:${MINUTE}:anonymous`)).toBe(33);
+      await expect.poll(() => store.value(`airlock:tokens:anonymous:${MINUTE}`)).toBe(33);
     }
   });
 
@@ -158,7 +158,7 @@ describe('the Responses route', () => {
     const ok = await embed({ model: 'gpt-allowed', input: ['a', 'b'], encoding_format: 'float' });
     expect(ok.status).toBe(200);
     await ok.text();
-    await expect.poll(() => store.get(`airlock:tokens:${MINUTE}:anonymous`)).toBe(9);
+    await expect.poll(() => store.value(`airlock:tokens:anonymous:${MINUTE}`)).toBe(9);
     const bad = await embed({ model: 'gpt-allowed', input: [{ text: 'a' }] });
     expect(bad.status).toBe(400);
     expect(sent).toHaveLength(1);
