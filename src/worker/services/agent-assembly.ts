@@ -10,8 +10,6 @@ import {
   withNetworkWait,
 } from '../../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
-import { withRateLimit } from '../../model/rate-limited-model';
-import { RateLimiter } from '../../model/rate-limiter';
 import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
@@ -148,7 +146,14 @@ export async function wrapModel(
     maxWaitMs: config.limits.networkWaitMs ?? DEFAULT_NETWORK_WAIT_MS,
     ...(network ? { network } : {}),
   });
-  if (config.rateLimit) model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
+  if (config.rateLimit) {
+    // Loaded at start, and only for an agent with a rate limit of its own.
+    const [{ withRateLimit }, { RateLimiter }] = await Promise.all([
+      loadChunk('rate-limited-model', () => import('../../model/rate-limited-model')),
+      loadChunk('rate-limiter', () => import('../../model/rate-limiter')),
+    ]);
+    model = withRateLimit(model, new RateLimiter(config.rateLimit), { tokens });
+  }
   if (config.model.toolCalling === 'prompted') {
     // Loaded at start, and only for an endpoint without function calling.
     const { withPromptedTools } = await loadChunk(
