@@ -5,7 +5,6 @@ import {
   type FieldCheck,
   functionCheck,
   idCheck,
-  inputTooLarge,
   invalidField,
   numberCheck,
   oneOfCheck,
@@ -17,6 +16,7 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
+import { inputTooLarge } from '../errors/input-errors';
 import type { RunLimits } from '../protocol/agent-config';
 import type { InputPart } from '../protocol/wire';
 import { toolCheck } from '../tools/define-tool';

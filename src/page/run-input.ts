@@ -1,5 +1,6 @@
 import { AirlockError } from '../errors/airlock-error';
-import { imageUrlTooLong, inputTooLarge, invalidField } from '../errors/field-checks';
+import { invalidField } from '../errors/field-checks';
+import { imageUrlTooLong, inputTooLarge } from '../errors/input-errors';
 import type { RunLimits } from '../protocol/agent-config';
 import type { ImageDetail } from '../protocol/chat';
 import { INPUT_LIMITS } from '../protocol/request-limits';

@@ -5,13 +5,10 @@
  */
 import { AirlockError } from '../errors/airlock-error.js';
 import type { ModelPrice } from '../protocol/budgets.js';
-import {
-  DEFAULT_PROXY_MAX_BODY_BYTES,
-  DEFAULT_PROXY_MAX_MESSAGE_CHARS,
-} from '../protocol/request-limits.js';
 import { ANONYMOUS_USER, type Authorize } from './authorize.js';
 import type { AllowedOrigins } from './cors-policy.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
+import { DEFAULT_PROXY_MAX_BODY_BYTES, DEFAULT_PROXY_MAX_MESSAGE_CHARS } from './default-limits.js';
 import {
   DEFAULT_MCP_PATH,
   type McpUpstream,

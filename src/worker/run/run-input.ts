@@ -1,6 +1,6 @@
 // A run's input as the page sent it, checked: its text, images and attachments as one user message.
 import { AirlockError } from '../../errors/airlock-error';
-import { imageUrlTooLong } from '../../errors/field-checks';
+import { imageUrlTooLong } from '../../errors/input-errors';
 import type { RunLimits } from '../../protocol/agent-config';
 import type { ChatMessage, UserContentPart } from '../../protocol/chat';
 import { INPUT_LIMITS } from '../../protocol/request-limits';

@@ -3,10 +3,10 @@ import { AirlockError } from '../../errors/airlock-error';
 import {
   checkField,
   type FieldErrorCode,
-  inputTooLarge,
   MAX_ID_CHARS,
   TOOL_NAME,
 } from '../../errors/field-checks';
+import { inputTooLarge } from '../../errors/input-errors';
 import { modelOptionsCheck } from '../../model/model-options';
 import type { KnowledgeProgress } from '../../protocol/knowledge';
 import type { MemoryScope } from '../../protocol/memory';

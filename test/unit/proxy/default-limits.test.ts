@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { INPUT_LIMITS } from '../../../src/protocol/request-limits';
 import {
   base64Length,
   DEFAULT_PROXY_MAX_BODY_BYTES,
   DEFAULT_PROXY_MAX_MESSAGE_CHARS,
-  INPUT_LIMITS,
   REQUEST_ROOM_BYTES,
-} from '../../../src/protocol/request-limits';
+} from '../../../src/proxy/default-limits';
 import { resolveProxyOptions } from '../../../src/proxy/proxy-options';
 import { applyRequestPolicy } from '../../../src/proxy/request-policy';
 import { ROUTES } from '../../../src/proxy/routes';
