@@ -7,9 +7,6 @@
 
 export type { RunObserver } from './ai-sdk/chat-session';
 export { AirlockChatTransport, type AirlockChatTransportOptions } from './ai-sdk/chat-transport';
-export {
-  type AirlockDataParts,
-  type AirlockMessageMetadata,
-  EventChunkMapper,
-} from './ai-sdk/event-chunks';
+export { EventChunkMapper } from './ai-sdk/event-chunks';
+export type { AirlockDataParts, AirlockMessageMetadata } from './ai-sdk/message-parts';
 export { type AirlockUIMessage, loadChatMessages, toUIMessages } from './ai-sdk/stored-messages';

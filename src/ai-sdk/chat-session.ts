@@ -1,6 +1,7 @@
 import type { AgentRun } from '../page/agent-run';
 import type { AgentEvent } from '../protocol/events';
-import { type AirlockMessageMetadata, EventChunkMapper } from './event-chunks';
+import { EventChunkMapper } from './event-chunks';
+import type { AirlockMessageMetadata } from './message-parts';
 
 /** Something that watches every event of every run the transport starts (e.g. tracing). */
 export interface RunObserver {

@@ -3,7 +3,7 @@ import { decodeDataText } from '../model/data-encoding';
 import type { Agent } from '../page/agent';
 import type { ChatToolCall, UserContentPart } from '../protocol/chat';
 import type { MessageRecord } from '../protocol/memory';
-import type { AirlockDataParts, AirlockMessageMetadata } from './event-chunks';
+import type { AirlockDataParts, AirlockMessageMetadata } from './message-parts';
 
 /** The UI message the transport streams: Airlock's metadata and data parts, tools untyped. */
 export type AirlockUIMessage = UIMessage<AirlockMessageMetadata, AirlockDataParts>;

@@ -1,5 +1,6 @@
 import type * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
+import type { KnowledgeBase } from '../../knowledge/knowledge-base';
 import type { ChatModel } from '../../model/chat-model';
 import { checkedModel } from '../../model/checked-model';
 import type { EmbeddingModel } from '../../model/embedding-model';
@@ -15,12 +16,14 @@ import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/k
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import type { ToolHost } from '../../protocol/tools';
 import { loadChunk } from '../../runtime/load-chunk';
+import type { CompiledRule } from '../../store/learn-rules';
 import { rowProblems } from '../../store/row-schemas';
 import type { RunSeal } from '../../store/run-seal';
 import type { ConversationStore } from '../../store/store';
 import type { McpServerConnection } from '../mcp/mcp-server-connection';
 import { conversationLockName, heldLockNames } from '../run/conversation-lock';
 import { markRunInterrupted } from '../run/interrupted-runs';
+import type { RunRelays } from '../tabs/run-relay';
 import { HostToolRunner } from '../tools/host-tool-runner';
 import { SEARCH_KNOWLEDGE } from '../tools/knowledge-tools';
 import { MEMORY_TOOL_NAMES } from '../tools/memory-tool-names';
@@ -211,4 +214,42 @@ export async function markInterruptedRuns(
         throw error;
     }
   }
+}
+
+/** The agent's learning rules, compiled; their chunk loads only for an agent that has rules. */
+export async function compiledLearnRules(config: AgentConfig): Promise<CompiledRule[]> {
+  const rules = config.memory.learn?.rules ?? [];
+  if (rules.length === 0) return [];
+  const { compileRules } = await loadChunk('learn-rules', () => import('../../store/learn-rules'));
+  return compileRules(rules);
+}
+
+/** The seal every run puts on its row with the store's key, its key read ahead. */
+export async function loadRunSeal(store: ConversationStore): Promise<RunSeal> {
+  const { RunSeal } = await loadChunk('run-seal', () => import('../../store/run-seal'));
+  const seal = new RunSeal(() => store.runSealKey());
+  seal.prepare();
+  return seal;
+}
+
+/**
+ * The agent's knowledge base, in a chunk of its own: the worker starts without it, and its
+ * first use loads the index chunk anyway.
+ */
+export async function loadKnowledgeBase(
+  store: ConversationStore,
+  config: AgentConfig,
+): Promise<KnowledgeBase> {
+  const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
+  const { KnowledgeBase } = await loadChunk(
+    'knowledge-base',
+    () => import('../../knowledge/knowledge-base'),
+  );
+  return new KnowledgeBase(store, embeddingModelFor(config.model, knowledge), knowledge);
+}
+
+/** The relays of this agent's runs to other tabs, through the app's tab hub when it has one. */
+export async function loadRunRelays(database: string, tabHub?: MessagePort): Promise<RunRelays> {
+  const { RunRelays } = await loadChunk('run-relay', () => import('../tabs/run-relay'));
+  return new RunRelays(database, tabHub);
 }

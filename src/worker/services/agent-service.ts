@@ -6,7 +6,6 @@ import { forwardedNetwork } from '../../model/network-wait';
 import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailHost } from '../../protocol/guardrails';
-import { DEFAULT_KNOWLEDGE_CONFIG } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import {
   KNOWLEDGE_METHODS,
@@ -38,7 +37,10 @@ import type { RunRelay, RunRelays } from '../tabs/run-relay';
 import type { ApprovalGate } from '../tools/approval-gate';
 import {
   chatModelFor,
-  embeddingModelFor,
+  compiledLearnRules,
+  loadKnowledgeBase,
+  loadRunRelays,
+  loadRunSeal,
   markInterruptedRuns,
   type StartedTools,
   startTools,
@@ -145,38 +147,15 @@ export class AgentService implements AgentWorkerApi {
     try {
       const config = parseAgentConfig(value);
       const chatModel = chatModelFor(config.model, this.#customModel);
-      // Loaded only for an agent that has rules: most agents do not learn.
-      const rules = config.memory.learn?.rules ?? [];
-      const learnRules =
-        rules.length > 0
-          ? (await loadChunk('learn-rules', () => import('../../store/learn-rules'))).compileRules(
-              rules,
-            )
-          : [];
-      if (typeof navigator !== 'undefined' && navigator.locks) {
-        const { database } = config.memory;
-        this.#relays = settledLater(
-          loadChunk('run-relay', () => import('../tabs/run-relay')).then(
-            ({ RunRelays }) => new RunRelays(database, tabHub),
-          ),
-        );
-      }
+      const learnRules = await compiledLearnRules(config);
+      if (typeof navigator !== 'undefined' && navigator.locks)
+        this.#relays = settledLater(loadRunRelays(config.memory.database, tabHub));
       const store = await this.#startStore(config);
-      // Every run seals its row with the store's key: loaded while the tools start.
-      const runSeal = settledLater(
-        loadChunk('run-seal', () => import('../../store/run-seal')).then(({ RunSeal }) => {
-          const seal = new RunSeal(() => store.runSealKey());
-          seal.prepare();
-          return seal;
-        }),
-      );
-      // Loaded while the tools start: the first use of knowledge loads its index chunk anyway.
-      const knowledgeBase = settledLater(
-        loadChunk('knowledge-base', () => import('../../knowledge/knowledge-base')),
-      );
+      // Both load while the tools start.
+      const runSeal = settledLater(loadRunSeal(store));
+      const knowledgeBase = settledLater(loadKnowledgeBase(store, config));
       await markInterruptedRuns(store, runSeal, config.memory.database);
       const registry = await startTools(config, pageTools, sandboxes, this.#started);
-      const knowledge = config.knowledge ?? DEFAULT_KNOWLEDGE_CONFIG;
       const tokens = new TokenCalibration();
       this.#resolveSetup({
         config,
@@ -185,11 +164,7 @@ export class AgentService implements AgentWorkerApi {
         registry,
         store,
         runSeal: await runSeal,
-        knowledge: new (await knowledgeBase).KnowledgeBase(
-          store,
-          embeddingModelFor(config.model, knowledge),
-          knowledge,
-        ),
+        knowledge: await knowledgeBase,
         guardrails: new GuardrailGate(guardrails, config.guardrails),
         learnRules,
         // Loaded now, off the first run's path: an agent without them never loads them.
