@@ -1,5 +1,6 @@
 // One primitive per concern (#47): raw forms that biome's rules cannot single out, banned
-// outside the one file that owns each concern. `npm run lint` runs it.
+// outside the one file that owns each concern; and no file of src/ past MAX_LINES without a
+// comment saying why it stays one piece. `npm run lint` runs it.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,8 +61,15 @@ function rawLazyImports(path, text) {
   return found;
 }
 
+/** The longest a file of `src/` grows before it is split or says why it is one piece. */
+const MAX_LINES = 400;
+
+/** The comment that keeps a longer file whole: `One piece … on purpose: <why>`. */
+const onePiece = /^\s*(\*|\/\/).*\bone piece\b/im;
+
 /**
- * Lists every use of a banned form outside its owner under `src/` of `baseDir`.
+ * Lists every use of a banned form outside its owner under `src/` of `baseDir`, and every
+ * file longer than {@link MAX_LINES} lines that does not say why it is one piece.
  * @param {{ baseDir?: string }} [options]
  * @returns {Promise<string[]>}
  */
@@ -81,6 +89,11 @@ export async function checkPrimitives({ baseDir = repoRoot } = {}) {
       });
     }
     found.push(...rawLazyImports(path, text));
+    const lineCount = text.endsWith('\n') ? lines.length - 1 : lines.length;
+    if (lineCount > MAX_LINES && !onePiece.test(text))
+      found.push(
+        `${path}: ${lineCount} lines; split it, or say in a comment why it is one piece (over ${MAX_LINES})`,
+      );
   }
   return found;
 }

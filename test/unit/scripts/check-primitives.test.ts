@@ -49,6 +49,12 @@ describe('one primitive per concern, enforced by npm run lint', () => {
     await plant('src/timing/planted-timer.ts', RAW_TIMERS);
     await plant('src/page/planted-id.ts', 'export const id = crypto.randomUUID();\n');
     await plant('src/worker/run/planted-import.ts', LAZY_IMPORTS);
+    const long = Array.from({ length: 410 }, (_, line) => `export const v${line} = ${line};`);
+    await plant('src/worker/run/planted-long.ts', `${long.join('\n')}\n`);
+    await plant(
+      'src/worker/run/planted-long-whole.ts',
+      `// One piece on purpose: a table read top to bottom.\n${long.join('\n')}\n`,
+    );
     await plant(
       'src/worker/tools/planted-cancel.ts',
       "export const cancelled = { ok: false, error: { code: 'tool-cancelled', message: 'x' } };\n",
@@ -86,6 +92,7 @@ describe('one primitive per concern, enforced by npm run lint', () => {
           ),
         ),
       ),
+      expect.stringMatching(/^src\/worker\/run\/planted-long\.ts: 410 lines; split it/),
       expect.stringMatching(
         /^src\/worker\/run\/planted-timer\.ts:3: timers go through src\/timing\//,
       ),
