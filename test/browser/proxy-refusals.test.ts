@@ -50,12 +50,13 @@ describe("an Airlock proxy's refusals, seen by a page on another origin", () => 
     expect(error?.message).not.toMatch(/sk-|wxyz/);
   });
 
-  it('reports a request over the proxy’s body limit as limit-exceeded, keeping the status', async () => {
+  it('reports a request over the proxy’s body limit as a refused turn, refused by limit-exceeded, keeping the status', async () => {
     const error = await runErrorOf(agentBehind('size'), 'x'.repeat(5_000));
 
+    // A size limit refuses what the turn carried: the turn is kept as refused (refused-input.test.ts).
     expect(error).toMatchObject({
-      code: 'limit-exceeded',
-      details: { status: 413, proxyCode: 'body_too_large' },
+      code: 'input-refused',
+      details: { status: 413, refusedBy: 'limit-exceeded', proxyCode: 'body_too_large' },
     });
     expect(error?.message).toContain('larger than this proxy accepts (2048 bytes)');
   });

@@ -69,7 +69,8 @@ describe('a refused input', () => {
     );
     expect(errorOf(refused)).toMatchObject({
       code: 'input-refused',
-      details: { status: 400, refusedBy: 'model-http-error', seqs: [1] },
+      // Airlock's proxy marks its refusal: its size limit, typed, is what refused the turn.
+      details: { status: 400, refusedBy: 'limit-exceeded', proxyCode: 'limit_exceeded', seqs: [1] },
     });
 
     const next = await agent.run('Just say hello.').result;

@@ -36,7 +36,13 @@ export function inputRefused(
     `The model endpoint refused the request carrying this run's input (${status}): ${error.message} ` +
       'The turn is kept in the conversation as refused and is never sent to the model again; the conversation goes on without it.',
     {
-      details: { status, refusedBy: error.code, seqs: [...seqs], ...bodyExcerptOf(error) },
+      details: {
+        status,
+        refusedBy: error.code,
+        ...proxyCodeOf(error),
+        seqs: [...seqs],
+        ...bodyExcerptOf(error),
+      },
       cause: error,
     },
   );
@@ -45,4 +51,10 @@ export function inputRefused(
 function bodyExcerptOf(error: AirlockError): { bodyExcerpt?: string } {
   const excerpt = error.details?.bodyExcerpt;
   return typeof excerpt === 'string' ? { bodyExcerpt: excerpt } : {};
+}
+
+/** The proxy's own code of its refusal (`limit_exceeded`, `body_too_large`), kept for the app. */
+function proxyCodeOf(error: AirlockError): { proxyCode?: string } {
+  const code = error.details?.proxyCode;
+  return typeof code === 'string' ? { proxyCode: code } : {};
 }
