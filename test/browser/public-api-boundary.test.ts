@@ -1295,13 +1295,16 @@ describe('the agent worker trusts no request that reaches it', () => {
           events.push(...message.data.events);
         };
         await remote.resume(request as never, Comlink.transfer(channel.port2, [channel.port2]));
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        expect(events, label(request)).toEqual([
-          expect.objectContaining({
-            type: 'run-error',
-            error: expect.objectContaining({ code: 'invalid-options' }),
-          }),
-        ]);
+        // The port's message may come after `resume` answers: waited for, not timed (a 50 ms
+        // sleep missed it on a busy machine in WebKit).
+        await expect
+          .poll(() => events, { message: label(request), timeout: 10_000 })
+          .toEqual([
+            expect.objectContaining({
+              type: 'run-error',
+              error: expect.objectContaining({ code: 'invalid-options' }),
+            }),
+          ]);
       }
     } finally {
       dispose();
