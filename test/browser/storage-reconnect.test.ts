@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { openStore } from '../../src/store/dexie-store';
 import type { ConversationStore, RunRecord } from '../../src/store/store';
+import { runRecord } from '../unit/store/records';
 
 // The store on the engine's own IndexedDB, with faults injected where Dexie meets it
 // (`IDBDatabase.prototype.transaction`): Safari's "server lost" `UnknownError`, and
@@ -55,17 +56,9 @@ function storeFor(database: string): ConversationStore {
   return store;
 }
 
-const run = (id: string, overrides: Partial<RunRecord> = {}): RunRecord => ({
-  id,
-  conversationId: 'c',
-  status: 'running',
-  input: 'hello',
-  step: 1,
-  partialText: '',
-  startedAt: 1_000,
-  updatedAt: 1_000,
-  ...overrides,
-});
+/** A run checkpoint with the store tests' plausible defaults. */
+const run = (id: string, overrides: Partial<RunRecord> = {}): RunRecord =>
+  runRecord({ id, ...overrides });
 
 describe('a store whose IndexedDB connection is lost', () => {
   for (const fault of ['unknown-error', 'close-connection'] as const) {
