@@ -19,7 +19,8 @@ const MARKER_PERIOD_MS = 2_000;
 export interface FrameMeterElements {
   /**
    * Carries `data-long-frames`, `data-longest-frame` and `data-stalled-ms` of the measured
-   * span, and `data-long-tasks` where the browser reports long tasks (Chromium).
+   * span, and `data-long-tasks` and `data-long-task-ms` where the browser reports long tasks
+   * (Chromium).
    */
   readonly root: HTMLElement;
   readonly graph: HTMLCanvasElement;
@@ -41,6 +42,8 @@ export interface FrameSpan {
    * the browser does not report long tasks (Firefox, WebKit).
    */
   readonly longTasks?: number;
+  /** The long tasks' durations summed: what the page thread spent in them. */
+  readonly longTaskMs?: number;
 }
 
 /** Whether this browser reports long tasks of the page thread. */
@@ -67,8 +70,13 @@ export function startFrameMeter(elements: FrameMeterElements): FrameMeter {
   const frames: { at: number; gap: number }[] = [];
   let previous: number | undefined;
   let measuring = false;
-  let span: { longFrames: number; longestFrameMs: number; stalledMs: number; longTasks?: number } =
-    { longFrames: 0, longestFrameMs: 0, stalledMs: 0 };
+  let span: {
+    longFrames: number;
+    longestFrameMs: number;
+    stalledMs: number;
+    longTasks?: number;
+    longTaskMs?: number;
+  } = { longFrames: 0, longestFrameMs: 0, stalledMs: 0 };
   let handle = 0;
 
   const showSpan = () => {
@@ -76,13 +84,17 @@ export function startFrameMeter(elements: FrameMeterElements): FrameMeter {
     root.dataset.longestFrame = String(Math.round(span.longestFrameMs));
     root.dataset.stalledMs = String(Math.round(span.stalledMs));
     if (span.longTasks !== undefined) root.dataset.longTasks = String(span.longTasks);
+    if (span.longTaskMs !== undefined)
+      root.dataset.longTaskMs = String(Math.round(span.longTaskMs));
   };
 
   /** When the measured span began: long tasks are reported after they end, some late. */
   let spanStart = 0;
   const countLongTasks = (entries: readonly PerformanceEntry[]) => {
-    if (span.longTasks === undefined) return;
-    span.longTasks += entries.filter((entry) => entry.startTime >= spanStart).length;
+    if (span.longTasks === undefined || span.longTaskMs === undefined) return;
+    const inSpan = entries.filter((entry) => entry.startTime >= spanStart);
+    span.longTasks += inSpan.length;
+    span.longTaskMs += inSpan.reduce((sum, entry) => sum + entry.duration, 0);
     showSpan();
   };
   const longTasks = LONG_TASKS_REPORTED
@@ -153,7 +165,7 @@ export function startFrameMeter(elements: FrameMeterElements): FrameMeter {
         longFrames: 0,
         longestFrameMs: 0,
         stalledMs: 0,
-        ...(longTasks ? { longTasks: 0 } : {}),
+        ...(longTasks ? { longTasks: 0, longTaskMs: 0 } : {}),
       };
       spanStart = performance.now();
       measuring = true;

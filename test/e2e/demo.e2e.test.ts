@@ -426,6 +426,7 @@ describe('the demo, built and served', () => {
           longestMs: await figure('data-longest-frame'),
           // Chromium only: absent (NaN) where the browser reports no long tasks.
           longTasks: await figure('data-long-tasks'),
+          longTaskMs: await figure('data-long-task-ms'),
         };
       };
 
@@ -446,10 +447,14 @@ describe('the demo, built and served', () => {
       expect(inWorker.stalledMs).toBeLessThan(onPage.stalledMs / 2);
       expect(inWorker.longestMs).toBeLessThan(onPage.longestMs);
       // What the page thread itself did, whatever else the machine ran: Chromium reports its
-      // long tasks. With Airlock, none; with the loop on the page, one per context count.
+      // long tasks. With the loop on the page, one per context count, each 200 ms or more.
+      // With Airlock, on a quiet machine none; a task of a few ms is timed by the wall clock
+      // though, so on a loaded one a short task now and then lasts past 50 ms (CI saw one).
+      // So the check is the time in long tasks, with a wide margin, not a count of zero.
       if (ENGINE === 'chromium') {
-        expect(inWorker.longTasks).toBe(0);
         expect(onPage.longTasks).toBeGreaterThanOrEqual(1);
+        expect(inWorker.longTasks).toBeLessThan(onPage.longTasks);
+        expect(inWorker.longTaskMs).toBeLessThan(onPage.longTaskMs / 2);
       }
       expect(await texts(page.locator('#comparison-result [data-place]'))).toEqual([
         expect.stringMatching(/^In a worker \(Airlock\): \d+ long frames? \(> 50 ms\), frozen /),
