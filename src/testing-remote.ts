@@ -2,6 +2,13 @@
  * `airlock-agents/testing/remote`: the browser-safe client for the fake model
  * server's control API, plus the script types it sends.
  */
+
+export type {
+  ConformanceCase,
+  ConformanceScenario,
+  ConformanceSubject,
+} from './testing/chat-model-conformance.js';
+export { ConformanceFailure, chatModelConformance } from './testing/chat-model-conformance.js';
 export { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './testing/hashed-embedding.js';
 export type { RemoteModelSession, RemoteWaitOptions } from './testing/remote.js';
 export { createRemoteSession } from './testing/remote.js';

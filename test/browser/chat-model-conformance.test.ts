@@ -1,0 +1,40 @@
+import {
+  type ConformanceScenario,
+  chatModelConformance,
+  createRemoteSession,
+  type ScriptedTurn,
+} from 'airlock-agents/testing/remote';
+import { describe, inject, it } from 'vitest';
+import { createOpenAIChatModel } from '../../src/model/openai-chat-model';
+
+// The conformance suite where on-device engines live: in a page, with the built-in model
+// reaching the fake server across origins (the suite imports nothing of Node's).
+
+function turnFor(scenario: ConformanceScenario): ScriptedTurn {
+  switch (scenario.kind) {
+    case 'text':
+      return { text: scenario.text };
+    case 'slow-text':
+      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
+    case 'tool-calls':
+      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
+    case 'failure':
+      return { status: 500, message: 'The engine fell over.' };
+    case 'hang':
+      return { text: 'never', latencyMs: 60_000 };
+  }
+}
+
+describe('the OpenAI Chat Completions model in a page', () => {
+  const cases = chatModelConformance({
+    model: async (scenario) => {
+      const session = await createRemoteSession(inject('modelServerUrl'), [turnFor(scenario)]);
+      return createOpenAIChatModel({
+        baseURL: session.baseURL,
+        model: 'airlock-test-model',
+        maxRetries: 0,
+      });
+    },
+  });
+  for (const check of cases) it(check.name, check.run);
+});
