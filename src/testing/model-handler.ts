@@ -324,8 +324,7 @@ async function streamPieces(
 
 function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
   if (fault.kind === 'cut') {
-    entry.endedByServer = true;
-    entry.res.destroy();
+    dropConnection(entry);
   } else if (fault.kind === 'malformed') {
     entry.res.end('data: {"choices": [\n\n');
   }
@@ -336,8 +335,7 @@ function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
 function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | undefined): void {
   const { res } = entry;
   if (fault?.kind === 'cut') {
-    entry.endedByServer = true;
-    res.destroy();
+    dropConnection(entry);
   } else if (fault?.kind === 'malformed') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"choices": [');
@@ -345,6 +343,19 @@ function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | un
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(json);
   }
+}
+
+/**
+ * Drops the connection as a failing network does: a TCP reset, not a close. WebKit (libsoup)
+ * takes a plain close in the middle of a chunked body for its end, so a destroyed socket
+ * would read there as a stream that ended without `finish_reason`; a reset is a network
+ * error in every engine.
+ */
+function dropConnection(entry: OpenResponse): void {
+  entry.endedByServer = true;
+  const socket = entry.res.socket;
+  if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  else entry.res.destroy();
 }
 
 function track(
