@@ -323,9 +323,8 @@ async function streamPieces(
 }
 
 function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
-  if (fault.kind === 'cut') {
-    dropConnection(entry);
-  } else if (fault.kind === 'malformed') {
+  if (fault.kind === 'cut') dropConnection(entry);
+  else if (fault.kind === 'malformed') {
     entry.res.end('data: {"choices": [\n\n');
   }
   // 'stall': send nothing more; the socket stays open until the client or the server closes it.
@@ -345,16 +344,10 @@ function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | un
   }
 }
 
-/**
- * Drops the connection as a failing network does: a TCP reset, not a close. WebKit (libsoup)
- * takes a plain close in the middle of a chunked body for its end, so a destroyed socket
- * would read there as a stream that ended without `finish_reason`; a reset is a network
- * error in every engine.
- */
+/** A TCP reset, as a failing network: WebKit reads a plain close mid-body as the body's end. */
 function dropConnection(entry: OpenResponse): void {
   entry.endedByServer = true;
-  const socket = entry.res.socket;
-  if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+  if (entry.res.socket) entry.res.socket.resetAndDestroy();
   else entry.res.destroy();
 }
 

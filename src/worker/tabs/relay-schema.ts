@@ -105,6 +105,7 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     usage,
   }),
   z.looseObject({ type: z.literal('run-error'), runId: id, error: errorData }),
+  z.looseObject({ type: z.literal('step-restarted'), step }),
   z.looseObject({
     type: z.literal('waiting-for-network'),
     step,
