@@ -88,7 +88,7 @@ describe('streamedPayloads', () => {
     const failed = await collect(new Response(cut)).catch((error: unknown) => error);
     expect(failed).toMatchObject({
       code: 'model-stream-truncated',
-      message: 'The model stream broke off: network error',
+      message: 'The model stream broke off: TypeError: network error',
       details: { connectionLost: true },
     });
     expect((failed as Error).cause).toBeInstanceOf(TypeError);
