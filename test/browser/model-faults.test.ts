@@ -83,7 +83,9 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
       cutEveryTime({
         toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
         argumentChunks: 4,
-        chunkDelayMs: 30,
+        // Slow enough that the call's start reaches the page before the reset (WebKit drops
+        // what it had buffered and not handed over).
+        chunkDelayMs: 250,
         fault: { kind: 'cut', afterChunks: 3 },
       }),
     );

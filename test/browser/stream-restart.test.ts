@@ -37,9 +37,13 @@ function shownText(events: readonly AgentEvent[]): string {
 const restarts = (events: readonly AgentEvent[]) =>
   events.filter((event) => event.type === 'step-restarted');
 
-/** A reply the network cuts after three chunks, sent slowly enough for the page to see some. */
+/**
+ * A reply the network cuts after three chunks, sent slowly enough for the page to see some:
+ * an engine drops what it had buffered and not handed over when the connection resets
+ * (WebKit did, with 30 ms between chunks).
+ */
 const cutReply = (reply: ScriptedReply): ScriptedReply => ({
-  chunkDelayMs: 30,
+  chunkDelayMs: 250,
   ...reply,
   fault: { kind: 'cut', afterChunks: 3 },
 });
