@@ -57,6 +57,8 @@ export function nextRunStatus(status: RunStatus, event: AgentEvent | CallApprove
         ...status,
         text: `${at}: waiting ${Math.ceil(event.waitMs / 1000)} s for the ${event.limit} rate limit…`,
       };
+    case 'step-restarted':
+      return { ...status, text: `${at}: the connection was lost; asking the model again…` };
     case 'text-delta':
     case 'text-rewrite':
       return { ...status, text: `${at}: the model is writing…` };

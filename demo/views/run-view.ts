@@ -27,6 +27,8 @@ export function createRunView(log: HTMLElement): RunView {
   const bubbles = new Map<number, HTMLElement>();
   const thoughts = new Map<number, ThinkingBlock>();
   const cards = new Map<string, ToolCard>();
+  /** Calls whose arguments are still streaming: a restarted step drops their cards. */
+  const writing = new Set<string>();
   let status: RunStatus = STARTING_STATUS;
   /** The footer follows the run: waiting, writing, running a tool, or how it ended. */
   const follow = (event: AgentEvent | CallApproved) => {
@@ -107,11 +109,25 @@ export function createRunView(log: HTMLElement): RunView {
           break;
         case 'tool-call-start':
           cardFor(event.callId, event.toolName);
+          writing.add(event.callId);
+          break;
+        case 'step-restarted':
+          // The network cut the step: what it showed is void, and the step streams again.
+          bubbles.get(event.step)?.remove();
+          bubbles.delete(event.step);
+          thoughts.get(event.step)?.element.remove();
+          thoughts.delete(event.step);
+          for (const callId of writing) {
+            cards.get(callId)?.element.remove();
+            cards.delete(callId);
+          }
+          writing.clear();
           break;
         case 'tool-call-delta':
           cards.get(event.callId)?.appendArguments(event.argumentsDelta);
           break;
         case 'tool-call':
+          writing.delete(event.callId);
           cardFor(event.callId, event.toolName).complete(event.argumentsText, event.arguments);
           break;
         case 'approval-request':

@@ -26,6 +26,8 @@ export class EventChunkMapper {
   /** Approval ids asked for and not answered yet, with their call ids. */
   readonly #awaiting = new Map<string, string>();
   #lastFinishReason: string | null = null;
+  /** Calls of the current step whose input is streaming, with the arguments so far. */
+  readonly #streaming = new Map<string, { readonly toolName: string; text: string }>();
   /** Every call shown so far, so a part is never updated before it exists. */
   readonly #calls = new Map<string, { readonly toolName: string; input: unknown }>();
 
@@ -102,6 +104,7 @@ export class EventChunkMapper {
       case 'step-start':
         this.#stepOpen = true;
         this.#unsettled.clear();
+        this.#streaming.clear();
         return [{ type: 'start-step' }];
       case 'text-delta':
         return this.#text(event.delta);
@@ -122,12 +125,17 @@ export class EventChunkMapper {
             data: { step: event.step, text: event.text, guardrails: event.guardrails },
           },
         ];
+      case 'step-restarted':
+        return this.#restarted(event);
       case 'tool-call-start':
+        this.#streaming.set(event.callId, { toolName: event.toolName, text: '' });
         return [
           ...this.#closeParts(),
           { type: 'tool-input-start', toolCallId: event.callId, toolName: event.toolName },
         ];
-      case 'tool-call-delta':
+      case 'tool-call-delta': {
+        const streaming = this.#streaming.get(event.callId);
+        if (streaming) streaming.text += event.argumentsDelta;
         return [
           {
             type: 'tool-input-delta',
@@ -135,7 +143,9 @@ export class EventChunkMapper {
             inputTextDelta: event.argumentsDelta,
           },
         ];
+      }
       case 'tool-call':
+        this.#streaming.delete(event.callId);
         this.#unsettled.add(event.callId);
         this.#calls.set(event.callId, {
           toolName: event.toolName,
@@ -277,6 +287,31 @@ export class EventChunkMapper {
       default:
         return [];
     }
+  }
+
+  /**
+   * The network cut the step: its text so far is void, shown by a `data-step-restarted` part
+   * after it (the app hides the step's text before it: UI chunks cannot take a part back), and each call it had begun ends as
+   * an input error, since it never runs.
+   */
+  #restarted(event: Extract<AgentEvent, { type: 'step-restarted' }>): Chunk[] {
+    const voided: Chunk[] = [...this.#streaming].map(([callId, call]) => ({
+      type: 'tool-input-error',
+      toolCallId: callId,
+      toolName: call.toolName,
+      input: call.text,
+      errorText: 'The connection was lost while the model wrote this call; it was never run.',
+    }));
+    this.#streaming.clear();
+    return [
+      ...this.#closeParts(),
+      ...voided,
+      {
+        type: 'data-step-restarted',
+        id: this.#id(`restart-${event.step}-${event.restart}`),
+        data: { step: event.step, reason: event.reason, restart: event.restart },
+      },
+    ];
   }
 
   /** A call's input part, when this mapper has not shown the call yet. */

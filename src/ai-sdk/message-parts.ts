@@ -51,6 +51,11 @@ export interface AirlockDataParts {
   'rate-limit-wait': { step: number; waitMs: number; limit: 'requests' | 'tokens' };
   'waiting-for-network': { step: number; reason: 'offline' | 'unreachable'; maxWaitMs: number };
   /**
+   * The network cut step `step`'s stream and it was asked for again: the message's text and
+   * reasoning parts of that step before this part are void (hide them).
+   */
+  'step-restarted': { step: number; reason: 'connection-lost'; restart: number };
+  /**
    * Follows the partial text of a cut run (`loadChatMessages`): the stored message `seq` is
    * `interrupted`, shown but never sent to the model.
    */

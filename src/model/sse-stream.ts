@@ -1,3 +1,4 @@
+import { AirlockError } from '../errors/airlock-error';
 import { isRecord } from '../errors/field-checks';
 import { SSEParser } from './sse-parser';
 
@@ -6,8 +7,11 @@ import { SSEParser } from './sse-parser';
  * Reads as the `openai` client's own stream does, so errors keep their types: a payload
  * that is not JSON throws a `SyntaxError`, one carrying an `error` object throws what
  * `streamError` makes of it (the SDK's `APIError`), everything after `[DONE]` is ignored, and an abort through `signal`
- * (the request's own) ends the iteration quietly. A failed read (a cut connection) throws
- * the read's error. Ending early cancels the body, which closes the connection.
+ * (the request's own) ends the iteration quietly. A failed read (the connection lost under
+ * the body: a network drop, a reset) throws `model-stream-truncated` with
+ * `details.connectionLost`, the read's error as its cause: a run may ask for that step again,
+ * which it never does for a stream the server ended or garbled. Ending early cancels the
+ * body, which closes the connection.
  */
 export async function* streamedPayloads(
   response: Response,
@@ -26,7 +30,10 @@ export async function* streamedPayloads(
         read = await reader.read();
       } catch (error) {
         if (signal.aborted) return;
-        throw error;
+        throw new AirlockError('model-stream-truncated', `The model stream broke off: ${error}`, {
+          details: { connectionLost: true },
+          cause: error,
+        });
       }
       if (read.done) break;
       // After `[DONE]` the rest is read to the end (as the SDK does), so the server finishes its answer.

@@ -73,7 +73,9 @@ export type ErrorCode =
   | 'model-unreachable'
   /**
    * The response stream ended before the model said it was finished (cut connection, no
-   * finish_reason). `details`: `{ receivedChars, pendingToolCalls }`.
+   * finish_reason). `details`: `{ receivedChars, pendingToolCalls }`, and `connectionLost`
+   * when the connection failed under the body (the run asked for that step again, up to
+   * its bound, before failing).
    */
   | 'model-stream-truncated'
   /** The response stream carried data that is not a valid chunk. */

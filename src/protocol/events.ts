@@ -239,6 +239,19 @@ export type AgentEvent =
   | { readonly type: 'run-error'; readonly runId: string; readonly error: ErrorData }
   | {
       /**
+       * The step's stream was cut by the network after it began: every `text-delta`,
+       * `reasoning-delta`, `output-delta`, `tool-call-start` and `tool-call-delta` of this
+       * `step` so far is void (drop them; none of its tool calls runs), and the step is asked
+       * for again, after a `waiting-for-network` when the network is still down. `restart`
+       * counts from 1; past 3 a step (or 6 a run) fails `model-stream-truncated`.
+       */
+      readonly type: 'step-restarted';
+      readonly step: number;
+      readonly reason: 'connection-lost';
+      readonly restart: number;
+    }
+  | {
+      /**
        * The model call waits for the network (`limits.networkWaitMs` at most) instead of
        * failing: the browser is `offline`, or the endpoint, which answered before, is
        * `unreachable`. Sent once per call; the run goes on when the network is back.

@@ -323,10 +323,8 @@ async function streamPieces(
 }
 
 function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
-  if (fault.kind === 'cut') {
-    entry.endedByServer = true;
-    entry.res.destroy();
-  } else if (fault.kind === 'malformed') {
+  if (fault.kind === 'cut') dropConnection(entry);
+  else if (fault.kind === 'malformed') {
     entry.res.end('data: {"choices": [\n\n');
   }
   // 'stall': send nothing more; the socket stays open until the client or the server closes it.
@@ -336,8 +334,7 @@ function applyStreamFault(entry: OpenResponse, fault: ScriptedFault): void {
 function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | undefined): void {
   const { res } = entry;
   if (fault?.kind === 'cut') {
-    entry.endedByServer = true;
-    res.destroy();
+    dropConnection(entry);
   } else if (fault?.kind === 'malformed') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"choices": [');
@@ -345,6 +342,13 @@ function answerOnce(entry: OpenResponse, json: string, fault: ScriptedFault | un
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(json);
   }
+}
+
+/** A TCP reset, as a failing network: WebKit reads a plain close mid-body as the body's end. */
+function dropConnection(entry: OpenResponse): void {
+  entry.endedByServer = true;
+  if (entry.res.socket) entry.res.socket.resetAndDestroy();
+  else entry.res.destroy();
 }
 
 function track(

@@ -15,7 +15,10 @@ export interface ScriptedToolCall {
 
 /** A transport failure injected into a streamed reply. */
 export type ScriptedFault =
-  /** Destroy the socket after `afterChunks` SSE chunks (a mid-stream connection cut). */
+  /**
+   * Drop the connection (a TCP reset) after `afterChunks` SSE chunks: a network drop mid-stream,
+   * which every engine's fetch reports as a network error, and a run asks for the step again.
+   */
   | { kind: 'cut'; afterChunks: number }
   /** Write `afterChunks` chunks, then hold the connection open without sending anything more. */
   | { kind: 'stall'; afterChunks: number }

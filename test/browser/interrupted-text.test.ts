@@ -87,14 +87,13 @@ describe('the partial text of a cut run', () => {
 
   it('marks the text of a stream the server cut in loadChatMessages, and leaves it out of the next request', async () => {
     const conversationId = crypto.randomUUID();
-    const session = await scriptModel([
-      {
-        text: 'The answer begins here and then',
-        chunkDelayMs: 50,
-        fault: { kind: 'cut', afterChunks: 4 },
-      },
-      { text: 'Fresh.' },
-    ]);
+    const cut = {
+      text: 'The answer begins here and then',
+      chunkDelayMs: 50,
+      fault: { kind: 'cut', afterChunks: 4 },
+    } as const;
+    // A cut step is asked for again three times: the fourth cut ends the run.
+    const session = await scriptModel([cut, cut, cut, cut, { text: 'Fresh.' }]);
     const agent = agentFor(session, { conversationId, memory: { tools: false } });
     try {
       await expect(agent.run('Question').result).rejects.toMatchObject({
@@ -113,7 +112,7 @@ describe('the partial text of a cut run', () => {
       });
 
       await agent.run('Again').result;
-      const next = (await receivedBodies(session))[1];
+      const next = (await receivedBodies(session))[4];
       expect(next?.messages.filter((message) => message.role !== 'system')).toEqual([
         { role: 'user', content: 'Question' },
         { role: 'user', content: 'Again' },

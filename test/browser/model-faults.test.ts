@@ -17,6 +17,23 @@ function countingTool() {
   return { counter, countingWeather };
 }
 
+/**
+ * A cut reply four times over: a step the network cut is asked for again up to three times,
+ * so the fourth cut ends the run as a cut stream did before those restarts.
+ */
+function cutEveryTime<T>(turn: T): T[] {
+  return [turn, turn, turn, turn];
+}
+
+/** The text of the step's last attempt: deltas before a `step-restarted` were void. */
+function lastAttemptText(events: AgentEvent[]): string {
+  const restartAt = events.findLastIndex((event) => event.type === 'step-restarted');
+  return events
+    .slice(restartAt + 1)
+    .flatMap((event) => (event.type === 'text-delta' ? [event.delta] : []))
+    .join('');
+}
+
 async function runError(events: AgentEvent[]) {
   const last = events.at(-1);
   expect(last?.type).toBe('run-error');
@@ -62,14 +79,16 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
 
   it('never runs a tool from a stream cut in the middle of its arguments', async () => {
     const { counter, countingWeather } = countingTool();
-    const session = await scriptModel([
-      {
+    const session = await scriptModel(
+      cutEveryTime({
         toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
         argumentChunks: 4,
-        chunkDelayMs: 30,
+        // Slow enough that the call's start reaches the page before the reset (WebKit drops
+        // what it had buffered and not handed over).
+        chunkDelayMs: 250,
         fault: { kind: 'cut', afterChunks: 3 },
-      },
-    ]);
+      }),
+    );
     const agent = agentFor(session, { tools: [countingWeather] });
     const events = await collect(agent.run('Weather?'));
 
@@ -77,6 +96,7 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
     expect(events.some((event) => event.type === 'tool-call-start')).toBe(true);
     expect(events.some((event) => event.type === 'tool-call')).toBe(false);
     expect(counter.runs).toBe(0);
+    expect(await session.requests()).toHaveLength(4);
   });
 
   it('never runs a tool from a stream that ends without a finish_reason', async () => {
@@ -201,11 +221,11 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
   it('keeps the text of a cut stream as interrupted, never replays it, and says how much arrived', async () => {
     const conversationId = crypto.randomUUID();
     const session = await scriptModel([
-      {
+      ...cutEveryTime({
         text: 'The answer begins here and then',
         chunkDelayMs: 50,
-        fault: { kind: 'cut', afterChunks: 4 },
-      },
+        fault: { kind: 'cut', afterChunks: 4 } as const,
+      }),
       { text: 'Fresh.' },
     ]);
     const agent = agentFor(session, { conversationId, memory: { tools: false } });
@@ -214,10 +234,8 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
     const error = await runError(events);
 
     // A browser drops bytes it had buffered but not handed over when the connection fails,
-    // so the last word may be lost; what was shown is what is kept and counted.
-    const shown = events
-      .flatMap((event) => (event.type === 'text-delta' ? [event.delta] : []))
-      .join('');
+    // so the last word may be lost; what was shown (by the last attempt) is what is kept and counted.
+    const shown = lastAttemptText(events);
     expect(['The answer', 'The answer begins']).toContain(shown);
     expect(error).toMatchObject({
       code: 'model-stream-truncated',
@@ -232,19 +250,19 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
     expect(run?.status).toBe('failed');
 
     await agent.run('Again').result;
-    const next = (await receivedBodies(session))[1];
+    const next = (await receivedBodies(session))[4];
     expect(next?.messages.filter((message) => message.role !== 'system')).toEqual([
       { role: 'user', content: 'Question' },
       { role: 'user', content: 'Again' },
     ]);
   });
 
-  it('leaves a run whose connection drops mid-run resumable: every completed step is kept and sent again', async () => {
+  it('leaves a run whose connection keeps dropping mid-run resumable: every completed step is kept and sent again', async () => {
     const { counter, countingWeather } = countingTool();
     const conversationId = crypto.randomUUID();
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_paris', name: 'get_weather', arguments: { city: 'Paris' } }] },
-      { text: 'It is sunny in', fault: { kind: 'cut', afterChunks: 3 } },
+      ...cutEveryTime({ text: 'It is sunny in', fault: { kind: 'cut', afterChunks: 3 } as const }),
       { text: 'Sunny in Paris.' },
     ]);
     const agent = agentFor(session, {
@@ -259,7 +277,7 @@ describe.each(MODEL_APIS)('model faults, over %s', (api) => {
 
     expect(result.text).toBe('Sunny in Paris.');
     expect(counter.runs).toBe(1);
-    const resumed = (await receivedBodies(session))[2];
+    const resumed = (await receivedBodies(session))[5];
     expect(
       resumed?.messages
         .filter((message) => message.role !== 'system')

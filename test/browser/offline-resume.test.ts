@@ -88,6 +88,37 @@ describe('a run that loses the network', () => {
     expect(audit.map((call) => [call.toolName, call.outcome])).toEqual([['lookup', 'ok']]);
   }, 60_000);
 
+  it('asks again for a step whose stream was cut while offline, once the network is back', async (context) => {
+    const session = await scriptModel([
+      // Slow enough that the browser is offline before the connection drops.
+      {
+        text: 'One two three four five six',
+        chunkDelayMs: 700,
+        fault: { kind: 'cut', afterChunks: 4 },
+      },
+      { text: 'Back.' },
+    ]);
+    const agent = agentFor(session, { limits: { networkWaitMs: 30_000 } });
+    const run = agent.run('Count');
+    const events: AgentEvent[] = [];
+    let offline: Promise<boolean> | undefined;
+    for await (const event of run) {
+      events.push(event);
+      if (event.type === 'text-delta' && !offline) offline = commands.goOffline(5_000);
+    }
+    if (!(await offline)) context.skip('this provider cannot take the browser offline');
+
+    expect((await run.result).text).toBe('Back.');
+    const restartAt = events.findIndex((event) => event.type === 'step-restarted');
+    const waitAt = events.findIndex((event) => event.type === 'waiting-for-network');
+    expect(restartAt).toBeGreaterThan(-1);
+    expect(events[waitAt]).toMatchObject({ step: 1, reason: 'offline', maxWaitMs: 30_000 });
+    expect(waitAt).toBeGreaterThan(restartAt);
+    const bodies = await receivedBodies(session);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]?.messages).toEqual(bodies[0]?.messages);
+  }, 60_000);
+
   it('fails model-unreachable once limits.networkWaitMs has passed offline', async (context) => {
     const session = await scriptModel([
       { toolCalls: [{ name: 'lookup', arguments: { q: 'tunnel' } }] },

@@ -1,6 +1,6 @@
 import { type AirlockError, isAirlockError, type ToolsetOptions } from 'airlock-agents';
 import { describe, expect, it } from 'vitest';
-import { agentFor, scriptModel } from './support';
+import { agentFor, collect, scriptModel, testToolsWorker } from './support';
 
 // Each toolset waits up to ten minutes for its worker; each test gets one. A start that
 // failed only at its deadline would time the test out: the assertions are on the typed
@@ -86,6 +86,45 @@ describe('a tool worker whose script cannot load', () => {
       expect(error.code).toBe('toolset-unavailable');
       expect(error.message).toContain(`Toolset "missing-iframe" could not load its worker ${url}`);
       expect(error.details).toMatchObject({ toolset: 'missing-iframe', url });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'fails a call at once when a worker started after the toolset was ready is not found (the files were replaced)',
+    async () => {
+      const url = missingUrl();
+      let started = 0;
+      // The policy worker and the first call's worker load; from then on the script is gone.
+      const worker = () => {
+        started++;
+        return started <= 2 ? testToolsWorker() : new Worker(url, { type: 'module' });
+      };
+      const session = await scriptModel([
+        { toolCalls: [{ name: 'echo', arguments: { text: 'one' } }] },
+        { toolCalls: [{ name: 'echo', arguments: { text: 'two' } }] },
+        { text: 'Done.' },
+      ]);
+      const agent = agentFor(session, {
+        toolsets: [
+          { name: 'replaced', worker, reuse: 'call', poolSize: 0, startTimeoutMs: TEN_MINUTES },
+        ],
+      });
+      await agent.ready;
+
+      const run = agent.run('Echo twice');
+      const events = await collect(run);
+
+      expect((await run.result).text).toBe('Done.');
+      const results = events.filter((event) => event.type === 'tool-result');
+      expect(results.map((event) => event.ok)).toEqual([true, false]);
+      const failed = results[1];
+      expect(failed?.ok === false ? failed.error : undefined).toMatchObject({
+        code: 'tool-crashed',
+        message: expect.stringContaining('Toolset "replaced" could not start a worker'),
+      });
+      expect(started).toBe(3);
+      expect(agent.sandboxStats().replaced?.live).toBeLessThanOrEqual(1);
     },
     TEST_TIMEOUT_MS,
   );

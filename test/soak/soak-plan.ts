@@ -116,7 +116,8 @@ export function scriptFor(plan: SoakPlan): ScriptedTurn[] {
     case 'server-error':
       return [{ status: 500 }, first, final];
     case 'cut':
-      return [{ ...first, fault: { kind: 'cut', afterChunks: 2 } }];
+      // The network cut the stream: the step is asked for again, into `first`.
+      return [{ ...first, fault: { kind: 'cut', afterChunks: 2 } }, first, final];
     case 'stall':
       // Nothing was shown before the stall, so the model layer retries once, into `first`.
       return [{ ...first, fault: { kind: 'stall', afterChunks: 1 } }, first, final];

@@ -93,6 +93,9 @@ export class ConversationJournal implements RunJournal {
       this.#stopProgressSaves();
       this.#partialText = '';
       this.#update({ step: event.step });
+    } else if (event.type === 'step-restarted') {
+      // The network cut the step: what it streamed is void, never kept as `interrupted`.
+      this.#partialText = '';
     } else if (event.type === 'text-delta') {
       this.#partialText += event.delta;
       this.#cancelProgressSave ??= later(PROGRESS_INTERVAL_MS, () => {

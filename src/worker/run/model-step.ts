@@ -1,12 +1,19 @@
 // The model step: the requests the loop sends (the first one confirmed when its context was
 // a guess), one step's response streamed (or taken from a resumed checkpoint) and counted.
-import { AirlockError } from '../../errors/airlock-error';
+import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import type { ChatModel, ModelRequest } from '../../model/chat-model';
 import type { ResponseFormat } from '../../model/structured-output';
 import type { ChatMessage, FinishReason } from '../../protocol/chat';
 import { confirmedFirstCall } from './confirmed-call';
 import type { AssistantMessage, ResumedStep, RunContext } from './loop-context';
 import { NO_USAGE, type StepResponse, streamStep } from './stream-step';
+
+/**
+ * How often one step, and one run, asks again for a response the network cut: enough for a
+ * train's tunnels, few enough that a connection cut on purpose (a proxy's time limit) ends.
+ */
+const MAX_STEP_RESTARTS = 3;
+const MAX_RUN_RESTARTS = 6;
 
 /** What the loop sends the model: the system message, the history, then the run's own messages. */
 export interface ModelRequests {
@@ -18,6 +25,8 @@ export interface ModelRequests {
   readonly added: ChatMessage[];
   /** The request as it stands now. */
   readonly next: () => ModelRequest;
+  /** Steps of the run asked for again after the network cut their stream. */
+  readonly restarts: { count: number };
 }
 
 /** How the run's structured output shapes every request: a response format or a system notice. */
@@ -59,7 +68,7 @@ export function modelRequests(context: RunContext, shape: RequestShape | undefin
         }),
       )
     : context.model;
-  return { model, callIds, added, next };
+  return { model, callIds, added, next, restarts: { count: 0 } };
 }
 
 /**
@@ -78,20 +87,51 @@ export async function modelStep(
   await context.emit({ type: 'step-start', step });
   const response = resumed
     ? resumedResponse(resumed.assistant)
-    : await streamStep({
+    : await streamRestarting(context, step, requests, partialOutput);
+  const cost = resumed ? undefined : budget.recordModelCall(response.usage);
+  context.journal.usageChanged(budget.usage);
+  return { response, cost };
+}
+
+/**
+ * Streams the step, asking for it again when the network cut its stream (a failed read, not
+ * a server's end, garbage or silence): the page is told its deltas are void, and the next
+ * request goes through the model's network wait. Call ids of a void attempt are not kept.
+ */
+async function streamRestarting(
+  context: RunContext,
+  step: number,
+  requests: ModelRequests,
+  partialOutput: boolean,
+): Promise<StepResponse> {
+  for (let restart = 1; ; restart++) {
+    const callIds = new Set(requests.callIds);
+    try {
+      const response = await streamStep({
         step,
         model: requests.model,
         request: requests.next(),
         signal: context.signal,
         idleTimeoutMs: context.config.limits.streamIdleTimeoutMs,
         emit: context.emit,
-        callIds: requests.callIds,
+        callIds,
         partialOutput,
         ...(context.tokens ? { tokens: context.tokens } : {}),
       });
-  const cost = resumed ? undefined : budget.recordModelCall(response.usage);
-  context.journal.usageChanged(budget.usage);
-  return { response, cost };
+      for (const id of callIds) requests.callIds.add(id);
+      return response;
+    } catch (error) {
+      if (
+        !isAirlockError(error, 'model-stream-truncated') ||
+        !error.details.connectionLost ||
+        context.signal.aborted ||
+        restart > MAX_STEP_RESTARTS ||
+        ++requests.restarts.count > MAX_RUN_RESTARTS
+      )
+        throw error;
+      await context.emit({ type: 'step-restarted', step, reason: 'connection-lost', restart });
+    }
+  }
 }
 
 /** The assistant message of a step's response, with the answer text the run keeps. */

@@ -106,6 +106,12 @@ const relayedEventSchema = z.discriminatedUnion('type', [
   }),
   z.looseObject({ type: z.literal('run-error'), runId: id, error: errorData }),
   z.looseObject({
+    type: z.literal('step-restarted'),
+    step,
+    reason: z.literal('connection-lost'),
+    restart: z.int().min(1),
+  }),
+  z.looseObject({
     type: z.literal('waiting-for-network'),
     step,
     reason: z.enum(['offline', 'unreachable']),

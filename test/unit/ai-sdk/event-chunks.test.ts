@@ -43,6 +43,37 @@ const finish: readonly AgentEvent[] = [
 ];
 
 describe('the event → UI chunk mapping', () => {
+  it('marks a step the network cut with a data-step-restarted part after its void text, and fails its half-written call', async () => {
+    const { message } = await messageOf([
+      ...run,
+      { type: 'text-delta', step: 1, delta: 'Half an ' },
+      { type: 'tool-call-start', step: 1, callId: 'call_1', toolName: 'get_weather' },
+      { type: 'tool-call-delta', step: 1, callId: 'call_1', argumentsDelta: '{"city":"Pa' },
+      { type: 'step-restarted', step: 1, reason: 'connection-lost', restart: 1 },
+      { type: 'text-delta', step: 1, delta: 'Answer.' },
+      ...finish,
+    ]);
+
+    const parts = message.parts as {
+      type: string;
+      text?: string;
+      state?: string;
+      data?: unknown;
+      errorText?: string;
+    }[];
+    expect(parts.map((part) => [part.type, part.text ?? part.state])).toEqual([
+      ['step-start', undefined],
+      ['text', 'Half an '],
+      ['tool-get_weather', 'output-error'],
+      ['data-step-restarted', undefined],
+      ['text', 'Answer.'],
+      ['data-step', undefined],
+      ['data-usage', undefined],
+    ]);
+    expect(parts[2]?.errorText).toContain('never run');
+    expect(parts[3]?.data).toEqual({ step: 1, reason: 'connection-lost', restart: 1 });
+  });
+
   it('shows reasoning deltas as a reasoning part before the answer', async () => {
     const reasoning: AgentEvent[] = [
       { type: 'reasoning-delta', step: 1, delta: 'Think' },

@@ -38,6 +38,16 @@ function result(reason: RunResult['reason'], steps: number, usage: Usage = USAGE
 }
 
 describe('the run footer', () => {
+  it('says the step is asked for again when the network cut its stream', () => {
+    expect(
+      footers([
+        { type: 'step-start', step: 2 },
+        { type: 'text-delta', step: 2, delta: 'Half' },
+        { type: 'step-restarted', step: 2, reason: 'connection-lost', restart: 1 },
+      ]).at(-1),
+    ).toBe('Step 2: the connection was lost; asking the model again…');
+  });
+
   it('says the model is writing once text streams, not that it is still waiting', () => {
     expect(
       footers([

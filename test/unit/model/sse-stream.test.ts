@@ -61,7 +61,7 @@ describe('streamedPayloads', () => {
     expect(seen).toEqual([{ n: 1 }]);
   });
 
-  it('ends quietly when its signal aborts a read, and throws a read that failed otherwise', async () => {
+  it('ends quietly when its signal aborts a read, and throws a read that failed otherwise as a lost connection', async () => {
     const controller = new AbortController();
     const aborted = new ReadableStream<Uint8Array>({
       start(stream) {
@@ -85,7 +85,13 @@ describe('streamedPayloads', () => {
         stream.error(new TypeError('network error'));
       },
     });
-    await expect(collect(new Response(cut))).rejects.toThrow('network error');
+    const failed = await collect(new Response(cut)).catch((error: unknown) => error);
+    expect(failed).toMatchObject({
+      code: 'model-stream-truncated',
+      message: 'The model stream broke off: TypeError: network error',
+      details: { connectionLost: true },
+    });
+    expect((failed as Error).cause).toBeInstanceOf(TypeError);
   });
 
   it('cancels the body when the reader stops early', async () => {
