@@ -2,13 +2,14 @@ import {
   type AgentEvent,
   type AgentOptions,
   type FlowPolicy,
+  isAirlockError,
   type RunOptions,
   tool,
 } from 'airlock-agents';
 import type { ScriptedTurn } from 'airlock-agents/testing/remote';
 import { describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
-import { agentFor, readRawRow, scriptModel } from './support';
+import { agentFor, readRawRow, scriptModel, writeRawRow } from './support';
 
 // Issue #50's acceptance: an injection in a tool result, a memory, a knowledge chunk, an MCP
 // answer and an attachment each makes the scripted model (which obeys it) try to send the
@@ -251,4 +252,72 @@ describe('information-flow control against injections', () => {
       await expect(run.result).rejects.toMatchObject({ code: 'invalid-options' });
     }
   });
+
+  /** A private run that read a page, waiting for approval of an email when its tab goes away. */
+  async function waitingRun() {
+    const database = `flow-${crypto.randomUUID()}`;
+    const conversationId = crypto.randomUUID();
+    const sent: { to: string; body: string }[] = [];
+    const session = await scriptModel([
+      {
+        toolCalls: [
+          { id: 'call_read', name: 'read_page', arguments: { url: 'https://x.example' } },
+        ],
+      },
+      { toolCalls: [email('call_mine', 'me@example.com')] },
+      { text: 'Done.' },
+    ]);
+    const options = {
+      conversationId,
+      tools: [readPage, emailTool(sent)],
+      memory: { database, tools: false },
+      flow: POLICY,
+    };
+    const first = agentFor(session, options);
+    const run = first.run(`My PIN is ${PIN}.`, { labels: { confidentiality: 'private' } });
+    for await (const event of run) if (event.type === 'approval-request') first.dispose();
+    const row = (await readRawRow(database, 'runs', run.runId)) as Record<string, unknown>;
+    expect(row).toMatchObject({
+      status: 'awaiting-approval',
+      flow: {
+        confidentiality: ['private'],
+        integrity: 'untrusted',
+        sources: [{ kind: 'tool', name: 'read_page', id: 'call_read' }],
+      },
+    });
+    return { database, session, sent, options, runId: run.runId, row };
+  }
+
+  it('asks again on resume with the labels the run stored: private, untrusted, the page it read', async () => {
+    const { session, sent, options, runId } = await waitingRun();
+    const second = agentFor(session, options);
+    const resumed = second.resume(runId);
+    const asked: Extract<AgentEvent, { type: 'approval-request' }>[] = [];
+    for await (const event of resumed) {
+      if (event.type !== 'approval-request') continue;
+      asked.push(event);
+      await resumed.approve(event.approvalId);
+    }
+    await resumed.result;
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.flow).toMatchObject({
+      rule: 'untrusted-approval',
+      confidentiality: ['private'],
+      sources: expect.arrayContaining([{ kind: 'tool', name: 'read_page', id: 'call_read' }]),
+    });
+    // Approved by the user: the one allowed send ran, once.
+    expect(sent).toEqual([{ to: 'me@example.com', body: `The PIN is ${PIN}` }]);
+  }, 60_000);
+
+  it('does not resume a run whose stored labels were rewritten to public and trusted', async () => {
+    const { database, session, sent, options, runId, row } = await waitingRun();
+    const forged = { ...row, flow: { confidentiality: [], integrity: 'trusted', sources: [] } };
+    await writeRawRow(database, 'runs', forged);
+    const second = agentFor(session, options);
+    const resumed = second.resume(runId);
+    const error = await resumed.result.catch((thrown: unknown) => thrown);
+    expect(isAirlockError(error) && error.code).toBe('run-not-resumable');
+    expect(sent).toEqual([]);
+    expect(await readRawRow(database, 'runs', runId)).toEqual(forged);
+  }, 60_000);
 });

@@ -1,9 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { isAirlockError } from '../../../src/errors/airlock-error';
 import type { FlowLabel, FlowPolicy, ValueLabel } from '../../../src/protocol/labels';
 import type { ToolSpec } from '../../../src/protocol/tools';
+import { tool } from '../../../src/tools/define-tool';
+import { checkTool } from '../../../src/tools/run-tool';
 import { decideFlow, EMPTY_LABEL, joinLabels } from '../../../src/worker/policy/flow-decision';
 import { RunFlowTracker } from '../../../src/worker/policy/run-flow';
+import { acceptCheck } from '../../../src/worker/tools/tool-answers';
+import { parseToolSpecs } from '../../../src/worker/tools/tool-spec-schema';
 
 // The flow policy's decision as a pure function of labels, and a run's tracker fed drawn
 // sources and calls. The invariant of issue #50: no value of a confidentiality level reaches a
@@ -217,6 +223,101 @@ describe('RunFlowTracker', () => {
     expect(tracker.decide(post, { ok: true, needsApproval: false }).action).toBe('refuse');
     expect(tracker.decide(post, { ok: true, needsApproval: false, sink: false }).rule).toBe(
       'not-a-sink',
+    );
+  });
+});
+
+describe('declaring sinks and output labels', () => {
+  const base = {
+    name: 'post',
+    description: 'Posts.',
+    parameters: z.object({ to: z.string() }),
+    execute: () => 'ok',
+  };
+
+  it('carries sink and outputLabel into the spec, and evaluates a sink rule in the check', async () => {
+    expect(tool({ ...base, sink: true }).spec.policy.sink).toBe('always');
+    expect(tool({ ...base, sink: false }).spec.policy).not.toHaveProperty('sink');
+    const post = tool({
+      ...base,
+      sink: ({ to }) => `host:${to}`,
+      outputLabel: { integrity: 'trusted' },
+    });
+    expect(post.spec.policy).toMatchObject({
+      sink: 'by-arguments',
+      output: { integrity: 'trusted' },
+    });
+    expect(
+      await checkTool(post, { callId: 'c', toolName: 'post', arguments: { to: 'a' } }),
+    ).toEqual({
+      ok: true,
+      needsApproval: false,
+      sink: 'host:a',
+    });
+    // A rule answering neither a destination nor false counts as a sink.
+    const odd = tool({ ...base, sink: () => 42 as unknown as boolean });
+    expect(
+      await checkTool(odd, { callId: 'c', toolName: 'post', arguments: { to: 'a' } }),
+    ).toMatchObject({ sink: true });
+    const throwing = tool({
+      ...base,
+      sink: () => {
+        throw new Error('no');
+      },
+    });
+    expect(
+      await checkTool(throwing, { callId: 'c', toolName: 'post', arguments: { to: 'a' } }),
+    ).toMatchObject({
+      ok: false,
+      error: { code: 'tool-failed' },
+    });
+  });
+
+  it('refuses a sink or an output label of the wrong type with invalid-options naming the field', () => {
+    const cases: [unknown, string][] = [
+      [{ sink: 'yes' }, 'sink'],
+      [{ outputLabel: 'trusted' }, 'outputLabel'],
+      [{ outputLabel: { integrity: 'maybe' } }, 'outputLabel.integrity'],
+      [{ outputLabel: { confidentiality: '' } }, 'outputLabel.confidentiality'],
+      [{ outputLabel: { confidentiality: 'x'.repeat(65) } }, 'outputLabel.confidentiality'],
+    ];
+    for (const [extra, field] of cases) {
+      let thrown: unknown;
+      try {
+        tool({ ...base, ...(extra as object) });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(isAirlockError(thrown) && thrown.code).toBe('invalid-options');
+      expect(isAirlockError(thrown) && thrown.details?.field).toBe(field);
+    }
+  });
+
+  it('takes a sandbox check answer with a forged or huge sink as misbehaviour, and a spec sink it does not know as invalid', () => {
+    for (const sink of [{ to: 'x' }, 7, 'd'.repeat(201), null]) {
+      expect(acceptCheck({ ok: true, needsApproval: false, sink }, 'post')).toMatchObject({
+        ok: false,
+        error: { code: 'tool-misbehaved' },
+      });
+    }
+    expect(acceptCheck({ ok: true, needsApproval: false, sink: 'host:a' }, 'post')).toEqual({
+      ok: true,
+      needsApproval: false,
+      sink: 'host:a',
+    });
+    const spec = tool({ ...base, sink: true }).spec;
+    expect(() =>
+      parseToolSpecs([{ ...spec, policy: { ...spec.policy, sink: 'sometimes' } }], 'set'),
+    ).toThrow();
+    expect(() =>
+      parseToolSpecs(
+        [{ ...spec, policy: { ...spec.policy, output: { integrity: 'trusted!' } } }],
+        'set',
+      ),
+    ).toThrow();
+    // A spec from a page or a sandbox cannot claim to be an MCP server's.
+    expect(parseToolSpecs([{ ...spec, mcpServer: 'docs' }], 'set')[0]).not.toHaveProperty(
+      'mcpServer',
     );
   });
 });
