@@ -76,6 +76,18 @@ function turns(via: InjectedVia): ScriptedTurn[] {
   ];
 }
 
+/**
+ * The policy with the MCP notes server allowed to receive private data: every MCP tool is a
+ * sink, so in a private run the echo call that fetches the injection would be refused first.
+ */
+function withNotes(flow: FlowPolicy): FlowPolicy {
+  const allowed = flow.allowedDestinations ?? {};
+  return {
+    ...flow,
+    allowedDestinations: { ...allowed, private: [...(allowed.private ?? []), 'notes__echo'] },
+  };
+}
+
 async function scenario(via: InjectedVia, flow: FlowPolicy | undefined) {
   const session = await scriptModel(turns(via));
   const sent: { to: string; body: string }[] = [];
@@ -83,7 +95,7 @@ async function scenario(via: InjectedVia, flow: FlowPolicy | undefined) {
   const options: Partial<AgentOptions> = {
     tools: [readPage, emailTool(sent)],
     memory: { database, tools: false },
-    ...(flow ? { flow } : {}),
+    ...(flow ? { flow: via === 'mcp' ? withNotes(flow) : flow } : {}),
     ...(via === 'knowledge' ? { knowledge: { minScore: -1 } } : {}),
     ...(via === 'mcp'
       ? {

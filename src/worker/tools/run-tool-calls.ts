@@ -156,7 +156,7 @@ async function runToolCall(
 interface CallProgress {
   started: number;
   arguments: unknown;
-  /** The tool's side was asked (checked or run): its answer enters the context. */
+  /** The tool's side answered the model (a failed check, or a run): its answer enters the context. */
   asked?: boolean;
   /** What the flow policy made of the call. */
   flow?: CallFlow;
@@ -200,8 +200,9 @@ async function settle(
     whileRunning(tool, checked, context, async () =>
       acceptCheck(await tool.runner.check(checked, timeoutMs), toolName),
     );
-  progress.asked = true;
   let check = await checkCall(request);
+  // A failed check's message was written by the tool's side: it reaches the model.
+  progress.asked = !check.ok;
   if (!check.ok) return check;
   if (context.guardArguments) {
     const verdict = await context.guardArguments(request);
@@ -218,6 +219,7 @@ async function settle(
       request = rewritten;
       progress.arguments = verdict.value;
       check = await checkCall(rewritten);
+      progress.asked = !check.ok;
       if (!check.ok) return check;
     }
   }
@@ -255,6 +257,7 @@ async function settle(
   }
   await context.beforeExecute?.(request);
   progress.started = performance.now();
+  progress.asked = true;
   const executed = request;
   const callable = tool.spec.callableTools ?? [];
   if (callable.length === 0) {
