@@ -79,6 +79,17 @@ export type {
   KnowledgeRetrieval,
   KnowledgeSource,
 } from './protocol/knowledge';
+export type {
+  CallFlow,
+  Confidentiality,
+  FlowLabel,
+  FlowPolicy,
+  FlowRule,
+  FlowSource,
+  Integrity,
+  RunFlow,
+  ValueLabel,
+} from './protocol/labels';
 export type { McpApproval, McpServerConfig } from './protocol/mcp';
 export type {
   AuditRecord,
@@ -115,6 +126,7 @@ export type {
 } from './protocol/tools';
 export {
   type ApprovalRule,
+  type SinkRule,
   type Tool,
   type ToolContext,
   type ToolDefinition,

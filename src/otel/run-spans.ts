@@ -192,6 +192,17 @@ function spanRecorder(options: TracingOptions): (event: AgentEvent) => void {
         // The worker timed the call itself (an approval's wait is not in it).
         const span = toolSpan(event.callId, Math.max(made, now - event.durationMs));
         if (!span) return;
+        if (event.flow) {
+          // What the flow policy decided and on which labels (no content: levels and names only).
+          span.setAttributes({
+            'airlock.flow.rule': event.flow.rule,
+            'airlock.flow.integrity': event.flow.integrity,
+            'airlock.flow.confidentiality': [...event.flow.confidentiality],
+            ...(event.flow.destination === undefined
+              ? {}
+              : { 'airlock.flow.destination': event.flow.destination }),
+          });
+        }
         if (event.ok) {
           if (content) span.setAttribute('gen_ai.tool.call.result', stringify(event.output));
         } else {

@@ -176,5 +176,17 @@ export const AGENT_CONFIG_RULES = {
     "embeddingModel": "str !",
     "batchSize": "int min:1 max:2048",
     "dimensions": "int >0"
+  },
+  "flow": {
+    "!": [
+      "untrustedToSink"
+    ],
+    "untrustedToSink": "enum approve|refuse",
+    "allowedDestinations": {
+      "*": [
+        "str ! max:200",
+        100
+      ]
+    }
   }
 } as const;

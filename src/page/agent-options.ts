@@ -2,6 +2,7 @@ import type { AirlockError } from '../errors/airlock-error';
 import type { ModelConfig, RunLimits } from '../protocol/agent-config';
 import type { Budgets, ModelPrice, RateLimitConfig } from '../protocol/budgets';
 import type { KnowledgeRetrieval } from '../protocol/knowledge';
+import type { Confidentiality, FlowPolicy } from '../protocol/labels';
 import type { McpServerConfig } from '../protocol/mcp';
 import type { LearnRule } from '../protocol/memory';
 import type { ModelOptions } from '../protocol/model-options';
@@ -64,6 +65,13 @@ export interface AgentOptions {
   readonly guardrails?: GuardrailOptions;
   /** How documents added with `agent.knowledge.add` are chunked, embedded and retrieved. */
   readonly knowledge?: KnowledgeOptions;
+  /**
+   * Information-flow control (docs/information-flow.md): once untrusted data (tool output,
+   * MCP answers, memories, knowledge, attachments) is in a run's context, a call to a sink
+   * tool waits for approval or is refused, and data of a confidentiality level reaches only
+   * the destinations `allowedDestinations` names for it. Absent: labels are not enforced.
+   */
+  readonly flow?: FlowPolicy;
   /**
    * How long the agent worker may take to load and answer (default 10 000 ms). One that
    * does not (a script that 404s or throws, one blocked by the page's CSP `worker-src`, one
@@ -163,6 +171,12 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Narrows the agent's tools for this run; others are neither offered nor run. */
   readonly allowedTools?: readonly string[];
+  /**
+   * The label of this run's input and attachments (docs/information-flow.md): e.g.
+   * `{ confidentiality: 'private' }`. Default `public`. Not taken by `resume`, which keeps
+   * the labels the run stored.
+   */
+  readonly labels?: { readonly confidentiality?: Confidentiality };
   /** The conversation to continue (default: the agent's); at most 256 characters. */
   readonly conversationId?: string;
   /**

@@ -105,6 +105,7 @@ export function setUpAgent(options: AgentOptions): AgentSetup {
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     guardrails: guardrailFlags(guardrails),
     knowledge: toKnowledgeConfig(options.knowledge ?? {}),
+    ...(options.flow === undefined ? {} : { flow: options.flow }),
   };
   // The worker's rules, read from its schema: a bad value starts no worker.
   checkConfigRules(config);
@@ -150,6 +151,7 @@ export function runStart(
     input: wireInput,
     conversationId,
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
+    ...(options.labels === undefined ? {} : { labels: options.labels }),
     ...outputRequest(options.output),
     ...runOverrides(options),
   };

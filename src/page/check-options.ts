@@ -129,6 +129,9 @@ const RUN_OPTIONS = shapeCheck({
   allowedTools: optional(arrayCheck(toolNameCheck)),
   conversationId: optional(idCheck),
   output: optional(schemaCheck),
+  labels: optional(
+    shapeCheck({ confidentiality: optional(stringCheck({ nonBlank: true, maxChars: 64 })) }),
+  ),
   ...RUN_OVERRIDES,
 });
 

@@ -1,6 +1,7 @@
 import type { Budgets, ModelPrice, RateLimitConfig } from './budgets';
 import type { GuardrailFlags } from './guardrails';
 import type { KnowledgeConfig } from './knowledge';
+import type { FlowPolicy } from './labels';
 import type { McpServerConfig } from './mcp';
 import type { LearnConfig } from './memory';
 import type { ModelOptions } from './model-options';
@@ -148,4 +149,6 @@ export interface AgentConfig {
   readonly guardrails: GuardrailFlags;
   /** Documents the agent retrieves from; absent in configs made before knowledge existed. */
   readonly knowledge?: KnowledgeConfig;
+  /** The information-flow policy: what labelled data may reach a sink tool. Absent: not enforced. */
+  readonly flow?: FlowPolicy;
 }

@@ -284,7 +284,13 @@ export type ToolErrorCode =
   /** A tool-argument guardrail blocked the call; it did not run. The message carries the reason. */
   | 'tool-blocked'
   /** The run's or the conversation's tool-call budget is spent; the call did not run and the run ends. */
-  | 'tool-budget-exceeded';
+  | 'tool-budget-exceeded'
+  /**
+   * The flow policy refused the call: a sink called once untrusted data was in the context
+   * (`untrustedToSink: 'refuse'`), or data of a confidentiality level going to a destination
+   * `allowedDestinations` does not allow it. The call did not run.
+   */
+  | 'flow-refused';
 
 /** A tool failure as data: part of the `tool-result` event and of the tool message the model reads. */
 export interface ToolErrorData {

@@ -1,6 +1,7 @@
 import type { FinishReason, Usage } from './chat';
 import type { ErrorData, ToolErrorData, WarningCode } from './errors';
 import type { KnowledgeSource } from './knowledge';
+import type { CallFlow, FlowSource } from './labels';
 import type { MemoryInput, MemoryRecord } from './memory';
 
 /** Why a run ended without an error. */
@@ -147,6 +148,11 @@ export type AgentEvent =
       readonly callId: string;
       readonly toolName: string;
       readonly arguments: unknown;
+      /**
+       * Set when the flow policy asks (`untrustedToSink: 'approve'`): the labels the call
+       * carries and the untrusted sources in the context, to show the user what is in play.
+       */
+      readonly flow?: CallFlow & { readonly sources: readonly FlowSource[] };
     }
   | {
       readonly type: 'tool-result';
@@ -156,6 +162,8 @@ export type AgentEvent =
       readonly durationMs: number;
       readonly ok: true;
       readonly output: unknown;
+      /** Under a flow policy: the labels the call carried and the rule that decided it. */
+      readonly flow?: CallFlow;
     }
   | {
       readonly type: 'tool-result';
@@ -165,6 +173,8 @@ export type AgentEvent =
       readonly durationMs: number;
       readonly ok: false;
       readonly error: ToolErrorData;
+      /** Under a flow policy: the labels the call carried and the rule that decided it. */
+      readonly flow?: CallFlow;
     }
   | {
       readonly type: 'step-finish';

@@ -1,5 +1,6 @@
 import type { RunUsage } from './budgets';
 import type { ChatMessage } from './chat';
+import type { RunFlow } from './labels';
 import type { ToolCallRecord } from './tools';
 
 // What Airlock stores, as plain records: they cross from the agent worker to the page.
@@ -182,6 +183,11 @@ export interface RunRecord {
    * Absent when the run made none.
    */
   readonly sideUsage?: RunUsage;
+  /**
+   * The run's labels (its input's, then what entered its context), kept so a resume goes
+   * on with them. Absent in runs stored before labels existed, or with no label set.
+   */
+  readonly flow?: RunFlow;
   readonly startedAt: number;
   readonly updatedAt: number;
   /**

@@ -1,4 +1,5 @@
 import type { ToolErrorCode, ToolErrorData } from './errors';
+import type { CallFlow, ValueLabel } from './labels';
 
 /** A JSON Schema object, as sent to the model for a tool's parameters. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -20,6 +21,14 @@ export interface ToolPolicy {
   /** The longest output the model is shown; longer output is cut with a visible notice. */
   readonly maxOutputChars?: number;
   readonly approval: ApprovalPolicy;
+  /**
+   * Whether a call sends data out of the run (an email, a request, a post): `always` (the
+   * tool's name is the destination), or as the tool's own function decides from the
+   * arguments (its answer names the destination). Absent: not a sink.
+   */
+  readonly sink?: 'always' | 'by-arguments';
+  /** The label of the tool's output; by default `untrusted` and `public`. */
+  readonly output?: ValueLabel;
 }
 
 /** A tool as the agent worker knows it: what the model is told and how calls are treated. */
@@ -30,6 +39,11 @@ export interface ToolSpec extends ToolDescriptor {
    * the toolset's policy worker; the agent worker refuses calls to any other.
    */
   readonly callableTools?: readonly string[];
+  /**
+   * The MCP server that serves the tool. Set by the agent worker alone (a spec from the page
+   * or a sandbox loses it when parsed): its answers are always `untrusted`.
+   */
+  readonly mcpServer?: string;
 }
 
 /** A request to run one tool call, after its arguments parsed as JSON. */
@@ -41,7 +55,12 @@ export interface ToolCallRequest {
 
 /** The outcome of checking a call before it runs: its arguments fit, and whether it needs approval. */
 export type ToolCheck =
-  | { readonly ok: true; readonly needsApproval: boolean }
+  | {
+      readonly ok: true;
+      readonly needsApproval: boolean;
+      /** A `by-arguments` sink's answer: its destination, or whether it is a sink at all. */
+      readonly sink?: string | boolean;
+    }
   | { readonly ok: false; readonly error: ToolErrorData };
 
 /**
@@ -98,4 +117,6 @@ export interface ToolCallRecord {
   readonly durationMs: number;
   /** Epoch milliseconds when the call was settled. */
   readonly at: number;
+  /** The labels the call carried and the rule that decided it, under a flow policy. */
+  readonly flow?: CallFlow;
 }

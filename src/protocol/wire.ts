@@ -57,6 +57,8 @@ export interface RunRequest extends RunModelOverrides {
   readonly allowedTools?: readonly string[];
   /** The final answer must be JSON fitting this schema (validated on the page). */
   readonly output?: OutputRequest;
+  /** The label of the input (and its attachments): its confidentiality level; default `public`. */
+  readonly labels?: { readonly confidentiality?: string };
 }
 
 /** A run's structured output, as the agent worker learns of it. */

@@ -223,6 +223,8 @@ export const runRowSchema = z.object({
   allowedTools: z.array(z.string()).exactOptional(),
   usage: runUsageSchema.exactOptional(),
   sideUsage: runUsageSchema.exactOptional(),
+  // Checked where a run with a flow policy reads it (`RunFlowTracker`).
+  flow: z.object({}).loose().exactOptional(),
   startedAt: timestamp,
   updatedAt: timestamp,
   // Whether it holds is checked where a resume reads the row (`RunSeal.check`).
@@ -242,6 +244,8 @@ export const auditRowSchema = z.object({
   outcome: z.string().min(1),
   durationMs: count,
   at: timestamp,
+  // Shown as stored, never acted on.
+  flow: z.object({}).loose().exactOptional(),
 });
 
 /** The record types of the tables whose rows are checked when read, by table name. */

@@ -10,6 +10,7 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
+import type { ValueLabel } from '../protocol/labels';
 import type { ToolOutcome, ToolSpec } from '../protocol/tools';
 import {
   type InferSchemaOutput,
@@ -57,7 +58,24 @@ export interface ToolDefinition<S extends ToolSchema> {
    * decided from the validated arguments.
    */
   readonly needsApproval?: boolean | ApprovalRule<InferSchemaOutput<S>>;
+  /**
+   * Whether a call sends data out (see docs/information-flow.md): `true` (its destination is
+   * the tool's name), `false` (the default), or a function of the validated arguments
+   * answering the destination (e.g. the recipient's address or the URL's host) or a boolean.
+   */
+  readonly sink?: boolean | SinkRule<InferSchemaOutput<S>>;
+  /**
+   * The label of what the tool returns: `integrity` `untrusted` by default (say `trusted`
+   * only for output no outsider wrote), `confidentiality` `public` by default (say `private`
+   * for a tool that reads the user's data).
+   */
+  readonly outputLabel?: ValueLabel;
 }
+
+/** Decides from validated arguments where a call sends data (a destination), or whether it does. */
+export type SinkRule<A> = {
+  decide(args: A): string | boolean | Promise<string | boolean>;
+}['decide'];
 
 /**
  * Decides from validated arguments whether a call needs approval. Declared through a
@@ -86,6 +104,11 @@ export const toolCheck: FieldCheck = (value, field, code) => {
   if (!made) throw invalidField(field, 'a tool made by tool() or toolFromFunction()', code);
 };
 
+const booleanOrFunction: FieldCheck = (value, field, code) => {
+  if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function')
+    throw invalidField(field, 'true, false or a function of the arguments', code, { value });
+};
+
 const DEFINITION = shapeCheck(
   {
     name: toolNameCheck,
@@ -94,10 +117,17 @@ const DEFINITION = shapeCheck(
     execute: functionCheck,
     timeoutMs: optional(numberCheck({ positive: true })),
     maxOutputChars: optional(numberCheck({ integer: true, positive: true })),
-    needsApproval: (value, field, code) => {
-      if (value !== undefined && typeof value !== 'boolean' && typeof value !== 'function')
-        throw invalidField(field, 'true, false or a function of the arguments', code, { value });
-    },
+    needsApproval: booleanOrFunction,
+    sink: booleanOrFunction,
+    outputLabel: optional(
+      shapeCheck({
+        confidentiality: optional(stringCheck({ nonBlank: true, maxChars: 64 })),
+        integrity: (value, field, code) => {
+          if (value !== undefined && value !== 'trusted' && value !== 'untrusted')
+            throw invalidField(field, "'trusted' or 'untrusted'", code, { value });
+        },
+      }),
+    ),
   },
   '',
 );
@@ -109,7 +139,7 @@ const DEFINITION = shapeCheck(
  */
 export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<S> {
   checkField(definition, 'definition', DEFINITION);
-  const { name, description, parameters, needsApproval } = definition;
+  const { name, description, parameters, needsApproval, sink, outputLabel } = definition;
   const spec: ToolSpec = {
     name,
     description,
@@ -125,6 +155,12 @@ export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<
           : needsApproval === true
             ? 'always'
             : 'never',
+      ...(sink === true
+        ? { sink: 'always' }
+        : typeof sink === 'function'
+          ? { sink: 'by-arguments' }
+          : {}),
+      ...(outputLabel === undefined ? {} : { output: { ...outputLabel } }),
     },
   };
   return { ...definition, spec };

@@ -13,19 +13,31 @@ import { ToolFault } from './tool-fault';
 /** The longest output the model sees from a tool that sets no `maxOutputChars`. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 20_000;
 
-/** Validates a call's arguments and evaluates the tool's approval rule. Never rejects. */
+/** Validates a call's arguments and evaluates the tool's approval and sink rules. Never rejects. */
 export async function checkTool(tool: Tool, request: ToolCallRequest): Promise<ToolCheck> {
   const validation = await validate(tool, request);
   if ('failure' in validation) return validation.failure;
   if (validation.issues) return invalidArguments(tool, validation.issues);
   const rule = tool.needsApproval;
-  if (typeof rule !== 'function') return { ok: true, needsApproval: rule === true };
+  const sinkRule = tool.sink;
+  let needsApproval = rule === true;
   try {
-    return { ok: true, needsApproval: (await rule(validation.value)) === true };
+    if (typeof rule === 'function') needsApproval = (await rule(validation.value)) === true;
   } catch (thrown) {
     return failure(
       'tool-failed',
       `The approval rule of tool "${tool.name}" failed: ${describeThrown(thrown)}`,
+    );
+  }
+  if (typeof sinkRule !== 'function') return { ok: true, needsApproval };
+  try {
+    const sink = await sinkRule(validation.value);
+    // Anything but a destination or `false` counts as a sink: the safe side.
+    return { ok: true, needsApproval, sink: typeof sink === 'string' ? sink : sink !== false };
+  } catch (thrown) {
+    return failure(
+      'tool-failed',
+      `The sink rule of tool "${tool.name}" failed: ${describeThrown(thrown)}`,
     );
   }
 }

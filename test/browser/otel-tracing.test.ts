@@ -114,6 +114,42 @@ describe('OpenTelemetry tracing of runs', () => {
     expect(everything).not.toContain('berry');
   });
 
+  it("puts the flow policy's labels and rule on a tool call's span as airlock.flow attributes", async () => {
+    const post = tool({
+      name: 'post',
+      description: 'Posts a message out.',
+      parameters: z.object({ text: z.string() }),
+      sink: true,
+      execute: () => 'posted',
+    });
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_look', name: 'lookup', arguments: { word: 'berry' } }] },
+      { toolCalls: [{ id: 'call_post', name: 'post', arguments: { text: 'secret meaning' } }] },
+      { text: 'Done.' },
+    ]);
+    const agent = agentFor(session, {
+      tools: [lookup, post],
+      memory: { tools: false },
+      flow: { untrustedToSink: 'refuse' },
+    });
+    const { exporter, tracer } = memoryTracer();
+    await collect(traceRun(agent.run('Look up berry and post it.'), createTracing({ tracer })));
+    const spans = exporter.getFinishedSpans();
+    const [look] = named(spans, 'execute_tool lookup');
+    const [posted] = named(spans, 'execute_tool post');
+    expect(look?.attributes).toMatchObject({
+      'airlock.flow.rule': 'not-a-sink',
+      'airlock.flow.integrity': 'trusted',
+      'airlock.flow.confidentiality': [],
+    });
+    expect(posted?.attributes).toMatchObject({
+      'airlock.flow.rule': 'untrusted-refused',
+      'airlock.flow.integrity': 'untrusted',
+      'airlock.flow.destination': 'post',
+      'error.type': 'flow-refused',
+    });
+  });
+
   it('records content only when the app asks for it', async () => {
     const session = await scriptModel(toolScript);
     const agent = agentFor(session, { tools: [lookup, explode], memory: { tools: false } });

@@ -115,7 +115,10 @@ export async function offerTools(
       policy: {
         approval: approvalOf(config, tool),
         ...(config.maxOutputChars === undefined ? {} : { maxOutputChars: config.maxOutputChars }),
+        // Conservative: any MCP tool may send data out, and its hints are not trusted.
+        sink: 'always',
       },
+      mcpServer: config.name,
     });
   }
   return { specs, served, dropped };

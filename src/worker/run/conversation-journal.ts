@@ -4,6 +4,7 @@ import { isAirlockError, toErrorData } from '../../errors/airlock-error';
 import type { RunUsage } from '../../protocol/budgets';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
+import type { RunFlow } from '../../protocol/labels';
 import type { ToolCallRecord } from '../../protocol/tools';
 import type { AttachmentData, AuditRecord, ConversationStore, RunRecord } from '../../store/store';
 import { type Cancel, later } from '../../timing/later';
@@ -107,6 +108,11 @@ export class ConversationJournal implements RunJournal {
 
   usageChanged(usage: RunUsage): void {
     this.#run = { ...this.#run, usage };
+  }
+
+  /** Keeps the run's labels; they are written with the next write (a step, a checkpoint). */
+  flowChanged(flow: RunFlow): void {
+    this.#run = { ...this.#run, flow };
   }
 
   /** Keeps what the run's side calls consumed; it is written with the next write. */

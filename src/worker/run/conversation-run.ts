@@ -1,8 +1,10 @@
 // One run of a conversation, told as its phases: the lock and the claim, the run's tools,
 // the opening (input, context, first request), the loop, and how the run ends.
+import { loadChunk } from '../../runtime/load-chunk';
 import type { RunRecord } from '../../store/store';
 import type { RunContextMessages } from '../context/conversation-context';
 import type { BudgetMeter } from '../policy/budget-meter';
+import type { RunFlowTracker } from '../policy/run-flow';
 import { ConversationJournal } from './conversation-journal';
 import { conversationLockName, withConversationLock } from './conversation-lock';
 import type { RunContext } from './loop-context';
@@ -60,6 +62,15 @@ export async function runConversation(
           ? await injectedKnowledge(setup.knowledge, run.input, signal, reports)
           : [];
         const context = await opening.context(found);
+        // Only agents with a flow policy load it (most have none): the start bundle stays as it was.
+        const flow = config.flow
+          ? new (await loadChunk('run-flow', () => import('../policy/run-flow'))).RunFlowTracker(
+              config.flow,
+              run.flow,
+              (state) => journal.flowChanged(state),
+            )
+          : undefined;
+        flow?.noteContext([...context.data, ...context.history]);
         const result = await runAgent(
           loopContext(setup, run, start, channel, asks, {
             tools,
@@ -67,6 +78,7 @@ export async function runConversation(
             opening,
             context,
             budget: await opening.meter,
+            ...(flow ? { flow } : {}),
           }),
         );
         await opening.sent();
@@ -95,6 +107,7 @@ function loopContext(
     readonly opening: RunOpening;
     readonly context: RunContextMessages;
     readonly budget: BudgetMeter;
+    readonly flow?: RunFlowTracker;
   },
 ): RunContext {
   const { tools, journal, opening, context } = prepared;
@@ -120,6 +133,7 @@ function loopContext(
       allowed: tools.allowed,
       approvals: channel.approvals,
       audit: (record) => journal.audit(record),
+      ...(prepared.flow ? { flow: prepared.flow } : {}),
     },
     system: context.system,
     // Data messages lead the history: after the system message, before the conversation.

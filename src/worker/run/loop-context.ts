@@ -68,7 +68,7 @@ export interface RunContext {
   /** The run's model name and request fields, when it asked for its own. */
   readonly call?: Pick<ModelRequest, 'model' | 'options'>;
   /** The agent's tools and the run's allowlist, approvals and audit log. */
-  readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit'>;
+  readonly tools: Pick<ToolCallsContext, 'registry' | 'allowed' | 'approvals' | 'audit' | 'flow'>;
   /** The system message: the app's instructions and Airlock's fixed notices, nothing else. */
   readonly system: readonly ChatMessage[];
   /**

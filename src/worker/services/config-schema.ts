@@ -152,6 +152,14 @@ export const agentConfigSchema = z.object({
       path: ['overlapChars'],
     })
     .exactOptional(),
+  flow: z
+    .object({
+      untrustedToSink: z.enum(['approve', 'refuse']),
+      allowedDestinations: z
+        .record(nonBlank.max(64), z.array(nonBlank.max(200)).max(100))
+        .exactOptional(),
+    })
+    .exactOptional(),
 });
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */

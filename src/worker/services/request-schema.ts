@@ -86,6 +86,9 @@ const runRequestSchema = z.object({
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
+  labels: z
+    .object({ confidentiality: z.string().regex(/\S/).max(64).exactOptional() })
+    .exactOptional(),
   ...runOverrides,
 });
 

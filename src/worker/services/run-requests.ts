@@ -173,6 +173,7 @@ export async function startRun(
     step: 1,
     partialText: '',
     ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
+    ...inputFlow(request.labels?.confidentiality),
     startedAt: now,
     updatedAt: now,
   };
@@ -214,4 +215,11 @@ function titleFrom(input: string): string {
 /** True for the reason a run is aborted with when its conversation is deleted. */
 function isConversationDeleted(reason: unknown): reason is AirlockError {
   return isAirlockError(reason) && reason.code === 'conversation-deleted';
+}
+
+/** A new run's labels from its `labels` option: the user's input is trusted, at its level. */
+function inputFlow(confidentiality: string | undefined): Pick<RunRecord, 'flow'> {
+  if (confidentiality === undefined) return {};
+  const levels = confidentiality === 'public' ? [] : [confidentiality];
+  return { flow: { confidentiality: levels, integrity: 'trusted', sources: [] } };
 }

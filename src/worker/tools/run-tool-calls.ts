@@ -2,6 +2,7 @@ import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailVerdict } from '../../protocol/guardrails';
+import type { CallFlow } from '../../protocol/labels';
 import type {
   ToolCallRecord,
   ToolCallRequest,
@@ -13,6 +14,7 @@ import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { toolCancelled } from '../../tools/tool-cancelled';
 import { GUARDRAIL_ABORTED } from '../policy/guardrail-gate';
+import type { RunFlowTracker } from '../policy/run-flow';
 import type { ApprovalGate } from './approval-gate';
 import { acceptCheck, acceptOutcome, needsApproval } from './tool-answers';
 import { formatToolOutput } from './tool-message';
@@ -44,6 +46,8 @@ export interface ToolCallsContext {
   ) => Promise<GuardrailVerdict<unknown> | typeof GUARDRAIL_ABORTED>;
   /** Counts an execution against the budgets just before it starts; false refuses it. */
   readonly startExecution?: () => boolean;
+  /** The run's labels and the agent's flow policy, when it declares one. */
+  readonly flow?: RunFlowTracker;
 }
 
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
@@ -111,12 +115,17 @@ async function runToolCall(
   };
   const outcome = await settle(call, parsed, context, progress);
   const durationMs = performance.now() - progress.started;
+  const { flow } = progress;
+  // Whatever the tool's side answered (output, or an error it wrote) is now in the context.
+  const asked = progress.asked && context.registry.get(toolName);
+  if (asked) context.flow?.noteResult(asked.spec, call.id);
   const base = {
     type: 'tool-result',
     step: context.step,
     callId: call.id,
     toolName,
     durationMs,
+    ...(flow ? { flow } : {}),
   } as const;
   await context.emit(
     outcome.ok
@@ -131,6 +140,7 @@ async function runToolCall(
     outcome: outcome.ok ? 'ok' : outcome.error.code,
     durationMs,
     at: Date.now(),
+    ...(flow ? { flow } : {}),
   });
   const message: ToolMessage = {
     role: 'tool',
@@ -146,6 +156,10 @@ async function runToolCall(
 interface CallProgress {
   started: number;
   arguments: unknown;
+  /** The tool's side answered the model (a failed check, or a run): its answer enters the context. */
+  asked?: boolean;
+  /** What the flow policy made of the call. */
+  flow?: CallFlow;
 }
 
 /**
@@ -187,6 +201,8 @@ async function settle(
       acceptCheck(await tool.runner.check(checked, timeoutMs), toolName),
     );
   let check = await checkCall(request);
+  // A failed check's message was written by the tool's side: it reaches the model.
+  progress.asked = !check.ok;
   if (!check.ok) return check;
   if (context.guardArguments) {
     const verdict = await context.guardArguments(request);
@@ -203,11 +219,16 @@ async function settle(
       request = rewritten;
       progress.arguments = verdict.value;
       check = await checkCall(rewritten);
+      progress.asked = !check.ok;
       if (!check.ok) return check;
     }
   }
+  const verdict = context.flow?.decide(tool.spec, check);
+  if (verdict) progress.flow = verdict.flow;
+  if (verdict?.action === 'refuse') return failure('flow-refused', verdict.message);
+  const flowAsks = verdict?.action === 'approve';
   // The toolset's declared policy decides; a check's answer counts only for a rule of the arguments.
-  if (needsApproval(tool.spec, check)) {
+  if (flowAsks || needsApproval(tool.spec, check)) {
     await context.onAwaitingApproval?.(call);
     const approval = context.approvals.request(context.signal);
     await context.emit({
@@ -217,6 +238,7 @@ async function settle(
       callId: call.id,
       toolName,
       arguments: request.arguments,
+      ...(flowAsks ? { flow: { ...verdict.flow, sources: verdict.sources } } : {}),
     });
     const decision = await approval.decision;
     if (context.signal.aborted) return cancelled(toolName);
@@ -235,6 +257,7 @@ async function settle(
   }
   await context.beforeExecute?.(request);
   progress.started = performance.now();
+  progress.asked = true;
   const executed = request;
   const callable = tool.spec.callableTools ?? [];
   if (callable.length === 0) {

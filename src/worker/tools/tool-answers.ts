@@ -30,6 +30,7 @@ const TOOL_ERROR_CODES = Object.keys({
   'tool-interrupted': true,
   'tool-blocked': true,
   'tool-budget-exceeded': true,
+  'flow-refused': true,
 } satisfies Record<ToolErrorCode, true>) as [ToolErrorCode, ...ToolErrorCode[]];
 
 /** The longest error message passed on to the model and the page. */
@@ -41,7 +42,11 @@ const toolError = z.object({
 });
 
 const checkSchema = z.union([
-  z.object({ ok: z.literal(true), needsApproval: z.boolean() }),
+  z.object({
+    ok: z.literal(true),
+    needsApproval: z.boolean(),
+    sink: z.union([z.boolean(), z.string().max(200)]).exactOptional(),
+  }),
   z.object({ ok: z.literal(false), error: toolError }),
 ]);
 

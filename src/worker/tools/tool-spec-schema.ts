@@ -13,6 +13,13 @@ const toolSpecSchema = z.object({
     timeoutMs: z.number().positive().exactOptional(),
     maxOutputChars: z.int().positive().exactOptional(),
     approval: z.enum(['never', 'always', 'by-arguments']),
+    sink: z.enum(['always', 'by-arguments']).exactOptional(),
+    output: z
+      .object({
+        confidentiality: z.string().regex(/\S/).max(64).exactOptional(),
+        integrity: z.enum(['trusted', 'untrusted']).exactOptional(),
+      })
+      .exactOptional(),
   }),
   callableTools: z.array(toolName).max(64).exactOptional(),
 });

@@ -13,7 +13,14 @@ import { agentConfigSchema, parseAgentConfig } from '../../../src/worker/service
 // one side forgets, or a rule the two sides state differently, fails here.
 
 /** Every field made required, down to the leaves; these stay as given (data the walk does not enter). */
-type Opaque = 'options' | 'headers' | 'prices' | 'tools' | 'toolsets' | 'allowedTools';
+type Opaque =
+  | 'options'
+  | 'headers'
+  | 'prices'
+  | 'tools'
+  | 'toolsets'
+  | 'allowedTools'
+  | 'allowedDestinations';
 type Every<T> = T extends (...args: never[]) => unknown
   ? T
   : T extends readonly (infer Item)[]
@@ -132,6 +139,7 @@ const EVERY_OPTION: Every<AgentOptions> = {
     batchSize: 8,
     dimensions: 256,
   },
+  flow: { untrustedToSink: 'approve', allowedDestinations: { private: ['send_email'] } },
   startTimeoutMs: 1_000,
 };
 
@@ -197,7 +205,15 @@ function workerRule(path: string): JsonSchema | undefined {
 /** Each leaf of the options: a value the walk does not enter, named by its path. */
 function leaves(value: unknown, path = ''): [string, unknown][] {
   const last = path.split('.').at(-1) ?? '';
-  const opaque = ['options', 'headers', 'prices', 'tools', 'toolsets', 'allowedTools'];
+  const opaque = [
+    'options',
+    'headers',
+    'prices',
+    'tools',
+    'toolsets',
+    'allowedTools',
+    'allowedDestinations',
+  ];
   if (typeof value !== 'object' || value === null || (path !== '' && opaque.includes(last)))
     return [[path, value]];
   return Object.entries(value).flatMap(([key, item]) =>
