@@ -2,7 +2,6 @@ import type * as Comlink from 'comlink';
 import { AirlockError, isAirlockError } from '../../errors/airlock-error';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
 import type { ChatModel } from '../../model/chat-model';
-import { checkedModel } from '../../model/checked-model';
 import type { EmbeddingModel } from '../../model/embedding-model';
 import type { TokenCalibration } from '../../model/estimate-tokens';
 import {
@@ -41,11 +40,14 @@ export interface StartedTools {
   mcp: readonly McpServerConnection[];
 }
 
-/** The app's own model, checked, or the `openai` client at `model.baseURL`. */
-export function chatModelFor(
+/**
+ * The app's own model, checked, or the `openai` client at `model.baseURL`. The checks load
+ * as a chunk: only an agent worker with a model of its own needs them.
+ */
+export async function chatModelFor(
   config: ModelConfig,
   customModel: ((config: ModelConfig) => ChatModel) | undefined,
-): ChatModel {
+): Promise<ChatModel> {
   if (customModel) {
     let model: ChatModel;
     try {
@@ -57,6 +59,10 @@ export function chatModelFor(
         { cause: error },
       );
     }
+    const { checkedModel } = await loadChunk(
+      'checked-model',
+      () => import('../../model/checked-model'),
+    );
     return checkedModel(model);
   }
   if (config.baseURL === undefined)

@@ -146,7 +146,7 @@ export class AgentService implements AgentWorkerApi {
   ): Promise<ConfigureResult> {
     try {
       const config = parseAgentConfig(value);
-      const chatModel = chatModelFor(config.model, this.#customModel);
+      const chatModel = await chatModelFor(config.model, this.#customModel);
       const learnRules = await compiledLearnRules(config);
       if (typeof navigator !== 'undefined' && navigator.locks)
         this.#relays = settledLater(loadRunRelays(config.memory.database, tabHub));
