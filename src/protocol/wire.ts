@@ -57,6 +57,18 @@ export interface RunRequest extends RunModelOverrides {
   readonly allowedTools?: readonly string[];
   /** The final answer must be JSON fitting this schema (validated on the page). */
   readonly output?: OutputRequest;
+  readonly retryOf?: never;
+}
+
+/**
+ * A retry of a refused turn (`agent.retryRefused`): a run of the turn's conversation whose
+ * input is the turn's stored one, or `input` in its place; the turn is removed in the same
+ * write that stores the new input.
+ */
+export interface RetryRequest extends Omit<RunRequest, 'input' | 'retryOf'> {
+  /** The id of the run whose refused turn this run replaces. */
+  readonly retryOf: string;
+  readonly input?: RunRequest['input'];
 }
 
 /** A run's structured output, as the agent worker learns of it. */
@@ -91,7 +103,7 @@ export interface AgentWorkerApi {
     tabHub?: MessagePort,
   ): Promise<ConfigureResult>;
   /** `runTools` serves the request's `tools` (absent when it has none). */
-  run(request: RunRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
+  run(request: RunRequest | RetryRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   /**
    * Follows the runs of a conversation started in any tab of the origin (on the same
