@@ -13,7 +13,7 @@ import { OFFLINE_MODEL_PATH } from './shared/offline-model-path';
 import { createApprovalDialog } from './views/approval-dialog';
 import { createConversationList } from './views/conversation-list';
 import { createElement, requireElement } from './views/dom';
-import { renderHistory } from './views/history-view';
+import { type RefusedTurnActions, renderHistory } from './views/history-view';
 import { createKnowledgePanel } from './views/knowledge-panel';
 import { createLearnedMemories } from './views/learned-memories';
 import { createMemoryPanel } from './views/memory-panel';
@@ -184,7 +184,7 @@ async function openConversation(id: string): Promise<void> {
   });
   if (selectedId !== id) return;
   log.replaceChildren();
-  if (detail && detail.messages.length > 0) renderHistory(log, detail.messages);
+  if (detail && detail.messages.length > 0) renderHistory(log, detail.messages, refusedActions);
   else
     note(
       'Ask something below. Tool calls appear as cards, and the answer streams in as it is written.',
@@ -216,6 +216,27 @@ async function runTurn(input: string, files: readonly File[] = []): Promise<void
     agent.run(files.length > 0 ? parts : input, { conversationId: selectedId, signal }),
   );
 }
+
+/** Retry and Remove of a refused turn: a new run with its input, or its removal. */
+const refusedActions: RefusedTurnActions = {
+  retry(runId) {
+    if (activeRun) {
+      note('Stop the current run before retrying a message.');
+      return;
+    }
+    const conversationId = selectedId;
+    void play('Retry of a refused message', (signal) =>
+      agent.retryRefused(conversationId, runId, { signal }),
+    ).then(() => openConversation(conversationId));
+  },
+  remove(runId) {
+    const conversationId = selectedId;
+    agent.memory
+      .dropRefused(conversationId, runId)
+      .then(() => openConversation(conversationId))
+      .catch(showFailure);
+  },
+};
 
 async function resumeRun(run: RunRecord): Promise<void> {
   if (activeRun) {
@@ -249,6 +270,9 @@ async function play(title: string, start: (signal: AbortSignal) => AgentRun): Pr
     // What the run stored is on the page already: a change notice must not redraw it.
     const detail = await agent.memory.getConversation(conversationId).catch(() => undefined);
     if (detail && conversationId === selectedId) renderedSeq = detail.conversation.lastSeq;
+    // A refused turn is drawn again from the store, with its Retry and Remove buttons.
+    if (detail?.messages.some((row) => row.status === 'refused' && row.runId === run.runId))
+      await openConversation(conversationId);
   } finally {
     activeRun = undefined;
     setRunning(false);

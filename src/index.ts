@@ -10,6 +10,7 @@ export type {
   AgentOptions,
   KnowledgeOptions,
   MemoryOptions,
+  RetryOptions,
   RunOptions,
   StructuredRunOptions,
 } from './page/agent-options';

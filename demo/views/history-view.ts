@@ -5,14 +5,13 @@
  */
 import type { MessageRecord, UserContentPart } from 'airlock-agents';
 import { parseJson } from '../shared/json-values';
-import { createElement } from './dom';
+import { createElement, createSmallButton } from './dom';
 import { collapsedIfLong } from './long-text';
 import { readStoredToolResult } from './stored-tool-result';
 import { createThinkingBlock } from './thinking-block';
 import { createToolCard, type ToolCard } from './tool-card';
 import { type AgentTurn, createAgentTurn, createUserTurn } from './turns';
 
-/** Appends `messages` (in `seq` order) to `log`, one agent turn per run. */
 /** A stored user message's text, and a label per attachment (the bytes stay in the worker). */
 function userTurnOf(content: string | readonly UserContentPart[]): [string, string[]] {
   if (typeof content === 'string') return [content, []];
@@ -29,7 +28,23 @@ function userTurnOf(content: string | readonly UserContentPart[]): [string, stri
   return [text, labels];
 }
 
-export function renderHistory(log: HTMLElement, messages: readonly MessageRecord[]): void {
+/** What the visitor may do about a refused turn, by the id of the run it was. */
+export interface RefusedTurnActions {
+  /** Sends it again (`agent.retryRefused`). */
+  retry(runId: string): void;
+  /** Removes it from the conversation (`agent.memory.dropRefused`). */
+  remove(runId: string): void;
+}
+
+/**
+ * Appends `messages` (in `seq` order) to `log`, one agent turn per run; a refused turn gets
+ * Retry and Remove buttons when `actions` are given.
+ */
+export function renderHistory(
+  log: HTMLElement,
+  messages: readonly MessageRecord[],
+  actions?: RefusedTurnActions,
+): void {
   let turn: (AgentTurn & { runId: string; cards: Map<string, ToolCard> }) | undefined;
   const endTurn = () => {
     // A call whose result was never stored (the run was cut short) did not finish.
@@ -42,7 +57,7 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
     if (message.role === 'user') {
       endTurn();
       const userTurn = createUserTurn(...userTurnOf(message.content));
-      if (record.status === 'refused') markRefused(userTurn);
+      if (record.status === 'refused') markRefused(userTurn, record.runId, actions);
       log.append(userTurn);
       continue;
     }
@@ -73,14 +88,31 @@ export function renderHistory(log: HTMLElement, messages: readonly MessageRecord
   endTurn();
 }
 
-/** Marks a user turn the model endpoint refused (`input-refused`): kept, shown, never sent again. */
-function markRefused(turn: HTMLElement): void {
+/**
+ * Marks a user turn the model endpoint refused (`input-refused`): kept, shown, never sent
+ * again unless the visitor retries it, and removable.
+ */
+function markRefused(turn: HTMLElement, runId: string, actions?: RefusedTurnActions): void {
   turn.dataset.status = 'refused';
   turn.append(
     createElement('p', {
       className: 'refused-note',
-      text: 'Not sent: the model endpoint refused this message (too large?). It is kept here and never sent again.',
+      text: 'Not sent: the model endpoint refused this message (too large?). It is kept here and never sent again unless you retry it.',
     }),
+  );
+  if (!actions) return;
+  const button = (text: string, act: (runId: string) => void, secondary = false) => {
+    const element = createSmallButton(text, { secondary });
+    element.addEventListener('click', () => act(runId));
+    return element;
+  };
+  turn.append(
+    createElement(
+      'p',
+      { className: 'refused-actions' },
+      button('Retry', actions.retry),
+      button('Remove', actions.remove, true),
+    ),
   );
 }
 

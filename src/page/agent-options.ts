@@ -9,6 +9,7 @@ import type { ModelOptions } from '../protocol/model-options';
 import type { Tool } from '../tools/define-tool';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { GuardrailOptions } from './guardrail-host';
+import type { RunInput } from './run-input';
 import type { ToolsetOptions } from './toolset-options';
 
 // What the app gives `createAgent`, `run` and `resume`: types only, read by the page entry
@@ -204,6 +205,15 @@ export interface RunOptions {
    */
   readonly tools?: readonly Tool[];
 }
+
+/**
+ * What `agent.retryRefused` takes: a resume's options, and the input that replaces the
+ * refused turn's (default: its stored input, attachments included).
+ */
+export type RetryOptions = Omit<RunOptions, 'conversationId'> & {
+  /** The new input, e.g. the same question with a smaller image; checked as `run`'s. */
+  readonly input?: RunInput;
+};
 
 /** Run options that ask for structured output. */
 export type StructuredRunOptions<S extends ToolSchema> = RunOptions & { readonly output: S };

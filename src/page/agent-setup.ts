@@ -5,11 +5,22 @@ import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../protocol/know
 import { DEFAULT_DATABASE } from '../protocol/memory';
 import { INPUT_LIMITS } from '../protocol/request-limits';
 import type { ToolsetConfig } from '../protocol/sandbox-wire';
-import type { ResumeRequest, RunModelOverrides, RunRequest } from '../protocol/wire';
+import type { ResumeRequest, RetryRequest, RunModelOverrides, RunRequest } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import { objectJsonSchema, type ToolSchema } from '../tools/standard-schema';
-import type { AgentOptions, KnowledgeOptions, MemoryOptions, RunOptions } from './agent-options';
-import { checkAgentOptions, checkResumeArguments, checkRunArguments } from './check-options';
+import type {
+  AgentOptions,
+  KnowledgeOptions,
+  MemoryOptions,
+  RetryOptions,
+  RunOptions,
+} from './agent-options';
+import {
+  checkAgentOptions,
+  checkResumeArguments,
+  checkRetryArguments,
+  checkRunArguments,
+} from './check-options';
 import { guardrailFlags } from './guardrail-flags';
 import type { GuardrailOptions } from './guardrail-host';
 import { checkConfigRules } from './option-rules';
@@ -39,7 +50,9 @@ export interface AgentSetup {
 
 /** A run's or a resume's request to the agent worker, and the page tools of that run alone. */
 export interface RunStart {
-  readonly request: { readonly run: RunRequest } | { readonly resume: ResumeRequest };
+  readonly request:
+    | { readonly run: RunRequest | RetryRequest }
+    | { readonly resume: ResumeRequest };
   readonly tools: readonly Tool[] | undefined;
 }
 
@@ -152,6 +165,30 @@ export function runStart(
     conversationId,
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     ...(options.labels === undefined ? {} : { labels: options.labels }),
+    ...outputRequest(options.output),
+    ...runOverrides(options),
+  };
+  return { request: { run }, tools: runTools(options.tools) };
+}
+
+/**
+ * Checks `retryRefused`'s arguments (`invalid-input` for the ids and the input given) and
+ * makes its request: a run of the conversation that replaces run `retryOf`'s refused turn.
+ */
+export function retryStart(
+  runId: string,
+  conversationId: string,
+  retryOf: string,
+  options: RetryOptions,
+  limits: RunLimits,
+): RunStart {
+  const input = checkRetryArguments(conversationId, retryOf, options, limits);
+  const run: RetryRequest = {
+    runId,
+    conversationId,
+    retryOf,
+    ...(input === undefined ? {} : { input }),
+    ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     ...outputRequest(options.output),
     ...runOverrides(options),
   };

@@ -7,8 +7,8 @@ import { lazyMethods } from '../runtime/lazy-methods';
 import { loadChunk } from '../runtime/load-chunk';
 import { waitFor } from '../timing/wait';
 import type { AgentKnowledge } from './agent-knowledge';
-import type { AgentOptions, RunOptions } from './agent-options';
-import { type RunStart, resumeStart, runStart, setUpAgent } from './agent-setup';
+import type { AgentOptions, RetryOptions, RunOptions } from './agent-options';
+import { type RunStart, resumeStart, retryStart, runStart, setUpAgent } from './agent-setup';
 import type { GuardrailOptions } from './guardrail-host';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
@@ -44,6 +44,13 @@ export interface AgentStart {
   prepareRun(runId: string, input: unknown, options: RunOptions, conversationId: string): RunStart;
   /** Checks `resume`'s arguments and makes its request; throws a typed error for a bad one. */
   prepareResume(runId: string, options: RunOptions): RunStart;
+  /** Checks `retryRefused`'s arguments and makes its request; throws a typed error for a bad one. */
+  prepareRetry(
+    runId: string,
+    conversationId: string,
+    retryOf: string,
+    options: RetryOptions,
+  ): RunStart;
   /**
    * Asks the worker to start (or resume) a run whose events cross `port`; its own tools
    * run on a host of their own, cancelled when `ended` resolves.
@@ -175,6 +182,8 @@ export function startAgent(
     prepareRun: (runId, input, runOptions, conversationId) =>
       runStart(runId, input, runOptions, conversationId, config.limits),
     prepareResume: resumeStart,
+    prepareRetry: (runId, conversationId, retryOf, retryOptions) =>
+      retryStart(runId, conversationId, retryOf, retryOptions, config.limits),
     run({ request, tools }, port, ended) {
       const host = tools?.length ? new PageToolHost(tools) : undefined;
       if (host) void ended.then(() => host.cancelAll());

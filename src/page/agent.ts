@@ -2,7 +2,7 @@ import type { StorageStatus } from '../protocol/agent-config';
 import type { InferSchemaOutput, ToolSchema } from '../tools/standard-schema';
 import type { AgentKnowledge } from './agent-knowledge';
 import type { AgentMemory } from './agent-memory';
-import type { RunOptions, StructuredRunOptions } from './agent-options';
+import type { RetryOptions, RunOptions, StructuredRunOptions } from './agent-options';
 import type { AgentRun, StructuredRunResult } from './agent-run';
 import type { AgentWatch } from './agent-watch';
 import type { RunInput } from './run-input';
@@ -49,6 +49,22 @@ export interface Agent {
     options: Omit<StructuredRunOptions<S>, 'conversationId'>,
   ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
   resume(runId: string, options?: Omit<RunOptions, 'conversationId'>): AgentRun;
+  /**
+   * Sends a refused turn again (one a run ended `input-refused` with): a new run of the
+   * conversation with the turn's stored input, text and attachments, or `options.input` in
+   * its place (a smaller image, say). The refused turn is removed in the same write that
+   * stores the new input, never before: a retry that fails before that (busy conversation,
+   * guardrail, bad input) leaves it as it was, and a retry that is refused again leaves its
+   * own input as the refused turn instead. A run that has no refused turn in the conversation
+   * ends `turn-not-refused`; `invalid-input` for ids that are not non-empty strings, as
+   * `run` for a bad input, `invalid-options` for bad options.
+   */
+  retryRefused<S extends ToolSchema>(
+    conversationId: string,
+    runId: string,
+    options: Omit<StructuredRunOptions<S>, 'conversationId'> & Pick<RetryOptions, 'input'>,
+  ): AgentRun<StructuredRunResult<InferSchemaOutput<S>>>;
+  retryRefused(conversationId: string, runId: string, options?: RetryOptions): AgentRun;
   /**
    * Follows the runs of a conversation (default: the agent's) that any tab of the origin
    * starts on the same database, live: their events in order, each once, and `stop`,

@@ -161,6 +161,23 @@ export function checkRunArguments(
   return wire;
 }
 
+/**
+ * Checks `retryRefused`'s arguments: the ids (`invalid-input`), the options, and the input
+ * given in the turn's place as `run`'s is; answers that input as it crosses (if any).
+ */
+export function checkRetryArguments(
+  conversationId: unknown,
+  runId: unknown,
+  options: unknown,
+  limits: RunLimits,
+): string | InputPart[] | undefined {
+  checkField(conversationId, 'conversationId', idCheck, 'invalid-input');
+  checkField(runId, 'runId', idCheck, 'invalid-input');
+  checkField(options, 'options', RESUME_OPTIONS);
+  const { input } = options as { input?: unknown };
+  return input === undefined ? undefined : checkRunArguments(input, options, limits);
+}
+
 /** Checks `resume`'s arguments: the run id (`invalid-input`) and the options. */
 export function checkResumeArguments(runId: unknown, options: unknown): void {
   checkField(runId, 'runId', idCheck, 'invalid-input');

@@ -4,7 +4,7 @@ import { DEFAULT_DATABASE } from '../protocol/memory';
 import { loadChunk } from '../runtime/load-chunk';
 import { randomId } from '../runtime/random-id';
 import type { Agent } from './agent';
-import type { AgentOptions, RunOptions } from './agent-options';
+import type { AgentOptions, RetryOptions, RunOptions } from './agent-options';
 import { AgentRun, loadRunStream } from './agent-run';
 import type { RunStart } from './agent-setup';
 import type { AgentStart } from './agent-start';
@@ -147,6 +147,14 @@ export function createAgent(options: AgentOptions): Agent {
       const known = typeof runId === 'string' ? runId : '';
       return startRun(known, '', taken, (start) => start.prepareResume(runId, taken));
     }) as Agent['resume'],
+    retryRefused: ((conversationId: string, retryOf: string, retryOptions: RetryOptions = {}) => {
+      const taken = copied(retryOptions);
+      const runId = randomId('run');
+      const known = typeof conversationId === 'string' ? conversationId : '';
+      return startRun(runId, known, taken, (start) =>
+        start.prepareRetry(runId, conversationId, retryOf, taken),
+      );
+    }) as Agent['retryRefused'],
     watch(conversationId = defaultConversation) {
       checkField(conversationId, 'conversationId', idCheck, 'invalid-input');
       const channel = new MessageChannel();

@@ -144,6 +144,14 @@ export type ErrorCode =
    * endpoint's error had, e.g. `model-http-error`; `seqs`: the messages marked).
    */
   | 'input-refused'
+  /**
+   * `agent.memory.dropRefused` or `agent.retryRefused` named a run that has no refused turn
+   * in the conversation: no run of that id (`reason: 'unknown-run'`), a run of another
+   * conversation (`'other-conversation'`), a run whose messages are not refused (finished,
+   * failed otherwise, running: `'not-refused'`), or, for a retry, a turn already dropped or
+   * replaced (`'dropped'`). Nothing is changed. `details`: `{ conversationId, runId, reason }`.
+   */
+  | 'turn-not-refused'
   /** `approve`/`reject` named an approval id this run never asked for. `details`: `{ approvalId }`. */
   | 'approval-unknown'
   /** `approve`/`reject` named an approval that was already decided; a decision is used once. `details`: `{ approvalId }`. */

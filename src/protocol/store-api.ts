@@ -32,6 +32,7 @@ export const MEMORY_METHODS = [
   'deleteConversation',
   'exportConversation',
   'importConversation',
+  'dropRefused',
   'listMemories',
   'saveMemory',
   'updateMemory',
@@ -136,6 +137,17 @@ export interface MemoryApi {
   exportConversation(id: string): Promise<string>;
   /** Imports JSON text made by `exportConversation`; bad input is `invalid-input` and changes nothing. */
   importConversation(json: string, options?: ImportOptions): Promise<ConversationRecord>;
+  /**
+   * Removes the refused turn of run `runId` from the conversation, or every refused turn of
+   * it when `runId` is left out: its messages are deleted (those after it move down, so `seq`
+   * still runs from 1), attachments only it referred to are freed, and it is gone from
+   * `getConversation`, the chat history and exports. Answers the ids of the runs whose turns
+   * were removed; idempotent (a turn dropped already removes nothing). Fails, changing
+   * nothing, with `turn-not-refused` for a run that is unknown, of another conversation or
+   * not refused, `not-found` for a conversation that does not exist, and
+   * `conversation-busy` while a run of the conversation is going on (in any tab).
+   */
+  dropRefused(conversationId: string, runId?: string): Promise<string[]>;
   listMemories(options?: {
     readonly scopes?: readonly MemoryScope[];
     readonly includeExpired?: boolean;

@@ -59,6 +59,18 @@ export interface RunRequest extends RunModelOverrides {
   readonly output?: OutputRequest;
   /** The label of the input (and its attachments): its confidentiality level; default `public`. */
   readonly labels?: { readonly confidentiality?: string };
+  readonly retryOf?: never;
+}
+
+/**
+ * A retry of a refused turn (`agent.retryRefused`): a run of the turn's conversation whose
+ * input is the turn's stored one, or `input` in its place; the turn is removed in the same
+ * write that stores the new input.
+ */
+export interface RetryRequest extends Omit<RunRequest, 'input' | 'retryOf'> {
+  /** The id of the run whose refused turn this run replaces. */
+  readonly retryOf: string;
+  readonly input?: RunRequest['input'];
 }
 
 /** A run's structured output, as the agent worker learns of it. */
@@ -93,7 +105,7 @@ export interface AgentWorkerApi {
     tabHub?: MessagePort,
   ): Promise<ConfigureResult>;
   /** `runTools` serves the request's `tools` (absent when it has none). */
-  run(request: RunRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
+  run(request: RunRequest | RetryRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   resume(request: ResumeRequest, events: MessagePort, runTools?: ToolHost): Promise<void>;
   /**
    * Follows the runs of a conversation started in any tab of the origin (on the same

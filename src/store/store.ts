@@ -108,6 +108,13 @@ export interface ConversationStore {
      * this title, in the same transaction as the input. Without it a missing conversation
      * fails the commit with `not-found` (one deleted mid-run stays deleted).
      */
+    /**
+     * A retry's input: the refused turn of this run (see `dropRefused`) is removed in the
+     * same transaction as this step is written, so the conversation holds the one or the
+     * other, never neither. A turn dropped meanwhile removes nothing; a run whose messages
+     * are not refused fails the step with `turn-not-refused` and writes nothing.
+     */
+    readonly replacesRefused?: string;
     readonly create?: {
       readonly title: string | undefined;
       /**
@@ -171,6 +178,16 @@ export interface ConversationStore {
    * Refused messages stay listed and are never read into a context again.
    */
   refuseRun(conversationId: string, runId: string): Promise<number[]>;
+  /**
+   * Deletes the refused turn of run `runId` (every refused turn of the conversation when
+   * undefined), in one transaction with a new revision token: the messages after it move down
+   * so `seq` still runs from 1 without gaps (the summary pointer with them), and attachments
+   * only the turn referred to are released. Answers the ids of the runs whose turns went (none
+   * when nothing was left to drop: idempotent). A run that is unknown, of another conversation
+   * or not refused fails with `turn-not-refused`, a missing conversation with `not-found`;
+   * either changes nothing. Run rows and audit records stay.
+   */
+  dropRefused(conversationId: string, runId?: string): Promise<string[]>;
   updateSummary(conversationId: string, summary: string, throughSeq: number): Promise<void>;
 
   /** Inserts or replaces (same scope and key) a memory. */

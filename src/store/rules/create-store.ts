@@ -18,9 +18,15 @@ import { stepWriter } from './step-writer';
  */
 export function createStore(adapter: TableAdapter): ConversationStore {
   const stepListeners = new Set<(step: WrittenStep) => void>();
-  const writeStep = stepWriter(adapter, (step) => {
-    for (const listener of stepListeners) listener(step);
-  });
+  // Loaded when a turn is dropped or retried: most conversations never have one refused.
+  const refusedTurns = () => loadChunk('refused-turns', () => import('./refused-turns'));
+  const writeStep = stepWriter(
+    adapter,
+    (step) => {
+      for (const listener of stepListeners) listener(step);
+    },
+    refusedTurns,
+  );
   return {
     ...conversationRules(adapter),
     ...messageRules(adapter, writeStep),
@@ -50,6 +56,7 @@ export function createStore(adapter: TableAdapter): ConversationStore {
       async () =>
         (await loadChunk('knowledge', () => import('./knowledge'))).knowledgeRules(adapter),
     ),
+    ...lazyMethods(['dropRefused'], async () => (await refusedTurns()).refusedTurnRules(adapter)),
     // Read once per agent worker, when it starts.
     ...lazyMethods(['runSealKey'], async () =>
       (await loadChunk('seal-keys', () => import('./seal-keys'))).sealKeyRules(adapter),

@@ -22,6 +22,8 @@ type StepCommit = Parameters<ConversationStore['commitStep']>[0];
 /** A step waiting for its write, and its caller, who waits for the messages it added. */
 interface QueuedStep {
   readonly step: StepCommit;
+  /** Removes the refused turn a retry's input replaces: loaded before the step is queued. */
+  readonly replace?: RemoveRefused;
   readonly resolve: (added: MessageRecord[]) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -33,6 +35,9 @@ type StepOutcome = Written | { refused: AirlockError };
 interface Written extends Omit<WrittenStep, 'conversationId' | 'added'> {
   readonly added: MessageRecord[];
 }
+
+/** `replaceRefusedTurn`, loaded for a step that replaces a refused turn. */
+type RemoveRefused = typeof import('./refused-turns').replaceRefusedTurn;
 
 /** The tables a step writes. */
 const STEP_TABLES: readonly TableName[] = [
@@ -66,6 +71,7 @@ export type StepWriter = (step: StepCommit) => Promise<MessageRecord[]>;
 export function stepWriter(
   adapter: TableAdapter,
   stepWritten: (step: WrittenStep) => void,
+  refusedTurns: () => Promise<{ readonly replaceRefusedTurn: RemoveRefused }>,
 ): StepWriter {
   const { guard, notify } = adapter;
   let queued: QueuedStep[] = [];
@@ -78,7 +84,7 @@ export function stepWriter(
    */
   async function writeStep(
     tables: Tables,
-    step: StepCommit,
+    { step, replace }: QueuedStep,
     now: number,
     firstTry: boolean,
   ): Promise<StepOutcome> {
@@ -86,7 +92,7 @@ export function stepWriter(
     // Worked out before anything is read: nothing here waits, so the transaction stays open.
     const tokens = step.messages.map(estimateMessageTokens);
     const words = step.messages.map(searchTerms);
-    const unread = firstTry && step.create?.likelyNew === true;
+    const unread = firstTry && step.create?.likelyNew === true && !replace;
     // Created only by a new run's first commit: one deleted mid-run stays deleted.
     const stored = unread ? undefined : await tables.get('conversations', conversationId);
     if (!stored && !step.create) return { refused: notFound('conversation', conversationId) };
@@ -98,7 +104,12 @@ export function stepWriter(
           index: '[scope+key]',
           range: startingWith(conversationScope(conversationId)),
         });
-    const conversation = stored ?? newConversation(conversationId, step.create?.title, now);
+    let conversation = stored ?? newConversation(conversationId, step.create?.title, now);
+    if (replace && stored) {
+      const removal = await replace(tables, stored, step);
+      if ('refused' in removal) return removal;
+      conversation = removal.conversation;
+    }
     const added = step.messages.map(
       (message: ChatMessage, index): MessageRecord => ({
         conversationId,
@@ -122,8 +133,10 @@ export function stepWriter(
     if (step.run !== undefined) void tables.put('runs', step.run);
     for (const record of step.audit ?? []) void tables.add('audit', record);
     await holdAttachments(tables, conversationId, step.attachments ?? []);
-    if (!ownMemories) return { added, before: stored, after };
-    return { added, before: stored, after, createdEmpty: (await ownMemories) === 0 };
+    // After a removal the step found the conversation as it left it: rows kept of it are stale.
+    const before = stored && conversation;
+    if (!ownMemories) return { added, before, after };
+    return { added, before, after, createdEmpty: (await ownMemories) === 0 };
   }
 
   /**
@@ -135,7 +148,7 @@ export function stepWriter(
       Promise.all(
         group.map(async (item) => ({
           item,
-          outcome: await writeStep(tables, item.step, now, firstTry),
+          outcome: await writeStep(tables, item, now, firstTry),
         })),
       ),
     );
@@ -235,9 +248,13 @@ export function stepWriter(
       return Promise.reject(invalidInput(`Run "${step.run.id}" belongs to another conversation.`));
     if (step.audit?.some((record) => record.conversationId !== step.conversationId))
       return Promise.reject(invalidInput('An audit record belongs to another conversation.'));
-    return new Promise<MessageRecord[]>((resolve, reject) => {
-      queued.push({ step, resolve, reject });
-      if (!writing) void drain();
-    });
+    const queue = (replace?: RemoveRefused) =>
+      new Promise<MessageRecord[]>((resolve, reject) => {
+        queued.push({ step, resolve, reject, ...(replace ? { replace } : {}) });
+        if (!writing) void drain();
+      });
+    if (step.replacesRefused === undefined) return queue();
+    // Loaded first: a transaction cannot wait for a chunk.
+    return refusedTurns().then((module) => queue(module.replaceRefusedTurn));
   };
 }

@@ -135,7 +135,12 @@ function tablesOf(transaction: IDBTransaction, keyRange: typeof IDBKeyRange): Ta
 
     put: (table, row) => written(transaction.objectStore(table).put(row)),
     add: (table, row) => written(transaction.objectStore(table).add(row)),
-    delete: (table, key) => written(transaction.objectStore(table).delete(key)).then(() => {}),
+    delete: (table, key) => {
+      const done = written(transaction.objectStore(table).delete(key)).then(() => {});
+      // Need not be awaited either (see `Tables`): its failure is the transaction's.
+      done.catch(() => undefined);
+      return done;
+    },
 
     async deleteAll(table, query) {
       const range = nativeRange(query.range);

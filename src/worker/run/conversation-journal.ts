@@ -61,14 +61,16 @@ export class ConversationJournal implements RunJournal {
 
   /**
    * Saves the run's input with its checkpoint, creating the conversation (titled `title`)
-   * if the input is its first (`likelyNew`: the caller expects so). Resolves with the input's
-   * seq (undefined when the write failed and was reported).
+   * if the input is its first (`likelyNew`: the caller expects so), and removing the refused
+   * turn of run `replacesRefused` in the same write (a retry). Resolves with the input's seq
+   * (undefined when the write failed and was reported).
    */
   async started(
     input: ChatMessage,
     attachments: readonly AttachmentData[] = [],
     title?: string,
     likelyNew = false,
+    replacesRefused?: string,
   ): Promise<number | undefined> {
     let seq: number | undefined;
     await this.#write(async () => {
@@ -79,6 +81,7 @@ export class ConversationJournal implements RunJournal {
         run: this.#run,
         ...(attachments.length > 0 ? { attachments } : {}),
         create: { title, ...(likelyNew ? { likelyNew } : {}) },
+        ...(replacesRefused === undefined ? {} : { replacesRefused }),
       });
       seq = added?.seq;
     });

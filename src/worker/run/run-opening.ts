@@ -69,7 +69,9 @@ export interface RunOpening {
  * nothing of the answer reaches the page before the input is stored. The journal observes
  * an event once it is on its way, so a progress save never holds up the first text. With
  * knowledge to inject, the search comes first and its event must follow `run-start`: the
- * reads and the model request then wait for the input's write.
+ * reads and the model request then wait for the input's write. So do a retry's: its write
+ * removes the refused turn and moves the messages after it, so reads on either side of it
+ * would not agree on their numbers.
  */
 export async function openRun(request: OpeningRequest): Promise<RunOpening> {
   const { setup, run, start, journal } = request;
@@ -90,9 +92,12 @@ export async function openRun(request: OpeningRequest): Promise<RunOpening> {
   const sideCalls = sideCallsOf(meter, (sideUsage) => journal.sideUsageChanged(sideUsage));
   // Asked before `rowsFor`, which marks the id known: the write need not read a new conversation.
   const likelyNew = setup.contexts?.seemsNew(run.conversationId) ?? false;
+  // A retry's write moves the messages after the turn it replaces: its reads wait for that
+  // write, as knowledge's search does, and read the store.
+  const writeFirst = request.injectsKnowledge || start.replacesRefused !== undefined;
   // A resumed run reads its own rows.
   const cached =
-    start.input && setup.contexts
+    start.input && setup.contexts && !start.replacesRefused
       ? settledLater(setup.contexts.rowsFor(run.conversationId))
       : undefined;
   let inputSeq: number | undefined;
@@ -120,7 +125,7 @@ export async function openRun(request: OpeningRequest): Promise<RunOpening> {
       sideCalls,
       signal: request.channel.signal,
     });
-  const early = request.injectsKnowledge
+  const early = writeFirst
     ? undefined
     : settledLater(
         contextOf(
@@ -131,7 +136,15 @@ export async function openRun(request: OpeningRequest): Promise<RunOpening> {
   const { input } = start;
   const inputStored = input
     ? new Promise<void>((resolve) => inNextTask(resolve))
-        .then(() => journal.started(input, start.attachments ?? [], start.title, likelyNew))
+        .then(() =>
+          journal.started(
+            input,
+            start.attachments ?? [],
+            start.title,
+            likelyNew,
+            start.replacesRefused,
+          ),
+        )
         .then((seq) => {
           inputSeq = seq;
         })
@@ -141,7 +154,7 @@ export async function openRun(request: OpeningRequest): Promise<RunOpening> {
       emit({ type: 'run-start', runId: run.id, model: request.asks.model ?? setup.model.name }),
     ),
   );
-  if (request.injectsKnowledge) await begun;
+  if (writeFirst) await begun;
   const confirm =
     cached && !request.injectsKnowledge
       ? Promise.all([cached, begun]).then(async ([kept]) => {

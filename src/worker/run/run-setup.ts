@@ -74,6 +74,8 @@ export type RunStart = (
       readonly attachments?: readonly AttachmentData[];
       /** The title of the conversation, if this run's input is its first. */
       readonly title?: string;
+      /** A retry's: the refused run whose turn the input replaces, in the input's own write. */
+      readonly replacesRefused?: string;
       readonly resume?: never;
       readonly continueAt?: never;
     }
@@ -82,12 +84,14 @@ export type RunStart = (
       readonly input?: never;
       readonly continueAt?: never;
       readonly title?: never;
+      readonly replacesRefused?: never;
     }
   | {
       readonly continueAt: number;
       readonly input?: never;
       readonly resume?: never;
       readonly title?: never;
+      readonly replacesRefused?: never;
     }
 ) & {
   /**

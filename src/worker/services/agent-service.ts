@@ -124,7 +124,7 @@ export class AgentService implements AgentWorkerApi {
     this.memory = lazyMethods(MEMORY_METHODS, async () => {
       const { MemoryService } = await loadChunk('memory-api', () => import('./memory-api'));
       return new MemoryService(
-        async () => (await this.#setup).store,
+        () => this.#setup,
         (conversationId) => this.#endRunsOf(conversationId),
       );
     });

@@ -13,9 +13,14 @@ import type {
 } from '../../store/store';
 import { checkRow, leftOutRowError } from '../context/stored-rows';
 import { sumRunUsage } from '../policy/run-usage';
+import { conversationLockName, withConversationLock } from '../run/conversation-lock';
+import type { AgentSetup } from '../run/run-setup';
 import { apiSchemas, DEFAULT_SEARCH_HITS, parseArgument } from './request-schema';
 
 type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
+
+/** What the memory service reads of the agent's setup. */
+type MemorySetup = Pick<AgentSetup, 'store' | 'config' | 'contexts'>;
 
 /**
  * The page's window on the store, served from the agent worker (the page never opens
@@ -26,19 +31,24 @@ type UpdateMemoryPatch = Parameters<MemoryApi['updateMemory']>[1];
  * named in the read's `leftOut`, so one bad row never breaks a list.
  */
 export class MemoryService implements MemoryWire {
-  readonly #store: () => Promise<ConversationStore>;
+  readonly #setup: () => Promise<MemorySetup>;
   readonly #endRunsOf: (conversationId: string) => Promise<void>;
 
   /**
+   * @param setup the agent's store, and its database's name (which names the conversations' locks).
    * @param endRunsOf ends this worker's runs of a conversation and waits for them, so that
    * deleting a conversation never races its own run's writes.
    */
   constructor(
-    store: () => Promise<ConversationStore>,
+    setup: () => Promise<MemorySetup>,
     endRunsOf: (conversationId: string) => Promise<void> = async () => {},
   ) {
-    this.#store = store;
+    this.#setup = setup;
     this.#endRunsOf = endRunsOf;
+  }
+
+  async #store(): Promise<ConversationStore> {
+    return (await this.#setup()).store;
   }
 
   async listConversations(options: ConversationListOptions = {}) {
@@ -130,6 +140,22 @@ export class MemoryService implements MemoryWire {
     const text = parseArgument(apiSchemas.json, json, 'json', 'invalid-input');
     const checked = parseArgument(apiSchemas.importOptions, options, 'options', 'invalid-options');
     return (await this.#store()).importConversation(text, checked ?? {});
+  }
+
+  /**
+   * Under the conversation's lock: a run going on reads and writes by seq, and the turn's
+   * removal moves the messages after it.
+   */
+  async dropRefused(conversationId: string, runId?: string) {
+    const id = parseId(conversationId, 'conversationId');
+    const run = runId === undefined ? undefined : parseId(runId, 'runId');
+    const { store, config, contexts } = await this.#setup();
+    return withConversationLock(conversationLockName(config.memory.database, id), async () => {
+      const dropped = await store.dropRefused(id, run);
+      // Changed in place: this worker's next run reads the conversation from the store.
+      if (dropped.length > 0) contexts?.drop(id);
+      return dropped;
+    });
   }
 
   async listMemories(options: Parameters<MemoryApi['listMemories']>[0] = {}) {

@@ -12,7 +12,7 @@ import type { KnowledgeProgress } from '../../protocol/knowledge';
 import type { MemoryScope } from '../../protocol/memory';
 import type { ModelOptions } from '../../protocol/model-options';
 import { INPUT_LIMITS } from '../../protocol/request-limits';
-import type { ResumeRequest, RunRequest } from '../../protocol/wire';
+import type { ResumeRequest, RetryRequest, RunRequest } from '../../protocol/wire';
 import { isMemoryScope } from '../../store/memory-rules';
 import { MAX_CONTENT_PARTS } from '../../store/row-schemas';
 import { toolSpecsSchema } from '../tools/tool-spec-schema';
@@ -21,7 +21,7 @@ import { toolSpecsSchema } from '../tools/tool-spec-schema';
 // parsed before use: a page (or anything that wraps the worker) is not trusted.
 
 const nonBlank = z.string().refine((value) => value.trim() !== '', 'must not be blank');
-const id = nonBlank.pipe(z.string().max(MAX_ID_CHARS));
+export const id = nonBlank.pipe(z.string().max(MAX_ID_CHARS));
 const toolNames = z.array(z.string().regex(TOOL_NAME));
 
 /** The longest output JSON Schema a run may carry, in characters of its JSON. */
@@ -70,19 +70,23 @@ const inputPart = z.discriminatedUnion('type', [
   }),
 ]);
 
-const runRequestSchema = z.object({
+/** A run's input: text, or parts. */
+export const runInput = z.union([
+  nonBlank,
+  z
+    .array(inputPart)
+    .min(1)
+    .max(MAX_CONTENT_PARTS)
+    .refine(
+      (parts) => parts.some((part) => part.type !== 'text' || part.text.trim() !== ''),
+      'must have a part that is not blank',
+    ),
+]);
+
+/** A run request's fields; a retry's (`refused-retry.ts`) are these with `retryOf`. */
+export const runRequestSchema = z.object({
   runId: id,
-  input: z.union([
-    nonBlank,
-    z
-      .array(inputPart)
-      .min(1)
-      .max(MAX_CONTENT_PARTS)
-      .refine(
-        (parts) => parts.some((part) => part.type !== 'text' || part.text.trim() !== ''),
-        'must have a part that is not blank',
-      ),
-  ]),
+  input: runInput,
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
@@ -113,17 +117,21 @@ function jsonLength(value: unknown): number | undefined {
  * `input-too-large` (checked before anything is stored or sent), anything else is
  * `invalid-options`.
  */
-export function parseRunRequest(value: unknown, maxInputChars: number): RunRequest {
+export function parseRunRequest<T extends RunRequest | RetryRequest = RunRequest>(
+  value: unknown,
+  maxInputChars: number,
+  schema: z.ZodType = runRequestSchema,
+): T {
   const input = (value as { input?: unknown } | null)?.input;
   // Measured before parsing, so a 12 MB input is refused as too large, not walked by a schema.
   if (typeof input === 'string' && input.length > maxInputChars)
     throw inputTooLarge(input.length, maxInputChars);
-  return withCheckedOptions(
-    parseArgument(runRequestSchema, value, 'request', 'invalid-options', {
-      root: true,
-      inputFields: ['input'],
-    }),
-  );
+  const parsed = parseArgument(schema, value, 'request', 'invalid-options', {
+    root: true,
+    inputFields: ['input', 'retryOf'],
+  }) as { readonly modelOptions?: Record<string, unknown> };
+  // Parsed by its schema, which types it.
+  return withCheckedOptions(parsed) as unknown as T;
 }
 
 /** Parses a resume request; anything wrong is `invalid-options`. */

@@ -4,7 +4,7 @@ import { type AirlockError, isAirlockError, toErrorData } from '../../errors/air
 import type { ForwardedNetwork } from '../../model/network-wait';
 import type { AgentEvent } from '../../protocol/events';
 import type { ToolHost } from '../../protocol/tools';
-import type { ResumeRequest, RunRequest } from '../../protocol/wire';
+import type { ResumeRequest, RetryRequest, RunRequest } from '../../protocol/wire';
 import { loadChunk } from '../../runtime/load-chunk';
 import { assertInputFits } from '../../store/context-window';
 import type { RunRecord } from '../../store/store';
@@ -131,15 +131,26 @@ export async function serveRun(request: RunPort, agent: ServingAgent): Promise<v
  */
 export async function startRun(
   setup: AgentSetup,
-  untrusted: RunRequest,
+  untrusted: RunRequest | RetryRequest,
   channel: RunChannel,
   served: ServedRun,
 ): Promise<void> {
   const { emit, signal } = channel;
-  const request = parseRunRequest(untrusted, setup.config.limits.maxInputChars);
+  const { limits } = setup.config;
+  // A retry's code loads with it: most agents never retry a refused turn.
+  const retry =
+    (untrusted as { retryOf?: unknown } | null)?.retryOf === undefined
+      ? undefined
+      : await (await loadChunk('refused-retry', () => import('./refused-retry'))).openRetry(
+          setup,
+          untrusted,
+          limits,
+        );
+  const request: RunRequest | RetryRequest =
+    retry?.request ?? parseRunRequest(untrusted, limits.maxInputChars);
   served.conversationId = request.conversationId;
   // Sizes, types and hashes, before anything is stored or sent: a refused input stores nothing.
-  const read = await readRunInput(request.input, setup.config.limits);
+  const read = retry?.read ?? (await readRunInput((request as RunRequest).input, limits));
   // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
   const guarded = await setup.guardrails.input(
     read.text,
@@ -180,7 +191,12 @@ export async function startRun(
   await runConversation(
     setup,
     run,
-    { input, attachments: read.attachments, title: titleFrom(guarded.value) },
+    {
+      input,
+      attachments: read.attachments,
+      title: titleFrom(guarded.value),
+      ...retry?.start,
+    },
     channel,
     request,
   );

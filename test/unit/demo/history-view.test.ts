@@ -23,4 +23,31 @@ describe("the demo's history view", () => {
     expect(turns[0]?.querySelector('.refused-note')?.textContent).toMatch(/never sent again/);
     expect(log.querySelectorAll('.refused-note')).toHaveLength(1);
   });
+
+  it('offers Retry and Remove on a refused turn, each naming the run it was', () => {
+    const log = document.createElement('ol');
+    const asked: string[] = [];
+    renderHistory(
+      log,
+      [
+        row(1, 'run_1', { role: 'user', content: 'Hello' }, 'complete'),
+        row(2, 'run_1', { role: 'assistant', content: 'Hi.' }, 'complete'),
+        row(3, 'run_2', { role: 'user', content: 'A huge paste' }, 'refused'),
+      ],
+      {
+        retry: (runId) => asked.push(`retry ${runId}`),
+        remove: (runId) => asked.push(`remove ${runId}`),
+      },
+    );
+    const buttons = [...log.querySelectorAll<HTMLButtonElement>('.refused-actions button')];
+    expect(buttons.map((button) => button.textContent)).toEqual(['Retry', 'Remove']);
+    for (const button of buttons) button.click();
+    expect(asked).toEqual(['retry run_2', 'remove run_2']);
+  });
+
+  it('offers no buttons without actions to take', () => {
+    const log = document.createElement('ol');
+    renderHistory(log, [row(1, 'run_1', { role: 'user', content: 'A huge paste' }, 'refused')]);
+    expect(log.querySelectorAll('.refused-actions')).toHaveLength(0);
+  });
 });

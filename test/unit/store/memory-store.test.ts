@@ -23,6 +23,7 @@ await import('./dexie-store.test');
 await import('./attachments.test');
 await import('./search.test');
 await import('./proposals.test');
+await import('./drop-refused.test');
 await import('./run-seal.test');
 await import('./conversation-revision.test');
 await import('./refused-turns.test');
