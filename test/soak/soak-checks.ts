@@ -59,22 +59,25 @@ export async function effectCounts(
  * no call executed twice; every executed call has its one audit record (its result, or the
  * `tool-interrupted` marker a resume writes), unless the run still waits as `interrupted`
  * or `awaiting-approval` with the call among those it started (the marker of a run not
- * picked up yet).
+ * picked up yet). `interrupted`: the side-effect calls a resume marked `tool-interrupted`.
  */
 export async function effectProblems(
   agent: Agent,
   conversationId: string,
   runIds: readonly string[],
   effects: Record<string, number>,
-): Promise<string[]> {
+): Promise<{ problems: string[]; interrupted: number }> {
   const problems: string[] = [];
   for (const [callId, times] of Object.entries(effects))
     if (times > 1) problems.push(`tool call ${callId} ran ${times} times`);
   const audited = new Map<string, number>();
   const waiting = new Set<string>();
+  let interrupted = 0;
   for (const runId of runIds) {
-    for (const record of await agent.memory.toolCalls({ runId }))
+    for (const record of await agent.memory.toolCalls({ runId })) {
       audited.set(record.callId, (audited.get(record.callId) ?? 0) + 1);
+      if (record.outcome === 'tool-interrupted' && record.callId in effects) interrupted++;
+    }
   }
   const runs = await agent.memory.listRuns({
     conversationId,
@@ -89,7 +92,7 @@ export async function effectProblems(
   for (const callId of Object.keys(effects))
     if (!audited.has(callId) && !waiting.has(callId))
       problems.push(`tool call ${callId} ran and left no result, no interrupted marker`);
-  return problems;
+  return { problems, interrupted };
 }
 
 /** Requests (from index `from` of `log`) that carried a user message whose text was refused before. */

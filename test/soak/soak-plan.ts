@@ -69,6 +69,11 @@ export interface SoakPlan {
   readonly closeTabAtEvent: number | null;
   /** At the first approval request, reload or crash instead of answering; the new agent resumes the run. */
   readonly approvalReload: ApprovalReload | null;
+  /**
+   * While a slow side-effect call holds (its POST made, its result not yet back), the agent
+   * worker crashes or the tab closes: the call ran, and the resume must mark it, not run it again.
+   */
+  readonly cutMidEffect: 'crash' | 'close-tab' | null;
   /** The model gives all its calls of the turn one id (a hostile endpoint). */
   readonly duplicateIds: boolean;
 }
@@ -121,8 +126,10 @@ export function drawPlan(seed: number): SoakPlan {
   const approvalReload: ApprovalReload | null = chance(0.08)
     ? pick<ApprovalReload>(['dispose', 'crash'])
     : null;
+  const cutMidEffect = chance(0.08) ? pick<'crash' | 'close-tab'>(['crash', 'close-tab']) : null;
   // A reload mid-approval needs a call that asks: a side effect, so its count proves it ran at most once.
   if (approvalReload && !tools.some(asksApproval)) tools.push('effect-approval');
+  if (cutMidEffect && !tools.includes('effect-slow')) tools.push('effect-slow');
   return {
     seed,
     model,
@@ -133,6 +140,7 @@ export function drawPlan(seed: number): SoakPlan {
     crashAtEvent,
     closeTabAtEvent,
     approvalReload,
+    cutMidEffect,
     duplicateIds: tools.length > 1 && chance(0.2),
   };
 }
@@ -153,7 +161,8 @@ export function replacesAgent(plan: SoakPlan): boolean {
     plan.reloadAtEvent !== null ||
     plan.crashAtEvent !== null ||
     plan.closeTabAtEvent !== null ||
-    plan.approvalReload !== null
+    plan.approvalReload !== null ||
+    plan.cutMidEffect !== null
   );
 }
 

@@ -49,6 +49,8 @@ interface Figures {
   /** Side-effect tool calls counted outside the browser, and their executions. */
   effectCalls: number;
   effectExecutions: number;
+  /** Side-effect calls cut by a crash or a closed tab, marked `tool-interrupted` by the resume. */
+  effectCallsInterrupted: number;
   faults: Record<string, number>;
   violations: { seed: number; what: string }[];
   heapBytes: number[];
@@ -133,6 +135,7 @@ async function play(
 ): Promise<{ events: AgentEvent[]; closed: boolean }> {
   const events: AgentEvent[] = [];
   let reloadedInApproval = false;
+  let effectsCut = 0;
   // Read by hand: leaving a `for await` would cancel the run, and a closed tab cancels nothing.
   const iterator = run[Symbol.asyncIterator]();
   for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
@@ -143,6 +146,22 @@ async function play(
       if (events.length === plan.reloadAtEvent) interruptions.reload();
       if (events.length === plan.crashAtEvent) interruptions.crash();
       if (events.length === plan.closeTabAtEvent) {
+        interruptions.closeTab();
+        return { events, closed: true };
+      }
+    }
+    if (
+      interruptions &&
+      plan.cutMidEffect &&
+      event.type === 'tool-call' &&
+      event.toolName === 'record_effect' &&
+      event.argumentsText.includes('"holdMs":300') &&
+      effectsCut++ === 0
+    ) {
+      // The slow call holds 300 ms after its POST: cut it in the middle of that.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      if (plan.cutMidEffect === 'crash') interruptions.crash();
+      else {
         interruptions.closeTab();
         return { events, closed: true };
       }
@@ -195,6 +214,7 @@ it('keeps every invariant through runs of seeded faults', async () => {
     resumed: 0,
     effectCalls: 0,
     effectExecutions: 0,
+    effectCallsInterrupted: 0,
     faults: {},
     violations: [],
     heapBytes: [],
@@ -236,6 +256,7 @@ it('keeps every invariant through runs of seeded faults', async () => {
       if (plan.crashAtEvent !== null) count('worker-crash');
       if (plan.closeTabAtEvent !== null) count('tab-close');
       if (plan.approvalReload !== null) count(`approval-${plan.approvalReload}`);
+      if (plan.cutMidEffect !== null) count(`mid-effect-${plan.cutMidEffect}`);
       if (plan.duplicateIds) count('duplicate-call-ids');
 
       const current = agent;
@@ -297,7 +318,9 @@ it('keeps every invariant through runs of seeded faults', async () => {
       const effects = await effectCounts(effectsUrl, effectRun(plan));
       figures.effectCalls += Object.keys(effects).length;
       figures.effectExecutions += Object.values(effects).reduce((sum, times) => sum + times, 0);
-      violations.push(...(await effectProblems(agent, conversationId, runIds, effects)));
+      const checked = await effectProblems(agent, conversationId, runIds, effects);
+      violations.push(...checked.problems);
+      figures.effectCallsInterrupted += checked.interrupted;
 
       const detail = await agent.memory.getConversation(conversationId);
       if (!detail) violations.push('the conversation is missing');
