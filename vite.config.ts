@@ -86,6 +86,35 @@ function browserProject(
 const browserOrder = { chromium: 0, firefox: 1, webkit: 2 } as const;
 
 /**
+ * The fault soak in one engine: `soak` (Chromium), `soak-firefox`, `soak-webkit`. One after
+ * the other (`groupOrder`), each after its engine's browser suite when `npm test` runs them
+ * together: a long run of its own, not beside the suite's timing checks.
+ */
+function soakProject(
+  browser: 'chromium' | 'firefox' | 'webkit',
+  options: { provider: BrowserProviderOption; screenshotFailures?: boolean },
+): TestProjectInlineConfiguration {
+  return {
+    extends: true,
+    // The agent worker's own dependencies: the soak page loads nothing else.
+    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'jsonrepair', 'tokenx'] },
+    test: {
+      name: browser === 'chromium' ? 'soak' : `soak-${browser}`,
+      include: ['test/soak/**/*.test.ts'],
+      testTimeout: 3_600_000,
+      sequence: { groupOrder: browserOrder[browser] + 1 },
+      browser: {
+        enabled: true,
+        headless: true,
+        instances: [{ browser }],
+        commands: { workerTargets, writeSoakReport },
+        ...options,
+      },
+    },
+  };
+}
+
+/**
  * The built demo driven end to end (`test/e2e`), the same flows in each engine: `e2e` in
  * Chromium with Playwright, `e2e-firefox` with puppeteer-core, `e2e-webkit` over WebDriver.
  */
@@ -147,6 +176,7 @@ export default defineConfig({
       './test/setup/model-server.global.ts',
       './test/setup/mcp-server.global.ts',
       './test/setup/refusing-proxy.global.ts',
+      './test/setup/side-effects.global.ts',
     ],
     projects: [
       {
@@ -192,27 +222,16 @@ export default defineConfig({
           sequence: { groupOrder: 4 },
         },
       },
-      {
-        extends: true,
-        // The agent worker's own dependencies: the soak page loads nothing else.
-        optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'jsonrepair', 'tokenx'] },
-        test: {
-          name: 'soak',
-          include: ['test/soak/**/*.test.ts'],
-          testTimeout: 3_600_000,
-          // After the browser suite, not beside its checks: a long run of its own.
-          sequence: { groupOrder: 1 },
-          browser: {
-            enabled: true,
-            headless: true,
-            provider: playwright({
-              launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
-            }),
-            instances: [{ browser: 'chromium' }],
-            commands: { workerTargets, writeSoakReport },
-          },
-        },
-      },
+      soakProject('chromium', {
+        provider: playwright({
+          launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+        }),
+      }),
+      soakProject('firefox', {
+        provider: puppeteerFirefox({ executablePath: firefoxPath }),
+        screenshotFailures: false,
+      }),
+      soakProject('webkit', { provider: webkitGtk(webkitOptions), screenshotFailures: false }),
     ],
   },
 });

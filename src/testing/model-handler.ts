@@ -195,6 +195,11 @@ export function createModelHandler(options: ModelHandlerOptions): ModelHandler {
     const usage = resolveUsage(turn, body);
     // A model's time to its first token: nothing of the reply, headers included, before it.
     if (turn.latencyMs && !(await sleepWhileOpen(entry, turn.latencyMs))) return;
+    if (turn.fault?.kind === 'reset') {
+      entry.endedByServer = true;
+      res.destroy();
+      return;
+    }
     if (route === 'responses') {
       const shape = {
         includeEncryptedReasoning:
@@ -278,7 +283,8 @@ async function streamFrames(
 ): Promise<void> {
   const { res } = entry;
   openEventStream(res);
-  const fault = reply.fault;
+  // A reset never reaches here: it ends the request before any header.
+  const fault = reply.fault?.kind === 'reset' ? undefined : reply.fault;
   const delayMs = reply.chunkDelayMs ?? 0;
   const all = done ? [...frames, 'data: [DONE]\n\n'] : [...frames];
   for (const [index, frame] of all.entries()) {

@@ -23,7 +23,12 @@ export type ScriptedFault =
   /** Write `afterChunks` chunks, then hold the connection open without sending anything more. */
   | { kind: 'stall'; afterChunks: number }
   /** After `afterChunks` chunks, write an event whose data is invalid JSON, then end the response. */
-  | { kind: 'malformed'; afterChunks: number };
+  | { kind: 'malformed'; afterChunks: number }
+  /**
+   * Destroy the connection before any byte of the answer, headers included: a network drop
+   * (the client's `fetch` rejects, as on a connection reset) rather than a cut stream.
+   */
+  | { kind: 'reset' };
 
 /** Token counts reported for a reply; `total_tokens` is always their sum. */
 export interface ScriptedUsage {

@@ -8,7 +8,8 @@
  * @returns {Promise<number | null>}
  */
 export async function workerTargets({ context }) {
-  const browser = context.browser();
+  // Only Playwright's Chromium has a browser CDP session; Firefox and WebKit providers give none.
+  const browser = typeof context?.browser === 'function' ? context.browser() : null;
   if (!browser || typeof browser.newBrowserCDPSession !== 'function') return null;
   const session = await browser.newBrowserCDPSession();
   try {

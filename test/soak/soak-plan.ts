@@ -15,7 +15,17 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** What the model endpoint does wrong in a run. */
-export type ModelFault = 'none' | 'rate-limited' | 'server-error' | 'cut' | 'stall' | 'garbage';
+export type ModelFault =
+  | 'none'
+  | 'rate-limited'
+  | 'server-error'
+  | 'cut'
+  | 'stall'
+  | 'garbage'
+  /** The first request fails at the connection (no HTTP answer), as when the network drops. */
+  | 'network-drop'
+  /** The endpoint refuses the run's input (400 `limit_exceeded` or 413): never to be sent again. */
+  | 'refused';
 
 /** A tool call the model makes, by what it does to its worker. */
 export type ToolFault =
@@ -27,7 +37,18 @@ export type ToolFault =
   | 'throw'
   | 'oversize'
   | 'approval-by-rule'
-  | 'approval-page';
+  | 'approval-page'
+  /** Side-effect tools: each execution is counted outside the browser. */
+  | 'effect'
+  /** Holds 300 ms after its side effect, so a crash or a closed tab lands mid-call. */
+  | 'effect-slow'
+  /** Asks for approval first (sandboxed). */
+  | 'effect-approval'
+  /** A page tool, asking for approval. */
+  | 'effect-page';
+
+/** How the page ends while the run waits for an approval: a reload (dispose) or a crash of the agent worker. */
+export type ApprovalReload = 'dispose' | 'crash';
 
 /** How the page answers an approval request. */
 export type ApprovalAnswer = 'approve' | 'reject' | 'late' | 'twice';
@@ -40,9 +61,25 @@ export interface SoakPlan {
   readonly approval: ApprovalAnswer;
   /** Abort the run when its nth event arrives. */
   readonly abortAtEvent: number | null;
-  /** Dispose the agent (a closed tab) when the run's nth event arrives, then start a new one. */
+  /** Dispose the agent (a reload) when the run's nth event arrives, then start a new one. */
   readonly reloadAtEvent: number | null;
+  /** Terminate the agent worker from the page at the nth event (a crash), then dispose and start a new agent. */
+  readonly crashAtEvent: number | null;
+  /** At the nth event the tab is gone: the worker ends, nothing more is read, a new agent opens the database. */
+  readonly closeTabAtEvent: number | null;
+  /** At the first approval request, reload or crash instead of answering; the new agent resumes the run. */
+  readonly approvalReload: ApprovalReload | null;
+  /**
+   * While a slow side-effect call holds (its POST made, its result not yet back), the agent
+   * worker crashes or the tab closes: the call ran, and the resume must mark it, not run it again.
+   */
+  readonly cutMidEffect: 'crash' | 'close-tab' | null;
+  /** The model gives all its calls of the turn one id (a hostile endpoint). */
+  readonly duplicateIds: boolean;
 }
+
+/** The run id the side-effect channel counts a plan's calls under. */
+export const effectRun = (plan: SoakPlan) => `seed-${plan.seed}`;
 
 const MODEL_FAULTS: readonly ModelFault[] = [
   'rate-limited',
@@ -50,6 +87,8 @@ const MODEL_FAULTS: readonly ModelFault[] = [
   'cut',
   'stall',
   'garbage',
+  'network-drop',
+  'refused',
 ];
 const TOOL_FAULTS: readonly ToolFault[] = [
   'echo',
@@ -61,6 +100,12 @@ const TOOL_FAULTS: readonly ToolFault[] = [
   'oversize',
   'approval-by-rule',
   'approval-page',
+  'effect',
+  'effect',
+  'effect-slow',
+  'effect-slow',
+  'effect-approval',
+  'effect-page',
 ];
 const ANSWERS: readonly ApprovalAnswer[] = ['approve', 'reject', 'late', 'twice'];
 
@@ -70,18 +115,73 @@ export function drawPlan(seed: number): SoakPlan {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const chance = (p: number) => random() < p;
   const toolCount = Math.floor(random() * 3);
+  const atEvent = (p: number) => (chance(p) ? 1 + Math.floor(random() * 12) : null);
+  const model: ModelFault = chance(0.3) ? pick(MODEL_FAULTS) : 'none';
+  const tools = Array.from({ length: toolCount }, () => pick(TOOL_FAULTS));
+  const approval = pick(ANSWERS);
+  const abortAtEvent = atEvent(0.1);
+  const reloadAtEvent = atEvent(0.05);
+  const crashAtEvent = atEvent(0.06);
+  const closeTabAtEvent = atEvent(0.05);
+  const approvalReload: ApprovalReload | null = chance(0.08)
+    ? pick<ApprovalReload>(['dispose', 'crash'])
+    : null;
+  const cutMidEffect = chance(0.08) ? pick<'crash' | 'close-tab'>(['crash', 'close-tab']) : null;
+  // A reload mid-approval needs a call that asks: a side effect, so its count proves it ran at most once.
+  if (approvalReload && !tools.some(asksApproval)) tools.push('effect-approval');
+  if (cutMidEffect && !tools.includes('effect-slow')) tools.push('effect-slow');
   return {
     seed,
-    model: chance(0.3) ? pick(MODEL_FAULTS) : 'none',
-    tools: Array.from({ length: toolCount }, () => pick(TOOL_FAULTS)),
-    approval: pick(ANSWERS),
-    abortAtEvent: chance(0.1) ? 1 + Math.floor(random() * 12) : null,
-    reloadAtEvent: chance(0.05) ? 1 + Math.floor(random() * 12) : null,
+    model,
+    tools,
+    approval,
+    abortAtEvent,
+    reloadAtEvent,
+    crashAtEvent,
+    closeTabAtEvent,
+    approvalReload,
+    cutMidEffect,
+    duplicateIds: tools.length > 1 && chance(0.2),
   };
 }
 
-function toolCall(fault: ToolFault): ScriptedToolCall {
+/** Whether a call of this kind waits for the page's approval. */
+export function asksApproval(fault: ToolFault): boolean {
+  return (
+    fault === 'approval-by-rule' ||
+    fault === 'approval-page' ||
+    fault === 'effect-approval' ||
+    fault === 'effect-page'
+  );
+}
+
+/** Whether the plan ends its agent mid-run (a new agent then resumes the run). */
+export function replacesAgent(plan: SoakPlan): boolean {
+  return (
+    plan.reloadAtEvent !== null ||
+    plan.crashAtEvent !== null ||
+    plan.closeTabAtEvent !== null ||
+    plan.approvalReload !== null ||
+    plan.cutMidEffect !== null
+  );
+}
+
+function toolCall(fault: ToolFault, plan: SoakPlan, effectsUrl: string): ScriptedToolCall {
+  const effect = (ask: boolean, holdMs: number) => ({
+    url: `${effectsUrl}/effects`,
+    run: effectRun(plan),
+    ask,
+    holdMs,
+  });
   switch (fault) {
+    case 'effect':
+      return { name: 'record_effect', arguments: effect(false, 0) };
+    case 'effect-slow':
+      return { name: 'record_effect', arguments: effect(false, 300) };
+    case 'effect-approval':
+      return { name: 'record_effect', arguments: effect(true, 0) };
+    case 'effect-page':
+      return { name: 'record_effect_page', arguments: effect(true, 0) };
     case 'echo':
       return { name: 'echo', arguments: { text: 'soak' } };
     case 'sleep':
@@ -103,11 +203,17 @@ function toolCall(fault: ToolFault): ScriptedToolCall {
   }
 }
 
+/** The model's answer after the tools, and to each step a resume asks for again. */
+export const FINAL: ScriptedTurn = { text: 'All done here.' };
+
 /** The model's side of a run: a faulty first answer where drawn, tool calls, then a final answer. */
-export function scriptFor(plan: SoakPlan): ScriptedTurn[] {
-  const calls = plan.tools.map(toolCall);
+export function scriptFor(plan: SoakPlan, effectsUrl: string): ScriptedTurn[] {
+  const final = FINAL;
+  const calls = plan.tools.map((fault, index) => ({
+    ...toolCall(fault, plan, effectsUrl),
+    id: plan.duplicateIds ? `call_${plan.seed}_dup` : `call_${plan.seed}_${index}`,
+  }));
   const first: ScriptedTurn = calls.length > 0 ? { toolCalls: calls } : { text: 'A plain answer.' };
-  const final: ScriptedTurn = { text: 'All done here.' };
   switch (plan.model) {
     case 'none':
       return [first, final];
@@ -123,6 +229,15 @@ export function scriptFor(plan: SoakPlan): ScriptedTurn[] {
       return [{ ...first, fault: { kind: 'stall', afterChunks: 1 } }, first, final];
     case 'garbage':
       return [{ ...first, fault: { kind: 'malformed', afterChunks: 1 } }];
+    case 'network-drop':
+      // No byte came back, so the request is made again (the SDK's retry or the network wait).
+      return [{ ...first, fault: { kind: 'reset' } }, first, final];
+    case 'refused':
+      return [
+        plan.seed % 2 === 0
+          ? { status: 400, message: 'limit_exceeded: the request carries more than allowed.' }
+          : { status: 413, message: 'Request body too large.' },
+      ];
   }
 }
 
@@ -135,6 +250,11 @@ export function expectedErrors(plan: SoakPlan): readonly string[] {
     cut: ['model-stream-truncated', 'model-unreachable'],
     stall: ['model-stream-idle'],
     garbage: ['model-stream-malformed'],
+    'network-drop': ['model-unreachable'],
+    refused: ['input-refused'],
   };
-  return [...model[plan.model], ...(plan.reloadAtEvent === null ? [] : ['agent-disposed'])];
+  return [
+    ...model[plan.model],
+    ...(replacesAgent(plan) ? ['agent-disposed', 'worker-crashed'] : []),
+  ];
 }

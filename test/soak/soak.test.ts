@@ -1,23 +1,32 @@
-import {
-  type Agent,
-  type AgentEvent,
-  type AgentRun,
-  createAgent,
-  isAirlockError,
-  tool,
-} from 'airlock-agents';
-import { createRemoteSession } from 'airlock-agents/testing/remote';
+import { type AgentEvent, type AgentRun, createAgent, isAirlockError, tool } from 'airlock-agents';
+import { createRemoteSession, type RemoteModelSession } from 'airlock-agents/testing/remote';
 import { expect, inject, it } from 'vitest';
-import { commands } from 'vitest/browser';
+import { commands, server } from 'vitest/browser';
 import { z } from 'zod';
-import { drawPlan, expectedErrors, type SoakPlan, scriptFor } from './soak-plan';
+import {
+  effectCounts,
+  effectProblems,
+  resentRefusals,
+  terminalProblems,
+  unpairedToolMessages,
+} from './soak-checks';
+import {
+  asksApproval,
+  drawPlan,
+  effectRun,
+  expectedErrors,
+  FINAL,
+  replacesAgent,
+  type SoakPlan,
+  scriptFor,
+} from './soak-plan';
 
 declare module 'vitest/browser' {
   interface BrowserCommands {
     /** Dedicated worker targets the browser reports (CDP); null without CDP. */
     workerTargets: () => Promise<number | null>;
-    /** Writes the soak's figures where `npm run soak` asked for them (a no-op otherwise). */
-    writeSoakReport: (report: string) => Promise<void>;
+    /** Writes one engine's soak figures where `npm run soak` asked for them (a no-op otherwise). */
+    writeSoakReport: (engine: string, report: string) => Promise<void>;
   }
 }
 
@@ -33,10 +42,19 @@ interface Figures {
   finished: number;
   failed: number;
   aborted: number;
+  /** Runs whose tab closed before they ended (nothing more of them was read). */
+  closed: number;
+  /** Interrupted runs a new agent resumed, and how they ended. */
+  resumed: number;
+  /** Side-effect tool calls counted outside the browser, and their executions. */
+  effectCalls: number;
+  effectExecutions: number;
+  /** Side-effect calls cut by a crash or a closed tab, marked `tool-interrupted` by the resume. */
+  effectCallsInterrupted: number;
   faults: Record<string, number>;
   violations: { seed: number; what: string }[];
   heapBytes: number[];
-  workerTargetsMax: number;
+  workerTargetsMax: number | null;
 }
 
 const confirmMe = tool({
@@ -47,23 +65,38 @@ const confirmMe = tool({
   execute: () => 'confirmed',
 });
 
-function startAgent(
-  baseURL: string,
-  database: string,
-  onWorkerError: (message: string) => void,
-): Agent {
-  return createAgent({
+/** The page-side twin of the tool worker's `record_effect`: its work is counted outside the browser. */
+const recordEffectPage = tool({
+  name: 'record_effect_page',
+  description: 'Reports its call to a server outside the browser; asks first.',
+  parameters: z.object({ url: z.string(), run: z.string(), ask: z.boolean(), holdMs: z.number() }),
+  needsApproval: true,
+  execute: async ({ url, run }, { callId }) => {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ run, callId }),
+    });
+    if (!response.ok) throw new Error(`The side-effect server answered ${response.status}.`);
+    return { recorded: callId };
+  },
+});
+
+/** An agent on `database`, and the agent worker it started (for the soak to crash). */
+function startAgent(baseURL: string, database: string, onWorkerError: (message: string) => void) {
+  let agentWorker: Worker | undefined;
+  const agent = createAgent({
     worker: () => {
       // Written out where it is used: Vite bundles a worker only in this form (in tests,
       // vitest then also gives the worker what its dynamic imports need).
-      const worker = new Worker(new URL('../browser/fixtures/agent.worker.ts', import.meta.url), {
+      agentWorker = new Worker(new URL('../browser/fixtures/agent.worker.ts', import.meta.url), {
         type: 'module',
       });
-      worker.addEventListener('error', (event) => onWorkerError(event.message));
-      return worker;
+      agentWorker.addEventListener('error', (event) => onWorkerError(event.message));
+      return agentWorker;
     },
     model: { baseURL, model: 'airlock-test-model', maxRetries: 2 },
-    tools: [confirmMe],
+    tools: [confirmMe, recordEffectPage],
     toolsets: [
       {
         name: 'test',
@@ -77,28 +110,84 @@ function startAgent(
     // have their own fault tests, a failed one only warns).
     memory: { database, tools: false, summarize: false },
   });
+  return { agent, crash: () => agentWorker?.terminate() };
 }
 
-/** Plays one run as the plan says; returns its events. */
-async function play(run: AgentRun, plan: SoakPlan, onReload: () => void, violations: string[]) {
+/** What the page does to its agent when a plan says so. */
+interface Interruptions {
+  /** A reload: the agent is disposed. */
+  reload: () => void;
+  /** The agent worker dies under the page, which then disposes the agent. */
+  crash: () => void;
+  /** The tab is gone: the worker ends and the page reads nothing more. */
+  closeTab: () => void;
+}
+
+/**
+ * Plays one run as the plan says; returns its events, and whether the tab closed under it.
+ * A resumed run is played without the plan's interruptions, its approvals approved.
+ */
+async function play(
+  run: AgentRun,
+  plan: SoakPlan,
+  interruptions: Interruptions | null,
+  violations: string[],
+): Promise<{ events: AgentEvent[]; closed: boolean }> {
   const events: AgentEvent[] = [];
-  for await (const event of run) {
+  let reloadedInApproval = false;
+  let effectsCut = 0;
+  // Read by hand: leaving a `for await` would cancel the run, and a closed tab cancels nothing.
+  const iterator = run[Symbol.asyncIterator]();
+  for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+    const event = next.value;
     events.push(event);
-    if (events.length === plan.abortAtEvent) run.abort();
-    if (events.length === plan.reloadAtEvent) onReload();
+    if (interruptions) {
+      if (events.length === plan.abortAtEvent) run.abort();
+      if (events.length === plan.reloadAtEvent) interruptions.reload();
+      if (events.length === plan.crashAtEvent) interruptions.crash();
+      if (events.length === plan.closeTabAtEvent) {
+        interruptions.closeTab();
+        return { events, closed: true };
+      }
+    }
+    if (
+      interruptions &&
+      plan.cutMidEffect &&
+      event.type === 'tool-call' &&
+      event.toolName === 'record_effect' &&
+      event.argumentsText.includes('"holdMs":300') &&
+      effectsCut++ === 0
+    ) {
+      // The slow call holds 300 ms after its POST: cut it in the middle of that.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      if (plan.cutMidEffect === 'crash') interruptions.crash();
+      else {
+        interruptions.closeTab();
+        return { events, closed: true };
+      }
+    }
     if (event.type !== 'approval-request') continue;
-    const decide = () =>
-      plan.approval === 'reject' ? run.reject(event.approvalId) : run.approve(event.approvalId);
-    if (plan.approval === 'late') {
-      setTimeout(() => void decide(), 40);
+    if (interruptions && plan.approvalReload && !reloadedInApproval) {
+      reloadedInApproval = true;
+      if (plan.approvalReload === 'crash') interruptions.crash();
+      else interruptions.reload();
       continue;
     }
-    // Refused only when the run already ended (an abort, a reload).
-    await decide().catch((error: unknown) => {
+    const answer = interruptions ? plan.approval : 'approve';
+    const decide = () =>
+      answer === 'reject' ? run.reject(event.approvalId) : run.approve(event.approvalId);
+    // Refused only when the run already ended (an abort, a reload, a crash).
+    const refusedAsEnded = (error: unknown) => {
       if (!isAirlockError(error, 'approval-already-decided'))
         violations.push(`decision refused: ${error}`);
-    });
-    if (plan.approval === 'twice') {
+    };
+    if (answer === 'late') {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      await decide().catch(refusedAsEnded);
+      continue;
+    }
+    await decide().catch(refusedAsEnded);
+    if (answer === 'twice') {
       const second = await run.approve(event.approvalId).then(
         () => 'taken',
         (error: unknown) =>
@@ -107,105 +196,150 @@ async function play(run: AgentRun, plan: SoakPlan, onReload: () => void, violati
       if (second !== 'refused') violations.push(`a second decision was ${second}`);
     }
   }
-  return events;
-}
-
-/** Every stored tool call has its result and every result its call. */
-function unpairedToolMessages(messages: readonly { message: { role: string } }[]): string[] {
-  const problems: string[] = [];
-  const open = new Set<string>();
-  for (const { message } of messages) {
-    const m = message as {
-      role: string;
-      tool_calls?: { id: string }[];
-      tool_call_id?: string;
-    };
-    if (m.role === 'assistant') {
-      if (open.size > 0) problems.push(`calls ${[...open].join(', ')} have no result`);
-      open.clear();
-      for (const call of m.tool_calls ?? []) open.add(call.id);
-    } else if (m.role === 'tool') {
-      if (!m.tool_call_id || !open.delete(m.tool_call_id))
-        problems.push(`result ${m.tool_call_id} answers no open call`);
-    } else if (open.size > 0) {
-      problems.push(`calls ${[...open].join(', ')} have no result`);
-      open.clear();
-    }
-  }
-  return problems;
+  return { events, closed: false };
 }
 
 it('keeps every invariant through runs of seeded faults', async () => {
   const runs = inject('soakRuns');
   const baseSeed = inject('soakSeed');
   const serverUrl = inject('modelServerUrl');
+  const effectsUrl = inject('sideEffectsUrl');
   const database = `soak-${baseSeed}-${crypto.randomUUID()}`;
   const figures: Figures = {
     runs: 0,
     finished: 0,
     failed: 0,
     aborted: 0,
+    closed: 0,
+    resumed: 0,
+    effectCalls: 0,
+    effectExecutions: 0,
+    effectCallsInterrupted: 0,
     faults: {},
     violations: [],
     heapBytes: [],
-    workerTargetsMax: 0,
+    workerTargetsMax: null,
   };
   const workerErrors: string[] = [];
-  const session = await createRemoteSession(serverUrl, []);
-  const newAgent = () =>
-    startAgent(session.baseURL, database, (message) => workerErrors.push(message));
-  let agent = newAgent();
+  /** Inputs the endpoint refused: none may reach it again. */
+  const refusedInputs = new Set<string>();
+  // A new session with every new agent keeps each request log short enough to read after every run.
+  let session: RemoteModelSession;
+  let checkedRequests = 0;
+  const newAgent = async () => {
+    session = await createRemoteSession(serverUrl, []);
+    checkedRequests = 0;
+    return startAgent(session.baseURL, database, (message) => workerErrors.push(message));
+  };
+  let { agent, crash } = await newAgent();
   const count = (kind: string) => {
     figures.faults[kind] = (figures.faults[kind] ?? 0) + 1;
+  };
+  const tally = (events: readonly AgentEvent[]) => {
+    const last = events.at(-1);
+    if (last?.type === 'run-finish') {
+      if (last.reason === 'aborted') figures.aborted++;
+      else figures.finished++;
+    } else if (last?.type === 'run-error') figures.failed++;
   };
   const started = performance.now();
   try {
     for (let index = 0; index < runs; index++) {
       const plan = drawPlan(baseSeed + index);
       const violations: string[] = [];
-      await session.replaceTurns(scriptFor(plan));
+      await session!.replaceTurns(scriptFor(plan, effectsUrl));
       if (plan.model !== 'none') count(`model:${plan.model}`);
       for (const fault of plan.tools) count(`tool:${fault}`);
-      if (plan.tools.some((fault) => fault.startsWith('approval')))
-        count(`approval:${plan.approval}`);
+      if (plan.tools.some(asksApproval)) count(`approval:${plan.approval}`);
       if (plan.abortAtEvent !== null) count('abort');
       if (plan.reloadAtEvent !== null) count('reload');
+      if (plan.crashAtEvent !== null) count('worker-crash');
+      if (plan.closeTabAtEvent !== null) count('tab-close');
+      if (plan.approvalReload !== null) count(`approval-${plan.approvalReload}`);
+      if (plan.cutMidEffect !== null) count(`mid-effect-${plan.cutMidEffect}`);
+      if (plan.duplicateIds) count('duplicate-call-ids');
 
       const current = agent;
+      const crashCurrent = crash;
       const conversationId = `soak-${index % 7}`;
-      const run = current.run(`Soak run ${plan.seed}`, { conversationId });
-      const events = await play(run, plan, () => current.dispose(), violations);
-
-      const terminals = events.filter((e) => e.type === 'run-finish' || e.type === 'run-error');
-      if (terminals.length !== 1 || events.at(-1) !== terminals[0])
-        violations.push(`${terminals.length} terminal events`);
-      const last = events.at(-1);
-      if (last?.type === 'run-finish') {
-        if (last.reason === 'aborted') figures.aborted++;
-        else figures.finished++;
-      } else if (last?.type === 'run-error') {
-        figures.failed++;
-        if (!expectedErrors(plan).includes(last.error.code))
-          violations.push(`run-error ${last.error.code}: ${last.error.message}`);
+      const input = `Soak run ${plan.seed}`;
+      const run = current.run(input, { conversationId });
+      const { events, closed } = await play(
+        run,
+        plan,
+        {
+          reload: () => current.dispose(),
+          crash: () => {
+            crashCurrent();
+            current.dispose();
+          },
+          closeTab: crashCurrent,
+        },
+        violations,
+      );
+      if (closed) figures.closed++;
+      else {
+        violations.push(...terminalProblems(events, expectedErrors(plan)));
+        tally(events);
       }
+      const last = events.at(-1);
+      const refused = last?.type === 'run-error' && last.error.code === 'input-refused';
+      const runIds = [
+        ...new Set(events.flatMap((event) => (event.type === 'run-start' ? [event.runId] : []))),
+      ];
 
-      // A closed tab (drawn, and every 25th run): what was committed is there for the next one.
-      if (current.disposed || index % 25 === 24) {
+      // A new page (drawn, and every 25th run): what was committed is there for the next one,
+      // no run is left running once it is ready, and an interrupted run of this plan goes on.
+      if (closed || current.disposed || index % 25 === 24) {
+        // A closed tab's page-side leftovers (its tool workers) end with it, as the browser would.
         current.dispose();
-        agent = newAgent();
+        ({ agent, crash } = await newAgent());
         await agent.ready;
         const running = await agent.memory.listRuns({ statuses: ['running'] });
         if (running.length > 0)
           violations.push(`${running.length} run(s) left running after ready`);
+        if (replacesAgent(plan)) {
+          await session!.replaceTurns([FINAL, FINAL, FINAL]);
+          const waiting = await agent.memory.listRuns({
+            conversationId,
+            statuses: ['interrupted', 'awaiting-approval'],
+          });
+          for (const record of waiting.filter((record) => record.input === input)) {
+            if (!runIds.includes(record.id)) runIds.push(record.id);
+            const resumed = await play(agent.resume(record.id), plan, null, violations);
+            figures.resumed++;
+            violations.push(...terminalProblems(resumed.events, expectedErrors(plan)));
+            tally(resumed.events);
+          }
+        }
       }
+
+      // Each call ran at most once, counted outside the browser, and left its result or marker.
+      const effects = await effectCounts(effectsUrl, effectRun(plan));
+      figures.effectCalls += Object.keys(effects).length;
+      figures.effectExecutions += Object.values(effects).reduce((sum, times) => sum + times, 0);
+      const checked = await effectProblems(agent, conversationId, runIds, effects);
+      violations.push(...checked.problems);
+      figures.effectCallsInterrupted += checked.interrupted;
+
       const detail = await agent.memory.getConversation(conversationId);
       if (!detail) violations.push('the conversation is missing');
       else {
         const complete = detail.messages.filter((record) => record.status === 'complete');
         violations.push(...unpairedToolMessages(complete));
-        if (!complete.some((record) => record.message.content === `Soak run ${plan.seed}`))
-          violations.push('the run’s input is missing');
+        const stored = detail.messages.find((record) => record.message.content === input);
+        const wanted = refused ? 'refused' : 'complete';
+        // A run cut before it stored anything (no run row) may have lost its input with the tab.
+        if (stored?.status !== wanted && runIds.length > 0)
+          violations.push(
+            `the run’s input is ${stored ? stored.status : 'missing'}, not ${wanted}`,
+          );
       }
+      const log = await session!.requests();
+      violations.push(...resentRefusals(log, checkedRequests, refusedInputs));
+      checkedRequests = log.length;
+      // Sent by this run's requests, up to the refusal; by none after.
+      if (refused) refusedInputs.add(input);
 
       // No tool worker outlives what the pool keeps: the policy worker and the fresh ones.
       const live = () => agent.sandboxStats().test?.live ?? 0;
@@ -214,7 +348,8 @@ it('keeps every invariant through runs of seeded faults', async () => {
       if (live() > 1 + POOL_SIZE)
         violations.push(`tool workers alive: ${JSON.stringify(agent.sandboxStats())}`);
       const targets = await commands.workerTargets();
-      if (targets !== null) figures.workerTargetsMax = Math.max(figures.workerTargetsMax, targets);
+      if (targets !== null)
+        figures.workerTargetsMax = Math.max(figures.workerTargetsMax ?? 0, targets);
 
       if (index % 50 === 0) {
         const memory = (performance as Performance & { memory?: { usedJSHeapSize: number } })
@@ -234,16 +369,17 @@ it('keeps every invariant through runs of seeded faults', async () => {
   }
   const report = {
     ...figures,
+    engine: server.browser,
     seed: baseSeed,
     durationMs: Math.round(performance.now() - started),
     at: new Date().toISOString(),
   };
-  await commands.writeSoakReport(JSON.stringify(report, null, 2));
+  await commands.writeSoakReport(server.browser, JSON.stringify(report));
   expect(figures.violations).toEqual([]);
   expect(figures.runs).toBe(runs);
   // Without a forced GC the heap is noisy: it may settle higher after warm-up, but must not
   // keep growing run over run (the samples are in the report for a closer look).
   const [, warm = 0] = figures.heapBytes;
-  const last = figures.heapBytes.at(-1) ?? 0;
-  if (figures.heapBytes.length >= 4) expect(last).toBeLessThan(warm * 2 + 16 * 1024 * 1024);
+  const lastHeap = figures.heapBytes.at(-1) ?? 0;
+  if (figures.heapBytes.length >= 4) expect(lastHeap).toBeLessThan(warm * 2 + 16 * 1024 * 1024);
 }, 3_600_000);

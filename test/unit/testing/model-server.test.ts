@@ -538,6 +538,28 @@ describe('transport faults', () => {
     expect(session.requests[0]?.closedByClient).toBe(false);
   });
 
+  it('reset: the request fails at the connection, with no HTTP answer, and the SDK retries into the next turn', async () => {
+    const session = server.createSession([
+      { text: 'never sent', fault: { kind: 'reset' } },
+      { text: 'after the drop' },
+    ]);
+    const failed = await fetch(`${session.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-test', messages, stream: true }),
+    }).then(
+      (response) => `answered ${response.status}`,
+      (error: unknown) => (error instanceof TypeError ? 'connection failed' : String(error)),
+    );
+    expect(failed).toBe('connection failed');
+    const answer = await clientFor(session.baseURL).chat.completions.create({
+      model: 'gpt-test',
+      messages,
+    });
+    expect(answer.choices[0]?.message.content).toBe('after the drop');
+    expect(session.requests.map((request) => request.turnIndex)).toEqual([0, 1]);
+  });
+
   it('stall: aborting the client request marks the recorded request closedByClient', async () => {
     const session = server.createSession([
       { text: 'never finishes', fault: { kind: 'stall', afterChunks: 1 } },
