@@ -1,6 +1,5 @@
 import type * as Comlink from 'comlink';
 import { z } from 'zod';
-import { AirlockError } from '../../errors/airlock-error';
 import type {
   GuardedToolCall,
   GuardrailContext,
@@ -11,16 +10,15 @@ import type {
 } from '../../protocol/guardrails';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
-
-/** The run was aborted while a guardrail was deciding. */
-export const GUARDRAIL_ABORTED: unique symbol = Symbol('guardrail aborted');
+import { GUARDRAIL_ABORTED, type Guardrails } from './guardrails';
 
 /**
- * The agent worker's side of the page's guardrails. A stage without guardrails costs no
- * round trip; a page that cannot answer blocks (guardrails fail closed); an abort stops
- * the wait at once, since a page function cannot be cancelled.
+ * The agent worker's side of the page's guardrails, for a page that has some (see
+ * `guardrailsFor`). A stage without guardrails costs no round trip; a page that cannot
+ * answer blocks (guardrails fail closed); an abort stops the wait at once, since a page
+ * function cannot be cancelled.
  */
-export class GuardrailGate {
+export class GuardrailGate implements Guardrails {
   readonly #host: Comlink.Remote<GuardrailHost> | GuardrailHost;
   readonly #flags: GuardrailFlags;
 
@@ -29,7 +27,6 @@ export class GuardrailGate {
     this.#flags = flags;
   }
 
-  /** Whether any guardrail guards this stage. */
   guards(stage: GuardrailStage): boolean {
     return this.#flags[stage];
   }
@@ -102,16 +99,4 @@ function readVerdict<T>(
     name: stage,
     reason: `The ${stage} guardrails answered with something that is not a verdict.`,
   };
-}
-
-/** The error that ends a run whose input or output a guardrail blocked. */
-export function guardrailBlocked(
-  stage: 'input' | 'output',
-  verdict: { readonly name: string; readonly reason: string },
-): AirlockError {
-  return new AirlockError(
-    'guardrail-blocked',
-    `The ${stage} guardrail "${verdict.name}" blocked the run: ${verdict.reason}`,
-    { details: { guardrail: stage, name: verdict.name, reason: verdict.reason } },
-  );
 }

@@ -5,7 +5,7 @@ import type { ResponseFormat } from '../../model/structured-output';
 import type { AgentConfig } from '../../protocol/agent-config';
 import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
-import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
+import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrails';
 import type { RunContext, RunOutput } from './loop-context';
 import { reasoningOf } from './model-step';
 import type { StepResponse } from './stream-step';

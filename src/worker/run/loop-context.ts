@@ -10,7 +10,7 @@ import type { AgentEvent } from '../../protocol/events';
 import type { OutputRequest } from '../../protocol/wire';
 import type { AttachmentData } from '../../store/store';
 import type { BudgetMeter } from '../policy/budget-meter';
-import type { GuardrailGate } from '../policy/guardrail-gate';
+import type { Guardrails } from '../policy/guardrails';
 import type { ToolCallsContext } from '../tools/run-tool-calls';
 import type { OutputVerdict } from './event-sink';
 
@@ -86,7 +86,7 @@ export interface RunContext {
   /** Counts what the run spends against its budgets and its conversation's. */
   readonly budget: BudgetMeter;
   /** The page's output and tool-argument guardrails. */
-  readonly guardrails: GuardrailGate;
+  readonly guardrails: Guardrails;
   /** Finish this step before streaming a new one. */
   readonly resume?: ResumedStep;
   /** The step an interrupted run goes on from (its earlier steps are in `history`); default 1. */

@@ -13,7 +13,7 @@ import { conversationScope } from '../../store/memory-rules';
 import type { RunSeal } from '../../store/run-seal';
 import type { AttachmentData, ConversationStore, MemoryScope } from '../../store/store';
 import type { ContextCache } from '../context/context-cache';
-import type { GuardrailGate } from '../policy/guardrail-gate';
+import type { Guardrails } from '../policy/guardrails';
 import type { ApprovalGate } from '../tools/approval-gate';
 import { SEARCH_KNOWLEDGE } from '../tools/knowledge-tools';
 import { MEMORY_TOOL_NAMES } from '../tools/memory-tool-names';
@@ -36,7 +36,7 @@ export interface AgentSetup {
   /** Seals the run rows the agent writes, and checks those it resumes from. */
   readonly runSeal: RunSeal;
   /** The page's guardrails. */
-  readonly guardrails: GuardrailGate;
+  readonly guardrails: Guardrails;
   /** The agent's documents, searched per run. */
   readonly knowledge: KnowledgeBase;
   /** The rules of `memory.learn`, compiled (none when it is not set). */

@@ -11,6 +11,7 @@ import {
 } from '../../model/network-wait';
 import { createOpenAIChatModel, createOpenAIEmbeddingModel } from '../../model/openai-chat-model';
 import type { AgentConfig, ModelConfig } from '../../protocol/agent-config';
+import type { GuardrailFlags, GuardrailHost } from '../../protocol/guardrails';
 import { DEFAULT_KNOWLEDGE_CONFIG, type KnowledgeConfig } from '../../protocol/knowledge';
 import type { SandboxSpawner } from '../../protocol/sandbox-wire';
 import type { ToolHost } from '../../protocol/tools';
@@ -20,6 +21,7 @@ import { rowProblems } from '../../store/row-schemas';
 import type { RunSeal } from '../../store/run-seal';
 import type { ConversationStore } from '../../store/store';
 import type { McpServerConnection } from '../mcp/mcp-server-connection';
+import { type Guardrails, UNGUARDED } from '../policy/guardrails';
 import { conversationLockName, heldLockNames } from '../run/conversation-lock';
 import { markRunInterrupted } from '../run/interrupted-runs';
 import type { RunRelays } from '../tabs/run-relay';
@@ -258,4 +260,20 @@ export async function loadKnowledgeBase(
 export async function loadRunRelays(database: string, tabHub?: MessagePort): Promise<RunRelays> {
   const { RunRelays } = await loadChunk('run-relay', () => import('../tabs/run-relay'));
   return new RunRelays(database, tabHub);
+}
+
+/**
+ * The agent worker's side of the page's guardrails: the gate that asks the page (and parses
+ * its verdicts) loads as a chunk, at start, only when the page has a guardrail.
+ */
+export async function guardrailsFor(
+  host: Comlink.Remote<GuardrailHost>,
+  flags: GuardrailFlags,
+): Promise<Guardrails> {
+  if (!flags.input && !flags.output && !flags.toolArguments) return UNGUARDED;
+  const { GuardrailGate } = await loadChunk(
+    'guardrail-gate',
+    () => import('../policy/guardrail-gate'),
+  );
+  return new GuardrailGate(host, flags);
 }

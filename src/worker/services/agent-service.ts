@@ -29,7 +29,6 @@ import type { ConversationStore } from '../../store/store';
 import { type Cancel, every } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
 import { ContextCache } from '../context/context-cache';
-import { GuardrailGate } from '../policy/guardrail-gate';
 import { conversationLockName } from '../run/conversation-lock';
 import { type AgentSetup, lastingScopes, type RunChannel } from '../run/run-setup';
 import type { ConversationWatch } from '../tabs/conversation-watch';
@@ -38,6 +37,7 @@ import type { ApprovalGate } from '../tools/approval-gate';
 import {
   chatModelFor,
   compiledLearnRules,
+  guardrailsFor,
   loadKnowledgeBase,
   loadRunRelays,
   loadRunSeal,
@@ -165,7 +165,7 @@ export class AgentService implements AgentWorkerApi {
         store,
         runSeal: await runSeal,
         knowledge: await knowledgeBase,
-        guardrails: new GuardrailGate(guardrails, config.guardrails),
+        guardrails: await guardrailsFor(guardrails, config.guardrails),
         learnRules,
         // Loaded now, off the first run's path: an agent without them never loads them.
         ...(config.memory.tools

@@ -8,7 +8,7 @@ import type { ResumeRequest, RetryRequest, RunRequest } from '../../protocol/wir
 import { loadChunk } from '../../runtime/load-chunk';
 import { assertInputFits } from '../../store/context-window';
 import type { RunRecord } from '../../store/store';
-import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrail-gate';
+import { GUARDRAIL_ABORTED, guardrailBlocked } from '../policy/guardrails';
 import { runConversation } from '../run/conversation-run';
 import { EventSink } from '../run/event-sink';
 import { abortedRun } from '../run/run-agent';

@@ -13,7 +13,7 @@ import type {
 import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { toolCancelled } from '../../tools/tool-cancelled';
-import { GUARDRAIL_ABORTED } from '../policy/guardrail-gate';
+import { GUARDRAIL_ABORTED } from '../policy/guardrails';
 import type { RunFlowTracker } from '../policy/run-flow';
 import type { ApprovalGate } from './approval-gate';
 import { acceptCheck, acceptOutcome, needsApproval } from './tool-answers';
