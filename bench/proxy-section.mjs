@@ -72,6 +72,10 @@ relay). "Added" is the proxied percentile less the direct one.
 ${latencyRows}
 
 **The goal, ≤ 2 ms p95 added at ${figures.concurrency} concurrent streams on one process, ${worst <= 2 ? 'is met' : `is missed here (${worst} ms)`}.**
+The direct columns are the harness's own lateness: the model server's pauses run late as its process gets busy, and
+the client, the model server, Redis and the proxies share ${figures.machine.cores} cores. When direct events already come tens of
+ms late, the machine is saturated and "added" is mostly the proxies' wait for a core: the CPU per request below,
+times the requests a second ${figures.concurrency} paced streams make (about ${Math.round(figures.concurrency / (((figures.replyChunks + 3) * figures.paceMs) / 1000))}), is the share of a core the proxy needs.
 
 **Throughput, replies without pauses** (${figures.concurrency} requests at once, back to back): how many requests a second each
 side carries, and the proxies' CPU time per request.
