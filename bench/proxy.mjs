@@ -1,13 +1,20 @@
 // `npm run bench:proxy`: a load test of the proxy's Node adapter on 127.0.0.1. The same
 // streamed chat completions go to the testing model server directly and through the proxy
 // (processes of their own: authorize, request policy, per-user limits reserved and settled,
-// key redaction, the event-by-event relay), at the same concurrency; the difference is what
-// the proxy adds. Four set-ups: 1 and 4 proxy processes (the client spreads requests over
-// them, as a load balancer would), each with the in-memory counter store and with the Redis
-// store on one local `redis-server` (scripts/redis.mjs). Writes bench/results/proxy.json and
-// the "Proxy gateway" section of BENCHMARKS.md.
+// key redaction, the event-by-event relay), at the same concurrency. Four set-ups: 1 and 4
+// proxy processes (the client spreads requests over them, as a load balancer would), each
+// with the in-memory counter store and with the Redis store on one local `redis-server`
+// (scripts/redis.mjs). Two loads per set-up:
 //
-//   npm run bench:proxy                       1 000 requests each way per set-up, 100 at once
+// - latency: `concurrency` streams at once, each paced as a model streams (one event every
+//   PACE_MS), so the load is a real one and not a queue for CPU; what the proxy adds to the
+//   arrival of the first event (its per-request work) and of every event, at p50/p95/p99;
+// - throughput: `concurrency` requests at once answered without pauses, back to back: how
+//   many a second, and the proxy's CPU per request.
+//
+// Writes bench/results/proxy.json and the "Proxy gateway" section of BENCHMARKS.md.
+//
+//   npm run bench:proxy                       1 000 requests each way per load and set-up, 100 at once
 //   node bench/proxy.mjs --requests=500 --concurrency=20
 //   node bench/proxy.mjs --smoke              100 requests, 10 at once, no files written;
 //                                             fails on any error (part of bench:smoke)
@@ -16,12 +23,12 @@
 // Not a test: nothing fails on a latency figure, only on errors.
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startRedis } from '../scripts/redis.mjs';
-import { loadSourceModule } from './proxy/load-module.mjs';
 import { spliceProxySection } from './proxy-section.mjs';
 
 const args = process.argv.slice(2);
@@ -37,8 +44,10 @@ const concurrency = option('concurrency', smoke ? 10 : 100);
 const warmup = Math.min(200, requests);
 /** Rounds of direct-then-proxied requests. */
 const ROUNDS = 4;
-/** Requests sent one at a time each way, after the rounds (one process, memory store). */
-const SEQUENTIAL = smoke ? 20 : 200;
+/** The paced upstream's pause between events, as a model streams tokens. */
+const PACE_MS = 20;
+/** The prompt the model server answers at PACE_MS; any other is answered at once. */
+const PACED_PROMPT = 'Stream it at a model’s pace.';
 const USERS = 50;
 /** A reply of 24 words: a role chunk, 24 content chunks, a finish and a usage chunk, [DONE]. */
 const REPLY = Array.from({ length: 24 }, (_, index) => `word${index}`).join(' ');
@@ -51,11 +60,30 @@ const SETUPS = /** @type {const} */ ([
 ]);
 
 const loadAtStart = loadavg();
-const { startModelServer } = await loadSourceModule('/src/testing.ts');
-const models = await startModelServer();
-const session = models.createSession(() => ({ text: REPLY }));
+const upstream = await startUpstream();
 const apiKey = `sk-bench-${randomBytes(16).toString('hex')}`;
 const redis = await startRedis();
+
+/**
+ * The testing model server in a process of its own (bench/proxy/upstream-process.mjs),
+ * answering PACED_PROMPT at PACE_MS and anything else at once.
+ */
+async function startUpstream() {
+  const child = fork(
+    fileURLToPath(new URL('./proxy/upstream-process.mjs', import.meta.url)),
+    [REPLY, String(PACE_MS), PACED_PROMPT],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
+  const exited = once(child, 'exit');
+  const [message] = await once(child, 'message');
+  return {
+    baseURL: /** @type {{ baseURL: string }} */ (message).baseURL,
+    close: async () => {
+      child.disconnect();
+      await exited;
+    },
+  };
+}
 
 /**
  * A proxy process (bench/proxy/proxy-process.mjs) and its messages.
@@ -64,7 +92,7 @@ const redis = await startRedis();
 async function startProxy(settings) {
   const child = fork(
     fileURLToPath(new URL('./proxy/proxy-process.mjs', import.meta.url)),
-    [session.baseURL, apiKey, JSON.stringify(settings)],
+    [upstream.baseURL, apiKey, JSON.stringify(settings)],
     {
       execArgv: [
         '--expose-gc',
@@ -99,21 +127,39 @@ async function startProxy(settings) {
   };
 }
 
-const body = JSON.stringify({
-  model: 'bench-model',
-  messages: [{ role: 'user', content: 'Tell me something.' }],
-  stream: true,
-  stream_options: { include_usage: true },
-});
+/** @param {string} content */
+const bodyFor = (content) =>
+  JSON.stringify({
+    model: 'bench-model',
+    messages: [{ role: 'user', content }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+/** Answered at once, every chunk in one go: how many requests the proxy can carry. */
+const INSTANT = bodyFor('Tell me something.');
+/** Answered one chunk every PACE_MS, as a model streams: how much later each event arrives. */
+const PACED = bodyFor(PACED_PROMPT);
 
 /**
- * One streamed request, timed from send to the end of its body. An error is a status other
- * than 200 or a body that does not end with `[DONE]`.
- * @param {Agent} agent @param {string} base @param {number} index
- * @returns {Promise<{ ms: number; ok: boolean }>}
+ * What one streamed request saw: when it ended and, for a paced one, when each SSE event
+ * arrived. An error is a status other than 200 or a body that does not end with `[DONE]`.
+ * @typedef {{ ms: number; ok: boolean; arrivals: number[] }} StreamResult
  */
-function streamOnce(agent, base, index) {
+
+/**
+ * One streamed request, timed from send. Each complete SSE event is stamped with the time
+ * its last byte arrived (events that came in one read share it).
+ * @param {Agent} agent @param {string} base @param {number} index @param {string} body
+ * @returns {Promise<StreamResult>}
+ */
+function streamOnce(agent, base, index, body) {
   const started = performance.now();
+  /** @type {number[]} */
+  const arrivals = [];
+  let text = '';
+  let scanned = 0;
+  const end = (/** @type {boolean} */ ok) =>
+    /** @type {StreamResult} */ ({ ms: performance.now() - started, ok, arrivals });
   return new Promise((resolve) => {
     const outgoing = request(
       `${base}/chat/completions`,
@@ -127,24 +173,32 @@ function streamOnce(agent, base, index) {
         },
       },
       (response) => {
-        let text = '';
         response.setEncoding('utf8');
         response.on('data', (chunk) => {
+          const now = performance.now() - started;
           text += chunk;
+          for (
+            let at = text.indexOf('\n\n', scanned);
+            at >= 0;
+            at = text.indexOf('\n\n', scanned)
+          ) {
+            arrivals.push(now);
+            scanned = at + 2;
+          }
         });
         response.on('end', () =>
-          resolve({
-            ms: performance.now() - started,
-            ok:
+          resolve(
+            end(
               response.statusCode === 200 &&
-              text.trimEnd().endsWith('data: [DONE]') &&
-              !text.includes(apiKey),
-          }),
+                text.trimEnd().endsWith('data: [DONE]') &&
+                !text.includes(apiKey),
+            ),
+          ),
         );
-        response.on('error', () => resolve({ ms: performance.now() - started, ok: false }));
+        response.on('error', () => resolve(end(false)));
       },
     );
-    outgoing.on('error', () => resolve({ ms: performance.now() - started, ok: false }));
+    outgoing.on('error', () => resolve(end(false)));
     outgoing.end(body);
   });
 }
@@ -152,39 +206,40 @@ function streamOnce(agent, base, index) {
 /**
  * `count` requests to `bases` in turn (as a load balancer would spread them), `lanes` at a
  * time, over keep-alive connections.
- * @param {string | string[]} bases @param {number} count @param {number} [lanes]
+ * @param {string | string[]} bases @param {number} count @param {string} body
  */
-async function phase(bases, count, lanes = concurrency) {
+async function phase(bases, count, body) {
   const targets = Array.isArray(bases) ? bases : [bases];
-  const agent = new Agent({ keepAlive: true, maxSockets: lanes });
-  /** @type {number[]} */
-  const times = [];
-  let errors = 0;
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  /** @type {StreamResult[]} */
+  const results = [];
   let next = 0;
   const started = performance.now();
   const lane = async () => {
     while (next < count) {
       const index = next++;
-      const result = await streamOnce(agent, targets[index % targets.length] ?? '', index);
-      times.push(result.ms);
-      if (!result.ok) errors++;
+      results.push(await streamOnce(agent, targets[index % targets.length] ?? '', index, body));
     }
   };
-  await Promise.all(Array.from({ length: lanes }, lane));
+  await Promise.all(Array.from({ length: concurrency }, lane));
   const wallMs = performance.now() - started;
   agent.destroy();
-  return { times, errors, wallMs };
+  return { results, wallMs };
 }
 
 /**
- * Adds a round's figures to the running totals.
- * @param {{ times: number[]; errors: number; wallMs: number }} total
- * @param {{ times: number[]; errors: number; wallMs: number }} part
+ * A paced request's latencies: its first event's arrival after the send, and each event's
+ * arrival after the send less the pauses the upstream made before it (event i is written
+ * i × PACE_MS after the first). The upstream's timers run late by a little more each
+ * pause, the same whether the stream is relayed or not, so only the difference between
+ * direct and proxied is the proxy's.
+ * @param {StreamResult} result
  */
-function absorb(total, part) {
-  total.times.push(...part.times);
-  total.errors += part.errors;
-  total.wallMs += part.wallMs;
+function pacedLatencies(result) {
+  return {
+    firstEvent: result.arrivals[0] ?? Number.NaN,
+    everyEvent: result.arrivals.map((arrival, index) => arrival - index * PACE_MS),
+  };
 }
 
 /** @param {number[]} values @param {number} q */
@@ -203,17 +258,29 @@ const percentiles = (times) => ({
   p99: round(quantile(times, 0.99)),
 });
 
+/**
+ * Direct and proxied percentiles of one latency, and the difference.
+ * @param {number[]} direct @param {number[]} proxied
+ */
+function compared(direct, proxied) {
+  const d = percentiles(direct);
+  const p = percentiles(proxied);
+  return {
+    direct: d,
+    proxied: p,
+    added: { p50: round(p.p50 - d.p50), p95: round(p.p95 - d.p95), p99: round(p.p99 - d.p99) },
+  };
+}
+
 /** @type {Array<Awaited<ReturnType<typeof startProxy>>>} */
 let proxies = [];
 try {
   log(
-    `Proxy bench: ${requests} streamed requests each way per set-up, ${concurrency} at once${smoke ? ' (smoke)' : ''}…`,
+    `Proxy bench: ${requests} streamed requests each way per load and set-up, ${concurrency} at once${smoke ? ' (smoke)' : ''}…`,
   );
   const results = [];
   /** @type {{ after: number; heapUsed: number; rss: number; cpuMicros: number }[]} */
   let memorySamples = [];
-  /** @type {Record<string, number>} */
-  let sequential = {};
   for (const setup of SETUPS) {
     proxies = await Promise.all(
       Array.from({ length: setup.processes }, () =>
@@ -226,78 +293,79 @@ try {
         (sum, sample) => sum + sample.cpuMicros,
         0,
       );
-    await phase(session.baseURL, warmup);
-    await phase(urls, warmup);
+    await phase(upstream.baseURL, warmup, INSTANT);
+    await phase(urls, warmup, INSTANT);
     const first = await proxies[0]?.memory();
     const samples = first ? [{ after: 0, ...first }] : [];
+    /** @typedef {{ results: StreamResult[]; wallMs: number }} Side */
+    const sides = () => ({
+      direct: /** @type {Side[]} */ ([]),
+      proxied: /** @type {Side[]} */ ([]),
+    });
+    const paced = sides();
+    const instant = sides();
     let proxyCpuMicros = 0;
-    const direct = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
-    const proxied = { times: /** @type {number[]} */ ([]), errors: 0, wallMs: 0 };
     // Alternating rounds, so a change in the machine's load (it is shared) falls on both sides.
+    const count = Math.ceil(requests / ROUNDS);
     for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex++) {
-      const count = Math.ceil(requests / ROUNDS);
-      absorb(direct, await phase(session.baseURL, count));
+      paced.direct.push(await phase(upstream.baseURL, count, PACED));
+      paced.proxied.push(await phase(urls, count, PACED));
+      instant.direct.push(await phase(upstream.baseURL, count, INSTANT));
       const before = await cpuOf();
-      absorb(proxied, await phase(urls, count));
+      instant.proxied.push(await phase(urls, count, INSTANT));
       // Between rounds, with nothing in flight: a full GC then would stall requests and skew the latencies.
       proxyCpuMicros += (await cpuOf()) - before;
       const after = await proxies[0]?.memory();
-      if (after) samples.push({ after: (roundIndex + 1) * count, ...after });
+      if (after) samples.push({ after: (roundIndex + 1) * count * 2, ...after });
     }
-    const directP = percentiles(direct.times);
-    const proxiedP = percentiles(proxied.times);
+    const all = (/** @type {Side[]} */ side) => side.flatMap((part) => part.results);
+    const errors = (/** @type {Side[]} */ side) => all(side).filter((result) => !result.ok).length;
+    const perSecond = (/** @type {Side[]} */ side) =>
+      round((all(side).length / side.reduce((sum, part) => sum + part.wallMs, 0)) * 1000);
+    const latencies = (/** @type {Side[]} */ side) =>
+      all(side)
+        .filter((result) => result.ok)
+        .map(pacedLatencies);
+    const direct = latencies(paced.direct);
+    const proxied = latencies(paced.proxied);
     const name = `${setup.processes} process${setup.processes > 1 ? 'es' : ''}, ${setup.store === 'redis' ? 'Redis' : 'memory'} store`;
     const figures = {
       name,
       processes: setup.processes,
       store: setup.store,
-      direct: {
-        ...directP,
-        errors: direct.errors,
-        perSecond: round((direct.times.length / direct.wallMs) * 1000),
-      },
-      proxied: {
-        ...proxiedP,
-        errors: proxied.errors,
-        perSecond: round((proxied.times.length / proxied.wallMs) * 1000),
-      },
-      added: {
-        p50: round(proxiedP.p50 - directP.p50),
-        p95: round(proxiedP.p95 - directP.p95),
-        p99: round(proxiedP.p99 - directP.p99),
-      },
-      proxyCpuMsPerRequest: round(proxyCpuMicros / 1000 / proxied.times.length),
+      firstEvent: compared(
+        direct.map((latency) => latency.firstEvent),
+        proxied.map((latency) => latency.firstEvent),
+      ),
+      everyEvent: compared(
+        direct.flatMap((latency) => latency.everyEvent),
+        proxied.flatMap((latency) => latency.everyEvent),
+      ),
+      throughput: { direct: perSecond(instant.direct), proxied: perSecond(instant.proxied) },
+      proxyCpuMsPerRequest: round(proxyCpuMicros / 1000 / all(instant.proxied).length),
+      errors:
+        errors(paced.direct) +
+        errors(paced.proxied) +
+        errors(instant.direct) +
+        errors(instant.proxied),
     };
     results.push(figures);
+    const line = (/** @type {{ p50: number; p95: number; p99: number }} */ p) =>
+      `p50 ${p.p50}, p95 ${p.p95}, p99 ${p.p99} ms`;
     log(`  ${name}:`);
     log(
-      `    direct:  p50 ${directP.p50} ms, p95 ${directP.p95} ms, p99 ${directP.p99} ms, ${direct.errors} errors, ${figures.direct.perSecond}/s`,
+      `    first event: direct ${line(figures.firstEvent.direct)}; proxied ${line(figures.firstEvent.proxied)}`,
     );
     log(
-      `    proxied: p50 ${proxiedP.p50} ms, p95 ${proxiedP.p95} ms, p99 ${proxiedP.p99} ms, ${proxied.errors} errors, ${figures.proxied.perSecond}/s`,
+      `    every event, less its pauses: direct ${line(figures.everyEvent.direct)}; proxied ${line(figures.everyEvent.proxied)}`,
     );
     log(
-      `    added:   p50 ${figures.added.p50} ms, p95 ${figures.added.p95} ms, p99 ${figures.added.p99} ms; proxy CPU ${figures.proxyCpuMsPerRequest} ms per request`,
+      `    added: first event ${line(figures.firstEvent.added)}; every event ${line(figures.everyEvent.added)}`,
     );
-    if (setup.processes === 1 && setup.store === 'memory') {
-      memorySamples = samples;
-      // One at a time: what the proxy adds to a request when nothing queues behind another.
-      const sequentialDirect = await phase(session.baseURL, SEQUENTIAL, 1);
-      const sequentialProxied = await phase(urls, SEQUENTIAL, 1);
-      sequential = {
-        requests: SEQUENTIAL,
-        directP50: round(quantile(sequentialDirect.times, 0.5)),
-        proxiedP50: round(quantile(sequentialProxied.times, 0.5)),
-        addedP50: round(
-          quantile(sequentialProxied.times, 0.5) - quantile(sequentialDirect.times, 0.5),
-        ),
-        addedP95: round(
-          quantile(sequentialProxied.times, 0.95) - quantile(sequentialDirect.times, 0.95),
-        ),
-        errors: sequentialDirect.errors + sequentialProxied.errors,
-      };
-      log(`    one at a time: added p50 ${sequential.addedP50} ms, p95 ${sequential.addedP95} ms`);
-    }
+    log(
+      `    throughput: direct ${figures.throughput.direct}/s, proxied ${figures.throughput.proxied}/s; proxy CPU ${figures.proxyCpuMsPerRequest} ms per request; ${figures.errors} errors`,
+    );
+    if (setup.processes === 1 && setup.store === 'memory') memorySamples = samples;
     await Promise.all(proxies.map((proxy) => proxy.stop()));
     proxies = [];
   }
@@ -307,6 +375,7 @@ try {
     concurrency,
     rounds: ROUNDS,
     replyChunks: 24,
+    paceMs: PACE_MS,
     machine: {
       cores: cpus().length,
       cpu: cpus()[0]?.model.trim() ?? 'unknown',
@@ -314,16 +383,12 @@ try {
     },
     loadAverage: { start: loadAtStart, end: loadavg() },
     setups: results,
-    sequential,
     memory: memorySamples,
   };
   const mb = (/** @type {number} */ bytes) => (bytes / 2 ** 20).toFixed(1);
   log(`  proxy heapUsed (MB): ${memorySamples.map((sample) => mb(sample.heapUsed)).join(', ')}`);
   log(`  proxy RSS (MB):      ${memorySamples.map((sample) => mb(sample.rss)).join(', ')}`);
-  const errors = results.reduce(
-    (sum, figures) => sum + figures.direct.errors + figures.proxied.errors,
-    sequential.errors ?? 0,
-  );
+  const errors = results.reduce((sum, figures) => sum + figures.errors, 0);
   if (errors > 0) {
     process.exitCode = 1;
     console.error(`Proxy bench: ${errors} requests failed.`);
@@ -335,6 +400,6 @@ try {
   }
 } finally {
   await Promise.all(proxies.map((proxy) => proxy.stop()));
-  await models.close();
+  await upstream.close();
   await redis.close();
 }
