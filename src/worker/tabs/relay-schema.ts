@@ -117,6 +117,14 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     reason: z.enum(['offline', 'unreachable']),
     maxWaitMs: z.number().min(0),
   }),
+  z.looseObject({
+    type: z.literal('model-route'),
+    step,
+    route: z.string(),
+    passedOver: z
+      .array(z.looseObject({ route: z.string(), reason: z.string(), error: errorData.optional() }))
+      .max(100),
+  }),
 ]);
 
 /** Does not compile while an event type of `AgentEvent` has no relay schema above. */
