@@ -1,17 +1,41 @@
 // The model router's routing (a lazy chunk, see route-model.ts): per call, the first eligible
 // route, the fallback on a fault before content, and the choice told through `onRoute`.
 import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-error';
+import { isRecord } from '../errors/field-checks';
 import type { Usage } from '../protocol/chat';
 import type { ErrorData } from '../protocol/errors';
 import type { PassedOverRoute } from '../protocol/model-routes';
+import { realTimers } from '../timing/timers';
 import { waitFor } from '../timing/wait';
-import type { ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
+import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import { estimateRequestTokens } from './estimate-tokens';
-import type { NamedRoute, RouteSettings } from './model-route';
+import type { ModelRoute, NamedRoute, RouteOptions, RouteSettings } from './model-route';
 import { isContent } from './stream-attempts';
 
+/** Most routes one router takes: more is a list built by mistake, not a choice of models. */
+const MAX_ROUTES = 32;
+
+/** The router of `route(routes, options)`, its routes and options checked (`invalid-options`). */
+export function checkedRouter(
+  routes: readonly ModelRoute[],
+  options: RouteOptions,
+): Pick<ChatModel, 'stream' | 'complete'> {
+  const checked = checkedRoutes(routes);
+  const settings: RouteSettings = {
+    availableTimeoutMs: options.availableTimeoutMs ?? 2_000,
+    timers: options.timers ?? realTimers,
+  };
+  if (!(Number.isFinite(settings.availableTimeoutMs) && settings.availableTimeoutMs > 0))
+    throw invalid('`availableTimeoutMs` must be a positive number of milliseconds.');
+  return {
+    stream: (request, callOptions) => routedStream(checked, settings, request, callOptions),
+    complete: (request, completeOptions) =>
+      routedComplete(checked, settings, request, completeOptions),
+  };
+}
+
 /** One streamed call, routed (see `route`). */
-export async function* routedStream(
+async function* routedStream(
   routes: readonly NamedRoute[],
   settings: RouteSettings,
   request: ModelRequest,
@@ -62,7 +86,7 @@ export async function* routedStream(
 }
 
 /** One `complete()` call, routed the same way. */
-export async function routedComplete(
+async function routedComplete(
   routes: readonly NamedRoute[],
   settings: RouteSettings,
   request: ModelRequest,
@@ -226,4 +250,48 @@ function noRoute(
   return new AirlockError('no-model-route', `No model route could take this call (${reasons}).`, {
     details: { routes },
   });
+}
+
+/** The routes as given, checked once: a bad list fails `invalid-options` when the router is made. */
+function checkedRoutes(routes: unknown): NamedRoute[] {
+  if (!Array.isArray(routes) || routes.length === 0)
+    throw invalid('`route(routes)` takes a non-empty array of routes.');
+  if (routes.length > MAX_ROUTES)
+    throw invalid(`\`route(routes)\` takes at most ${MAX_ROUTES} routes, not ${routes.length}.`);
+  const names = new Set<string>();
+  return routes.map((value: unknown, index) => {
+    const at = `routes[${index}]`;
+    if (!isRecord(value)) throw invalid(`${at} is not a route object.`);
+    const model = value.model;
+    if (
+      !isRecord(model) ||
+      typeof model.stream !== 'function' ||
+      typeof model.complete !== 'function'
+    )
+      throw invalid(`${at}.model is not a ChatModel (it needs stream() and complete()).`);
+    const name = value.name ?? model.name;
+    if (typeof name !== 'string' || name === '' || name.length > 200)
+      throw invalid(`${at} needs a name (its own or its model's) of 1 to 200 characters.`);
+    if (names.has(name)) throw invalid(`${at} is named "${name}" like an earlier route.`);
+    names.add(name);
+    for (const field of ['when', 'available'] as const)
+      if (value[field] !== undefined && typeof value[field] !== 'function')
+        throw invalid(`${at}.${field} must be a function.`);
+    const max = value.maxContextTokens;
+    if (max !== undefined && !(Number.isSafeInteger(max) && (max as number) > 0))
+      throw invalid(`${at}.maxContextTokens must be a positive integer.`);
+    const accepts = value.accepts;
+    const flags = isRecord(accepts) ? [accepts.images, accepts.tools] : [];
+    if (
+      accepts !== undefined &&
+      (!isRecord(accepts) ||
+        !flags.every((flag) => flag === undefined || typeof flag === 'boolean'))
+    )
+      throw invalid(`${at}.accepts must be { images?: boolean, tools?: boolean }.`);
+    return { ...(value as unknown as ModelRoute), name };
+  });
+}
+
+function invalid(message: string): AirlockError {
+  return new AirlockError('invalid-options', message);
 }

@@ -81,15 +81,21 @@ describe('route: hostile routes and options', () => {
     ['a context that is not a positive integer', [{ model: model('a'), maxContextTokens: -1 }]],
     ['accepts with a string flag', [{ model: model('a'), accepts: { images: 'no' } }]],
     ['a huge list', Array.from({ length: 10_000 }, (_, index) => ({ model: model(`m${index}`) }))],
-  ])('refuses %s with invalid-options when the router is made', (_, routes) => {
-    expect(() => route(routes as readonly ModelRoute[])).toThrow(
-      expect.objectContaining({ code: 'invalid-options' }),
-    );
+  ])('fails every call with invalid-options for %s, nothing sent', async (_, routes) => {
+    const router = route(routes as readonly ModelRoute[]);
+    const signal = new AbortController().signal;
+    await expect(router.complete(text('Hi'), { signal })).rejects.toMatchObject({
+      code: 'invalid-options',
+    });
+    const { error } = await streamed(router, text('Hi'));
+    expect(error).toMatchObject({ code: 'invalid-options' });
   });
 
-  it('refuses an availableTimeoutMs that is not a positive number', () => {
-    expect(() => route([{ model: model('a') }], { availableTimeoutMs: Number.NaN })).toThrow(
-      expect.objectContaining({ code: 'invalid-options' }),
-    );
+  it('fails with invalid-options for an availableTimeoutMs that is not a positive number', async () => {
+    const answering = model('a');
+    const router = route([{ model: answering }], { availableTimeoutMs: Number.NaN });
+    const { error } = await streamed(router, text('Hi'));
+    expect(error).toMatchObject({ code: 'invalid-options' });
+    expect(answering.calls).toHaveLength(0);
   });
 });

@@ -37,9 +37,11 @@ describe('openAIModel', () => {
     ],
     ['an unknown api', { model: 'm', baseURL: 'https://example.com/v1', api: 'completions' }],
     ['not an object', 'https://example.com/v1'],
-  ])('refuses %s with invalid-options', (_, config) => {
-    expect(() => openAIModel(config as ModelConfig & { baseURL: string })).toThrow(
-      expect.objectContaining({ code: 'invalid-options' }),
-    );
+  ])('fails its calls with invalid-options for %s', async (_, config) => {
+    const model = openAIModel(config as ModelConfig & { baseURL: string });
+    const signal = new AbortController().signal;
+    await expect(
+      model.complete({ messages: [{ role: 'user', content: 'Hi' }], tools: [] }, { signal }),
+    ).rejects.toMatchObject({ code: 'invalid-options' });
   });
 });
