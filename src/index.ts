@@ -113,6 +113,7 @@ export type {
   StoreTable,
 } from './protocol/memory';
 export type { ModelOptions, ReasoningEffort } from './protocol/model-options';
+export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
 export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';
 export type { ConversationDetail, KnowledgeApi, MemoryApi } from './protocol/store-api';
 export type {

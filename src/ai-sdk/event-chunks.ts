@@ -244,6 +244,14 @@ export class EventChunkMapper {
             transient: true,
           },
         ];
+      case 'model-route':
+        return [
+          {
+            type: 'data-model-route',
+            data: { step: event.step, route: event.route, passedOver: event.passedOver },
+            transient: true,
+          },
+        ];
       case 'warning':
         return [
           {

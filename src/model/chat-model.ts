@@ -1,5 +1,6 @@
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
 import type { ModelOptions } from '../protocol/model-options';
+import type { ModelRouteChoice } from '../protocol/model-routes';
 import type { ToolDescriptor } from '../protocol/tools';
 import type { ResponseFormat } from './structured-output';
 
@@ -60,6 +61,12 @@ export interface ModelCallOptions {
   readonly onRateLimitWait?: (wait: RateLimitWait) => Promise<void> | void;
   /** Told (and awaited) once when the call starts waiting for the network. */
   readonly onNetworkWait?: (wait: NetworkWait) => Promise<void> | void;
+  /**
+   * Told (and awaited) once by the model router (`route([...])`) when a route answers, before
+   * its first part is yielded: which route, and the routes passed over before it. Other
+   * models never call it; a model that wraps another passes it on with the other options.
+   */
+  readonly onRoute?: (choice: ModelRouteChoice) => Promise<void> | void;
 }
 
 /**

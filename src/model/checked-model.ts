@@ -62,6 +62,29 @@ function checkedPart(part: unknown): ModelStreamPart {
             ...(part.name === undefined ? {} : { name: part.name as string }),
           };
         break;
+      case 'reasoning-delta':
+        if (typeof part.delta === 'string') return { type: 'reasoning-delta', delta: part.delta };
+        break;
+      case 'reasoning-item': {
+        // The built-in model streams these too, when an app puts it in a route of its own.
+        const item = part.item;
+        if (
+          isRecord(item) &&
+          typeof item.id === 'string' &&
+          typeof item.encryptedContent === 'string' &&
+          Array.isArray(item.summary) &&
+          item.summary.every((line) => typeof line === 'string')
+        )
+          return {
+            type: 'reasoning-item',
+            item: {
+              id: item.id,
+              summary: [...(item.summary as string[])],
+              encryptedContent: item.encryptedContent,
+            },
+          };
+        break;
+      }
       case 'finish':
         if (typeof part.finishReason === 'string' && FINISH_REASONS.includes(part.finishReason))
           return {

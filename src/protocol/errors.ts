@@ -92,6 +92,18 @@ export type ErrorCode =
   | 'model-content-filtered'
   /** A model of the app's own (`serveAgent({ model })`) threw something that is not an `AirlockError`. */
   | 'model-failed'
+  /**
+   * A model said it cannot serve now (e.g. an on-device engine not loaded yet). Thrown by
+   * an app's own model inside a route, it makes the model router (`route([...])`) try the
+   * next route; anywhere else it fails the call like any model error.
+   */
+  | 'model-unavailable'
+  /**
+   * The model router (`route([...])`) found no route for a call: every route was passed over
+   * before any was tried. `details`: `{ routes }`, each `{ route, reason, error?, tokens?,
+   * maxContextTokens? }` (see `PassedOverRoute`).
+   */
+  | 'no-model-route'
   /** Another run (in this tab or another) holds the conversation. */
   | 'conversation-busy'
   /** The browser refused to store more (QuotaExceededError). */

@@ -3,6 +3,7 @@ import type { ErrorData, ToolErrorData, WarningCode } from './errors';
 import type { KnowledgeSource } from './knowledge';
 import type { CallFlow, FlowSource } from './labels';
 import type { MemoryInput, MemoryRecord } from './memory';
+import type { ModelRouteChoice } from './model-routes';
 
 /** Why a run ended without an error. */
 export type RunFinishReason =
@@ -270,7 +271,17 @@ export type AgentEvent =
       readonly step: number;
       readonly reason: 'offline' | 'unreachable';
       readonly maxWaitMs: number;
-    };
+    }
+  | ({
+      /**
+       * The model router (`route([...])` as the worker's model) chose the route that answers
+       * this step: `route` is its name, `passedOver` the routes before it that were not
+       * eligible or failed first, each with its reason. Sent once per step, before the step's
+       * first text, reasoning or tool call.
+       */
+      readonly type: 'model-route';
+      readonly step: number;
+    } & ModelRouteChoice);
 
 /** The `type` names of all events. */
 export type AgentEventType = AgentEvent['type'];

@@ -1,5 +1,6 @@
 // The first model call sent before its context is confirmed, replaced when that context was stale.
 import type { ChatModel, ModelRequest, ModelStreamPart } from '../../model/chat-model';
+import type { ModelRouteChoice } from '../../protocol/model-routes';
 
 /**
  * `model`, whose first stream sends its request at once but yields nothing until `confirm`
@@ -36,7 +37,18 @@ async function* confirmedStream(
   const abort = () => sent.abort(options.signal.reason);
   if (options.signal.aborted) abort();
   options.signal.addEventListener('abort', abort, { once: true });
-  const parts = model.stream(request, { ...options, signal: sent.signal })[Symbol.asyncIterator]();
+  // A router's choice for the first response is held with its parts: told once the request
+  // is confirmed, never for a response that is replaced.
+  let choice: ModelRouteChoice | undefined;
+  const parts = model
+    .stream(request, {
+      ...options,
+      signal: sent.signal,
+      onRoute: (chosen) => {
+        choice = chosen;
+      },
+    })
+    [Symbol.asyncIterator]();
   // Sends the request; its first part (or failure) waits here until the request is confirmed.
   const head = parts.next();
   head.catch(() => undefined);
@@ -55,7 +67,9 @@ async function* confirmedStream(
       yield* model.stream(instead, options);
       return;
     }
-    for (let next = await head; !next.done; next = await parts.next()) yield next.value;
+    let next = await head;
+    if (choice) await options.onRoute?.(choice);
+    for (; !next.done; next = await parts.next()) yield next.value;
     done = true;
   } finally {
     options.signal.removeEventListener('abort', abort);

@@ -88,6 +88,7 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
     idleTimeoutMs: context.idleTimeoutMs,
     onRateLimitWait: (wait) => emit({ type: 'rate-limit-wait', step, ...wait }),
     onNetworkWait: (wait) => emit({ type: 'waiting-for-network', step, ...wait }),
+    onRoute: (choice) => emit({ type: 'model-route', step, ...choice }),
   });
   let received = false;
   try {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_ID_CHARS } from '../../errors/field-checks';
 import type { AgentEvent } from '../../protocol/events';
+import type { RoutePassReason } from '../../protocol/model-routes';
 import type { PageToWatch, RelayMessage } from '../../protocol/tab-relay';
 
 /** The most events one relay message may carry. */
@@ -8,6 +9,16 @@ const MAX_EVENTS_PER_MESSAGE = 4_096;
 
 /** The most characters of a rejection reason relayed to the running tab (as on a run's port). */
 export const MAX_RELAYED_REASON_CHARS = 2_000;
+
+/** Every reason a router passes a route over (the `satisfies` fails to compile on a stray one). */
+const ROUTE_PASS_REASONS = [
+  'images',
+  'tools',
+  'context',
+  'declined',
+  'unavailable',
+  'failed',
+] as const satisfies readonly RoutePassReason[];
 
 const id = z.string().min(1).max(MAX_ID_CHARS);
 const step = z.int().min(1);
@@ -116,6 +127,20 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     step,
     reason: z.enum(['offline', 'unreachable']),
     maxWaitMs: z.number().min(0),
+  }),
+  z.looseObject({
+    type: z.literal('model-route'),
+    step,
+    route: z.string(),
+    passedOver: z
+      .array(
+        z.looseObject({
+          route: z.string(),
+          reason: z.enum(ROUTE_PASS_REASONS),
+          error: errorData.optional(),
+        }),
+      )
+      .max(100),
   }),
 ]);
 

@@ -141,4 +141,44 @@ describe('a first model call sent before its context is confirmed', () => {
       'second',
     ]);
   });
+
+  it('tells a router’s choice only for the response that is used: held until confirmed, dropped when replaced', async () => {
+    const { model: inner } = recordingModel(['a']);
+    let routed = 0;
+    // A router tells its choice before its first part, as route([...]) does.
+    const router: ChatModel = {
+      ...inner,
+      async *stream(request, callOptions) {
+        routed++;
+        await callOptions.onRoute?.({ route: `route-${routed}`, passedOver: [] });
+        yield* inner.stream(request, callOptions);
+      },
+    };
+    const told: string[] = [];
+    const callOptions = {
+      ...options(),
+      onRoute: (choice: { route: string }) => void told.push(choice.route),
+    };
+
+    const confirmed = later<ModelRequest | undefined>();
+    const replaced = drain(
+      confirmedFirstCall(router, confirmed.promise).stream(request('old'), callOptions),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(told).toEqual([]);
+    confirmed.resolve(request('new'));
+    await replaced;
+    expect(told).toEqual(['route-2']);
+
+    told.length = 0;
+    const kept = later<ModelRequest | undefined>();
+    const first = drain(
+      confirmedFirstCall(router, kept.promise).stream(request('same'), callOptions),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(told).toEqual([]);
+    kept.resolve(undefined);
+    await first;
+    expect(told).toEqual(['route-3']);
+  });
 });

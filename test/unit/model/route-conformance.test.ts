@@ -1,0 +1,75 @@
+// @vitest-environment node
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
+import { route } from '../../../src/model/route-model';
+import { type ModelServer, startModelServer } from '../../../src/testing.js';
+import {
+  type ConformanceScenario,
+  chatModelConformance,
+  type ScriptedTurn,
+} from '../../../src/testing-remote.js';
+
+// The router is a ChatModel like any other: it must keep the contract the loop relies on,
+// routing to models over the fake server (one declined, one failing 500 before the answer).
+
+let server: ModelServer;
+beforeAll(async () => {
+  server = await startModelServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function turnFor(scenario: ConformanceScenario): ScriptedTurn {
+  switch (scenario.kind) {
+    case 'text':
+      return { text: scenario.text };
+    case 'slow-text':
+      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
+    case 'tool-calls':
+      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
+    case 'failure':
+      return { status: 500, message: 'The engine fell over.' };
+    case 'hang':
+      return { text: 'never', latencyMs: 60_000 };
+  }
+}
+
+const endpoint = (script: ScriptedTurn[] | (() => ScriptedTurn)) =>
+  createOpenAIChatModel({
+    baseURL: server.createSession(script).baseURL,
+    model: 'airlock-test-model',
+    maxRetries: 0,
+  });
+
+const failingSessions: { requests: readonly unknown[] }[] = [];
+
+describe('route([...]) over models on the fake server', () => {
+  for (const check of chatModelConformance({
+    model: (scenario) => {
+      const failing = server.createSession(() => ({ status: 503, message: 'Down for now.' }));
+      failingSessions.push(failing);
+      return route([
+        {
+          model: endpoint(() => ({ text: 'must not be asked' })),
+          name: 'never',
+          when: () => false,
+        },
+        {
+          name: 'down',
+          model: createOpenAIChatModel({
+            baseURL: failing.baseURL,
+            model: 'airlock-test-model',
+            maxRetries: 0,
+          }),
+        },
+        { name: 'answering', model: endpoint([turnFor(scenario)]) },
+      ]);
+    },
+  }))
+    it(check.name, check.run);
+
+  it('sent the failing route a request in the cases that asked for an answer', () => {
+    expect(failingSessions.some((session) => session.requests.length > 0)).toBe(true);
+  });
+});
