@@ -17,6 +17,7 @@ const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.m
 export const airlockAliases = [
   { find: /^airlock-agents$/, replacement: source('index.ts') },
   { find: /^airlock-agents\/worker$/, replacement: source('worker.ts') },
+  { find: /^airlock-agents\/models$/, replacement: source('models.ts') },
   { find: /^airlock-agents\/sandbox$/, replacement: source('sandbox.ts') },
   { find: /^airlock-agents\/code$/, replacement: source('code.ts') },
   { find: /^airlock-agents\/testing$/, replacement: source('testing.ts') },
@@ -142,6 +143,7 @@ export default defineConfig({
       entry: {
         index: source('index.ts'),
         worker: source('worker.ts'),
+        models: source('models.ts'),
         sandbox: source('sandbox.ts'),
         code: source('code.ts'),
         testing: source('testing.ts'),

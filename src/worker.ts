@@ -11,13 +11,10 @@ export type {
   ModelStreamPart,
   RateLimitWait,
 } from './model/chat-model';
-export { type ModelRoute, type RouteOptions, route } from './model/route-model';
 export type { ResponseFormat } from './model/structured-output';
 export type { ModelConfig } from './protocol/agent-config';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
 export type { ModelOptions } from './protocol/model-options';
-export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
 export type { ConversationStore } from './store/store';
 export type { AgentServiceOptions } from './worker/services/agent-service';
-export { openAIModel } from './worker/services/openai-model';
 export { serveAgent } from './worker/services/serve-agent';

@@ -1,0 +1,9 @@
+/**
+ * `airlock-agents/models`: models for an agent worker entry that serves its own
+ * (`serveAgent({ model })`): the router, and the built-in OpenAI model to put in a route.
+ * An entry apart from `airlock-agents/worker`, so a worker that never routes carries none of it.
+ */
+
+export { type ModelRoute, type RouteOptions, route } from './model/route-model';
+export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
+export { openAIModel } from './worker/services/openai-model';
