@@ -8,7 +8,11 @@ export type {
   ConformanceScenario,
   ConformanceSubject,
 } from './testing/chat-model-conformance.js';
-export { ConformanceFailure, chatModelConformance } from './testing/chat-model-conformance.js';
+export {
+  ConformanceFailure,
+  chatModelConformance,
+  conformanceTurn,
+} from './testing/chat-model-conformance.js';
 export { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './testing/hashed-embedding.js';
 export type { RemoteModelSession, RemoteWaitOptions } from './testing/remote.js';
 export { createRemoteSession } from './testing/remote.js';

@@ -39,7 +39,8 @@ export function checkedModel(model: ChatModel): ChatModel {
   };
 }
 
-function checkedPart(part: unknown): ModelStreamPart {
+/** `part` as the loop reads it, or `model-stream-malformed` (also what `chatModelConformance` checks). */
+export function checkedPart(part: unknown): ModelStreamPart {
   if (isRecord(part)) {
     switch (part.type) {
       case 'text-delta':

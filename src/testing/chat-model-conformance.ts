@@ -7,8 +7,10 @@
  */
 import { isAirlockError } from '../errors/airlock-error';
 import type { ChatModel, ModelRequest, ModelStreamPart } from '../model/chat-model';
+import { checkedPart } from '../model/checked-model';
 import type { ToolDescriptor } from '../protocol/tools';
 import { sleep, waitFor } from '../timing/wait';
+import type { ScriptedTurn } from './script';
 
 /** What the model under test is to do on its next call; the subject arranges it with its engine. */
 export type ConformanceScenario =
@@ -40,6 +42,26 @@ export interface ConformanceSubject {
   readonly lacks?: readonly ('tools' | 'usage')[];
   /** How long a settled stream or an abort may take, in ms (default 10 000: a loaded machine, a cold engine). */
   readonly settleWithinMs?: number;
+}
+
+/**
+ * The fake model server's turn for `scenario`: how a model over an OpenAI-compatible
+ * endpoint (the built-in ones, a route to them, an app's wrapper of its own) is put through
+ * the suite against `startModelServer` or `createRemoteSession`.
+ */
+export function conformanceTurn(scenario: ConformanceScenario): ScriptedTurn {
+  switch (scenario.kind) {
+    case 'text':
+      return { text: scenario.text };
+    case 'slow-text':
+      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
+    case 'tool-calls':
+      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
+    case 'failure':
+      return { status: 500, message: 'The engine fell over.' };
+    case 'hang':
+      return { text: 'never', latencyMs: 60_000 };
+  }
 }
 
 /** One check of the contract. */
@@ -212,8 +234,7 @@ async function collect(
   const parts: ModelStreamPart[] = [];
   try {
     for await (const part of model.stream(ASK, { signal, idleTimeoutMs: 30_000 })) {
-      checkPart(part);
-      parts.push(part);
+      parts.push(checkPart(part));
       onPart?.(part);
     }
   } catch (error) {
@@ -230,34 +251,15 @@ async function settledWithin<T>(promise: Promise<T>, ms: number, when: string): 
   return waited.value;
 }
 
-function checkPart(part: unknown): asserts part is ModelStreamPart {
-  const record = (part ?? {}) as Record<string, unknown>;
-  const ok = (() => {
-    switch (record.type) {
-      case 'text-delta':
-      case 'reasoning-delta':
-        return typeof record.delta === 'string';
-      case 'tool-call-delta':
-        return (
-          Number.isInteger(record.index) &&
-          (record.index as number) >= 0 &&
-          typeof record.argumentsDelta === 'string' &&
-          (record.id === undefined || typeof record.id === 'string') &&
-          (record.name === undefined || typeof record.name === 'string')
-        );
-      case 'reasoning-item':
-        return typeof record.item === 'object' && record.item !== null;
-      case 'finish':
-        return ['stop', 'length', 'tool_calls', 'content_filter'].includes(
-          record.finishReason as string,
-        );
-      case 'usage':
-        return typeof record.usage === 'object' && record.usage !== null;
-      default:
-        return false;
-    }
-  })();
-  check(ok, `it streamed ${describe(part)}, which is not a part the loop knows`);
+/** The part as the loop reads it (`checkedModel`'s check), or a failure naming why not. */
+function checkPart(part: unknown): ModelStreamPart {
+  try {
+    return checkedPart(part);
+  } catch (error) {
+    throw new ConformanceFailure(
+      `It streamed ${describe(part)}, which is not a part the loop knows (${describe(error)}).`,
+    );
+  }
 }
 
 /** One finish, of `reason`, with nothing after it but usage. */

@@ -1,6 +1,6 @@
 import {
-  type ConformanceScenario,
   chatModelConformance,
+  conformanceTurn,
   createRemoteSession,
   type ScriptedTurn,
 } from 'airlock-agents/testing/remote';
@@ -11,25 +11,12 @@ import { route } from '../../src/model/route-model';
 // The conformance suite where on-device engines live: in a page, with the built-in model
 // reaching the fake server across origins (the suite imports nothing of Node's).
 
-function turnFor(scenario: ConformanceScenario): ScriptedTurn {
-  switch (scenario.kind) {
-    case 'text':
-      return { text: scenario.text };
-    case 'slow-text':
-      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
-    case 'tool-calls':
-      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
-    case 'failure':
-      return { status: 500, message: 'The engine fell over.' };
-    case 'hang':
-      return { text: 'never', latencyMs: 60_000 };
-  }
-}
-
 describe('the OpenAI Chat Completions model in a page', () => {
   const cases = chatModelConformance({
     model: async (scenario) => {
-      const session = await createRemoteSession(inject('modelServerUrl'), [turnFor(scenario)]);
+      const session = await createRemoteSession(inject('modelServerUrl'), [
+        conformanceTurn(scenario),
+      ]);
       return createOpenAIChatModel({
         baseURL: session.baseURL,
         model: 'airlock-test-model',
@@ -52,7 +39,7 @@ describe('the model router in a page, over a failing endpoint and an answering o
       route([
         // Enough 503s for every call a case makes: each is passed over for the next route.
         { name: 'down', model: await endpoint(Array(4).fill({ status: 503, message: 'Down.' })) },
-        { name: 'answering', model: await endpoint([turnFor(scenario)]) },
+        { name: 'answering', model: await endpoint([conformanceTurn(scenario)]) },
       ]),
   });
   for (const check of cases) it(check.name, check.run);

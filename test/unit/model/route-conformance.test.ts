@@ -4,8 +4,8 @@ import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import { route } from '../../../src/model/route-model';
 import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import {
-  type ConformanceScenario,
   chatModelConformance,
+  conformanceTurn,
   type ScriptedTurn,
 } from '../../../src/testing-remote.js';
 
@@ -19,21 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-function turnFor(scenario: ConformanceScenario): ScriptedTurn {
-  switch (scenario.kind) {
-    case 'text':
-      return { text: scenario.text };
-    case 'slow-text':
-      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
-    case 'tool-calls':
-      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
-    case 'failure':
-      return { status: 500, message: 'The engine fell over.' };
-    case 'hang':
-      return { text: 'never', latencyMs: 60_000 };
-  }
-}
 
 const endpoint = (script: ScriptedTurn[] | (() => ScriptedTurn)) =>
   createOpenAIChatModel({
@@ -63,7 +48,7 @@ describe('route([...]) over models on the fake server', () => {
             maxRetries: 0,
           }),
         },
-        { name: 'answering', model: endpoint([turnFor(scenario)]) },
+        { name: 'answering', model: endpoint([conformanceTurn(scenario)]) },
       ]);
     },
   }))

@@ -4,11 +4,11 @@ import { AirlockError } from '../../../src/errors/airlock-error';
 import type { ChatModel, ModelStreamPart } from '../../../src/model/chat-model';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import { type ModelServer, startModelServer } from '../../../src/testing.js';
-import type { ScriptedTurn } from '../../../src/testing-remote.js';
 import {
   type ConformanceScenario,
   type ConformanceSubject,
   chatModelConformance,
+  conformanceTurn,
 } from '../../../src/testing-remote.js';
 
 let server: ModelServer;
@@ -19,26 +19,10 @@ afterAll(async () => {
   await server.close();
 });
 
-/** The fake server's turn for a scenario: the same script answers Chat Completions and Responses. */
-function turnFor(scenario: ConformanceScenario): ScriptedTurn {
-  switch (scenario.kind) {
-    case 'text':
-      return { text: scenario.text };
-    case 'slow-text':
-      return { text: scenario.text, chunkDelayMs: scenario.pauseMs };
-    case 'tool-calls':
-      return { toolCalls: scenario.calls.map((call) => ({ ...call })) };
-    case 'failure':
-      return { status: 500, message: 'The engine fell over.' };
-    case 'hang':
-      return { text: 'never', latencyMs: 60_000 };
-  }
-}
-
 const overTheFakeServer = (api: 'chat' | 'responses'): ConformanceSubject => ({
   model: (scenario) =>
     createOpenAIChatModel({
-      baseURL: server.createSession([turnFor(scenario)]).baseURL,
+      baseURL: server.createSession([conformanceTurn(scenario)]).baseURL,
       model: 'airlock-test-model',
       maxRetries: 0,
       ...(api === 'responses' ? { api } : {}),
