@@ -5,6 +5,7 @@ import {
   agentFor,
   agentOver,
   collect,
+  errorOf,
   openRaw,
   receivedBodies,
   scriptModel,
@@ -68,9 +69,6 @@ async function rawDelete(database: string, table: string, key: IDBValidKey): Pro
     db.close();
   }
 }
-
-const errorOf = (events: readonly { type: string }[]) =>
-  (events.find((event) => event.type === 'run-error') as { error?: unknown } | undefined)?.error;
 
 describe('attachments', () => {
   it('sends an image as an image_url data URL and stores it once, however often it is sent', async () => {

@@ -1,12 +1,12 @@
 import { Chat } from '@ai-sdk/react';
-import { type AgentEvent, isAirlockError } from 'airlock-agents';
+import { isAirlockError } from 'airlock-agents';
 import {
   AirlockChatTransport,
   type AirlockUIMessage,
   loadChatMessages,
 } from 'airlock-agents/ai-sdk';
 import { describe, expect, it } from 'vitest';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, collect, errorOf, receivedBodies, scriptModel } from './support';
 
 // An image given by https: URL is stored as the URL, and a stored message may hold one of
 // at most 2,048 characters: a longer one is refused at input, before anything is stored,
@@ -23,9 +23,6 @@ const urlOf = (length: number) => {
 /** A 1×1 PNG. */
 const PNG_BASE64 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-
-const errorOf = (events: readonly AgentEvent[]) =>
-  (events.find((event) => event.type === 'run-error') as { error?: unknown } | undefined)?.error;
 
 /** The stored messages of a conversation, as the page reads them back. */
 async function storedContents(agent: ReturnType<typeof agentFor>) {

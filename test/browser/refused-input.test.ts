@@ -1,13 +1,16 @@
-import { type AgentEvent, type ErrorData, tool } from 'airlock-agents';
-import { describe, expect, inject, it } from 'vitest';
+import { tool } from 'airlock-agents';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   agentFor,
   collect,
   deleteNoteTool,
+  errorOf,
+  pngOf,
   readRawRow,
   receivedBodies,
   scriptModel,
+  throughDefaultProxy,
   writeRawRow,
 } from './support';
 
@@ -17,22 +20,6 @@ import {
 // accepts by default is never refused by the default proxy for its size.
 
 const MiB = 1024 * 1024;
-
-/** A PNG of `size` bytes: its signature, then zeros (the agent checks the signature only). */
-function pngOf(size: number): Blob {
-  const bytes = new Uint8Array(size);
-  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return new Blob([bytes], { type: 'image/png' });
-}
-
-/** The `baseURL` of a proxy with default settings in front of `session`. */
-function throughDefaultProxy(session: { baseURL: string }): string {
-  const segment = btoa(session.baseURL).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  return `${inject('defaultProxyUrl')}/${segment}/llm/v1`;
-}
-
-const errorOf = (events: readonly AgentEvent[]): ErrorData | undefined =>
-  events.find((event) => event.type === 'run-error')?.error;
 
 /** The user texts each request the model server received carried. */
 async function userTexts(session: Awaited<ReturnType<typeof scriptModel>>): Promise<string[][]> {

@@ -1,34 +1,27 @@
 import { type AgentEvent, type AgentRun, type ErrorData, isAirlockError } from 'airlock-agents';
 import { loadChatMessages } from 'airlock-agents/ai-sdk';
 import * as Comlink from 'comlink';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installErrorTransfer } from '../../src/errors/error-transfer';
 import type { AgentConfig } from '../../src/protocol/agent-config';
 import type { MemoryWire } from '../../src/protocol/store-api';
 import type { AgentWorkerApi, RunRequest } from '../../src/protocol/wire';
-import { agentFor, collect, deleteNoteTool, receivedBodies, scriptModel } from './support';
+import {
+  agentFor,
+  collect,
+  deleteNoteTool,
+  errorOf,
+  pngOf,
+  receivedBodies,
+  scriptModel,
+  throughDefaultProxy,
+} from './support';
 
 // A refused turn retried or dropped by the app (`agent.retryRefused`,
 // `agent.memory.dropRefused`): the turn is replaced or removed, never sent again, and
 // nothing is lost on the way.
 
 const MiB = 1024 * 1024;
-
-/** A PNG of `size` bytes: its signature, then `fill` (the agent checks the signature only). */
-function pngOf(size: number, fill = 0): Blob {
-  const bytes = new Uint8Array(size).fill(fill);
-  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return new Blob([bytes], { type: 'image/png' });
-}
-
-/** The `baseURL` of a proxy with default settings in front of `session`. */
-function throughDefaultProxy(session: { baseURL: string }): string {
-  const segment = btoa(session.baseURL).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-  return `${inject('defaultProxyUrl')}/${segment}/llm/v1`;
-}
-
-const errorOf = (events: readonly AgentEvent[]): ErrorData | undefined =>
-  events.find((event) => event.type === 'run-error')?.error;
 
 /** Runs `run` to its end and answers its id and the error it ended with (if any). */
 async function ended(run: AgentRun): Promise<{ runId: string; error: ErrorData | undefined }> {

@@ -1,4 +1,10 @@
-import { type AgentEvent, type AgentOptions, createAgent, tool } from 'airlock-agents';
+import {
+  type AgentEvent,
+  type AgentOptions,
+  createAgent,
+  type ErrorData,
+  tool,
+} from 'airlock-agents';
 import {
   createRemoteSession,
   type RemoteModelSession,
@@ -7,6 +13,23 @@ import {
 } from 'airlock-agents/testing/remote';
 import { inject, onTestFinished } from 'vitest';
 import { z } from 'zod';
+
+/** The error a run's events ended with, if any. */
+export const errorOf = (events: readonly AgentEvent[]): ErrorData | undefined =>
+  events.find((event) => event.type === 'run-error')?.error;
+
+/** A PNG of `size` bytes: its signature, then `fill` (the agent checks the signature only). */
+export function pngOf(size: number, fill = 0): Blob {
+  const bytes = new Uint8Array(size).fill(fill);
+  bytes.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return new Blob([bytes], { type: 'image/png' });
+}
+
+/** The `baseURL` of a proxy with default settings in front of `session`. */
+export function throughDefaultProxy(session: { baseURL: string }): string {
+  const segment = btoa(session.baseURL).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return `${inject('defaultProxyUrl')}/${segment}/llm/v1`;
+}
 
 /** A scripted model session on the shared test server. */
 export function scriptModel(
