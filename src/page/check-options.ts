@@ -18,6 +18,7 @@ import {
 } from '../errors/field-checks';
 import { inputTooLarge } from '../errors/input-errors';
 import type { RunLimits } from '../protocol/agent-config';
+import { MAX_LEVEL_CHARS } from '../protocol/labels';
 import type { InputPart } from '../protocol/wire';
 import { toolCheck } from '../tools/define-tool';
 import { schemaCheck } from '../tools/standard-schema';
@@ -130,7 +131,9 @@ const RUN_OPTIONS = shapeCheck({
   conversationId: optional(idCheck),
   output: optional(schemaCheck),
   labels: optional(
-    shapeCheck({ confidentiality: optional(stringCheck({ nonBlank: true, maxChars: 64 })) }),
+    shapeCheck({
+      confidentiality: optional(stringCheck({ nonBlank: true, maxChars: MAX_LEVEL_CHARS })),
+    }),
   ),
   ...RUN_OVERRIDES,
 });

@@ -7,6 +7,9 @@
  */
 export type Confidentiality = 'public' | 'private' | (string & {});
 
+/** The longest name of a confidentiality level, in characters (every check of a level uses it). */
+export const MAX_LEVEL_CHARS = 64;
+
 /** Who wrote a value: the user or the app (`trusted`), or anything else (`untrusted`). */
 export type Integrity = 'trusted' | 'untrusted';
 

@@ -10,7 +10,7 @@ import {
   stringCheck,
   toolNameCheck,
 } from '../errors/field-checks';
-import type { ValueLabel } from '../protocol/labels';
+import { MAX_LEVEL_CHARS, type ValueLabel } from '../protocol/labels';
 import type { ToolOutcome, ToolSpec } from '../protocol/tools';
 import {
   type InferSchemaOutput,
@@ -121,7 +121,7 @@ const DEFINITION = shapeCheck(
     sink: booleanOrFunction,
     outputLabel: optional(
       shapeCheck({
-        confidentiality: optional(stringCheck({ nonBlank: true, maxChars: 64 })),
+        confidentiality: optional(stringCheck({ nonBlank: true, maxChars: MAX_LEVEL_CHARS })),
         integrity: (value, field, code) => {
           if (value !== undefined && value !== 'trusted' && value !== 'untrusted')
             throw invalidField(field, "'trusted' or 'untrusted'", code, { value });

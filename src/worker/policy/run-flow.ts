@@ -7,6 +7,7 @@ import type {
   RunFlow,
   ValueLabel,
 } from '../../protocol/labels';
+import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import type { ToolCheck, ToolSpec } from '../../protocol/tools';
 import { decideFlow, EMPTY_LABEL, type FlowDecision, joinLabels } from './flow-decision';
 
@@ -178,7 +179,7 @@ function storedFlow(value: unknown): RunFlow | undefined {
     (flow.integrity === 'trusted' || flow.integrity === 'untrusted') &&
     Array.isArray(flow.confidentiality) &&
     flow.confidentiality.length <= 64 &&
-    flow.confidentiality.every((level) => text(level, 64)) &&
+    flow.confidentiality.every((level) => text(level, MAX_LEVEL_CHARS)) &&
     Array.isArray(flow.sources) &&
     flow.sources.length <= MAX_SOURCES &&
     flow.sources.every(

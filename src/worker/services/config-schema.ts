@@ -4,6 +4,7 @@ import { checkField } from '../../errors/field-checks';
 import { parseOrThrow } from '../../errors/schema-issues';
 import { modelOptionsCheck } from '../../model/model-options';
 import type { AgentConfig } from '../../protocol/agent-config';
+import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import { toolName, toolSpecsSchema } from '../tools/tool-spec-schema';
 
 /** Short enough to leave room for the tool's name; no `__`, which separates the two. */
@@ -156,7 +157,7 @@ export const agentConfigSchema = z.object({
     .object({
       untrustedToSink: z.enum(['approve', 'refuse']),
       allowedDestinations: z
-        .record(nonBlank.max(64), z.array(nonBlank.max(200)).max(100))
+        .record(nonBlank.max(MAX_LEVEL_CHARS), z.array(nonBlank.max(200)).max(100))
         .exactOptional(),
     })
     .exactOptional(),

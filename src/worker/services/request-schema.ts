@@ -9,6 +9,7 @@ import {
 import { inputTooLarge } from '../../errors/input-errors';
 import { modelOptionsCheck } from '../../model/model-options';
 import type { KnowledgeProgress } from '../../protocol/knowledge';
+import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import type { MemoryScope } from '../../protocol/memory';
 import type { ModelOptions } from '../../protocol/model-options';
 import { INPUT_LIMITS } from '../../protocol/request-limits';
@@ -91,7 +92,7 @@ export const runRequestSchema = z.object({
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
   labels: z
-    .object({ confidentiality: z.string().regex(/\S/).max(64).exactOptional() })
+    .object({ confidentiality: z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional() })
     .exactOptional(),
   ...runOverrides,
 });

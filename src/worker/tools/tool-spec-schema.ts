@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../../errors/schema-issues';
+import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import type { ToolSpec } from '../../protocol/tools';
 
 /** A tool's name as the model APIs take it. */
@@ -16,7 +17,7 @@ const toolSpecSchema = z.object({
     sink: z.enum(['always', 'by-arguments']).exactOptional(),
     output: z
       .object({
-        confidentiality: z.string().regex(/\S/).max(64).exactOptional(),
+        confidentiality: z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional(),
         integrity: z.enum(['trusted', 'untrusted']).exactOptional(),
       })
       .exactOptional(),
