@@ -6,6 +6,6 @@ for (const name of /** @type {(keyof typeof ENTRIES)[]} */ (Object.keys(ENTRIES)
   const lazy =
     lazyGzipBytes > 0 ? `  (+ ${(lazyGzipBytes / 1024).toFixed(1)} KB gzip loaded on use)` : '';
   console.log(
-    `${name.padEnd(7)} ${(bytes / 1024).toFixed(1).padStart(7)} KB min  ${(gzipBytes / 1024).toFixed(1).padStart(6)} KB gzip${lazy}`,
+    `${name.padEnd(7)} ${(bytes / 1024).toFixed(1).padStart(7)} KB min  ${(gzipBytes / 1024).toFixed(1).padStart(6)} KB gzip (${gzipBytes} B)${lazy}`,
   );
 }
