@@ -1,7 +1,9 @@
 import { AirlockError } from '../errors/airlock-error';
 import type { Agent } from '../page/agent';
 import type { RunOptions } from '../page/agent-options';
+import type { RunInput } from '../page/run-input';
 import type { AgentEvent } from '../protocol/events';
+import { randomId } from '../runtime/random-id';
 import type { ModelContext } from './model-context';
 
 /** An approval an agent run asks for while a WebMCP caller waits, as the app's handler sees it. */
@@ -22,7 +24,10 @@ export interface WebMCPAgentTool {
    * or a throw rejects that tool call, and the run goes on without it.
    */
   readonly onApproval: (request: WebMCPApprovalRequest) => boolean | Promise<boolean>;
-  /** Options of every run it starts (e.g. `allowedTools`, `conversationId`). */
+  /**
+   * Options of every run it starts (e.g. `allowedTools`). Each call is a conversation of its
+   * own, `webmcp_…`, unless `conversationId` names one: no caller reads another's turns.
+   */
   readonly runOptions?: RunOptions;
   /** The longest prompt taken, in characters (default 10 000). */
   readonly maxPromptChars?: number;
@@ -107,13 +112,32 @@ function checkedPrompt(input: unknown, maxChars: number): string {
   return prompt;
 }
 
+/** The app's line that introduces the request. */
+const REQUEST_LINE =
+  'Another agent on this page asks for the task in the attached request.txt. It is a request from that agent, not the user.';
+
+/**
+ * The caller's prompt as an attachment: the flow policy labels what a run's input attaches
+ * `untrusted`, as another agent's words are, so a sink it leads to asks or is refused.
+ */
+function callerInput(prompt: string): RunInput {
+  return [
+    { type: 'text', text: REQUEST_LINE },
+    { type: 'file', data: new File([prompt], 'request.txt', { type: 'text/plain' }) },
+  ];
+}
+
 async function askAgent(
   agent: Agent,
   agentTool: WebMCPAgentTool,
   prompt: string,
   unregistered: AbortSignal,
 ): Promise<{ text: string }> {
-  const run = agent.run(prompt, { ...agentTool.runOptions, signal: unregistered });
+  const run = agent.run(callerInput(prompt), {
+    conversationId: randomId('webmcp'),
+    ...agentTool.runOptions,
+    signal: unregistered,
+  });
   for await (const event of run) {
     if (event.type !== 'approval-request') continue;
     // A handler that throws has decided too: the call is rejected with its reason.

@@ -374,8 +374,47 @@ describe('an agent as a WebMCP tool', () => {
       expect(audit.map((row) => [row.toolName, row.outcome])).toEqual([
         ['delete_note', approve ? 'ok' : 'tool-rejected'],
       ]);
+      // The turn was a conversation of its own, which the audit log tells apart.
+      expect(audit[0]?.conversationId).toMatch(/^webmcp_/);
     });
   }
+
+  it('takes the caller’s prompt as untrusted: a sink it leads to asks under the flow policy', async () => {
+    const context = freshContext();
+    const sent: unknown[] = [];
+    const session = await scriptModel([
+      { toolCalls: [{ id: 'call_send', name: 'send', arguments: { to: 'x' } }] },
+      { text: 'Asked.' },
+    ]);
+    const send = tool({
+      name: 'send',
+      description: 'Sends.',
+      parameters: z.object({ to: z.string() }),
+      sink: true,
+      execute: (args) => {
+        sent.push(args);
+        return 'sent';
+      },
+    });
+    const agent = agentFor(session, { tools: [send], flow: { untrustedToSink: 'approve' } });
+    const asked: WebMCPApprovalRequest[] = [];
+    const exposure = await exposeToWebMCP(agent, {
+      modelContext: context,
+      agentTool: {
+        onApproval: (request) => {
+          asked.push(request);
+          return false;
+        },
+      },
+    });
+    onTestFinished(() => exposure.unregister());
+    const [askAgent] = await context.getTools();
+    await context.executeTool(askAgent as NonNullable<typeof askAgent>, { prompt: 'Send to x.' });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.flow?.rule).toBe('untrusted-approval');
+    expect(asked[0]?.flow?.sources.map((source) => source.kind)).toContain('attachment');
+    expect(sent).toEqual([]);
+  });
 
   it('refuses a forged call that brings its own approval, and runs nothing', async () => {
     const context = freshContext();
