@@ -39,7 +39,7 @@ export interface WebMCPToolsOptions {
 export interface DroppedWebMCPTool {
   readonly tool: string;
   readonly origin: string;
-  readonly reason: DropReason | 'duplicate-name' | 'origin-not-allowed';
+  readonly reason: DropReason | 'duplicate-name' | 'origin-not-allowed' | 'malformed';
 }
 
 /** What `webmcpTools` found: tools for `createAgent({ tools })`, and those it left out. */
@@ -70,7 +70,14 @@ export async function webmcpTools(options: WebMCPToolsOptions = {}): Promise<Web
   const wanted = options.tools && new Set(options.tools);
   const dropped: DroppedWebMCPTool[] = [];
   const visible: RegisteredTool[] = [];
-  for (const registered of await context.getTools()) {
+  const listing: unknown = await context.getTools();
+  // A page script may have replaced the context: what it lists is checked like any input.
+  for (const registered of Array.isArray(listing) ? (listing as unknown[]) : []) {
+    if (!wellFormed(registered)) {
+      const named = (registered as { name?: unknown } | null)?.name;
+      dropped.push({ tool: String(named).slice(0, 128), origin: '', reason: 'malformed' });
+      continue;
+    }
     const { name, origin } = registered;
     if (wanted && !wanted.has(name)) continue;
     if (origins.has(origin)) visible.push(registered);
@@ -124,6 +131,19 @@ export async function webmcpTools(options: WebMCPToolsOptions = {}): Promise<Web
     });
   });
   return { tools, dropped };
+}
+
+/** A listed tool with the fields and the name rules of the draft. */
+function wellFormed(value: unknown): value is RegisteredTool {
+  if (typeof value !== 'object' || value === null) return false;
+  const { name, description, origin, inputSchema } = value as Record<string, unknown>;
+  return (
+    typeof name === 'string' &&
+    /^[A-Za-z0-9_.-]{1,128}$/.test(name) &&
+    typeof description === 'string' &&
+    typeof origin === 'string' &&
+    (inputSchema === undefined || (typeof inputSchema === 'object' && inputSchema !== null))
+  );
 }
 
 /** A registered schema as an object schema; a tool without one takes no arguments. */

@@ -217,7 +217,7 @@ describe('WebMCP tools as an agent’s tools', () => {
     );
   });
 
-  it('drops hostile listings: a huge schema, an exponential one, a name two frames share, a foreign origin', async () => {
+  it('drops hostile listings: a huge schema, an exponential one, a name two frames share', async () => {
     const top = freshFrame();
     const context = freshContext(top);
     const inner = top.document.createElement('iframe');
@@ -261,6 +261,44 @@ describe('WebMCP tools as an agent’s tools', () => {
     ).resolves.toMatchObject({
       tools: [{ name: 'webmcp__fine' }],
     });
+  });
+
+  it('drops what a forged context lists: foreign origins, malformed entries, names against the draft', async () => {
+    const win = freshFrame();
+    const run = () => 'ran';
+    const ran: string[] = [];
+    const forged = {
+      getTools: async () => [
+        {
+          name: 'foreign',
+          description: 'From elsewhere.',
+          origin: 'https://evil.example',
+          window: win,
+        },
+        { name: 42, description: 'Not a name.', origin: window.origin, window: win },
+        { name: 'x'.repeat(1_000), description: 'Too long.', origin: window.origin, window: win },
+        { name: 'no_description', origin: window.origin, window: win },
+        null,
+        { name: 'good', description: 'Good.', origin: window.origin, window: win, inputSchema: [] },
+      ],
+      executeTool: async (registered: { name: string }) => {
+        ran.push(registered.name);
+        return JSON.stringify(run());
+      },
+    } as unknown as ModelContext;
+    const { tools, dropped } = await webmcpTools({ modelContext: forged });
+    expect(tools.map((each) => each.name)).toEqual(['webmcp__good']);
+    expect(dropped.map(({ reason }) => reason)).toEqual([
+      'origin-not-allowed',
+      'malformed',
+      'malformed',
+      'malformed',
+      'malformed',
+    ]);
+    // The foreign origin is offered only when the app opts in to it.
+    const opted = await webmcpTools({ modelContext: forged, origins: ['https://evil.example'] });
+    expect(opted.tools.map((each) => each.name)).toEqual(['webmcp__foreign', 'webmcp__good']);
+    expect(ran).toEqual([]);
   });
 
   it('ends a WebMCP tool that never settles at its deadline, and names never collide with the app’s', async () => {
