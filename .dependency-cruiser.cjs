@@ -28,7 +28,7 @@ const floors = [
   ['worker/tabs'],
   ['worker/services'],
   ['page'],
-  ['ai-sdk', 'otel', 'proxy', 'testing'],
+  ['ai-sdk', 'otel', 'proxy', 'testing', 'webmcp'],
   ['entries'],
 ];
 

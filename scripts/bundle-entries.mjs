@@ -11,6 +11,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const ENTRIES = {
   page: 'src/index.ts',
   worker: 'src/worker.ts',
+  webmcp: 'src/webmcp.ts',
 };
 
 /**

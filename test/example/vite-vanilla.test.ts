@@ -368,6 +368,7 @@ const SOURCES: Record<string, () => Promise<object>> = {
   'airlock-agents/proxy': () => import('../../src/proxy'),
   // Its peer `ai` gives it types only: it loads without it.
   'airlock-agents/ai-sdk': () => import('../../src/ai-sdk'),
+  'airlock-agents/webmcp': () => import('../../src/webmcp'),
 };
 
 /** Uses a value or type of every entry, so tsc fails when one does not resolve. */

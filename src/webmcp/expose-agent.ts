@@ -1,0 +1,156 @@
+import { AirlockError } from '../errors/airlock-error';
+import type { Agent } from '../page/agent';
+import type { RunOptions } from '../page/agent-options';
+import type { RunInput } from '../page/run-input';
+import type { AgentEvent } from '../protocol/events';
+import { randomId } from '../runtime/random-id';
+import type { ModelContext } from './model-context';
+
+/** An approval an agent run asks for while a WebMCP caller waits, as the app's handler sees it. */
+export type WebMCPApprovalRequest = Extract<AgentEvent, { type: 'approval-request' }> & {
+  /** Always `webmcp`: the run was started by an agent on the page, not by the user. */
+  readonly caller: 'webmcp';
+};
+
+/** The agent offered to other agents on the page as one WebMCP tool: "ask the agent". */
+export interface WebMCPAgentTool {
+  /** The tool's WebMCP name (default `ask_agent`). */
+  readonly name?: string;
+  /** What the calling agent reads (default: a sentence saying it runs one turn). */
+  readonly description?: string;
+  /**
+   * Decides each approval the run asks for. Only the app answers: the caller never sees an
+   * approval id, and its input cannot carry a decision. Resolve `true` to approve; `false`
+   * or a throw rejects that tool call, and the run goes on without it.
+   */
+  readonly onApproval: (request: WebMCPApprovalRequest) => boolean | Promise<boolean>;
+  /**
+   * Options of every run it starts (e.g. `allowedTools`). Each call is a conversation of its
+   * own, `webmcp_…`, unless `conversationId` names one: no caller reads another's turns.
+   */
+  readonly runOptions?: RunOptions;
+  /** The longest prompt taken, in characters (default 10 000). */
+  readonly maxPromptChars?: number;
+}
+
+/** Options of `exposeToWebMCP`. */
+export interface ExposeOptions {
+  /** The context to register in (default `document.modelContext`). */
+  readonly modelContext?: ModelContext;
+  readonly agentTool: WebMCPAgentTool;
+}
+
+/** Registered tools; `unregister()` removes them (and aborts the runs they started). */
+export interface WebMCPExposure {
+  readonly names: readonly string[];
+  unregister(): void;
+}
+
+const DEFAULT_MAX_PROMPT_CHARS = 10_000;
+
+/**
+ * Registers the agent with WebMCP as one tool an agent on the page (or a browser's agent)
+ * can list and call: the call runs one turn of the agent and answers its text. The run is
+ * the agent worker's, like any: allowlists, budgets, guardrails, the flow policy, the audit
+ * log, and every approval decided by the app's `onApproval`, never by the caller.
+ */
+export async function exposeToWebMCP(
+  agent: Agent,
+  options: ExposeOptions,
+): Promise<WebMCPExposure> {
+  const context =
+    options.modelContext ?? (document as { modelContext?: ModelContext }).modelContext;
+  if (!context) {
+    throw new AirlockError(
+      'invalid-options',
+      'This page has no document.modelContext: call installModelContext() first, or pass modelContext.',
+    );
+  }
+  const { agentTool } = options;
+  if (typeof agentTool?.onApproval !== 'function') {
+    throw new AirlockError('invalid-options', 'agentTool.onApproval must be a function.');
+  }
+  const registration = new AbortController();
+  const name = agentTool.name ?? 'ask_agent';
+  const maxChars = agentTool.maxPromptChars ?? DEFAULT_MAX_PROMPT_CHARS;
+  await context.registerTool(
+    {
+      name,
+      title: 'Ask the agent',
+      description:
+        agentTool.description ??
+        'Asks the page’s assistant to do one task and answers its final text. Its tools may ask the user for approval.',
+      inputSchema: {
+        type: 'object',
+        properties: { prompt: { type: 'string', maxLength: maxChars } },
+        required: ['prompt'],
+        additionalProperties: false,
+      },
+      // It may run tools that change things or send data out, and its text comes from a model.
+      annotations: { readOnlyHint: false, untrustedContentHint: true },
+      execute: (input) =>
+        askAgent(agent, agentTool, checkedPrompt(input, maxChars), registration.signal),
+    },
+    { signal: registration.signal },
+  );
+  return {
+    names: [name],
+    unregister: () => registration.abort(new DOMException('Unregistered.', 'AbortError')),
+  };
+}
+
+/** The caller's input, held to its schema here: the browser's check of it is a hint at best. */
+function checkedPrompt(input: unknown, maxChars: number): string {
+  const fields = typeof input === 'object' && input !== null ? Object.keys(input) : [];
+  const prompt = (input as { prompt?: unknown } | null)?.prompt;
+  if (typeof prompt !== 'string' || prompt.trim() === '' || fields.length !== 1) {
+    throw new AirlockError('invalid-input', 'The input is { prompt: string } and nothing else.');
+  }
+  if (prompt.length > maxChars) {
+    throw new AirlockError('invalid-input', `The prompt is over ${maxChars} characters.`);
+  }
+  return prompt;
+}
+
+/** The app's line that introduces the request. */
+const REQUEST_LINE =
+  'Another agent on this page asks for the task in the attached request.txt. It is a request from that agent, not the user.';
+
+/**
+ * The caller's prompt as an attachment: the flow policy labels what a run's input attaches
+ * `untrusted`, as another agent's words are, so a sink it leads to asks or is refused.
+ */
+function callerInput(prompt: string): RunInput {
+  return [
+    { type: 'text', text: REQUEST_LINE },
+    { type: 'file', data: new File([prompt], 'request.txt', { type: 'text/plain' }) },
+  ];
+}
+
+async function askAgent(
+  agent: Agent,
+  agentTool: WebMCPAgentTool,
+  prompt: string,
+  unregistered: AbortSignal,
+): Promise<{ text: string }> {
+  const run = agent.run(callerInput(prompt), {
+    conversationId: randomId('webmcp'),
+    ...agentTool.runOptions,
+    signal: unregistered,
+  });
+  for await (const event of run) {
+    if (event.type !== 'approval-request') continue;
+    // A handler that throws has decided too: the call is rejected with its reason.
+    const decision = await Promise.resolve()
+      .then(() => agentTool.onApproval({ ...event, caller: 'webmcp' }))
+      .then(
+        (approved) => (approved === true ? undefined : 'Not approved for an agent on the page.'),
+        (error: unknown) =>
+          `Not approved: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    if (decision === undefined) await run.approve(event.approvalId);
+    else await run.reject(event.approvalId, decision);
+  }
+  const result = await run.result;
+  return { text: result.text };
+}
