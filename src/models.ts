@@ -5,5 +5,6 @@
  */
 
 export { type ModelRoute, type RouteOptions, route } from './model/route-model';
+export type { ModelLoadProgress } from './protocol/model-load';
 export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
 export { openAIModel } from './worker/services/openai-model';

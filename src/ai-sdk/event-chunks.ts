@@ -252,6 +252,10 @@ export class EventChunkMapper {
             transient: true,
           },
         ];
+      case 'model-load': {
+        const { type: _type, ...data } = event;
+        return [{ type: 'data-model-load', data, transient: true }];
+      }
       case 'warning':
         return [
           {
