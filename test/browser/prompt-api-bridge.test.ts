@@ -217,7 +217,12 @@ describe('the page bridge, given bad input from the page', () => {
   it('refuses a delta that is not text, a forged error code, and a token count that is not whole', async () => {
     const cases: [PageModel, string][] = [
       [
-        { answer: async (_call, sink) => (sink.delta(42 as unknown as string), {}) },
+        {
+          answer: async (_call, sink) => {
+            sink.delta(42 as unknown as string);
+            return {};
+          },
+        },
         'model-stream-malformed',
       ],
       [{ answer: async () => ({ promptTokens: 1.5 }) }, 'model-stream-malformed'],
