@@ -30,6 +30,19 @@ export function pageModelCalls(
   offered: () => PageOffer | undefined,
   options: PageModelOptions,
 ): Pick<ChatModel, 'stream' | 'complete'> {
+  if (typeof name !== 'string' || name === '' || name.length > 64)
+    throw new AirlockError(
+      'invalid-options',
+      '`pageModel(name)` takes a name of 1 to 64 characters.',
+    );
+  if (
+    options.name !== undefined &&
+    !(typeof options.name === 'string' && options.name.length <= 200)
+  )
+    throw new AirlockError(
+      'invalid-options',
+      '`pageModel` option `name` must be at most 200 characters.',
+    );
   const maxChars = options.maxAnswerChars ?? 1_000_000;
   if (!(Number.isSafeInteger(maxChars) && maxChars > 0))
     throw new AirlockError('invalid-options', '`maxAnswerChars` must be a positive integer.');

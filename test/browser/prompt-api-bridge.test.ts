@@ -259,3 +259,13 @@ describe('the page bridge, given bad input from the page', () => {
     );
   });
 });
+
+describe('pageModel’s own options', () => {
+  it('refuses a name that is empty or too long, on the first call, with invalid-options', () => {
+    expect(() => pageModelCalls('', () => undefined, {})).toThrow(/1 to 64/);
+    expect(() => pageModelCalls('nano', () => undefined, { name: 'x'.repeat(201) })).toThrow(/200/);
+    expect(() => pageModelCalls('nano', () => undefined, { maxAnswerChars: -1 })).toThrow(
+      /positive/,
+    );
+  });
+});
