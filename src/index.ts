@@ -112,6 +112,7 @@ export type {
   StoreChange,
   StoreTable,
 } from './protocol/memory';
+export type { ModelLoadProgress } from './protocol/model-load';
 export type { ModelOptions, ReasoningEffort } from './protocol/model-options';
 export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
 export type { IsolationTier, ToolReuse } from './protocol/sandbox-wire';

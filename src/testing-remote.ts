@@ -13,6 +13,13 @@ export {
   chatModelConformance,
   conformanceTurn,
 } from './testing/chat-model-conformance.js';
+export type {
+  FakeLanguageModel,
+  FakeLanguageModelOptions,
+  FakePromptRecord,
+  FakePromptTurn,
+} from './testing/fake-language-model.js';
+export { fakeLanguageModel } from './testing/fake-language-model.js';
 export { HASHED_EMBEDDING_DIMENSION, hashedEmbedding } from './testing/hashed-embedding.js';
 export type { RemoteModelSession, RemoteWaitOptions } from './testing/remote.js';
 export { createRemoteSession } from './testing/remote.js';

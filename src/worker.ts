@@ -14,6 +14,7 @@ export type {
 export type { ResponseFormat } from './model/structured-output';
 export type { ModelConfig } from './protocol/agent-config';
 export type { ChatMessage, ChatToolCall, FinishReason, Usage } from './protocol/chat';
+export type { ModelLoadProgress } from './protocol/model-load';
 export type { ModelOptions } from './protocol/model-options';
 export type { ConversationStore } from './store/store';
 export type { AgentServiceOptions } from './worker/services/agent-service';

@@ -245,13 +245,11 @@ export class EventChunkMapper {
           },
         ];
       case 'model-route':
-        return [
-          {
-            type: 'data-model-route',
-            data: { step: event.step, route: event.route, passedOver: event.passedOver },
-            transient: true,
-          },
-        ];
+      case 'model-load': {
+        // Both carry their fields as they are, less `type`.
+        const { type, ...data } = event;
+        return [{ type: `data-${type}`, data, transient: true } as Chunk];
+      }
       case 'warning':
         return [
           {

@@ -2,6 +2,7 @@
 // shared by the live stream (event-chunks.ts) and the messages loaded from the store
 // (stored-messages.ts).
 import type { RunFinishReason } from '../protocol/events';
+import type { ModelLoadProgress } from '../protocol/model-load';
 import type { PassedOverRoute } from '../protocol/model-routes';
 
 /** The metadata the transport puts on each assistant message (`message.metadata`). */
@@ -52,6 +53,8 @@ export interface AirlockDataParts {
   'rate-limit-wait': { step: number; waitMs: number; limit: 'requests' | 'tokens' };
   'waiting-for-network': { step: number; reason: 'offline' | 'unreachable'; maxWaitMs: number };
   'model-route': { step: number; route: string; passedOver: readonly PassedOverRoute[] };
+  /** The step's on-device model loads (see the `model-load` event). */
+  'model-load': { step: number } & ModelLoadProgress;
   /**
    * The network cut step `step`'s stream and it was asked for again: the message's text and
    * reasoning parts of that step before this part are void (hide them).

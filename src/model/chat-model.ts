@@ -1,4 +1,5 @@
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
+import type { ModelLoadProgress } from '../protocol/model-load';
 import type { ModelOptions } from '../protocol/model-options';
 import type { ModelRouteChoice } from '../protocol/model-routes';
 import type { ToolDescriptor } from '../protocol/tools';
@@ -67,6 +68,12 @@ export interface ModelCallOptions {
    * models never call it; a model that wraps another passes it on with the other options.
    */
   readonly onRoute?: (choice: ModelRouteChoice) => Promise<void> | void;
+  /**
+   * Told (and awaited) by a model that must check, download or load its engine or weights
+   * before it answers (on-device models), as it goes. Models that need nothing never call it;
+   * a model that wraps another (the router) passes it on with the other options.
+   */
+  readonly onLoad?: (progress: ModelLoadProgress) => Promise<void> | void;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ErrorData, ToolErrorData, WarningCode } from './errors';
 import type { KnowledgeSource } from './knowledge';
 import type { CallFlow, FlowSource } from './labels';
 import type { MemoryInput, MemoryRecord } from './memory';
+import type { ModelLoadProgress } from './model-load';
 import type { ModelRouteChoice } from './model-routes';
 
 /** Why a run ended without an error. */
@@ -281,7 +282,17 @@ export type AgentEvent =
        */
       readonly type: 'model-route';
       readonly step: number;
-    } & ModelRouteChoice);
+    } & ModelRouteChoice)
+  | ({
+      /**
+       * The step's model checks, downloads or loads its engine or weights before answering (an
+       * on-device model: the Prompt API on the page, a WebAssembly engine): `phase`, and how
+       * far (`fraction` 0..1, bytes where the engine counts them). Sent as the model tells it,
+       * before the step's first text; `ready` last.
+       */
+      readonly type: 'model-load';
+      readonly step: number;
+    } & ModelLoadProgress);
 
 /** The `type` names of all events. */
 export type AgentEventType = AgentEvent['type'];

@@ -89,6 +89,7 @@ export async function streamStep(context: StepStreamContext): Promise<StepRespon
     onRateLimitWait: (wait) => emit({ type: 'rate-limit-wait', step, ...wait }),
     onNetworkWait: (wait) => emit({ type: 'waiting-for-network', step, ...wait }),
     onRoute: (choice) => emit({ type: 'model-route', step, ...choice }),
+    onLoad: (progress) => emit({ type: 'model-load', step, ...progress }),
   });
   let received = false;
   try {

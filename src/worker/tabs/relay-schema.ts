@@ -142,6 +142,16 @@ const relayedEventSchema = z.discriminatedUnion('type', [
       )
       .max(100),
   }),
+  z.looseObject({
+    type: z.literal('model-load'),
+    step,
+    model: z.string().max(200),
+    phase: z.enum(['checking', 'downloading', 'loading', 'ready']),
+    loadedBytes: z.number().min(0).optional(),
+    totalBytes: z.number().min(0).optional(),
+    fraction: z.number().min(0).max(1).optional(),
+    cached: z.boolean().optional(),
+  }),
 ]);
 
 /** Does not compile while an event type of `AgentEvent` has no relay schema above. */
