@@ -5,5 +5,20 @@
  */
 
 export { type ModelRoute, type RouteOptions, route } from './model/route-model';
+export {
+  type WasmModel,
+  type WasmModelConfig,
+  type WasmModelLoadOptions,
+  type WasmPromptFormat,
+  wasmModel,
+} from './model/wasm-model';
+export { defaultWasmPrompt } from './model/wasm-prompt';
+export {
+  type CachedModelFile,
+  type ModelStorageUse,
+  WASM_MODEL_CACHE,
+  wasmModelCache,
+} from './model/wasm-weights';
+export type { ModelLoadProgress } from './protocol/model-load';
 export type { ModelRouteChoice, PassedOverRoute, RoutePassReason } from './protocol/model-routes';
 export { openAIModel } from './worker/services/openai-model';

@@ -1,4 +1,5 @@
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
+import type { ModelLoadProgress } from '../protocol/model-load';
 import type { ModelOptions } from '../protocol/model-options';
 import type { ModelRouteChoice } from '../protocol/model-routes';
 import type { ToolDescriptor } from '../protocol/tools';
@@ -67,6 +68,12 @@ export interface ModelCallOptions {
    * models never call it; a model that wraps another passes it on with the other options.
    */
   readonly onRoute?: (choice: ModelRouteChoice) => Promise<void> | void;
+  /**
+   * Told (and awaited) while a model that runs on the device gets its weights ready for this
+   * call: checking its cache, downloading, loading into the engine, ready. Models that need
+   * no loading never call it.
+   */
+  readonly onLoad?: (progress: ModelLoadProgress) => Promise<void> | void;
 }
 
 /**

@@ -25,7 +25,6 @@ const hasMemory64 = (() => {
 
 describe.skipIf(!hasMemory64)('the self-built test model', () => {
   it('loads in llama.cpp (wllama) with its hyperparameters and generates tokens', async () => {
-    // Airlock keeps the weights itself; wllama's own cache (OPFS) is not used here.
     const wllama = new Wllama({ default: wasmUrl }, { suppressNativeLog: true });
     wllama.setCompat(null);
     onTestFinished(() => wllama.exit());
