@@ -70,6 +70,9 @@ export function wasmEngine(config: WasmModelConfig, name: string): WasmEngine {
             cache: config.cache ?? true,
             signal: disposal.signal,
             report: tell,
+          }).catch((error: unknown) => {
+            // Disposed while the weights arrived: the download's abort is that, not a fault.
+            throw disposal.signal.aborted ? disposed() : error;
           })
         : { blob: config.model, cached: false };
     if (config.model instanceof Blob)

@@ -212,6 +212,39 @@ describe.skipIf(!hasMemory64)('wasmModel over the tiny self-built model', () => 
     });
   });
 
+  it('fails a prompt longer than its context with model-unavailable, and answers the next call', async () => {
+    const model = tiny({ contextSize: 256 });
+    const huge = 'x'.repeat(100_000);
+    const failure = await model
+      .complete(
+        { messages: [{ role: 'user', content: huge }], tools: [] },
+        { signal: new AbortController().signal },
+      )
+      .catch((error: unknown) => error);
+    expect(failure).toMatchObject({
+      code: 'model-unavailable',
+      details: { reason: 'inference-failed' },
+    });
+
+    const after = await model.complete(
+      { messages: [{ role: 'user', content: 'x' }], tools: [], options: { max_tokens: 4 } },
+      { signal: new AbortController().signal },
+    );
+    expect(after.usage.promptTokens).toBeGreaterThan(0);
+  });
+
+  it('fails a call waiting for the weights with model-unavailable, disposed, when the model is disposed', async () => {
+    const model = tiny();
+    const loading = model.load().catch((error: unknown) => error);
+    await model.dispose();
+    expect(await loading).toMatchObject({
+      code: 'model-unavailable',
+      details: { reason: 'disposed' },
+    });
+    const later = await model.load().catch((error: unknown) => error);
+    expect(later).toMatchObject({ code: 'model-unavailable', details: { reason: 'disposed' } });
+  });
+
   it('refuses a bad config with invalid-options naming the field', async () => {
     for (const [config, field] of [
       [{ model: '', wasmUrl }, 'model'],
