@@ -8,8 +8,8 @@
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
 //                                   contestant, one pass of the code page, a few MCP calls,
-//                                   a small scale page, no files written; fails if one
-//                                   does not finish
+//                                   two on-device answers, a small scale page, no files
+//                                   written; fails if one does not finish
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,7 @@ const runs = Number(
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
 const pages = smoke
-  ? ['peers', 'code', 'mcp', 'scale']
+  ? ['peers', 'code', 'mcp', 'ondevice', 'scale']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();

@@ -1,7 +1,8 @@
 /**
  * `airlock-agents/models`: models for an agent worker entry that serves its own
- * (`serveAgent({ model })`): the router, and the built-in OpenAI model to put in a route.
- * An entry apart from `airlock-agents/worker`, so a worker that never routes carries none of it.
+ * (`serveAgent({ model })`): the router, the built-in OpenAI model to put in a route, and the
+ * on-device model (llama.cpp in WebAssembly) with its weights' cache. An entry apart from
+ * `airlock-agents/worker`, so a worker that never routes carries none of it.
  */
 
 export { type ModelRoute, type RouteOptions, route } from './model/route-model';
