@@ -156,8 +156,16 @@ export function wasmEngine(config: WasmModelConfig, name: string): WasmEngine {
   ): AsyncGenerator<ModelStreamPart> {
     const { signal } = options;
     if (signal.aborted) return;
-    const wllama = await ready(options);
-    const release = await turn(signal);
+    let wllama: Wllama;
+    let release: () => void;
+    try {
+      wllama = await ready(options);
+      release = await turn(signal);
+    } catch (error) {
+      // Aborted while the weights loaded or an earlier call answered: the call just ends.
+      if (signal.aborted) return;
+      throw error;
+    }
     const stop = new AbortController();
     let settled: Promise<void> = Promise.resolve();
     const onAbort = () => stop.abort();
