@@ -13,6 +13,7 @@ import {
   createRemoteSession,
 } from 'airlock-agents/testing/remote';
 import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { commands } from 'vitest/browser';
 import { z } from 'zod';
 import { collect, WORKER_START_MS } from './support';
 
@@ -131,6 +132,47 @@ describe.skipIf(!hasMemory64)('wasmModel over the tiny self-built model', () => 
     expect(parts.find((part) => part.type === 'finish')).toMatchObject({
       finishReason: 'tool_calls',
     });
+  });
+
+  it('runs llama.cpp on a worker thread of its own, which answers and which dispose() ends', async () => {
+    const threads = commands.workerThreads as () => Promise<
+      { tid: number; cpuMs: number }[] | null
+    >;
+    const before = await threads();
+    expect(before, 'the test browser’s threads are read from /proc').not.toBeNull();
+    const model = wasmModel({
+      model: MODEL_URL,
+      wasmUrl,
+      cache: false,
+      grammar: 'root ::= [a-z]{300}',
+    });
+    await model.load();
+    const own = (list: { tid: number; cpuMs: number }[] | null) =>
+      (list ?? []).filter((thread) => !before?.some((old) => old.tid === thread.tid));
+    const loaded = own(await threads());
+    expect(loaded.length).toBeGreaterThanOrEqual(1);
+
+    await model.complete(
+      { messages: [{ role: 'user', content: 'Go on.' }], tools: [], options: { max_tokens: 400 } },
+      { signal: new AbortController().signal },
+    );
+    const answered = own(await threads());
+    const cpu = (list: { tid: number; cpuMs: number }[]) =>
+      list.reduce((sum, thread) => sum + thread.cpuMs, 0);
+    // The 300 tokens were computed there, not on the calling (page) thread.
+    expect(cpu(answered)).toBeGreaterThan(cpu(loaded));
+
+    await model.dispose();
+    await expect
+      .poll(
+        async () =>
+          own(await threads()).filter((thread) => loaded.some((l) => l.tid === thread.tid)),
+        {
+          timeout: 30_000,
+          interval: 200,
+        },
+      )
+      .toEqual([]);
   });
 
   it('tells its load: checking, downloading to the whole size, loading, ready; cached the second time', async () => {
