@@ -63,6 +63,7 @@ function browserProject(
         '@ai-sdk/react',
         '@opentelemetry/api',
         '@opentelemetry/sdk-trace-base',
+        '@wllama/wllama/esm/index.js',
       ],
     },
     // Iframe-tier tool workers run in an opaque origin: they load their modules with
@@ -171,6 +172,7 @@ export default defineConfig({
         /^@jitl\//,
         'ai',
         /^@opentelemetry\//,
+        /^@wllama\//,
       ],
     },
     sourcemap: true,
@@ -181,6 +183,7 @@ export default defineConfig({
       './test/setup/mcp-server.global.ts',
       './test/setup/refusing-proxy.global.ts',
       './test/setup/side-effects.global.ts',
+      './test/setup/test-model.global.ts',
     ],
     projects: [
       {

@@ -385,6 +385,14 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   'callMs.page': 'page tool call (agent worker → page → back, no-op tool), ms',
   'callMs.sandbox':
     'sandboxed tool call (agent worker → pooled tool worker → back, no-op tool), ms',
+  'onDevice.firstTextMs':
+    'on-device (llama.cpp in WebAssembly, CPU, tiny 466 KB test model): first text after `run()`, ms',
+  'onDevice.tokensPerSecond': 'on-device: tokens per second while it streams (200 tokens)',
+  'onDevice.coldFirstTextMs':
+    'on-device: first text of the first run (weights fetched and loaded into llama.cpp), ms',
+  'cloud.firstTextMs': 'cloud (openai client → fake model server): first text after `run()`, ms',
+  'cloud.tokensPerSecond': 'cloud: tokens per second while it streams (200 words at once)',
+  'cloud.coldFirstTextMs': 'cloud: first text of the first run, ms',
   'callMs.mcpViaProxy':
     'MCP tool call through the proxy (agent worker → proxy `/mcp/notes` → MCP server → back, echo), ms',
   coldCodeWorkerStartMs: 'cold code tool worker (create → QuickJS loaded → tool described), ms',
@@ -457,17 +465,19 @@ function selfMeasuredSection(name, title) {
   }
   const imports = /** @type {Record<string, number> | undefined} */ (figures.importChunksPerSecond);
   const extra =
-    typeof figures.modelCallsScript === 'number'
-      ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency.`
-      : typeof figures.storageBytesPerMessage === 'number'
-        ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
-        : typeof figures.storageBytesPerChunk === 'number' && imports
-          ? `\n\nImport (chunk, embed locally, store; no model latency): ${Object.entries(imports)
-              .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
-              .join(
-                ', ',
-              )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. A new agent worker's first query at 50k chunks (median of 3): answered after ${figures.firstAnswerMs50k} ms, from the int8 copies of the vectors (${figures.codesReadMs50k} ms to read them alone); the index exact, from the floats, after ${figures.exactIndexMs50k} ms (${figures.vectorReadMs50k} ms to read the packed float blocks alone).${typeof figures.indexScan === 'string' ? ` The index searched with the \`${figures.indexScan}\` scan.` : ''}`
-          : '';
+    name === 'ondevice'
+      ? `\n\nThe on-device path runs the tests' self-built model (\`scripts/build-test-model.mjs\`: llama architecture, dim 64, 2 layers, F32, byte vocabulary, random weights) through \`wasmModel\` on the CPU (one thread, no WebGPU), each answer held by a grammar to 200 tokens. It is tiny: the figures show what the WebAssembly engine and its worker cost around a model, not what a real model (hundreds of MB, billions of weights) would do here, which is slower by orders of magnitude. The cloud path's fake server answers at once, so its figures are Airlock's own cost. The machine is shared, so the figures move from run to run (load average ${JSON.stringify(/** @type {{ machine?: { loadAverage?: { start?: number[] }; cores?: number } }} */ (stored).machine?.loadAverage?.start?.[0])} at the start, on ${/** @type {{ machine?: { cores?: number } }} */ (stored).machine?.cores} cores).`
+      : typeof figures.modelCallsScript === 'number'
+        ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency.`
+        : typeof figures.storageBytesPerMessage === 'number'
+          ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
+          : typeof figures.storageBytesPerChunk === 'number' && imports
+            ? `\n\nImport (chunk, embed locally, store; no model latency): ${Object.entries(imports)
+                .map(([size, rate]) => `${rate} chunks/s up to ${size}`)
+                .join(
+                  ', ',
+                )}. Storage: about ${figures.storageBytesPerChunk} bytes per chunk of ~500 characters with a ${figures.dimension}-dimension vector. A new agent worker's first query at 50k chunks (median of 3): answered after ${figures.firstAnswerMs50k} ms, from the int8 copies of the vectors (${figures.codesReadMs50k} ms to read them alone); the index exact, from the floats, after ${figures.exactIndexMs50k} ms (${figures.vectorReadMs50k} ms to read the packed float blocks alone).${typeof figures.indexScan === 'string' ? ` The index searched with the \`${figures.indexScan}\` scan.` : ''}`
+            : '';
   return `## ${title}
 
 Measured ${stored.date} (Chromium ${stored.chromium}, Node ${stored.node}).
@@ -620,6 +630,7 @@ figures).`,
   parts.push(selfMeasuredSection('memory', 'Memory'));
   parts.push(selfMeasuredSection('knowledge', 'Knowledge'));
   parts.push(selfMeasuredSection('mcp', 'MCP tools'));
+  parts.push(selfMeasuredSection('ondevice', 'On-device model'));
   const scale = /** @type {import('./scale-section.mjs').ScaleFile | undefined} */ (
     readResults('scale')
   );

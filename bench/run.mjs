@@ -3,19 +3,20 @@
 // bench/results/ and BENCHMARKS.md. Not a test: nothing here passes or fails on a number,
 // but a contestant that does not finish its scenario makes the command fail.
 //
-//   npm run bench                   every page (peers, sandbox, code, memory, knowledge, mcp, scale), then BENCHMARKS.md
+//   npm run bench                   every page (peers, sandbox, code, memory, knowledge, mcp, ondevice, scale), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
 //                                   contestant, one pass of the code page, a few MCP calls,
-//                                   a small scale page, no files written; fails if one
-//                                   does not finish
+//                                   two on-device answers, a small scale page, no files
+//                                   written; fails if one does not finish
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright';
 import { build, createServer, preview } from 'vite';
 import { ensureBrowsers, selectedBrowsers } from '../scripts/browsers.mjs';
+import { writeTestModel } from '../scripts/build-test-model.mjs';
 import { chromiumArgs, chromiumPath } from '../scripts/chromium.mjs';
 import { measureBundles } from './lib/bundle-sizes.mjs';
 import { runPageIn } from './lib/engine-page.mjs';
@@ -32,7 +33,7 @@ import { recordedVerdicts, scaleTargets } from './scale-section.mjs';
 
 /** Peers rounds when a target figure's rounds fall on both sides of its bound. */
 const ROUNDS_WHEN_UNDECIDED = 9;
-const PAGES = ['peers', 'sandbox', 'code', 'memory', 'knowledge', 'mcp', 'scale'];
+const PAGES = ['peers', 'sandbox', 'code', 'memory', 'knowledge', 'mcp', 'ondevice', 'scale'];
 const args = process.argv.slice(2);
 const smoke = args.includes('--smoke');
 const runs = Number(
@@ -40,7 +41,7 @@ const runs = Number(
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
 const pages = smoke
-  ? ['peers', 'code', 'mcp', 'scale']
+  ? ['peers', 'code', 'mcp', 'ondevice', 'scale']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
 const started = performance.now();
 const loadAtStart = loadavg();
@@ -76,6 +77,8 @@ await build({
     },
   },
 });
+// The on-device page's model: the tests' tiny GGUF, written beside the built page.
+if (pages.includes('ondevice')) writeTestModel(`${outDir}/ondevice/tiny-llama.gguf`);
 const server = await preview({
   ...shared,
   build: { outDir },
