@@ -34,6 +34,8 @@ const PROXY_CODES: Readonly<Record<ProxyErrorCode, ErrorCode | undefined>> = {
   mcp_tool_not_allowed: 'request-refused',
   mcp_batch_not_allowed: 'request-refused',
   mcp_response_too_large: undefined,
+  mcp_auth_required: undefined,
+  mcp_oauth_failed: undefined,
   // The upstream refused the server's key: the proxy answers 502 so the page does not look
   // for credentials of its own, but the fix is the same as for a 401 of any endpoint.
   upstream_auth_failed: 'model-auth',
