@@ -239,6 +239,8 @@ export async function startMcpOAuthServer(
   const scopes = ['mcp:tools'];
 
   app.get('/control/log', (_req, res) => {
+    // Read by the browser tests too, from another origin.
+    res.set('access-control-allow-origin', '*');
     res.json({
       issued: provider.issued,
       revoked: provider.revoked,
