@@ -180,7 +180,7 @@ async function start(
     client,
     metadata: discovered.metadata,
     resource: discovered.resource,
-    openerOrigin: request.headers.get('origin') ?? publicOrigin(request, oauth),
+    openerOrigin: originOf(request.headers.get('origin')) ?? publicOrigin(request, oauth),
     expiresAt: oauth.now() + oauth.stateTtlMs,
   };
   await oauth.store.set(stateKey(state), JSON.stringify(pending), oauth.stateTtlMs);
@@ -316,6 +316,17 @@ function resultPage(
       'x-content-type-options': 'nosniff',
     },
   });
+}
+
+/** An `Origin` header as an origin, or undefined: it goes into the callback page's CSP, so nothing else may. */
+function originOf(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  try {
+    const { origin, protocol } = new URL(header);
+    return protocol === 'https:' || protocol === 'http:' ? origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSON that cannot end a `<script>` element. */

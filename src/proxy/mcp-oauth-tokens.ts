@@ -79,8 +79,11 @@ export async function readGrant(
   };
 }
 
-/** Refreshes in flight in this process, by grant key: two requests that find a token spent refresh it once. */
-const refreshing = new Map<string, Promise<StoredGrant | undefined>>();
+/**
+ * Refreshes in flight in this process, by store and grant key: two requests that find a token
+ * spent refresh it once. Per store, so two handlers with a server of the same name never share one.
+ */
+const refreshes = new WeakMap<object, Map<string, Promise<StoredGrant | undefined>>>();
 
 /**
  * The user's grant with an access token that has not run out by the proxy's clock (refreshed
@@ -109,6 +112,11 @@ export function refreshGrant(
   spent: string,
   fetchFn: typeof fetch,
 ): Promise<StoredGrant | undefined> {
+  let refreshing = refreshes.get(oauth.store);
+  if (refreshing === undefined) {
+    refreshing = new Map();
+    refreshes.set(oauth.store, refreshing);
+  }
   const running = refreshing.get(key);
   if (running) return running;
   const refresh = (async () => {
@@ -146,8 +154,9 @@ export function refreshGrant(
     await oauth.store.set(key, JSON.stringify(fresh));
     return fresh;
   })();
-  refreshing.set(key, refresh);
-  return refresh.finally(() => refreshing.delete(key));
+  const inFlight = refreshing;
+  inFlight.set(key, refresh);
+  return refresh.finally(() => inFlight.delete(key));
 }
 
 /**

@@ -53,7 +53,12 @@ interface Setup {
 }
 
 async function setUp(
-  options: { server?: McpOAuthServerOptions; auth?: Partial<McpOAuth>; now?: () => number } = {},
+  options: {
+    server?: McpOAuthServerOptions;
+    auth?: Partial<McpOAuth>;
+    now?: () => number;
+    allowedOrigins?: '*';
+  } = {},
 ): Promise<Setup> {
   const server = await startMcpOAuthServer(options.server);
   servers.push(server);
@@ -66,6 +71,7 @@ async function setUp(
         ? new Response('Sign in first.', { status: 401 })
         : { userId: request.headers.get('x-user') ?? '' },
     ...(options.now ? { now: options.now } : {}),
+    ...(options.allowedOrigins ? { allowedOrigins: options.allowedOrigins } : {}),
     mcp: {
       notes: {
         url: server.mcpUrl,
@@ -208,6 +214,15 @@ describe('MCP OAuth through the proxy', () => {
     expect(log.issued.map((token) => token.user)).toEqual(['alice-at-server', 'alice-at-server']);
     // The new token serves later calls: no refresh each time.
     expect(await whoami(setup, 'alice')).toBe('alice-at-server');
+    expect((await serverLog(setup.server)).issued).toHaveLength(2);
+  });
+
+  it('refreshes once for calls that find the token spent at the same time', async () => {
+    const setup = await setUp();
+    await authorize(setup, 'alice');
+    await fetch(`${setup.server.url}/control/expire-access`, { method: 'POST' });
+    const users = await Promise.all([1, 2, 3].map(() => whoami(setup, 'alice')));
+    expect(users).toEqual(['alice-at-server', 'alice-at-server', 'alice-at-server']);
     expect((await serverLog(setup.server)).issued).toHaveLength(2);
   });
 
@@ -370,6 +385,25 @@ describe('MCP OAuth through the proxy, hostile callbacks and servers', () => {
       headers: { 'x-user': 'alice' },
     });
     expect(allowed.status).toBe(200);
+  });
+
+  it('puts only an origin in the callback page: a forged Origin header cannot write its CSP', async () => {
+    // Any origin may call this proxy, so the forged header passes the door.
+    const setup = await setUp({ allowedOrigins: '*' });
+    const started = await pageFetch(`${setup.route}/oauth/start`, {
+      method: 'POST',
+      headers: { 'x-user': 'alice', origin: 'https://a.example; script-src *' },
+    });
+    expect(started.status).toBe(200);
+    const { authorizationUrl } = JSON.parse(started.text) as { authorizationUrl: string };
+    const consented = await fetch(authorizationUrl, { redirect: 'manual' });
+    const page = await pageFetch(consented.headers.get('location') ?? '', {
+      headers: { 'x-user': 'alice' },
+    });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      new RegExp(`frame-ancestors ${setup.proxy.url.replace(/[.]/g, '\\.')}$`),
+    );
   });
 
   it('caps metadata documents: a huge one is refused, not read whole', async () => {
