@@ -27,6 +27,7 @@ export const airlockAliases = [
   { find: /^airlock-agents\/ai-sdk$/, replacement: source('ai-sdk.ts') },
   { find: /^airlock-agents\/otel$/, replacement: source('otel.ts') },
   { find: /^airlock-agents\/tabs$/, replacement: source('tabs.ts') },
+  { find: /^airlock-agents\/mcp-auth$/, replacement: source('mcp-auth.ts') },
 ];
 
 /**
@@ -155,6 +156,7 @@ export default defineConfig({
         'ai-sdk': source('ai-sdk.ts'),
         otel: source('otel.ts'),
         tabs: source('tabs.ts'),
+        'mcp-auth': source('mcp-auth.ts'),
       },
       formats: ['es'],
     },

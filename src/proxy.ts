@@ -23,6 +23,9 @@ export { claimWindows, createMemoryCounterStore } from './proxy/counter-store.js
 export type { ProxyHandler } from './proxy/create-proxy-handler.js';
 export { createProxyHandler } from './proxy/create-proxy-handler.js';
 export type { ProxyErrorBody, ProxyErrorCode } from './proxy/error-response.js';
+export type { McpAuthStore } from './proxy/mcp-auth-store.js';
+export { createMemoryMcpAuthStore } from './proxy/mcp-auth-store.js';
+export type { McpOAuth } from './proxy/mcp-oauth-options.js';
 export type { McpUpstream } from './proxy/mcp-upstreams.js';
 export type { NodeListener } from './proxy/node-adapter.js';
 export { toNodeListener } from './proxy/node-adapter.js';
@@ -38,6 +41,8 @@ export type {
   RedisScriptClient,
 } from './proxy/redis-counter-store.js';
 export { CounterStoreError, createRedisCounterStore } from './proxy/redis-counter-store.js';
+export type { RedisEvalClient, RedisMcpAuthStoreOptions } from './proxy/redis-mcp-auth-store.js';
+export { createRedisMcpAuthStore } from './proxy/redis-mcp-auth-store.js';
 export type { ProxyRefusal, RefusalListener } from './proxy/refusal-log.js';
 export { formatRefusal } from './proxy/refusal-log.js';
 export type { SpendLimits } from './proxy/spend-limits.js';

@@ -10,12 +10,19 @@ const SDK_HEADERS = 'authorization, content-type, x-stainless-*';
 const EXCERPT_CHARS = 160;
 
 /**
+ * The proxy's codes a model request can meet: the MCP OAuth routes' own answer MCP requests
+ * only (left out, they cost the agent worker's start no bytes; were one to come, it would be
+ * classified by its status like any endpoint's answer).
+ */
+type ModelRouteCode = Exclude<ProxyErrorCode, 'mcp_auth_required' | 'mcp_oauth_failed'>;
+
+/**
  * The page's code for each answer Airlock's proxy made itself (marked by its
  * `x-airlock-proxy-error` header): its refusals get codes of their own, so a model the proxy
  * does not allow is not reported as a refused key. `undefined`: classified by status as any
  * endpoint's answer (a server-side fault of the proxy or the upstream).
  */
-const PROXY_CODES: Readonly<Record<ProxyErrorCode, ErrorCode | undefined>> = {
+const PROXY_CODES: Readonly<Record<ModelRouteCode, ErrorCode | undefined>> = {
   not_found: 'request-refused',
   method_not_allowed: 'request-refused',
   origin_not_allowed: 'request-refused',
@@ -144,10 +151,10 @@ function proxyRefusal(
 }
 
 /** The proxy's code from its header, when it is one the proxy makes; anything else is ignored. */
-function proxyCodeOf(headers: Headers | undefined): ProxyErrorCode | undefined {
+function proxyCodeOf(headers: Headers | undefined): ModelRouteCode | undefined {
   const value = headers?.get(PROXY_ERROR_HEADER);
   if (value === null || value === undefined) return undefined;
-  return Object.hasOwn(PROXY_CODES, value) ? (value as ProxyErrorCode) : undefined;
+  return Object.hasOwn(PROXY_CODES, value) ? (value as ModelRouteCode) : undefined;
 }
 
 /** OpenAI's `error.param`, when it is a short string. */

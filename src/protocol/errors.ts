@@ -28,6 +28,18 @@ export type ErrorCode =
    */
   | 'mcp-unavailable'
   /**
+   * An MCP server takes OAuth through the proxy and this user has not authorised it, or the
+   * grant was revoked or refused: call `authorizeMcp(server)` (`airlock-agents/mcp-auth`).
+   * `details`: `{ server }`.
+   */
+  | 'mcp-auth-required'
+  /**
+   * `authorizeMcp` or `signOutMcp` did not complete: the window could not open or was closed,
+   * the deadline passed, the proxy refused (its code in `details.proxyCode`) or the
+   * authorization server did not grant it. `details`: `{ server, reason }`.
+   */
+  | 'mcp-auth-failed'
+  /**
    * The model endpoint answered with an HTTP error (after the SDK's retries). `details`:
    * `{ status, bodyExcerpt? }` (a short, tag-stripped excerpt of a body that is not OpenAI's error JSON).
    */

@@ -47,6 +47,10 @@ export type ProxyErrorCode =
   | 'mcp_batch_not_allowed'
   /** An MCP server's answer passed the upstream's `maxResponseBytes`: refused, or cut where it was. */
   | 'mcp_response_too_large'
+  /** The MCP server takes OAuth and this user has not authorised it (or the grant was refused): start `authorizeMcp`. */
+  | 'mcp_auth_required'
+  /** The proxy could not take part in an MCP server's OAuth (discovery, metadata, client identity, a token call). */
+  | 'mcp_oauth_failed'
   | 'upstream_unreachable'
   | 'upstream_auth_failed'
   | 'upstream_rate_limited'

@@ -7,10 +7,14 @@
  * the caller's limits, and what comes back is capped and has the credentials blanked; an
  * upstream's error body is never relayed.
  */
+
+import { PROXY_ERROR_HEADER } from '../protocol/proxy-refusals.js';
 import { type ProxyCaller, runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
 import { errorResponse } from './error-response.js';
 import { type McpRequestFacts, mcpResponseHeaders, relayMcpSuccess } from './mcp-answer.js';
+import { answerMcpOAuth, isOAuthAction } from './mcp-oauth-flow.js';
+import { sendWithGrant } from './mcp-oauth-send.js';
 import { checkMcpMessage } from './mcp-policy.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
@@ -54,9 +58,17 @@ export async function answerMcp(
       `Origin ${request.headers.get('origin') ?? ''} may not use this proxy.`,
     );
   }
-  const upstream = config.mcp.get(name);
+  const [serverName = '', area, action, ...rest] = name.split('/');
+  const upstream = config.mcp.get(serverName);
   if (!upstream) {
     return errorResponse(404, 'not_found', 'No MCP server of that name is served by this proxy.');
+  }
+  if (area !== undefined) {
+    if (!upstream.oauth || area !== 'oauth' || rest.length > 0 || !isOAuthAction(action)) {
+      return errorResponse(404, 'not_found', 'No such route of this MCP server.');
+    }
+    const route = { name: serverName, url: upstream.url, oauth: upstream.oauth };
+    return answerMcpOAuth(request, route, action, config, admit);
   }
   if (!METHODS.has(request.method)) {
     return errorResponse(
@@ -82,11 +94,41 @@ export async function answerMcp(
   // Every request counts, the page's GET (its notification stream) and DELETE included.
   const refusal = await admit(authorized.caller);
   if (refusal) return refusal;
-  let answer: Response;
+  const send = (token: string | undefined) =>
+    forwardTo(config.fetch, upstream, request, body, token, () =>
+      errorResponse(
+        502,
+        'upstream_unreachable',
+        `The proxy could not reach the MCP server "${serverName}" (${request.signal.aborted ? 'the client disconnected' : 'it did not answer'}).`,
+      ),
+    );
+  if (upstream.oauth) {
+    const sent = await sendWithGrant(serverName, upstream.oauth, authorized.caller, send, config);
+    if (sent.answer.status < 400) {
+      return relayMcpSuccess(sent.answer, serverName, sent.upstream(upstream), facts);
+    }
+    if (sent.answer.headers.has(PROXY_ERROR_HEADER)) return sent.answer;
+    return relayError(sent.answer, serverName, sent.upstream(upstream), config);
+  }
+  const answer = await send(undefined);
+  if (answer.headers.has(PROXY_ERROR_HEADER)) return answer;
+  if (answer.status < 400) return relayMcpSuccess(answer, serverName, upstream, facts);
+  return relayError(answer, serverName, upstream, config);
+}
+
+/** Sends the request upstream once; the proxy's 502 when the server cannot be reached. */
+async function forwardTo(
+  fetchFn: typeof fetch,
+  upstream: ResolvedMcpUpstream,
+  request: Request,
+  body: string | undefined,
+  token: string | undefined,
+  unreachable: () => Response,
+): Promise<Response> {
   try {
-    answer = await config.fetch(upstream.url, {
+    return await fetchFn(upstream.url, {
       method: request.method,
-      headers: upstreamHeaders(request, upstream),
+      headers: upstreamHeaders(request, upstream, token),
       ...(body === undefined ? {} : { body }),
       // A page that goes away closes the upstream request and its stream.
       signal: request.signal,
@@ -94,15 +136,8 @@ export async function answerMcp(
       redirect: 'error',
     });
   } catch {
-    const reason = request.signal.aborted ? 'the client disconnected' : 'it did not answer';
-    return errorResponse(
-      502,
-      'upstream_unreachable',
-      `The proxy could not reach the MCP server "${name}" (${reason}).`,
-    );
+    return unreachable();
   }
-  if (answer.status < 400) return relayMcpSuccess(answer, name, upstream, facts);
-  return relayError(answer, name, upstream, config);
 }
 
 /** The body as one JSON-RPC message the policy allows, re-serialised, or the refusal. */
@@ -121,7 +156,11 @@ async function readJsonRpc(
   return { body: JSON.stringify(read.json), facts: { requestId: checked.requestId } };
 }
 
-function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Headers {
+function upstreamHeaders(
+  request: Request,
+  upstream: ResolvedMcpUpstream,
+  token: string | undefined,
+): Headers {
   const headers = new Headers();
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = request.headers.get(name);
@@ -129,6 +168,7 @@ function upstreamHeaders(request: Request, upstream: ResolvedMcpUpstream): Heade
   }
   // Last, so nothing the page sends can replace them.
   for (const [name, value] of Object.entries(upstream.headers)) headers.set(name, value);
+  if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
   return headers;
 }
 

@@ -3,6 +3,7 @@
  * is made, with the policy each is held to and the secrets their answers must never show.
  */
 import { AirlockError } from '../errors/airlock-error.js';
+import { type McpOAuth, type ResolvedMcpOAuth, resolveMcpOAuth } from './mcp-oauth-options.js';
 import { DEFAULT_MCP_METHODS, type McpPolicy } from './mcp-policy.js';
 import { createSecretsRedactor, type Redactor } from './redact-key.js';
 
@@ -29,6 +30,12 @@ export interface McpUpstream {
    * cut where it passes it (a request still waiting gets a JSON-RPC error). Default 4 MiB.
    */
   maxResponseBytes?: number;
+  /**
+   * OAuth held by the proxy: each user authorises the server once (`authorizeMcp` on the
+   * page), the proxy keeps their tokens and adds the user's access token to their requests.
+   * Left out, the server gets only `headers`. See docs/mcp.md#oauth.
+   */
+  auth?: McpOAuth;
 }
 
 /** An {@link McpUpstream} checked, with the secrets its answers must never show. */
@@ -39,6 +46,8 @@ export interface ResolvedMcpUpstream {
   readonly maxResponseBytes: number;
   /** Blanks the credentials (header values, the tokens in them, secrets in the URL) from text. */
   readonly redact: Redactor;
+  /** Set when the server takes OAuth per user. */
+  readonly oauth: ResolvedMcpOAuth | undefined;
 }
 
 /** The default path MCP upstreams are served under: `/mcp/<name>`. */
@@ -50,6 +59,7 @@ export const DEFAULT_MCP_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Checks `mcp` of the proxy options; throws `invalid-options` on a mistake. */
 export function resolveMcpUpstreams(
   mcp: Readonly<Record<string, McpUpstream>> | undefined,
+  now: () => number = Date.now,
 ): ReadonlyMap<string, ResolvedMcpUpstream> {
   const upstreams = new Map<string, ResolvedMcpUpstream>();
   for (const [name, upstream] of Object.entries(mcp ?? {})) {
@@ -75,12 +85,23 @@ export function resolveMcpUpstreams(
     if (!(Number.isSafeInteger(maxResponseBytes) && maxResponseBytes > 0)) {
       throw invalid(`\`mcp.${name}.maxResponseBytes\` must be a positive integer.`);
     }
+    const oauth =
+      upstream.auth === undefined
+        ? undefined
+        : resolveMcpOAuth(upstream.auth, `mcp.${name}.auth`, now);
+    if (oauth && Object.keys(headers).some((header) => header.toLowerCase() === 'authorization')) {
+      throw invalid(
+        `\`mcp.${name}\` has both \`auth\` and an Authorization header: OAuth sets it.`,
+      );
+    }
+    const clientSecret = oauth?.clientSecret === undefined ? [] : [oauth.clientSecret];
     upstreams.set(name, {
       url: url.href,
       headers: { ...headers },
       policy: { tools: new Set(tools), methods: new Set([...DEFAULT_MCP_METHODS, ...methods]) },
       maxResponseBytes,
-      redact: createSecretsRedactor(secretsOf(url, headers)),
+      redact: createSecretsRedactor([...secretsOf(url, headers), ...clientSecret]),
+      oauth,
     });
   }
   return upstreams;

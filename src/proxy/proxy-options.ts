@@ -258,7 +258,7 @@ export function resolveProxyOptions(options: ProxyOptions): ResolvedProxyOptions
     // Called unbound: some runtimes' fetch throws "Illegal invocation" when `this` is not the global.
     fetch: (input, init) => fetchUpstream(input, init),
     maxBodyBytes,
-    mcp: resolveMcpUpstreams(options.mcp),
+    mcp: resolveMcpUpstreams(options.mcp, now),
     mcpPath: normalizeMountPath(options.mcpPath ?? DEFAULT_MCP_PATH) || DEFAULT_MCP_PATH,
   };
 }

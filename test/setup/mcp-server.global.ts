@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { createProxyHandler, toNodeListener } from '../../src/proxy';
+import { startMcpOAuthServer } from './mcp-oauth-server';
 import { startMcpTestServer } from './mcp-test-server';
 
 declare module 'vitest' {
@@ -15,6 +16,10 @@ declare module 'vitest' {
      * `secret` tenant, which refuses requests without the credentials the proxy adds.
      */
     mcpProxyUrl: string;
+    /** The MCP path (`/mcp`) of an Airlock proxy serving `oauth`: the MCP OAuth test server, with OAuth held by the proxy. */
+    mcpOAuthProxyPath: string;
+    /** Origin of the MCP OAuth test server (`GET /control/log`: the tokens it issued). */
+    mcpOAuthServerUrl: string;
   }
 }
 
@@ -47,7 +52,34 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const { port } = proxy.address() as AddressInfo;
   project.provide('mcpProxyUrl', `http://127.0.0.1:${port}/mcp/notes`);
+  const oauthServer = await startMcpOAuthServer();
+  const oauthProxy = createServer(
+    toNodeListener(
+      createProxyHandler({
+        upstream: 'http://127.0.0.1:9/v1',
+        apiKey: 'sk-unused-by-the-mcp-tests',
+        allowAnonymous: true,
+        logger: () => {},
+        allowedOrigins: '*',
+        limits: { requestsPerMinute: 100_000 },
+        mcp: {
+          oauth: {
+            url: oauthServer.mcpUrl,
+            allowedTools: ['whoami', 'echo_auth'],
+            auth: { type: 'oauth' },
+          },
+        },
+      }),
+    ),
+  );
+  await new Promise<void>((resolve) => oauthProxy.listen(0, '127.0.0.1', resolve));
+  const oauthPort = (oauthProxy.address() as AddressInfo).port;
+  project.provide('mcpOAuthProxyPath', `http://127.0.0.1:${oauthPort}/mcp`);
+  project.provide('mcpOAuthServerUrl', oauthServer.url);
   return async () => {
+    oauthProxy.closeAllConnections();
+    await new Promise<void>((resolve) => oauthProxy.close(() => resolve()));
+    await oauthServer.close();
     proxy.closeAllConnections();
     await new Promise<void>((resolve) => proxy.close(() => resolve()));
     await server.close();

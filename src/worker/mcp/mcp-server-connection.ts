@@ -100,6 +100,13 @@ export class McpServerConnection implements ToolRunner {
       return await this.#listTools(client, signal);
     } catch (error) {
       await this.close();
+      if (needsAuthorization(error)) {
+        throw new AirlockError(
+          'mcp-auth-required',
+          `The MCP server "${this.config.name}" needs this user's authorisation: call authorizeMcp("${this.config.name}").`,
+          { details: { server: this.config.name } },
+        );
+      }
       const reason = signal.aborted ? `no answer within ${timeoutMs} ms` : describeThrown(error);
       throw new AirlockError(
         'mcp-unavailable',
@@ -337,4 +344,13 @@ function checkedOutput(
         },
       };
   }
+}
+
+/** The proxy's 401 `mcp_auth_required`: the server takes OAuth and this user holds no grant. */
+function needsAuthorization(error: unknown): boolean {
+  return (
+    error instanceof StreamableHTTPError &&
+    error.code === 401 &&
+    error.message.includes('"mcp_auth_required"')
+  );
 }
