@@ -101,7 +101,7 @@ export type ErrorCode =
   /**
    * The model router (`route([...])`) found no route for a call: every route was passed over
    * before any was tried. `details`: `{ routes }`, each `{ route, reason, error?, tokens?,
-   * maxContextTokens? }` (see `PassedOverRoute`).
+   * maxContextTokens?, levels? }` (see `PassedOverRoute`).
    */
   | 'no-model-route'
   /** Another run (in this tab or another) holds the conversation. */

@@ -12,7 +12,7 @@ import type { ToolCheck, ToolSpec } from '../../protocol/tools';
 import { decideFlow, EMPTY_LABEL, type FlowDecision, joinLabels } from './flow-decision';
 
 // A run's labels as they grow: what its context started with, then each tool result. Loaded
-// as its own chunk, by agents that declare a `flow` policy only.
+// as its own chunk, by runs that track labels only (a `flow` policy, or the run's `labels`).
 
 /** The most untrusted sources a run keeps (and an approval request lists); the first are kept. */
 const MAX_SOURCES = 50;
@@ -37,13 +37,21 @@ export interface FlowVerdict extends FlowDecision {
  * handed to `onChange`, which keeps it with the run's row.
  */
 export class RunFlowTracker {
-  readonly #policy: FlowPolicy;
+  readonly #policy: FlowPolicy | undefined;
   readonly #onChange: (flow: RunFlow) => void;
   #label: FlowLabel;
   readonly #sources: FlowSource[];
 
-  /** @param storedValue the run row's `flow`, checked here (a row is data, not authority). */
-  constructor(policy: FlowPolicy, storedValue: unknown, onChange: (flow: RunFlow) => void) {
+  /**
+   * @param policy the agent's; without one the labels are kept (for the model request's
+   *   `label`) and no call is decided.
+   * @param storedValue the run row's `flow`, checked here (a row is data, not authority).
+   */
+  constructor(
+    policy: FlowPolicy | undefined,
+    storedValue: unknown,
+    onChange: (flow: RunFlow) => void,
+  ) {
     this.#policy = policy;
     this.#onChange = onChange;
     const stored = storedFlow(storedValue);
@@ -91,14 +99,16 @@ export class RunFlowTracker {
   }
 
   /** Decides a checked call: whether the tool is a sink here, where to, and what the context allows. */
-  decide(spec: ToolSpec, check: Extract<ToolCheck, { ok: true }>): FlowVerdict {
+  decide(spec: ToolSpec, check: Extract<ToolCheck, { ok: true }>): FlowVerdict | undefined {
+    const policy = this.#policy;
+    if (!policy) return undefined;
     const answer =
       spec.policy.sink === 'by-arguments' ? (check.sink ?? true) : spec.policy.sink === 'always';
     const destination = typeof answer === 'string' ? answer : answer ? spec.name : undefined;
     const decision = decideFlow(
       this.#label,
       { sink: answer !== false, ...(destination === undefined ? {} : { destination }) },
-      this.#policy,
+      policy,
     );
     const flow: CallFlow = {
       ...this.#label,
