@@ -126,6 +126,7 @@ export type {
   ToolPolicy,
   ToolSpec,
 } from './protocol/tools';
+export type { AttachmentLabel } from './protocol/wire';
 export {
   type ApprovalRule,
   type SinkRule,

@@ -20,6 +20,9 @@ const MAX_SOURCES = 50;
 /** The data messages Airlock writes itself (memories, summary, knowledge), by their element. */
 const DATA_KIND = /^<airlock_data kind="(memories|summary|knowledge)"/;
 
+/** A chunk's element in a knowledge message (attributes encoded: no `"` inside one). */
+const CHUNK = /<source title="([^"]*)" doc="([^"]*)" chunk="(\d+)"/g;
+
 const UNTRUSTED: ValueLabel = { integrity: 'untrusted' };
 
 /** What the policy made of one call: what to do, the labels it carried, the sources in play. */
@@ -72,9 +75,14 @@ export class RunFlowTracker {
   /**
    * Labels what the context holds as the run starts: Airlock's data messages (memories, the
    * summary, knowledge), tool results of earlier steps and runs, and attachments, all
-   * `untrusted`. The input's own text is the user's: `trusted`, at the run's level.
+   * `untrusted`. The input's own text is the user's: `trusted`, at the run's level. Each
+   * memory is named by its id and key (`memories`, as the context holds them) and each
+   * knowledge chunk by `doc#chunk`, so an approval shows which one is in play.
    */
-  noteContext(messages: readonly ChatMessage[]): void {
+  noteContext(
+    messages: readonly ChatMessage[],
+    memories: readonly (readonly [id: string, key: string, ...rest: unknown[]])[] = [],
+  ): void {
     for (const [index, message] of messages.entries()) {
       if (message.role === 'tool') {
         this.#add(UNTRUSTED, { kind: 'history', id: message.tool_call_id });
@@ -82,11 +90,13 @@ export class RunFlowTracker {
         // The app's system text and the model's own messages add no label.
       } else if (typeof message.content === 'string') {
         const kind = DATA_KIND.exec(message.content)?.[1];
-        if (kind)
-          this.#add(UNTRUSTED, {
-            kind: kind === 'memories' ? 'memory' : (kind as 'summary' | 'knowledge'),
-            id: `context:${index}`,
-          });
+        const at = `context:${index}`;
+        if (kind === 'memories' && memories.length > 0)
+          for (const [id, key] of memories)
+            this.#add(UNTRUSTED, { kind: 'memory', name: key.slice(0, 200), id: id.slice(0, 300) });
+        else if (kind === 'knowledge') this.#noteChunks(message.content, at);
+        else if (kind)
+          this.#add(UNTRUSTED, { kind: kind === 'memories' ? 'memory' : 'summary', id: at });
       } else {
         for (const part of message.content) {
           if (part.type === 'text') continue;
@@ -96,6 +106,18 @@ export class RunFlowTracker {
       }
     }
     this.#onChange(this.state);
+  }
+
+  /** One source per chunk of a knowledge message, named by its document and chunk. */
+  #noteChunks(content: string, at: string): void {
+    let named = false;
+    for (const [, title = '', doc = '', chunk = ''] of content.matchAll(CHUNK)) {
+      named = true;
+      // As the element holds them (attribute-encoded): decoding here would pull the decoder into the start bundle.
+      const id = `${doc}#${chunk}`.slice(0, 300);
+      this.#add(UNTRUSTED, { kind: 'knowledge', name: title.slice(0, 200), id });
+    }
+    if (!named) this.#add(UNTRUSTED, { kind: 'knowledge', id: at });
   }
 
   /** Decides a checked call: whether the tool is a sink here, where to, and what the context allows. */

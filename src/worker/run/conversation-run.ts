@@ -71,7 +71,7 @@ export async function runConversation(
                 (state) => journal.flowChanged(state),
               )
             : undefined;
-        flow?.noteContext([...context.data, ...context.history]);
+        flow?.noteContext([...context.data, ...context.history], context.memories);
         const result = await runAgent(
           loopContext(setup, run, start, channel, asks, {
             tools,
