@@ -124,6 +124,7 @@ export type {
   ToolDescriptor,
   ToolImage,
   ToolPolicy,
+  ToolQuarantine,
   ToolSpec,
 } from './protocol/tools';
 export type { AttachmentLabel } from './protocol/wire';
