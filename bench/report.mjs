@@ -391,6 +391,8 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   warmCodeCallMs: 'warm code tool call (`return 6 * 7`, fresh QuickJS runtime and context), ms',
   tenCallsInScriptMs: 'run with 10 tool calls in one script (code mode), wall ms',
   tenCallsAsStepsMs: 'run with the same 10 calls as 10 model steps, wall ms',
+  flowOverheadPct:
+    'information-flow labels: the 10-step run with a `flow` policy against without (pairs, order alternating), % of wall time (goal ≤ 2)',
   appendStepMs: 'append a step (messages, checkpoint, audit; one transaction), ms',
   'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
   'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
@@ -458,7 +460,7 @@ function selfMeasuredSection(name, title) {
   const imports = /** @type {Record<string, number> | undefined} */ (figures.importChunksPerSecond);
   const extra =
     typeof figures.modelCallsScript === 'number'
-      ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency.`
+      ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency. The information-flow row compares whole runs of fresh agents (each pair's difference over its run without a policy), so it also counts loading the flow policy's chunk once per agent; its spread is wide whenever the machine is loaded (other processes on the two cores), and a median within the spread does not settle the goal.`
       : typeof figures.storageBytesPerMessage === 'number'
         ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
         : typeof figures.storageBytesPerChunk === 'number' && imports
