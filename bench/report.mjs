@@ -399,6 +399,8 @@ const SELF_MEASURED_LABELS = /** @type {Record<string, string>} */ ({
   warmCodeCallMs: 'warm code tool call (`return 6 * 7`, fresh QuickJS runtime and context), ms',
   tenCallsInScriptMs: 'run with 10 tool calls in one script (code mode), wall ms',
   tenCallsAsStepsMs: 'run with the same 10 calls as 10 model steps, wall ms',
+  flowOverheadPct:
+    'information-flow labels: the 10-step run with a `flow` policy against without (pairs, order alternating), % of wall time (goal ≤ 2)',
   appendStepMs: 'append a step (messages, checkpoint, audit; one transaction), ms',
   'contextBuildMs.1k': 'build a context, 1k stored messages, ms',
   'contextBuildMs.10k': 'build a context, 10k stored messages, ms',
@@ -468,7 +470,7 @@ function selfMeasuredSection(name, title) {
     name === 'ondevice'
       ? `\n\nThe on-device path runs the tests' self-built model (\`scripts/build-test-model.mjs\`: llama architecture, dim 64, 2 layers, F32, byte vocabulary, random weights) through \`wasmModel\` on the CPU (one thread, no WebGPU), each answer held by a grammar to 200 tokens. It is tiny: the figures show what the WebAssembly engine and its worker cost around a model, not what a real model (hundreds of MB, billions of weights) would do here, which is slower by orders of magnitude. The cloud path's fake server answers at once, so its figures are Airlock's own cost. The machine is shared, so the figures move from run to run (load average ${JSON.stringify(/** @type {{ machine?: { loadAverage?: { start?: number[] }; cores?: number } }} */ (stored).machine?.loadAverage?.start?.[0])} at the start, on ${/** @type {{ machine?: { cores?: number } }} */ (stored).machine?.cores} cores).`
       : typeof figures.modelCallsScript === 'number'
-        ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency.`
+        ? `\n\nModel calls: ${figures.modelCallsScript} with the script, ${figures.modelCallsSteps} as steps. The fake model answers at once, so the wall times show Airlock's own cost per step; with a real model each saved call also saves its latency. The information-flow row compares whole runs of fresh agents (each pair's difference over its run without a policy), so it also counts loading the flow policy's chunk once per agent; its spread is wide whenever the machine is loaded (other processes on the two cores), and a median within the spread does not settle the goal.`
         : typeof figures.storageBytesPerMessage === 'number'
           ? `\n\nStorage: about ${figures.storageBytesPerMessage} bytes per stored chat message (\`navigator.storage.estimate()\` before and after 5 000 messages).`
           : typeof figures.storageBytesPerChunk === 'number' && imports

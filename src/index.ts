@@ -125,8 +125,10 @@ export type {
   ToolDescriptor,
   ToolImage,
   ToolPolicy,
+  ToolQuarantine,
   ToolSpec,
 } from './protocol/tools';
+export type { AttachmentLabel } from './protocol/wire';
 export {
   type ApprovalRule,
   type SinkRule,

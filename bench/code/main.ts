@@ -1,4 +1,4 @@
-import { type AgentEvent, createAgent, tool } from 'airlock-agents';
+import { type AgentEvent, createAgent, type FlowPolicy, tool } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { z } from 'zod';
 import { SandboxHost } from '../../src/page/sandbox-host';
@@ -50,7 +50,7 @@ async function coldStart(iterations: number): Promise<Summary> {
 }
 
 /** Runs scripted turns in a fresh agent; its events, wall time and the model calls it made. */
-async function runScripted(turns: ScriptedTurn[]) {
+async function runScripted(turns: ScriptedTurn[], flow?: FlowPolicy) {
   const session = await createRemoteSession(modelServerUrl, turns);
   const agent = createAgent({
     worker: agentWorker,
@@ -58,6 +58,7 @@ async function runScripted(turns: ScriptedTurn[]) {
     tools: [lookup],
     toolsets: [{ name: 'code', worker: codeWorker, poolSize: 1 }],
     limits: { maxSteps: turns.length + 1 },
+    ...(flow ? { flow } : {}),
   });
   await agent.ready;
   const events: AgentEvent[] = [];
@@ -116,11 +117,36 @@ async function tenCalls(runs: number) {
   };
 }
 
+/**
+ * The per-step cost of information-flow labels (#50): the same ten-step run with a flow
+ * policy and without, in pairs whose order alternates, each pair's difference as a share of
+ * its run without. Answers "is flow control cheap enough to be on by default" (goal ≤ 2 %).
+ */
+async function flowOverhead(pairs: number): Promise<Summary> {
+  const turns: ScriptedTurn[] = [
+    ...Array.from({ length: 10 }, (_, key) => ({
+      toolCalls: [{ name: 'lookup', arguments: { key } }],
+    })),
+    { text: 'The total is 285.' },
+  ];
+  const policy: FlowPolicy = { untrustedToSink: 'approve' };
+  const shares: number[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const onFirst = i % 2 === 0;
+    const first = await runScripted(turns, onFirst ? policy : undefined);
+    const second = await runScripted(turns, onFirst ? undefined : policy);
+    const [on, off] = onFirst ? [first, second] : [second, first];
+    shares.push(((on.wallMs - off.wallMs) / off.wallMs) * 100);
+  }
+  return summarize(shares);
+}
+
 async function main(): Promise<unknown> {
   return {
     coldCodeWorkerStartMs: await coldStart(smoke ? 1 : 10),
     warmCodeCallMs: await warmCall(smoke ? 3 : 100),
     ...(await tenCalls(smoke ? 1 : 5)),
+    flowOverheadPct: await flowOverhead(smoke ? 1 : 20),
   };
 }
 

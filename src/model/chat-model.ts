@@ -1,4 +1,5 @@
 import type { ChatMessage, FinishReason, ReasoningItem, Usage } from '../protocol/chat';
+import type { RunFlow } from '../protocol/labels';
 import type { ModelLoadProgress } from '../protocol/model-load';
 import type { ModelOptions } from '../protocol/model-options';
 import type { ModelRouteChoice } from '../protocol/model-routes';
@@ -15,6 +16,12 @@ export interface ModelRequest {
   readonly model?: string;
   /** Request fields of the run's, over the agent's `model.options`. */
   readonly options?: ModelOptions;
+  /**
+   * The label of what the messages carry (every confidentiality level, `untrusted` once one
+   * value is, and the untrusted sources), when the run tracks labels (a `flow` policy, or the
+   * run's `labels`). Absent: not known, so a route's `accepts.confidentiality` passes it over.
+   */
+  readonly label?: RunFlow | undefined;
 }
 
 /**

@@ -15,8 +15,16 @@ export interface ModelRoute {
   readonly available?: () => boolean | Promise<boolean>;
   /** The longest request the model takes, in estimated prompt tokens (messages and tools). */
   readonly maxContextTokens?: number;
-  /** What the model takes besides text; both default to `true`. */
-  readonly accepts?: { readonly images?: boolean; readonly tools?: boolean };
+  /**
+   * What the model takes besides text: `images` and `tools` default to `true`. `confidentiality`
+   * lists the levels it may be sent besides `public` (`[]`: public data only): a request whose
+   * label holds another level, or that carries no label, passes the route over. Absent: any.
+   */
+  readonly accepts?: {
+    readonly images?: boolean;
+    readonly tools?: boolean;
+    readonly confidentiality?: readonly string[];
+  };
 }
 
 /** Options of `route`. */

@@ -4,6 +4,7 @@ import { AirlockError, isAirlockError, toErrorData } from '../errors/airlock-err
 import { isRecord } from '../errors/field-checks';
 import type { Usage } from '../protocol/chat';
 import type { ErrorData } from '../protocol/errors';
+import { MAX_LEVEL_CHARS } from '../protocol/labels';
 import type { PassedOverRoute } from '../protocol/model-routes';
 import { realTimers } from '../timing/timers';
 import { waitFor } from '../timing/wait';
@@ -159,6 +160,11 @@ async function* eligible(
       passedOver.push({ route: name, reason: 'tools' });
       continue;
     }
+    const refused = accepts?.confidentiality && refusedLevels(request, accepts.confidentiality);
+    if (refused && refused.length > 0) {
+      passedOver.push({ route: name, reason: 'confidentiality', levels: refused });
+      continue;
+    }
     if (candidate.maxContextTokens !== undefined) {
       tokens ??= estimateRequestTokens(request);
       if (tokens > candidate.maxContextTokens) {
@@ -191,6 +197,16 @@ function needsOf(request: ModelRequest): { images: boolean; tools: boolean } {
       message.content.some((part) => part.type === 'image'),
   );
   return { images, tools: request.tools.length > 0 };
+}
+
+/**
+ * The request's levels a route that accepts `accepted` may not be sent; an unlabelled request
+ * is refused as `unlabelled`: what it carries is not known, so it is not sent anywhere restricted.
+ */
+function refusedLevels(request: ModelRequest, accepted: readonly string[]): readonly string[] {
+  const label = request.label;
+  if (!label) return ['unlabelled'];
+  return label.confidentiality.filter((level) => level !== 'public' && !accepted.includes(level));
 }
 
 /** Undefined when `when` answered `true`; else a pass-over's fields (the error, if it threw). */
@@ -285,11 +301,26 @@ function checkedRoutes(routes: unknown): NamedRoute[] {
     if (
       accepts !== undefined &&
       (!isRecord(accepts) ||
-        !flags.every((flag) => flag === undefined || typeof flag === 'boolean'))
+        !flags.every((flag) => flag === undefined || typeof flag === 'boolean') ||
+        !isLevelList(accepts.confidentiality))
     )
-      throw invalid(`${at}.accepts must be { images?: boolean, tools?: boolean }.`);
+      throw invalid(
+        `${at}.accepts must be { images?: boolean, tools?: boolean, confidentiality?: string[] } (levels of 1 to ${MAX_LEVEL_CHARS} characters, at most ${MAX_ROUTES * 2}).`,
+      );
     return { ...(value as unknown as ModelRoute), name };
   });
+}
+
+/** Absent, or a short list of level names (a route names the few levels it may see). */
+function isLevelList(levels: unknown): boolean {
+  if (levels === undefined) return true;
+  return (
+    Array.isArray(levels) &&
+    levels.length <= MAX_ROUTES * 2 &&
+    levels.every(
+      (level) => typeof level === 'string' && level !== '' && level.length <= MAX_LEVEL_CHARS,
+    )
+  );
 }
 
 function invalid(message: string): AirlockError {

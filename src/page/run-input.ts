@@ -4,7 +4,7 @@ import { imageUrlTooLong, inputTooLarge } from '../errors/input-errors';
 import type { RunLimits } from '../protocol/agent-config';
 import type { ImageDetail } from '../protocol/chat';
 import { INPUT_LIMITS } from '../protocol/request-limits';
-import type { InputPart } from '../protocol/wire';
+import type { AttachmentLabel, InputPart } from '../protocol/wire';
 
 /** One part of a run's input: text, an image, or a file (PDF or text). */
 export type RunInputPart =
@@ -17,6 +17,8 @@ export type RunInputPart =
       readonly mediaType?: string;
       /** How closely the model looks (`low` is cheaper); default: the API's `auto`. */
       readonly detail?: ImageDetail;
+      /** The image's confidentiality level (`{ confidentiality: 'private' }`), joined into the run's label. */
+      readonly label?: AttachmentLabel;
     }
   | {
       readonly type: 'file';
@@ -25,6 +27,8 @@ export type RunInputPart =
       readonly mediaType?: string;
       /** The name the model is told (default: the `File`'s name, else `file`). */
       readonly filename?: string;
+      /** The file's confidentiality level (`{ confidentiality: 'health' }`), joined into the run's label. */
+      readonly label?: AttachmentLabel;
     };
 
 /** What `agent.run` takes: text, or parts with images and files. */

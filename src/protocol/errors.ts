@@ -113,7 +113,7 @@ export type ErrorCode =
   /**
    * The model router (`route([...])`) found no route for a call: every route was passed over
    * before any was tried. `details`: `{ routes }`, each `{ route, reason, error?, tokens?,
-   * maxContextTokens? }` (see `PassedOverRoute`).
+   * maxContextTokens?, levels? }` (see `PassedOverRoute`).
    */
   | 'no-model-route'
   /** Another run (in this tab or another) holds the conversation. */
@@ -322,7 +322,13 @@ export type ToolErrorCode =
    * (`untrustedToSink: 'refuse'`), or data of a confidentiality level going to a destination
    * `allowedDestinations` does not allow it. The call did not run.
    */
-  | 'flow-refused';
+  | 'flow-refused'
+  /**
+   * A quarantined tool's output could not be turned into a value of its `quarantine.schema`:
+   * the quarantined model answered no JSON, JSON that does not fit, or failed. Nothing of the
+   * output reached the context.
+   */
+  | 'quarantine-failed';
 
 /** A tool failure as data: part of the `tool-result` event and of the tool message the model reads. */
 export interface ToolErrorData {

@@ -37,9 +37,9 @@ export interface FlowSource {
    * `history` a tool result of an earlier run of the conversation.
    */
   readonly kind: 'tool' | 'mcp' | 'memory' | 'summary' | 'knowledge' | 'attachment' | 'history';
-  /** The tool's name, the MCP server's, or the attachment's media type. */
+  /** The tool's name, the MCP server's, the memory's key, the knowledge document's title, or the attachment's file name. */
   readonly name?: string;
-  /** The call id, memory id or message position that names the value. */
+  /** The call id, the memory's id, the knowledge chunk (`<document id>#<chunk>`), or the message position that names the value. */
   readonly id?: string;
 }
 

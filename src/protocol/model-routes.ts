@@ -4,6 +4,8 @@ import type { ErrorData } from './errors';
  * Why the model router (`route([...])`) passed a route over for one model call. Checked in
  * this order, the first that holds is told: `images` (the request carries an image and the
  * route does not accept images), `tools` (it offers tools, the route does not accept them),
+ * `confidentiality` (the request's label holds a level the route's `accepts.confidentiality`
+ * does not name, or the request carries no label),
  * `context` (the request's estimated tokens exceed the route's `maxContextTokens`),
  * `declined` (its `when` answered anything but `true`, or threw), `unavailable` (its
  * `available` answered anything but `true`, threw, or did not answer in time), `failed` (it
@@ -12,6 +14,7 @@ import type { ErrorData } from './errors';
 export type RoutePassReason =
   | 'images'
   | 'tools'
+  | 'confidentiality'
   | 'context'
   | 'declined'
   | 'unavailable'
@@ -27,6 +30,8 @@ export interface PassedOverRoute {
   /** For `context`: the request's estimated tokens and the route's `maxContextTokens`. */
   readonly tokens?: number;
   readonly maxContextTokens?: number;
+  /** For `confidentiality`: the request's levels the route does not accept (`unlabelled` when it had no label). */
+  readonly levels?: readonly string[];
 }
 
 /** Which route answered a model call, and the routes passed over before it, in order. */

@@ -29,6 +29,19 @@ export interface ToolPolicy {
   readonly sink?: 'always' | 'by-arguments';
   /** The label of the tool's output; by default `untrusted` and `public`. */
   readonly output?: ValueLabel;
+  /**
+   * The output never enters the run's context: a tool-less model call extracts a value of
+   * `schema` from it, and only that value (still labelled as the output) is sent on.
+   */
+  readonly quarantine?: ToolQuarantine;
+}
+
+/** A tool's quarantine (the "dual model" pattern, see docs/information-flow.md). */
+export interface ToolQuarantine {
+  /** The JSON Schema (an object's) the extracted value must fit; `pattern` keywords are refused. */
+  readonly schema: Readonly<Record<string, unknown>>;
+  /** What to extract, told to the quarantined model beside the fixed notice (the app's text: trusted). */
+  readonly instructions?: string;
 }
 
 /** A tool as the agent worker knows it: what the model is told and how calls are treated. */

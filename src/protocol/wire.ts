@@ -3,6 +3,7 @@ import type { ImageDetail } from './chat';
 import type { WireEvent } from './delta-runs';
 import type { ErrorData } from './errors';
 import type { GuardrailHost } from './guardrails';
+import type { Confidentiality } from './labels';
 import type { ModelOptions } from './model-options';
 import type { SandboxSpawner } from './sandbox-wire';
 import type { KnowledgeApi, MemoryWire } from './store-api';
@@ -25,6 +26,8 @@ export type InputPart =
       /** The media type, when the blob's own `type` is empty or wrong. */
       readonly mediaType?: string;
       readonly detail?: ImageDetail;
+      /** The attachment's own confidentiality level, joined into the run's label. */
+      readonly label?: AttachmentLabel;
     }
   | {
       readonly type: 'file';
@@ -33,7 +36,17 @@ export type InputPart =
       readonly mediaType?: string;
       /** The name the model is told (default: the `File`'s name, else `file`). */
       readonly filename?: string;
+      /** The attachment's own confidentiality level, joined into the run's label. */
+      readonly label?: AttachmentLabel;
     };
+
+/**
+ * An attachment's label: its confidentiality level (default the run's). Its integrity is
+ * always `untrusted` (the user did not type its content), so it has no field for it.
+ */
+export interface AttachmentLabel {
+  readonly confidentiality?: Confidentiality;
+}
 
 /** What a run (or a resume) may change about its model calls, for that run alone. */
 export interface RunModelOverrides {

@@ -11,7 +11,7 @@ import {
   toolNameCheck,
 } from '../errors/field-checks';
 import { MAX_LEVEL_CHARS, type ValueLabel } from '../protocol/labels';
-import type { ToolOutcome, ToolSpec } from '../protocol/tools';
+import type { ToolOutcome, ToolQuarantine, ToolSpec } from '../protocol/tools';
 import {
   type InferSchemaOutput,
   objectJsonSchema,
@@ -70,6 +70,12 @@ export interface ToolDefinition<S extends ToolSchema> {
    * for a tool that reads the user's data).
    */
   readonly outputLabel?: ValueLabel;
+  /**
+   * Keeps the output out of the run's context (see docs/information-flow.md, "Quarantine"):
+   * a model call with no tools extracts a value fitting `schema` (a JSON Schema of an object)
+   * from it, and only that value, still labelled untrusted, reaches the main model.
+   */
+  readonly quarantine?: ToolQuarantine;
 }
 
 /** Decides from validated arguments where a call sends data (a destination), or whether it does. */
@@ -161,6 +167,7 @@ export function tool<S extends ToolSchema>(definition: ToolDefinition<S>): Tool<
           ? { sink: 'by-arguments' }
           : {}),
       ...(outputLabel === undefined ? {} : { output: { ...outputLabel } }),
+      ...(definition.quarantine ? { quarantine: { ...definition.quarantine } } : {}),
     },
   };
   return { ...definition, spec };

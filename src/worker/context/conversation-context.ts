@@ -72,6 +72,8 @@ export interface RunContextMessages {
   readonly system: ChatMessage[];
   /** User-role data messages: memories, the summary, knowledge. */
   readonly data: ChatMessage[];
+  /** The memories the data messages hold, as `[id, key, line]`, so the flow policy can name them. */
+  readonly memories?: readonly (readonly [id: string, key: string, line: string])[];
   /** The history window, then the run's own messages (a new run's input last). */
   readonly history: ChatMessage[];
 }
@@ -130,7 +132,9 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
     inEstimates(request.maxMemoryTokens),
   );
   const data = [
-    ...(memories.length > 0 ? [dataMessage('memories', memories.join('\n'))] : []),
+    ...(memories.length > 0
+      ? [dataMessage('memories', memories.map((memory) => memory[2]).join('\n'))]
+      : []),
     ...(summary ? [dataMessage('summary', encodeDataText(summary))] : []),
     ...request.knowledge,
   ];
@@ -145,6 +149,7 @@ export async function buildContext(request: ContextRequest): Promise<RunContextM
   return {
     system: content ? [{ role: 'system', content }] : [],
     data,
+    memories,
     // Their code loads only for a conversation that has attachments (most have none).
     history: history.some(hasAttachment)
       ? await (
@@ -219,18 +224,21 @@ async function currentSummary(
 }
 
 /**
- * The memories block's lines, most important first, within `maxTokens`: a memory larger
+ * The memories block's lines (with each memory's id and key), most important first, within `maxTokens`: a memory larger
  * than what is left is skipped, so one long memory does not hide the others. Keys and
  * contents are encoded: a memory cannot close its element.
  */
-function memoriesWithin(memories: readonly MemoryRecord[], maxTokens: number): string[] {
-  const lines: string[] = [];
+function memoriesWithin(
+  memories: readonly MemoryRecord[],
+  maxTokens: number,
+): [id: string, key: string, line: string][] {
+  const lines: [string, string, string][] = [];
   let spent = 0;
   for (const memory of [...memories].sort(compareMemories)) {
     const line = encodeDataText(`- ${memory.key}: ${memory.content}`);
     const tokens = estimateMessageTokens({ role: 'user', content: line });
     if (spent + tokens > maxTokens) continue;
-    lines.push(line);
+    lines.push([memory.id, memory.key, line]);
     spent += tokens;
   }
   return lines;

@@ -28,7 +28,7 @@ export function joinLabels(context: FlowLabel, value: ValueLabel | FlowLabel): F
     typeof value.confidentiality === 'string'
       ? [value.confidentiality]
       : (value.confidentiality ?? []);
-  const added = levels.filter(
+  const added = [...new Set(levels)].filter(
     (level) => level !== 'public' && !context.confidentiality.includes(level),
   );
   const integrity =

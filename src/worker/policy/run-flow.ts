@@ -12,13 +12,16 @@ import type { ToolCheck, ToolSpec } from '../../protocol/tools';
 import { decideFlow, EMPTY_LABEL, type FlowDecision, joinLabels } from './flow-decision';
 
 // A run's labels as they grow: what its context started with, then each tool result. Loaded
-// as its own chunk, by agents that declare a `flow` policy only.
+// as its own chunk, by runs that track labels only (a `flow` policy, or the run's `labels`).
 
 /** The most untrusted sources a run keeps (and an approval request lists); the first are kept. */
 const MAX_SOURCES = 50;
 
 /** The data messages Airlock writes itself (memories, summary, knowledge), by their element. */
 const DATA_KIND = /^<airlock_data kind="(memories|summary|knowledge)"/;
+
+/** A chunk's element in a knowledge message (attributes encoded: no `"` inside one). */
+const CHUNK = /<source title="([^"]*)" doc="([^"]*)" chunk="(\d+)"/g;
 
 const UNTRUSTED: ValueLabel = { integrity: 'untrusted' };
 
@@ -37,13 +40,21 @@ export interface FlowVerdict extends FlowDecision {
  * handed to `onChange`, which keeps it with the run's row.
  */
 export class RunFlowTracker {
-  readonly #policy: FlowPolicy;
+  readonly #policy: FlowPolicy | undefined;
   readonly #onChange: (flow: RunFlow) => void;
   #label: FlowLabel;
   readonly #sources: FlowSource[];
 
-  /** @param storedValue the run row's `flow`, checked here (a row is data, not authority). */
-  constructor(policy: FlowPolicy, storedValue: unknown, onChange: (flow: RunFlow) => void) {
+  /**
+   * @param policy the agent's; without one the labels are kept (for the model request's
+   *   `label`) and no call is decided.
+   * @param storedValue the run row's `flow`, checked here (a row is data, not authority).
+   */
+  constructor(
+    policy: FlowPolicy | undefined,
+    storedValue: unknown,
+    onChange: (flow: RunFlow) => void,
+  ) {
     this.#policy = policy;
     this.#onChange = onChange;
     const stored = storedFlow(storedValue);
@@ -64,9 +75,14 @@ export class RunFlowTracker {
   /**
    * Labels what the context holds as the run starts: Airlock's data messages (memories, the
    * summary, knowledge), tool results of earlier steps and runs, and attachments, all
-   * `untrusted`. The input's own text is the user's: `trusted`, at the run's level.
+   * `untrusted`. The input's own text is the user's: `trusted`, at the run's level. Each
+   * memory is named by its id and key (`memories`, as the context holds them) and each
+   * knowledge chunk by `doc#chunk`, so an approval shows which one is in play.
    */
-  noteContext(messages: readonly ChatMessage[]): void {
+  noteContext(
+    messages: readonly ChatMessage[],
+    memories: readonly (readonly [id: string, key: string, ...rest: unknown[]])[] = [],
+  ): void {
     for (const [index, message] of messages.entries()) {
       if (message.role === 'tool') {
         this.#add(UNTRUSTED, { kind: 'history', id: message.tool_call_id });
@@ -74,11 +90,13 @@ export class RunFlowTracker {
         // The app's system text and the model's own messages add no label.
       } else if (typeof message.content === 'string') {
         const kind = DATA_KIND.exec(message.content)?.[1];
-        if (kind)
-          this.#add(UNTRUSTED, {
-            kind: kind === 'memories' ? 'memory' : (kind as 'summary' | 'knowledge'),
-            id: `context:${index}`,
-          });
+        const at = `context:${index}`;
+        if (kind === 'memories' && memories.length > 0)
+          for (const [id, key] of memories)
+            this.#add(UNTRUSTED, { kind: 'memory', name: key.slice(0, 200), id: id.slice(0, 300) });
+        else if (kind === 'knowledge') this.#noteChunks(message.content, at);
+        else if (kind)
+          this.#add(UNTRUSTED, { kind: kind === 'memories' ? 'memory' : 'summary', id: at });
       } else {
         for (const part of message.content) {
           if (part.type === 'text') continue;
@@ -90,15 +108,29 @@ export class RunFlowTracker {
     this.#onChange(this.state);
   }
 
+  /** One source per chunk of a knowledge message, named by its document and chunk. */
+  #noteChunks(content: string, at: string): void {
+    let named = false;
+    for (const [, title = '', doc = '', chunk = ''] of content.matchAll(CHUNK)) {
+      named = true;
+      // As the element holds them (attribute-encoded): decoding here would pull the decoder into the start bundle.
+      const id = `${doc}#${chunk}`.slice(0, 300);
+      this.#add(UNTRUSTED, { kind: 'knowledge', name: title.slice(0, 200), id });
+    }
+    if (!named) this.#add(UNTRUSTED, { kind: 'knowledge', id: at });
+  }
+
   /** Decides a checked call: whether the tool is a sink here, where to, and what the context allows. */
-  decide(spec: ToolSpec, check: Extract<ToolCheck, { ok: true }>): FlowVerdict {
+  decide(spec: ToolSpec, check: Extract<ToolCheck, { ok: true }>): FlowVerdict | undefined {
+    const policy = this.#policy;
+    if (!policy) return undefined;
     const answer =
       spec.policy.sink === 'by-arguments' ? (check.sink ?? true) : spec.policy.sink === 'always';
     const destination = typeof answer === 'string' ? answer : answer ? spec.name : undefined;
     const decision = decideFlow(
       this.#label,
       { sink: answer !== false, ...(destination === undefined ? {} : { destination }) },
-      this.#policy,
+      policy,
     );
     const flow: CallFlow = {
       ...this.#label,

@@ -62,15 +62,16 @@ export async function runConversation(
           ? await injectedKnowledge(setup.knowledge, run.input, signal, reports)
           : [];
         const context = await opening.context(found);
-        // Only agents with a flow policy load it (most have none): the start bundle stays as it was.
-        const flow = config.flow
-          ? new (await loadChunk('run-flow', () => import('../policy/run-flow'))).RunFlowTracker(
-              config.flow,
-              run.flow,
-              (state) => journal.flowChanged(state),
-            )
-          : undefined;
-        flow?.noteContext([...context.data, ...context.history]);
+        // Only runs that track labels load it (a flow policy, or the run's labels): most do not.
+        const flow =
+          config.flow || run.flow
+            ? new (await loadChunk('run-flow', () => import('../policy/run-flow'))).RunFlowTracker(
+                config.flow,
+                run.flow,
+                (state) => journal.flowChanged(state),
+              )
+            : undefined;
+        flow?.noteContext([...context.data, ...context.history], context.memories);
         const result = await runAgent(
           loopContext(setup, run, start, channel, asks, {
             tools,

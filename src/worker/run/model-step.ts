@@ -55,6 +55,7 @@ export function modelRequests(context: RunContext, shape: RequestShape | undefin
     tools,
     ...(shape?.responseFormat ? { responseFormat: shape.responseFormat } : {}),
     ...context.call,
+    label: context.tools.flow?.state,
   });
   const model = context.confirm
     ? confirmedFirstCall(

@@ -81,6 +81,7 @@ async function runStepTools(
   const guardContext = { runId: context.runId, conversationId: context.conversationId };
   const results = await runToolCalls(toRun, {
     ...context.tools,
+    model: context.model,
     runId: context.runId,
     conversationId: context.conversationId,
     step,

@@ -53,6 +53,9 @@ const runOverrides = {
 const imageDetail = z.enum(['auto', 'low', 'high']).exactOptional();
 const blob = z.custom<Blob>((value) => value instanceof Blob, 'must be a Blob');
 const mediaType = z.string().max(100).exactOptional();
+const level = z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional();
+/** An attachment's label: a level only (its content is never trusted), so `integrity` is refused. */
+const attachmentLabel = z.strictObject({ confidentiality: level }).exactOptional();
 
 /** One part of a run's input; its bytes are read and checked by `readRunInput`. */
 const inputPart = z.discriminatedUnion('type', [
@@ -62,12 +65,14 @@ const inputPart = z.discriminatedUnion('type', [
     image: z.union([blob, z.string()]),
     mediaType,
     detail: imageDetail,
+    label: attachmentLabel,
   }),
   z.object({
     type: z.literal('file'),
     data: z.union([blob, z.string()]),
     mediaType,
     filename: z.string().max(INPUT_LIMITS.maxFilenameChars).exactOptional(),
+    label: attachmentLabel,
   }),
 ]);
 
@@ -91,9 +96,7 @@ export const runRequestSchema = z.object({
   conversationId: id,
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
-  labels: z
-    .object({ confidentiality: z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional() })
-    .exactOptional(),
+  labels: z.object({ confidentiality: level }).exactOptional(),
   ...runOverrides,
 });
 

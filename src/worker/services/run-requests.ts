@@ -184,7 +184,7 @@ export async function startRun(
     step: 1,
     partialText: '',
     ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
-    ...inputFlow(request.labels?.confidentiality),
+    ...inputFlow(request.labels, request.input),
     startedAt: now,
     updatedAt: now,
   };
@@ -233,9 +233,19 @@ function isConversationDeleted(reason: unknown): reason is AirlockError {
   return isAirlockError(reason) && reason.code === 'conversation-deleted';
 }
 
-/** A new run's labels from its `labels` option: the user's input is trusted, at its level. */
-function inputFlow(confidentiality: string | undefined): Pick<RunRecord, 'flow'> {
-  if (confidentiality === undefined) return {};
-  const levels = confidentiality === 'public' ? [] : [confidentiality];
+/**
+ * A new run's labels from its `labels` option and its attachments' own: the user's input is
+ * trusted, at its level, joined with each attachment's (their integrity is told by the
+ * context). The tracker drops `public` and repeats as it loads them.
+ */
+function inputFlow(
+  labels: RunRequest['labels'],
+  input: RunRequest['input'] | undefined,
+): Pick<RunRecord, 'flow'> {
+  const levels = [labels, ...(typeof input === 'object' ? input : [])].flatMap(
+    (item) =>
+      (item && 'label' in item ? item.label : (item as typeof labels))?.confidentiality ?? [],
+  );
+  if (levels.length === 0) return {};
   return { flow: { confidentiality: levels, integrity: 'trusted', sources: [] } };
 }

@@ -14,6 +14,7 @@ export const MAX_RELAYED_REASON_CHARS = 2_000;
 const ROUTE_PASS_REASONS = [
   'images',
   'tools',
+  'confidentiality',
   'context',
   'declined',
   'unavailable',

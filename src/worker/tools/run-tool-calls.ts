@@ -1,3 +1,4 @@
+import type { ChatModel } from '../../model/chat-model';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
@@ -48,6 +49,8 @@ export interface ToolCallsContext {
   readonly startExecution?: () => boolean;
   /** The run's labels and the agent's flow policy, when it declares one. */
   readonly flow?: RunFlowTracker;
+  /** The run's model, for a quarantined tool's extraction call. */
+  readonly model?: ChatModel;
 }
 
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
@@ -113,11 +116,19 @@ async function runToolCall(
     started: performance.now(),
     arguments: parsed.ok ? parsed.value : call.function.arguments,
   };
-  const outcome = await settle(call, parsed, context, progress);
+  let outcome = await settle(call, parsed, context, progress);
+  const asked = progress.asked ? context.registry.get(toolName) : undefined;
+  // A quarantined tool's raw output goes only to the extraction call (a chunk: few tools have one).
+  if (outcome.ok && asked?.spec.policy.quarantine)
+    outcome = await (await loadChunk('quarantine', () => import('./quarantine-call'))).quarantined(
+      context,
+      asked.spec,
+      outcome,
+      call.id,
+    );
   const durationMs = performance.now() - progress.started;
   const { flow } = progress;
   // Whatever the tool's side answered (output, or an error it wrote) is now in the context.
-  const asked = progress.asked && context.registry.get(toolName);
   if (asked) context.flow?.noteResult(asked.spec, call.id);
   const base = {
     type: 'tool-result',

@@ -31,6 +31,7 @@ const TOOL_ERROR_CODES = Object.keys({
   'tool-blocked': true,
   'tool-budget-exceeded': true,
   'flow-refused': true,
+  'quarantine-failed': true,
 } satisfies Record<ToolErrorCode, true>) as [ToolErrorCode, ...ToolErrorCode[]];
 
 /** The longest error message passed on to the model and the page. */

@@ -21,6 +21,12 @@ const toolSpecSchema = z.object({
         integrity: z.enum(['trusted', 'untrusted']).exactOptional(),
       })
       .exactOptional(),
+    quarantine: z
+      .object({
+        schema: z.record(z.string(), z.unknown()),
+        instructions: z.string().max(10_000).exactOptional(),
+      })
+      .exactOptional(),
   }),
   callableTools: z.array(toolName).max(64).exactOptional(),
 });

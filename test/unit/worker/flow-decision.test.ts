@@ -132,15 +132,15 @@ describe('RunFlowTracker', () => {
     const tracker = new RunFlowTracker({ untrustedToSink: 'approve' }, undefined, (flow) =>
       stored.push(flow),
     );
-    expect(tracker.decide(sink, { ok: true, needsApproval: false }).action).toBe('run');
+    expect(tracker.decide(sink, { ok: true, needsApproval: false })?.action).toBe('run');
     tracker.noteResult(reader(), 'call-1');
     const verdict = tracker.decide(sink, { ok: true, needsApproval: false });
-    expect(verdict.action).toBe('approve');
-    expect(verdict.sources).toEqual([{ kind: 'tool', name: 'read_page', id: 'call-1' }]);
+    expect(verdict?.action).toBe('approve');
+    expect(verdict?.sources).toEqual([{ kind: 'tool', name: 'read_page', id: 'call-1' }]);
     expect(stored.at(-1)).toEqual({
       confidentiality: [],
       integrity: 'untrusted',
-      sources: verdict.sources,
+      sources: verdict?.sources,
     });
   });
 
@@ -149,7 +149,7 @@ describe('RunFlowTracker', () => {
     tracker.noteResult(reader({ integrity: 'trusted' }, 'docs'), 'call-2');
     const verdict = tracker.decide(sink, { ok: true, needsApproval: false });
     expect(verdict).toMatchObject({ action: 'refuse', rule: 'untrusted-refused' });
-    expect(verdict.sources).toEqual([{ kind: 'mcp', name: 'docs', id: 'call-2' }]);
+    expect(verdict?.sources).toEqual([{ kind: 'mcp', name: 'docs', id: 'call-2' }]);
   });
 
   it('labels memories, knowledge, earlier tool results and attachments in the starting context as untrusted', () => {
@@ -182,7 +182,7 @@ describe('RunFlowTracker', () => {
       { confidentiality: ['private'], integrity: 'trusted', sources: [] },
       () => {},
     );
-    expect(resumed.decide(sink, { ok: true, needsApproval: false }).rule).toBe(
+    expect(resumed.decide(sink, { ok: true, needsApproval: false })?.rule).toBe(
       'destination-refused',
     );
     for (const forged of [
@@ -215,13 +215,13 @@ describe('RunFlowTracker', () => {
       policy: { approval: 'never', sink: 'by-arguments' },
     };
     expect(
-      tracker.decide(post, { ok: true, needsApproval: false, sink: 'me.example' }).action,
+      tracker.decide(post, { ok: true, needsApproval: false, sink: 'me.example' })?.action,
     ).toBe('run');
     expect(
-      tracker.decide(post, { ok: true, needsApproval: false, sink: 'evil.example' }).action,
+      tracker.decide(post, { ok: true, needsApproval: false, sink: 'evil.example' })?.action,
     ).toBe('refuse');
-    expect(tracker.decide(post, { ok: true, needsApproval: false }).action).toBe('refuse');
-    expect(tracker.decide(post, { ok: true, needsApproval: false, sink: false }).rule).toBe(
+    expect(tracker.decide(post, { ok: true, needsApproval: false })?.action).toBe('refuse');
+    expect(tracker.decide(post, { ok: true, needsApproval: false, sink: false })?.rule).toBe(
       'not-a-sink',
     );
   });
