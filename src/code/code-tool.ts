@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import {
   arrayCheck,
   checkField,
@@ -12,6 +12,7 @@ import {
 import type { IsolationTier } from '../protocol/sandbox-wire';
 import type { ToolOutcome } from '../protocol/tools';
 import { type Tool, tool } from '../tools/define-tool';
+import { miniParameters } from '../tools/mini-parameters';
 import { ToolFault } from '../tools/tool-fault';
 import { MAX_STACK_BYTES, QuickJsEngine } from './quickjs-engine';
 import { type HostAnswer, runScript, type ScriptOutput } from './run-script';
@@ -102,12 +103,16 @@ const OPTIONS = shapeCheck(
   '',
 );
 
-const parameters = z.object({
-  code: z
-    .string()
-    .describe(
-      'JavaScript, run as the body of an async function: use `await` and `return` the result.',
-    ),
+const parameters = miniParameters(z.object({ code: z.string() }), {
+  type: 'object',
+  properties: {
+    code: {
+      type: 'string',
+      description:
+        'JavaScript, run as the body of an async function: use `await` and `return` the result.',
+    },
+  },
+  required: ['code'],
 });
 
 /**

@@ -1,12 +1,28 @@
-import type { z } from 'zod';
+import { z } from 'zod/mini';
 import type { ErrorCode } from '../protocol/errors';
 import { AirlockError } from './airlock-error';
+
+/**
+ * Gives zod's issues their English messages, which every message of ours quotes. zod's classic
+ * API loads them as its first schema is made; `zod/mini` (ours, for its bytes) loads no locale,
+ * and its parses would say only "Invalid input". Called before a parse rather than at import,
+ * since nothing of `src/` acts as it is imported; a locale the app chose is kept.
+ */
+export function useEnglishMessages(): void {
+  if (!z.config().localeError) z.config(z.locales.en());
+}
+
+/** `schema.safeParse(value)` with zod's English messages: the one way `src/` parses with zod. */
+export function safeParse<T>(schema: z.ZodMiniType<T>, value: unknown): z.util.SafeParseResult<T> {
+  useEnglishMessages();
+  return schema.safeParse(value);
+}
 
 /**
  * The one way a failed zod parse is put in words: each problem as `path: message`, the
  * path dotted (`messages.3.content`) and `(root)` for the value itself.
  */
-export function describeIssues(error: z.ZodError): string[] {
+export function describeIssues(error: z.core.$ZodError): string[] {
   return error.issues.map(
     (issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
   );
@@ -18,12 +34,12 @@ export function describeIssues(error: z.ZodError): string[] {
  * `details.field` and, in backticks, in the message, as the page's own checks do.
  */
 export function parseOrThrow<T>(
-  schema: z.ZodType<T>,
+  schema: z.ZodMiniType<T>,
   value: unknown,
   what: string,
   code: ErrorCode = 'invalid-options',
 ): T {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map(
     (issue) => `\`${fieldPath(issue.path) || '(root)'}\`: ${issue.message}`,

@@ -1,24 +1,27 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { AirlockError } from '../errors/airlock-error';
-import { describeIssues } from '../errors/schema-issues';
+import { describeIssues, safeParse } from '../errors/schema-issues';
 import type { RunRecord } from '../protocol/memory';
 import { chatMessageSchema, rowProblems, toolCallSchema } from './row-schemas';
 
 const pendingStepSchema = z.object({
   assistant: z.object({
     role: z.literal('assistant'),
-    content: z.string().nullable(),
-    tool_calls: z.array(toolCallSchema).min(1),
+    content: z.nullable(z.string()),
+    tool_calls: z.array(toolCallSchema).check(z.minLength(1)),
   }),
   settled: z.array(
-    chatMessageSchema.refine(
-      (message) => message.role === 'tool',
-      'a settled message must be a tool message',
+    chatMessageSchema.check(
+      z.refine((message) => message.role === 'tool', 'a settled message must be a tool message'),
     ),
   ),
-  started: z.array(z.string()).exactOptional(),
+  started: z.exactOptional(z.array(z.string())),
   awaiting: z.array(
-    z.object({ callId: z.string().min(1), toolName: z.string().min(1), arguments: z.unknown() }),
+    z.object({
+      callId: z.string().check(z.minLength(1)),
+      toolName: z.string().check(z.minLength(1)),
+      arguments: z.unknown(),
+    }),
   ),
 });
 
@@ -31,7 +34,7 @@ export type PendingStep = NonNullable<RunRecord['pendingStep']>;
  * `storage-failed` error naming the run, never a half-resumed run.
  */
 export function readPendingStep(run: RunRecord): PendingStep {
-  const parsed = pendingStepSchema.safeParse(run.pendingStep);
+  const parsed = safeParse(pendingStepSchema, run.pendingStep);
   if (parsed.success) return run.pendingStep as PendingStep;
   const problems = describeIssues(parsed.error);
   throw new AirlockError(

@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { AirlockError } from '../errors/airlock-error';
+import { safeParse } from '../errors/schema-issues';
 import { base64Chars, SHA256_HEX } from './attachment-bytes';
 import { MAX_IMPORT_ATTACHMENT_BYTES } from './conversation-attachments';
 import { conversationFieldsSchema, memoryRowSchema, messageRowSchema } from './row-schemas';
@@ -28,18 +29,18 @@ export const conversationExportSchema = z.object({
   format: z.literal('airlock.conversation'),
   version: z.union([z.literal(1), z.literal(2)]),
   conversation: conversationFieldsSchema,
-  messages: z.array(messageRowSchema).max(MAX_IMPORT_MESSAGES),
+  messages: z.array(messageRowSchema).check(z.maxLength(MAX_IMPORT_MESSAGES)),
   memories: z.array(memoryRowSchema),
-  attachments: z
-    .array(
+  attachments: z.exactOptional(
+    z.array(
       z.object({
-        hash: z.string().regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex'),
-        mediaType: z.string().min(1).max(100),
-        size: z.int().nonnegative().max(MAX_IMPORT_ONE_ATTACHMENT_BYTES),
-        base64: z.string().max(base64Chars(MAX_IMPORT_ONE_ATTACHMENT_BYTES)),
+        hash: z.string().check(z.regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex')),
+        mediaType: z.string().check(z.minLength(1), z.maxLength(100)),
+        size: z.int().check(z.nonnegative(), z.lte(MAX_IMPORT_ONE_ATTACHMENT_BYTES)),
+        base64: z.string().check(z.maxLength(base64Chars(MAX_IMPORT_ONE_ATTACHMENT_BYTES))),
       }),
-    )
-    .exactOptional(),
+    ),
+  ),
 });
 
 function rejectImport(message: string, problems: readonly string[] = []): AirlockError {
@@ -173,7 +174,7 @@ export function parseConversationExport(
     throw rejectImport(
       `The import is too large: ${count} messages, more than the ${MAX_IMPORT_MESSAGES} allowed.`,
     );
-  const parsed = conversationExportSchema.safeParse(candidate);
+  const parsed = safeParse(conversationExportSchema, candidate);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
       (issue) => `${formatPath(issue.path)}: ${issue.message}`,

@@ -1,5 +1,5 @@
-import { z } from 'zod';
-import { describeIssues } from '../errors/schema-issues';
+import { z } from 'zod/mini';
+import { describeIssues, safeParse } from '../errors/schema-issues';
 import { INPUT_LIMITS } from '../protocol/request-limits';
 import { SHA256_HEX } from './attachment-bytes';
 import { conversationOfScope, isMemoryScope } from './memory-rules';
@@ -8,6 +8,7 @@ import type {
   ConversationRecord,
   MemoryProposal,
   MemoryRecord,
+  MemoryScope,
   MessageRecord,
   RunRecord,
 } from './store';
@@ -15,22 +16,22 @@ import type {
 // Rows as read back from IndexedDB, where another version of the app, another tab or any
 // same-origin script may have written anything. A run checks every row it builds on.
 
-const timestamp = z.number().finite();
-const seqNumber = z.int().nonnegative();
-const count = z.number().finite().nonnegative();
+const timestamp = z.number();
+const seqNumber = z.int().check(z.nonnegative());
+const count = z.number().check(z.nonnegative());
 
 /** A tool call as stored (the Chat Completions shape). */
 export const toolCallSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   type: z.literal('function'),
-  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+  function: z.object({ name: z.string().check(z.minLength(1)), arguments: z.string() }),
 });
 
 /** A Responses API reasoning item as stored with its assistant message and sent back. */
 export const reasoningItemSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   summary: z.array(z.string()),
-  encryptedContent: z.string().min(1),
+  encryptedContent: z.string().check(z.minLength(1)),
 });
 
 /** The most parts one user message may have. */
@@ -38,12 +39,12 @@ export const MAX_CONTENT_PARTS = INPUT_LIMITS.maxContentParts;
 
 /** A reference to a stored attachment, as a message holds it. */
 export const attachmentRefSchema = z.object({
-  hash: z.string().regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex'),
-  mediaType: z.string().min(1).max(100),
-  size: z.int().nonnegative(),
+  hash: z.string().check(z.regex(SHA256_HEX, 'must be a SHA-256 in lowercase hex')),
+  mediaType: z.string().check(z.minLength(1), z.maxLength(100)),
+  size: z.int().check(z.nonnegative()),
 });
 
-const imageDetail = z.enum(['auto', 'low', 'high']).exactOptional();
+const imageDetail = z.exactOptional(z.enum(['auto', 'low', 'high']));
 
 /**
  * A user message's part as stored: text, an image by reference or by `https:` URL, a file
@@ -55,16 +56,16 @@ export const storedPartSchema = z.union([
   z.object({ type: z.literal('image'), attachment: attachmentRefSchema, detail: imageDetail }),
   z.object({
     type: z.literal('image'),
-    url: z
-      .string()
-      .max(INPUT_LIMITS.maxImageUrlChars)
-      .refine((url) => url.startsWith('https://'), 'must be an https: URL'),
+    url: z.string().check(
+      z.maxLength(INPUT_LIMITS.maxImageUrlChars),
+      z.refine((url) => url.startsWith('https://'), 'must be an https: URL'),
+    ),
     detail: imageDetail,
   }),
   z.object({
     type: z.literal('file'),
     attachment: attachmentRefSchema,
-    filename: z.string().min(1).max(INPUT_LIMITS.maxFilenameChars),
+    filename: z.string().check(z.minLength(1), z.maxLength(INPUT_LIMITS.maxFilenameChars)),
   }),
 ]);
 
@@ -73,22 +74,29 @@ export const chatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
   z.object({
     role: z.literal('user'),
-    content: z.union([z.string(), z.array(storedPartSchema).min(1).max(MAX_CONTENT_PARTS)]),
+    content: z.union([
+      z.string(),
+      z.array(storedPartSchema).check(z.minLength(1), z.maxLength(MAX_CONTENT_PARTS)),
+    ]),
   }),
   z.object({
     role: z.literal('assistant'),
-    content: z.string().nullable(),
-    tool_calls: z.array(toolCallSchema).exactOptional(),
-    reasoning: z.string().exactOptional(),
-    reasoningItems: z.array(reasoningItemSchema).exactOptional(),
+    content: z.nullable(z.string()),
+    tool_calls: z.exactOptional(z.array(toolCallSchema)),
+    reasoning: z.exactOptional(z.string()),
+    reasoningItems: z.exactOptional(z.array(reasoningItemSchema)),
   }),
-  z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }),
+  z.object({
+    role: z.literal('tool'),
+    tool_call_id: z.string().check(z.minLength(1)),
+    content: z.string(),
+  }),
 ]);
 
 /** A stored message row (`messages`). */
 export const messageRowSchema = z.object({
   conversationId: z.string(),
-  seq: z.int().positive(),
+  seq: z.int().check(z.positive()),
   runId: z.string(),
   message: chatMessageSchema,
   status: z.enum(['complete', 'interrupted', 'refused']),
@@ -98,7 +106,7 @@ export const messageRowSchema = z.object({
 
 /** A conversation's fields (an export checks their consistency with its messages itself). */
 export const conversationFieldsSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   title: z.string(),
   createdAt: timestamp,
   updatedAt: timestamp,
@@ -108,56 +116,59 @@ export const conversationFieldsSchema = z.object({
 });
 
 /** A stored conversation row (`conversations`): its summary and seq counters feed the context. */
-export const conversationRowSchema = conversationFieldsSchema.refine(
-  (row) => row.summarizedThroughSeq <= row.lastSeq,
-  {
+export const conversationRowSchema = conversationFieldsSchema.check(
+  z.refine((row) => row.summarizedThroughSeq <= row.lastSeq, {
     error: 'summarizedThroughSeq is beyond lastSeq',
     path: ['summarizedThroughSeq'],
-  },
+  }),
 );
 
+// zod/mini's refine does not narrow the type as the classic `.refine(isMemoryScope)` did.
 const memoryScope = z
   .string()
-  .refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"');
+  .check(
+    z.refine(isMemoryScope, 'expected "global", "user:<id>" or "conversation:<id>"'),
+  ) as z.ZodMiniType<MemoryScope, string>;
 
 /** Where a learnt memory came from. */
 const memorySourceSchema = z.discriminatedUnion('via', [
   z.object({
     via: z.literal('rule'),
-    rule: z.string().min(1),
-    runId: z.string().min(1),
-    conversationId: z.string().min(1),
+    rule: z.string().check(z.minLength(1)),
+    runId: z.string().check(z.minLength(1)),
+    conversationId: z.string().check(z.minLength(1)),
   }),
   z.object({
     via: z.literal('model'),
-    reason: z.string().min(1),
-    runId: z.string().min(1),
-    conversationId: z.string().min(1),
+    reason: z.string().check(z.minLength(1)),
+    runId: z.string().check(z.minLength(1)),
+    conversationId: z.string().check(z.minLength(1)),
   }),
 ]);
 
 /** A stored long-term memory row (`memories`). */
 export const memoryRowSchema = z.object({
-  id: z.string().min(1),
-  key: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
+  key: z.string().check(z.minLength(1)),
   content: z.string(),
-  importance: z.number().min(0).max(1),
+  importance: z.number().check(z.gte(0), z.lte(1)),
   scope: memoryScope,
-  expiresAt: timestamp.exactOptional(),
-  source: memorySourceSchema.exactOptional(),
+  expiresAt: z.exactOptional(timestamp),
+  source: z.exactOptional(memorySourceSchema),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
 
 /** A memory to save, as a proposal holds it (its store fills in the rest). */
-const memoryInputSchema = memoryRowSchema
-  .omit({ id: true, createdAt: true, updatedAt: true })
-  .partial({ importance: true, scope: true });
+const memoryInputSchema = z.partial(
+  z.omit(memoryRowSchema, { id: true, createdAt: true, updatedAt: true }),
+  { importance: true, scope: true },
+);
 
 const proposalFields = {
-  id: z.string().min(1),
-  conversationId: z.string().min(1),
-  runId: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
+  conversationId: z.string().check(z.minLength(1)),
+  runId: z.string().check(z.minLength(1)),
   createdAt: timestamp,
 };
 
@@ -178,21 +189,23 @@ export const proposalRowSchema = z
       reason: z.string(),
     }),
   ])
-  .refine(
-    ({ conversationId, runId, change, memory: { scope, source } }) => {
-      const owner = conversationOfScope(scope);
-      return (
-        (owner === undefined || owner === conversationId) &&
-        source !== undefined &&
-        (change === 'delete' ||
-          (source.runId === runId && source.conversationId === conversationId))
-      );
-    },
-    {
-      error:
-        "must be a learnt memory of the proposal's conversation or a lasting scope (to save: learnt by the proposal's run)",
-      path: ['memory'],
-    },
+  .check(
+    z.refine(
+      ({ conversationId, runId, change, memory: { scope, source } }) => {
+        const owner = conversationOfScope(scope);
+        return (
+          (owner === undefined || owner === conversationId) &&
+          source !== undefined &&
+          (change === 'delete' ||
+            (source.runId === runId && source.conversationId === conversationId))
+        );
+      },
+      {
+        error:
+          "must be a learnt memory of the proposal's conversation or a lasting scope (to save: learnt by the proposal's run)",
+        path: ['memory'],
+      },
+    ),
   );
 
 const runUsageSchema = z.object({
@@ -201,8 +214,8 @@ const runUsageSchema = z.object({
   promptTokens: count,
   completionTokens: count,
   totalTokens: count,
-  cost: count.exactOptional(),
-  estimated: z.boolean().exactOptional(),
+  cost: z.exactOptional(count),
+  estimated: z.exactOptional(z.boolean()),
 });
 
 /** The longest seal a run row may carry (one of today's is 67 characters). */
@@ -213,22 +226,22 @@ const MAX_SEAL_CHARS = 200;
  * reads it (`readPendingStep`); here it only has to be an object when present.
  */
 export const runRowSchema = z.object({
-  id: z.string().min(1),
-  conversationId: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
+  conversationId: z.string().check(z.minLength(1)),
   status: z.enum(['running', 'awaiting-approval', 'finished', 'interrupted', 'failed']),
   input: z.string(),
-  step: z.int().positive(),
+  step: z.int().check(z.positive()),
   partialText: z.string(),
-  pendingStep: z.object({}).loose().exactOptional(),
-  allowedTools: z.array(z.string()).exactOptional(),
-  usage: runUsageSchema.exactOptional(),
-  sideUsage: runUsageSchema.exactOptional(),
+  pendingStep: z.exactOptional(z.looseObject({})),
+  allowedTools: z.exactOptional(z.array(z.string())),
+  usage: z.exactOptional(runUsageSchema),
+  sideUsage: z.exactOptional(runUsageSchema),
   // Checked where a run with a flow policy reads it (`RunFlowTracker`).
-  flow: z.object({}).loose().exactOptional(),
+  flow: z.exactOptional(z.looseObject({})),
   startedAt: timestamp,
   updatedAt: timestamp,
   // Whether it holds is checked where a resume reads the row (`RunSeal.check`).
-  seal: z.string().max(MAX_SEAL_CHARS).exactOptional(),
+  seal: z.exactOptional(z.string().check(z.maxLength(MAX_SEAL_CHARS))),
 });
 
 /**
@@ -236,16 +249,16 @@ export const runRowSchema = z.object({
  * added is still a settled call to list.
  */
 export const auditRowSchema = z.object({
-  conversationId: z.string().min(1),
-  runId: z.string().min(1),
-  callId: z.string().min(1),
+  conversationId: z.string().check(z.minLength(1)),
+  runId: z.string().check(z.minLength(1)),
+  callId: z.string().check(z.minLength(1)),
   toolName: z.string(),
   arguments: z.unknown(),
-  outcome: z.string().min(1),
+  outcome: z.string().check(z.minLength(1)),
   durationMs: count,
   at: timestamp,
   // Shown as stored, never acted on.
-  flow: z.object({}).loose().exactOptional(),
+  flow: z.exactOptional(z.looseObject({})),
 });
 
 /** The record types of the tables whose rows are checked when read, by table name. */
@@ -259,7 +272,7 @@ export interface RowTypes {
 }
 
 /** The schema of each table's rows. */
-export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
+export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodMiniType } = {
   messages: messageRowSchema,
   conversations: conversationRowSchema,
   memories: memoryRowSchema,
@@ -270,7 +283,7 @@ export const ROW_SCHEMAS: { readonly [Table in keyof RowTypes]: z.ZodType } = {
 
 /** What is wrong with a row of `table` (empty: nothing), as `path: message` lines. */
 export function rowProblems(table: keyof RowTypes, row: unknown): string[] {
-  const parsed = ROW_SCHEMAS[table].safeParse(row);
+  const parsed = safeParse(ROW_SCHEMAS[table], row);
   if (parsed.success) return [];
   return describeIssues(parsed.error);
 }

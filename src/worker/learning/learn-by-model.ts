@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { isAirlockError } from '../../errors/airlock-error';
+import { safeParse } from '../../errors/schema-issues';
 import type { ChatModel } from '../../model/chat-model';
 import { dataElement, encodeDataText } from '../../model/data-encoding';
 import type { Usage } from '../../protocol/chat';
@@ -58,12 +59,12 @@ const answerSchema = z.strictObject({
       z.strictObject({
         action: z.enum(['add', 'update', 'delete']),
         scope: z.enum(['conversation', 'lasting']),
-        key: z.string().trim().min(1).max(MAX_MEMORY_KEY_CHARS),
-        content: z.string().trim().max(MAX_MEMORY_CONTENT_CHARS),
-        reason: z.string().trim().min(1).max(MAX_SOURCE_REASON_CHARS),
+        key: z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_MEMORY_KEY_CHARS)),
+        content: z.string().check(z.trim(), z.maxLength(MAX_MEMORY_CONTENT_CHARS)),
+        reason: z.string().check(z.trim(), z.minLength(1), z.maxLength(MAX_SOURCE_REASON_CHARS)),
       }),
     )
-    .max(MAX_LEARNED_PER_RUN),
+    .check(z.maxLength(MAX_LEARNED_PER_RUN)),
 });
 
 const SYSTEM_TEXT =
@@ -146,7 +147,7 @@ export async function extractMemories(
     options: { max_completion_tokens: config.maxTokens },
   });
   if ('failed' in answer) return answer;
-  const parsed = answerSchema.safeParse(parseJson(answer.text));
+  const parsed = safeParse(answerSchema, parseJson(answer.text));
   if (!parsed.success)
     return {
       failed: `The memory extractor's answer is not the JSON asked for (${parsed.error.issues[0]?.message ?? 'not JSON'}); nothing was learnt.`,

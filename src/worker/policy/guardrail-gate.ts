@@ -1,5 +1,6 @@
 import type * as Comlink from 'comlink';
-import { z } from 'zod';
+import { z } from 'zod/mini';
+import { safeParse } from '../../errors/schema-issues';
 import type {
   GuardedToolCall,
   GuardrailContext,
@@ -52,7 +53,7 @@ export class GuardrailGate implements Guardrails {
   async #ask<T>(
     stage: GuardrailStage,
     value: T,
-    verdictSchema: z.ZodType<GuardrailVerdict<T>, unknown>,
+    verdictSchema: z.ZodMiniType<GuardrailVerdict<T>, unknown>,
     signal: AbortSignal,
     ask: () => Promise<unknown>,
   ): Promise<GuardrailVerdict<T> | typeof GUARDRAIL_ABORTED> {
@@ -72,11 +73,11 @@ export class GuardrailGate implements Guardrails {
 }
 
 /** A verdict on a value of `value`'s type, as the page sends it. */
-function verdictOf<T>(value: z.ZodType<T>) {
+function verdictOf<T>(value: z.ZodMiniType<T>) {
   return z.union([
     z.object({ action: z.literal('allow'), value, rewrittenBy: z.array(z.string()) }),
     z.object({ action: z.literal('block'), name: z.string(), reason: z.string() }),
-  ]) as z.ZodType<GuardrailVerdict<T>, unknown>;
+  ]) as z.ZodMiniType<GuardrailVerdict<T>, unknown>;
 }
 
 // Made once: every run asks its input and output stages, guarded or not.
@@ -90,9 +91,9 @@ const ARGUMENTS_VERDICT = verdictOf(z.unknown());
 function readVerdict<T>(
   stage: GuardrailStage,
   answer: unknown,
-  verdictSchema: z.ZodType<GuardrailVerdict<T>, unknown>,
+  verdictSchema: z.ZodMiniType<GuardrailVerdict<T>, unknown>,
 ): GuardrailVerdict<T> {
-  const verdict = verdictSchema.safeParse(answer);
+  const verdict = safeParse(verdictSchema, answer);
   if (verdict.success) return verdict.data;
   return {
     action: 'block',

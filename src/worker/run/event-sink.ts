@@ -1,8 +1,9 @@
 // The agent worker's end of a run's event port: events out in order with backpressure, cancel
 // and approval decisions in.
 
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { toErrorData } from '../../errors/airlock-error';
+import { safeParse } from '../../errors/schema-issues';
 import { packDeltas } from '../../protocol/delta-runs';
 import type { AgentEvent } from '../../protocol/events';
 import { EVENT_WINDOW, type PageToWorker, type WorkerToPage } from '../../protocol/wire';
@@ -46,25 +47,27 @@ export interface OutputVerdict {
 
 /** What the page may post on a run's port; anything else is ignored, never thrown on. */
 const pageMessageSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('ack'), count: z.int().min(1).max(EVENT_WINDOW) }),
+  z.object({ kind: z.literal('ack'), count: z.int().check(z.gte(1), z.lte(EVENT_WINDOW)) }),
   z.object({ kind: z.literal('cancel') }),
   z.object({ kind: z.literal('online') }),
   z.object({
     kind: z.literal('approval'),
-    approvalId: z.string().min(1).max(200),
+    approvalId: z.string().check(z.minLength(1), z.maxLength(200)),
     approved: z.boolean(),
-    reason: z.string().max(MAX_REASON_CHARS).exactOptional(),
+    reason: z.exactOptional(z.string().check(z.maxLength(MAX_REASON_CHARS))),
   }),
   z.object({
     kind: z.literal('output-verdict'),
-    checkId: z.string().min(1).max(200),
+    checkId: z.string().check(z.minLength(1), z.maxLength(200)),
     // Cut rather than refused: a verdict that is ignored would leave the run waiting.
-    issues: z
-      .string()
-      .transform((issues) => issues.slice(0, MAX_ISSUES_CHARS))
-      .exactOptional(),
+    issues: z.exactOptional(
+      z.pipe(
+        z.string(),
+        z.transform((issues) => issues.slice(0, MAX_ISSUES_CHARS)),
+      ),
+    ),
   }),
-]) satisfies z.ZodType<PageToWorker, unknown>;
+]) satisfies z.ZodMiniType<PageToWorker, unknown>;
 
 /**
  * The agent worker's end of a run's event port. `emit` resolves at once while fewer than
@@ -99,7 +102,7 @@ export class EventSink {
     this.#port = port;
     this.#handlers = handlers;
     port.onmessage = (message: MessageEvent<unknown>) => {
-      const parsed = pageMessageSchema.safeParse(message.data);
+      const parsed = safeParse(pageMessageSchema, message.data);
       // A message that is not one of the three cannot mean anything to the run.
       if (parsed.success) this.#receive(parsed.data);
     };

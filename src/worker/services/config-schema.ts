@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { AirlockError } from '../../errors/airlock-error';
 import { checkField } from '../../errors/field-checks';
 import { parseOrThrow } from '../../errors/schema-issues';
@@ -8,159 +8,168 @@ import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import { toolName, toolSpecsSchema } from '../tools/tool-spec-schema';
 
 /** Short enough to leave room for the tool's name; no `__`, which separates the two. */
-const mcpServerName = z
-  .string()
-  .regex(/^[a-zA-Z0-9_-]{1,32}$/)
-  .refine((name) => !name.includes('__'), { message: 'an MCP server name may not contain "__"' });
+const mcpServerName = z.string().check(
+  z.regex(/^[a-zA-Z0-9_-]{1,32}$/),
+  z.refine((name) => !name.includes('__'), { message: 'an MCP server name may not contain "__"' }),
+);
 
-const count = z.number().min(0);
+const count = z.number().check(z.gte(0));
 
 /** A string with something in it besides whitespace; the page's copy reads `/\S/` as such. */
-const nonBlank = z.string().regex(/\S/, 'must not be blank');
+const nonBlank = z.string().check(z.regex(/\S/, 'must not be blank'));
 
 const budgetSchema = z.object({
-  modelCalls: count.exactOptional(),
-  toolCalls: count.exactOptional(),
-  promptTokens: count.exactOptional(),
-  completionTokens: count.exactOptional(),
-  totalTokens: count.exactOptional(),
-  cost: count.exactOptional(),
+  modelCalls: z.exactOptional(count),
+  toolCalls: z.exactOptional(count),
+  promptTokens: z.exactOptional(count),
+  completionTokens: z.exactOptional(count),
+  totalTokens: z.exactOptional(count),
+  cost: z.exactOptional(count),
 });
 
 /** The agent configuration as it must arrive from the page: the worker's trust boundary. */
 export const agentConfigSchema = z.object({
   model: z.object({
-    baseURL: z.url({ protocol: /^https?$/ }).exactOptional(),
+    baseURL: z.exactOptional(z.url({ protocol: /^https?$/ })),
     model: nonBlank,
-    headers: z.record(z.string(), z.string()).exactOptional(),
-    apiKey: nonBlank.exactOptional(),
-    maxRetries: z.int().min(0).max(10).exactOptional(),
-    maxRetryAfterMs: z.number().min(0).exactOptional(),
-    requestTimeoutMs: z.number().positive().exactOptional(),
-    options: z.record(z.string(), z.unknown()).exactOptional(),
-    toolCalling: z.enum(['native', 'prompted']).exactOptional(),
-    structuredOutput: z.enum(['native', 'prompted']).exactOptional(),
-    api: z.enum(['chat', 'responses']).exactOptional(),
+    headers: z.exactOptional(z.record(z.string(), z.string())),
+    apiKey: z.exactOptional(nonBlank),
+    maxRetries: z.exactOptional(z.int().check(z.gte(0), z.lte(10))),
+    maxRetryAfterMs: z.exactOptional(z.number().check(z.gte(0))),
+    requestTimeoutMs: z.exactOptional(z.number().check(z.positive())),
+    options: z.exactOptional(z.record(z.string(), z.unknown())),
+    toolCalling: z.exactOptional(z.enum(['native', 'prompted'])),
+    structuredOutput: z.exactOptional(z.enum(['native', 'prompted'])),
+    api: z.exactOptional(z.enum(['chat', 'responses'])),
   }),
-  instructions: z.string().exactOptional(),
+  instructions: z.exactOptional(z.string()),
   pageTools: toolSpecsSchema,
   toolsets: z.array(
     z.object({
-      name: z.string().min(1),
+      name: z.string().check(z.minLength(1)),
       isolation: z.enum(['worker', 'iframe']),
       reuse: z.enum(['call', 'run', 'conversation']),
-      poolSize: z.int().min(0).max(16),
-      maxConcurrency: z.int().min(1).max(64),
-      timeoutMs: z.number().positive(),
-      graceMs: z.number().min(0),
-      startTimeoutMs: z.number().positive(),
+      poolSize: z.int().check(z.gte(0), z.lte(16)),
+      maxConcurrency: z.int().check(z.gte(1), z.lte(64)),
+      timeoutMs: z.number().check(z.positive()),
+      graceMs: z.number().check(z.gte(0)),
+      startTimeoutMs: z.number().check(z.positive()),
     }),
   ),
-  mcp: z
-    .array(
-      z.object({
-        name: mcpServerName,
-        url: z.url({ protocol: /^https?$/ }),
-        headers: z.record(z.string(), z.string()).exactOptional(),
-        approval: z.enum(['always', 'unless-read-only', 'never']).exactOptional(),
-        allowedTools: z.array(nonBlank.max(128)).exactOptional(),
-        timeoutMs: z.number().positive().exactOptional(),
-        connectTimeoutMs: z.number().positive().exactOptional(),
-        maxOutputChars: z.int().positive().exactOptional(),
-        maxTools: z.int().positive().exactOptional(),
-        maxSchemaChars: z.int().positive().exactOptional(),
-      }),
-    )
-    .max(32)
-    .refine((servers) => new Set(servers.map((server) => server.name)).size === servers.length, {
-      message: 'two MCP servers have the same name',
-    })
-    .exactOptional(),
-  allowedTools: z.array(toolName).exactOptional(),
+  mcp: z.exactOptional(
+    z
+      .array(
+        z.object({
+          name: mcpServerName,
+          url: z.url({ protocol: /^https?$/ }),
+          headers: z.exactOptional(z.record(z.string(), z.string())),
+          approval: z.exactOptional(z.enum(['always', 'unless-read-only', 'never'])),
+          allowedTools: z.exactOptional(z.array(nonBlank.check(z.maxLength(128)))),
+          timeoutMs: z.exactOptional(z.number().check(z.positive())),
+          connectTimeoutMs: z.exactOptional(z.number().check(z.positive())),
+          maxOutputChars: z.exactOptional(z.int().check(z.positive())),
+          maxTools: z.exactOptional(z.int().check(z.positive())),
+          maxSchemaChars: z.exactOptional(z.int().check(z.positive())),
+        }),
+      )
+      .check(
+        z.maxLength(32),
+        z.refine(
+          (servers) => new Set(servers.map((server) => server.name)).size === servers.length,
+          {
+            message: 'two MCP servers have the same name',
+          },
+        ),
+      ),
+  ),
+  allowedTools: z.exactOptional(z.array(toolName)),
   limits: z.object({
-    maxSteps: z.int().min(1),
-    streamIdleTimeoutMs: z.number().positive(),
-    maxInputChars: z.int().min(1),
-    maxAttachmentBytes: z.int().min(1).exactOptional(),
-    maxInputBytes: z.int().min(1).exactOptional(),
-    networkWaitMs: z.number().min(0).exactOptional(),
+    maxSteps: z.int().check(z.gte(1)),
+    streamIdleTimeoutMs: z.number().check(z.positive()),
+    maxInputChars: z.int().check(z.gte(1)),
+    maxAttachmentBytes: z.exactOptional(z.int().check(z.gte(1))),
+    maxInputBytes: z.exactOptional(z.int().check(z.gte(1))),
+    networkWaitMs: z.exactOptional(z.number().check(z.gte(0))),
   }),
   memory: z.object({
     database: nonBlank,
-    userId: nonBlank.exactOptional(),
-    window: z.object({ maxMessages: z.int().min(1), maxTokens: z.int().min(1) }),
+    userId: z.exactOptional(nonBlank),
+    window: z.object({ maxMessages: z.int().check(z.gte(1)), maxTokens: z.int().check(z.gte(1)) }),
     summarize: z.boolean(),
-    maxMemoryTokens: z.int().min(0),
+    maxMemoryTokens: z.int().check(z.gte(0)),
     tools: z.boolean(),
-    openTimeoutMs: z.number().positive().exactOptional(),
-    learn: z
-      .object({
+    openTimeoutMs: z.exactOptional(z.number().check(z.positive())),
+    learn: z.exactOptional(
+      z.object({
         rules: z
           .array(
             z.object({
-              name: nonBlank.max(200),
-              pattern: nonBlank.max(2_000),
-              flags: z
-                .string()
-                .regex(/^[imsu]*$/)
-                .exactOptional(),
-              key: nonBlank.max(200),
-              content: nonBlank.max(2_000),
-              from: z.enum(['user', 'assistant', 'both']).exactOptional(),
-              scope: z.enum(['conversation', 'lasting']).exactOptional(),
-              expiresInMs: z.number().positive().exactOptional(),
-              importance: z.number().min(0).max(1).exactOptional(),
+              name: nonBlank.check(z.maxLength(200)),
+              pattern: nonBlank.check(z.maxLength(2_000)),
+              flags: z.exactOptional(z.string().check(z.regex(/^[imsu]*$/))),
+              key: nonBlank.check(z.maxLength(200)),
+              content: nonBlank.check(z.maxLength(2_000)),
+              from: z.exactOptional(z.enum(['user', 'assistant', 'both'])),
+              scope: z.exactOptional(z.enum(['conversation', 'lasting'])),
+              expiresInMs: z.exactOptional(z.number().check(z.positive())),
+              importance: z.exactOptional(z.number().check(z.gte(0), z.lte(1))),
             }),
           )
-          .max(100),
+          .check(z.maxLength(100)),
         confirm: z.boolean(),
-        model: z
-          .object({
-            instructions: z.string().max(4_000).exactOptional(),
-            maxTokens: z.int().min(1).max(4_000),
-          })
-          .exactOptional(),
-      })
-      .exactOptional(),
+        model: z.exactOptional(
+          z.object({
+            instructions: z.exactOptional(z.string().check(z.maxLength(4_000))),
+            maxTokens: z.int().check(z.gte(1), z.lte(4_000)),
+          }),
+        ),
+      }),
+    ),
   }),
-  budgets: z
-    .object({ run: budgetSchema.exactOptional(), conversation: budgetSchema.exactOptional() })
-    .exactOptional(),
-  prices: z
-    .record(z.string(), z.object({ promptPerMillion: count, completionPerMillion: count }))
-    .exactOptional(),
-  rateLimit: z
-    .object({
-      requestsPerMinute: z.number().positive().exactOptional(),
-      tokensPerMinute: z.number().positive().exactOptional(),
-      requestBurst: z.number().min(1).exactOptional(),
-    })
-    .exactOptional(),
+  budgets: z.exactOptional(
+    z.object({ run: z.exactOptional(budgetSchema), conversation: z.exactOptional(budgetSchema) }),
+  ),
+  prices: z.exactOptional(
+    z.record(z.string(), z.object({ promptPerMillion: count, completionPerMillion: count })),
+  ),
+  rateLimit: z.exactOptional(
+    z.object({
+      requestsPerMinute: z.exactOptional(z.number().check(z.positive())),
+      tokensPerMinute: z.exactOptional(z.number().check(z.positive())),
+      requestBurst: z.exactOptional(z.number().check(z.gte(1))),
+    }),
+  ),
   guardrails: z.object({ input: z.boolean(), output: z.boolean(), toolArguments: z.boolean() }),
-  knowledge: z
-    .object({
-      retrieval: z.enum(['inject', 'tool', 'both', 'off']),
-      k: z.int().min(1).max(50),
-      minScore: z.number().min(-1).max(1),
-      chunkChars: z.int().min(50).max(100_000),
-      overlapChars: z.int().min(0),
-      embeddingModel: nonBlank,
-      batchSize: z.int().min(1).max(2_048),
-      dimensions: z.int().positive().exactOptional(),
-    })
-    .refine((knowledge) => knowledge.overlapChars < knowledge.chunkChars, {
-      message: 'overlapChars must be less than chunkChars',
-      path: ['overlapChars'],
-    })
-    .exactOptional(),
-  flow: z
-    .object({
+  knowledge: z.exactOptional(
+    z
+      .object({
+        retrieval: z.enum(['inject', 'tool', 'both', 'off']),
+        k: z.int().check(z.gte(1), z.lte(50)),
+        minScore: z.number().check(z.gte(-1), z.lte(1)),
+        chunkChars: z.int().check(z.gte(50), z.lte(100_000)),
+        overlapChars: z.int().check(z.gte(0)),
+        embeddingModel: nonBlank,
+        batchSize: z.int().check(z.gte(1), z.lte(2_048)),
+        dimensions: z.exactOptional(z.int().check(z.positive())),
+      })
+      .check(
+        z.refine((knowledge) => knowledge.overlapChars < knowledge.chunkChars, {
+          message: 'overlapChars must be less than chunkChars',
+          path: ['overlapChars'],
+        }),
+      ),
+  ),
+  flow: z.exactOptional(
+    z.object({
       untrustedToSink: z.enum(['approve', 'refuse']),
-      allowedDestinations: z
-        .record(nonBlank.max(MAX_LEVEL_CHARS), z.array(nonBlank.max(200)).max(100))
-        .exactOptional(),
-    })
-    .exactOptional(),
+      allowedDestinations: z.exactOptional(
+        z.record(
+          nonBlank.check(z.maxLength(MAX_LEVEL_CHARS)),
+          z.array(nonBlank.check(z.maxLength(200))).check(z.maxLength(100)),
+        ),
+      ),
+    }),
+  ),
 });
 
 /** Checks a configuration from the page; a bad one is an `invalid-options` error naming each problem. */

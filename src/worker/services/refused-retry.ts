@@ -1,6 +1,7 @@
 // A retry of a refused turn (`agent.retryRefused`): the request parsed, the turn found and
 // checked, and the input the new run starts from (the turn's stored one, or the one given in
 // its place). Loaded with the first retry: most agents never retry a refused turn.
+import { z } from 'zod/mini';
 import { AirlockError } from '../../errors/airlock-error';
 import type { RunLimits } from '../../protocol/agent-config';
 import type { ChatMessage } from '../../protocol/chat';
@@ -15,8 +16,8 @@ import { id, parseRunRequest, runInput, runRequestSchema } from './request-schem
 type RetryStore = Pick<ConversationStore, 'getRun' | 'listMessages'>;
 
 /** A retry's request: a run's, with `retryOf` naming the refused run and `input` optional. */
-const retryRequestSchema = runRequestSchema.extend({
-  input: runInput.exactOptional(),
+const retryRequestSchema = z.extend(runRequestSchema, {
+  input: z.exactOptional(runInput),
   retryOf: id,
 });
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { AirlockError } from '../../errors/airlock-error';
 import {
   checkField,
@@ -7,6 +7,7 @@ import {
   TOOL_NAME,
 } from '../../errors/field-checks';
 import { inputTooLarge } from '../../errors/input-errors';
+import { safeParse } from '../../errors/schema-issues';
 import { modelOptionsCheck } from '../../model/model-options';
 import type { KnowledgeProgress } from '../../protocol/knowledge';
 import { MAX_LEVEL_CHARS } from '../../protocol/labels';
@@ -21,22 +22,22 @@ import { toolSpecsSchema } from '../tools/tool-spec-schema';
 // What the page sends the agent worker with each run and each memory or knowledge call,
 // parsed before use: a page (or anything that wraps the worker) is not trusted.
 
-const nonBlank = z.string().refine((value) => value.trim() !== '', 'must not be blank');
-export const id = nonBlank.pipe(z.string().max(MAX_ID_CHARS));
-const toolNames = z.array(z.string().regex(TOOL_NAME));
+const nonBlank = z.string().check(z.refine((value) => value.trim() !== '', 'must not be blank'));
+export const id = z.pipe(nonBlank, z.string().check(z.maxLength(MAX_ID_CHARS)));
+const toolNames = z.array(z.string().check(z.regex(TOOL_NAME)));
 
 /** The longest output JSON Schema a run may carry, in characters of its JSON. */
 export const MAX_OUTPUT_SCHEMA_CHARS = 100_000;
 
 /** A run's structured output: a JSON Schema of an object, small enough to send with each call. */
 const outputRequest = z.object({
-  jsonSchema: z
-    .record(z.string(), z.unknown())
-    .refine((schema) => schema.type === 'object', 'must be the JSON Schema of an object')
-    .refine(
+  jsonSchema: z.record(z.string(), z.unknown()).check(
+    z.refine((schema) => schema.type === 'object', 'must be the JSON Schema of an object'),
+    z.refine(
       (schema) => (jsonLength(schema) ?? Number.POSITIVE_INFINITY) <= MAX_OUTPUT_SCHEMA_CHARS,
       `must be JSON of at most ${MAX_OUTPUT_SCHEMA_CHARS} characters`,
     ),
+  ),
 });
 
 /** The longest instructions a run may bring, in characters. */
@@ -44,18 +45,18 @@ export const MAX_RUN_INSTRUCTIONS_CHARS = 100_000;
 
 /** What a run or a resume may change about its model calls; `modelOptions` is checked after. */
 const runOverrides = {
-  model: id.exactOptional(),
-  modelOptions: z.record(z.string(), z.unknown()).exactOptional(),
-  instructions: z.string().max(MAX_RUN_INSTRUCTIONS_CHARS).exactOptional(),
-  tools: toolSpecsSchema.exactOptional(),
+  model: z.exactOptional(id),
+  modelOptions: z.exactOptional(z.record(z.string(), z.unknown())),
+  instructions: z.exactOptional(z.string().check(z.maxLength(MAX_RUN_INSTRUCTIONS_CHARS))),
+  tools: z.exactOptional(toolSpecsSchema),
 };
 
-const imageDetail = z.enum(['auto', 'low', 'high']).exactOptional();
+const imageDetail = z.exactOptional(z.enum(['auto', 'low', 'high']));
 const blob = z.custom<Blob>((value) => value instanceof Blob, 'must be a Blob');
-const mediaType = z.string().max(100).exactOptional();
-const level = z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional();
+const mediaType = z.exactOptional(z.string().check(z.maxLength(100)));
+const level = z.exactOptional(z.string().check(z.regex(/\S/), z.maxLength(MAX_LEVEL_CHARS)));
 /** An attachment's label: a level only (its content is never trusted), so `integrity` is refused. */
-const attachmentLabel = z.strictObject({ confidentiality: level }).exactOptional();
+const attachmentLabel = z.exactOptional(z.strictObject({ confidentiality: level }));
 
 /** One part of a run's input; its bytes are read and checked by `readRunInput`. */
 const inputPart = z.discriminatedUnion('type', [
@@ -71,7 +72,7 @@ const inputPart = z.discriminatedUnion('type', [
     type: z.literal('file'),
     data: z.union([blob, z.string()]),
     mediaType,
-    filename: z.string().max(INPUT_LIMITS.maxFilenameChars).exactOptional(),
+    filename: z.exactOptional(z.string().check(z.maxLength(INPUT_LIMITS.maxFilenameChars))),
     label: attachmentLabel,
   }),
 ]);
@@ -79,14 +80,14 @@ const inputPart = z.discriminatedUnion('type', [
 /** A run's input: text, or parts. */
 export const runInput = z.union([
   nonBlank,
-  z
-    .array(inputPart)
-    .min(1)
-    .max(MAX_CONTENT_PARTS)
-    .refine(
+  z.array(inputPart).check(
+    z.minLength(1),
+    z.maxLength(MAX_CONTENT_PARTS),
+    z.refine(
       (parts) => parts.some((part) => part.type !== 'text' || part.text.trim() !== ''),
       'must have a part that is not blank',
     ),
+  ),
 ]);
 
 /** A run request's fields; a retry's (`refused-retry.ts`) are these with `retryOf`. */
@@ -94,16 +95,16 @@ export const runRequestSchema = z.object({
   runId: id,
   input: runInput,
   conversationId: id,
-  allowedTools: toolNames.exactOptional(),
-  output: outputRequest.exactOptional(),
-  labels: z.object({ confidentiality: level }).exactOptional(),
+  allowedTools: z.exactOptional(toolNames),
+  output: z.exactOptional(outputRequest),
+  labels: z.exactOptional(z.object({ confidentiality: level })),
   ...runOverrides,
 });
 
 const resumeRequestSchema = z.object({
   runId: id,
-  allowedTools: toolNames.exactOptional(),
-  output: outputRequest.exactOptional(),
+  allowedTools: z.exactOptional(toolNames),
+  output: z.exactOptional(outputRequest),
   ...runOverrides,
 });
 
@@ -124,7 +125,7 @@ function jsonLength(value: unknown): number | undefined {
 export function parseRunRequest<T extends RunRequest | RetryRequest = RunRequest>(
   value: unknown,
   maxInputChars: number,
-  schema: z.ZodType = runRequestSchema,
+  schema: z.ZodMiniType = runRequestSchema,
 ): T {
   const input = (value as { input?: unknown } | null)?.input;
   // Measured before parsing, so a 12 MB input is refused as too large, not walked by a schema.
@@ -180,69 +181,71 @@ export const DEFAULT_SEARCH_HITS = 20;
 /** Schemas of the memory and knowledge API's arguments, by what an error calls them. */
 export const apiSchemas = {
   id,
-  title: nonBlank.pipe(z.string().max(MAX_TITLE_CHARS)),
+  title: z.pipe(nonBlank, z.string().check(z.maxLength(MAX_TITLE_CHARS))),
   json: z.string(),
-  importOptions: z
-    .object({
-      replace: z.boolean().exactOptional(),
-      allowSystemMessages: z.boolean().exactOptional(),
-    })
-    .optional(),
-  listConversationsOptions: z
-    .object({
-      limit: z.int().min(1).optional(),
-      after: z.object({ id, updatedAt: z.number() }).optional(),
-    })
-    .optional(),
-  listMemoriesOptions: z
-    .object({
-      scopes: z
-        .array(z.string().refine(isMemoryScope, 'is not a memory scope'))
-        .transform((scopes) => scopes as MemoryScope[])
-        .exactOptional(),
-      includeExpired: z.boolean().exactOptional(),
-    })
-    .optional(),
+  importOptions: z.optional(
+    z.object({
+      replace: z.exactOptional(z.boolean()),
+      allowSystemMessages: z.exactOptional(z.boolean()),
+    }),
+  ),
+  listConversationsOptions: z.optional(
+    z.object({
+      limit: z.optional(z.int().check(z.gte(1))),
+      after: z.optional(z.object({ id, updatedAt: z.number() })),
+    }),
+  ),
+  listMemoriesOptions: z.optional(
+    z.object({
+      scopes: z.exactOptional(
+        z.pipe(
+          z.array(z.string().check(z.refine(isMemoryScope, 'is not a memory scope'))),
+          z.transform((scopes) => scopes as MemoryScope[]),
+        ),
+      ),
+      includeExpired: z.exactOptional(z.boolean()),
+    }),
+  ),
   memoryInput: z.record(z.string(), z.unknown()),
   // Only these fields may change; their values are checked by the memory rules.
   memoryPatch: z.strictObject({
-    key: z.unknown().optional(),
-    content: z.unknown().optional(),
-    importance: z.unknown().optional(),
-    expiresAt: z.unknown().optional(),
+    key: z.optional(z.unknown()),
+    content: z.optional(z.unknown()),
+    importance: z.optional(z.unknown()),
+    expiresAt: z.optional(z.unknown()),
   }),
-  listRunsOptions: z
-    .object({
-      conversationId: id.exactOptional(),
-      statuses: z
-        .array(z.enum(['running', 'awaiting-approval', 'finished', 'interrupted', 'failed']))
-        .exactOptional(),
-    })
-    .optional(),
-  listProposalsOptions: z.object({ conversationId: id.exactOptional() }).optional(),
-  toolCallsOptions: z
-    .object({
-      conversationId: id.exactOptional(),
-      runId: id.exactOptional(),
-      limit: z.int().min(1).exactOptional(),
-    })
-    .optional(),
+  listRunsOptions: z.optional(
+    z.object({
+      conversationId: z.exactOptional(id),
+      statuses: z.exactOptional(
+        z.array(z.enum(['running', 'awaiting-approval', 'finished', 'interrupted', 'failed'])),
+      ),
+    }),
+  ),
+  listProposalsOptions: z.optional(z.object({ conversationId: z.exactOptional(id) })),
+  toolCallsOptions: z.optional(
+    z.object({
+      conversationId: z.exactOptional(id),
+      runId: z.exactOptional(id),
+      limit: z.exactOptional(z.int().check(z.gte(1))),
+    }),
+  ),
   document: z.object({
     id,
-    title: z.string().max(MAX_TITLE_CHARS),
-    text: z.string().max(MAX_DOCUMENT_CHARS),
-    metadata: z.record(z.string(), z.unknown()).exactOptional(),
+    title: z.string().check(z.maxLength(MAX_TITLE_CHARS)),
+    text: z.string().check(z.maxLength(MAX_DOCUMENT_CHARS)),
+    metadata: z.exactOptional(z.record(z.string(), z.unknown())),
   }),
-  query: nonBlank.pipe(z.string().max(MAX_QUERY_CHARS)),
+  query: z.pipe(nonBlank, z.string().check(z.maxLength(MAX_QUERY_CHARS))),
   // Blank is allowed here: a search box that is cleared finds nothing rather than failing.
-  searchQuery: z.string().max(MAX_QUERY_CHARS),
-  searchOptions: z
-    .object({ limit: z.int().min(1).max(MAX_SEARCH_HITS).exactOptional() })
-    .optional(),
-  k: z.int().min(1).max(MAX_SEARCH_K).optional(),
-  onProgress: z
-    .custom<(progress: KnowledgeProgress) => void>((value) => typeof value === 'function')
-    .optional(),
+  searchQuery: z.string().check(z.maxLength(MAX_QUERY_CHARS)),
+  searchOptions: z.optional(
+    z.object({ limit: z.exactOptional(z.int().check(z.gte(1), z.lte(MAX_SEARCH_HITS))) }),
+  ),
+  k: z.optional(z.int().check(z.gte(1), z.lte(MAX_SEARCH_K))),
+  onProgress: z.optional(
+    z.custom<(progress: KnowledgeProgress) => void>((value) => typeof value === 'function'),
+  ),
 };
 
 /**
@@ -251,13 +254,13 @@ export const apiSchemas = {
  * the argument's own name (a request's `input`, not `request.input`).
  */
 export function parseArgument<T>(
-  schema: z.ZodType<T>,
+  schema: z.ZodMiniType<T>,
   value: unknown,
   name: string,
   code: FieldErrorCode,
   options: { readonly root?: boolean; readonly inputFields?: readonly string[] } = {},
 ): T {
-  const parsed = schema.safeParse(value);
+  const parsed = safeParse(schema, value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   const path = issue?.path ?? [];

@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { MAX_ID_CHARS } from '../../errors/field-checks';
+import { safeParse } from '../../errors/schema-issues';
 import type { AgentEvent } from '../../protocol/events';
 import type { RoutePassReason } from '../../protocol/model-routes';
 import type { PageToWatch, RelayMessage } from '../../protocol/tab-relay';
@@ -21,17 +22,17 @@ const ROUTE_PASS_REASONS = [
   'failed',
 ] as const satisfies readonly RoutePassReason[];
 
-const id = z.string().min(1).max(MAX_ID_CHARS);
-const step = z.int().min(1);
+const id = z.string().check(z.minLength(1), z.maxLength(MAX_ID_CHARS));
+const step = z.int().check(z.gte(1));
 const errorData = z.looseObject({
-  code: z.string().min(1).max(100),
+  code: z.string().check(z.minLength(1), z.maxLength(100)),
   message: z.string(),
-  details: z.record(z.string(), z.unknown()).optional(),
+  details: z.optional(z.record(z.string(), z.unknown())),
 });
 const usage = z.looseObject({
-  promptTokens: z.number().min(0),
-  completionTokens: z.number().min(0),
-  totalTokens: z.number().min(0),
+  promptTokens: z.number().check(z.gte(0)),
+  completionTokens: z.number().check(z.gte(0)),
+  totalTokens: z.number().check(z.gte(0)),
 });
 
 /**
@@ -46,7 +47,7 @@ const relayedEventSchema = z.discriminatedUnion('type', [
   z.looseObject({
     type: z.literal('rate-limit-wait'),
     step,
-    waitMs: z.number().min(0),
+    waitMs: z.number().check(z.gte(0)),
     limit: z.enum(['requests', 'tokens']),
   }),
   z.looseObject({ type: z.literal('text-delta'), step, delta: z.string() }),
@@ -84,7 +85,7 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     step,
     callId: id,
     toolName: z.string(),
-    durationMs: z.number().min(0),
+    durationMs: z.number().check(z.gte(0)),
     ok: z.boolean(),
   }),
   z.looseObject({
@@ -92,7 +93,7 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     step,
     finishReason: z.string(),
     usage,
-    durationMs: z.number().min(0),
+    durationMs: z.number().check(z.gte(0)),
   }),
   z.looseObject({
     type: z.literal('knowledge-used'),
@@ -121,13 +122,13 @@ const relayedEventSchema = z.discriminatedUnion('type', [
     type: z.literal('step-restarted'),
     step,
     reason: z.literal('connection-lost'),
-    restart: z.int().min(1),
+    restart: z.int().check(z.gte(1)),
   }),
   z.looseObject({
     type: z.literal('waiting-for-network'),
     step,
     reason: z.enum(['offline', 'unreachable']),
-    maxWaitMs: z.number().min(0),
+    maxWaitMs: z.number().check(z.gte(0)),
   }),
   z.looseObject({
     type: z.literal('model-route'),
@@ -138,20 +139,20 @@ const relayedEventSchema = z.discriminatedUnion('type', [
         z.looseObject({
           route: z.string(),
           reason: z.enum(ROUTE_PASS_REASONS),
-          error: errorData.optional(),
+          error: z.optional(errorData),
         }),
       )
-      .max(100),
+      .check(z.maxLength(100)),
   }),
   z.looseObject({
     type: z.literal('model-load'),
     step,
-    model: z.string().max(200),
+    model: z.string().check(z.maxLength(200)),
     phase: z.enum(['checking', 'downloading', 'loading', 'ready']),
-    loadedBytes: z.number().min(0).optional(),
-    totalBytes: z.number().min(0).optional(),
-    fraction: z.number().min(0).max(1).optional(),
-    cached: z.boolean().optional(),
+    loadedBytes: z.optional(z.number().check(z.gte(0))),
+    totalBytes: z.optional(z.number().check(z.gte(0))),
+    fraction: z.optional(z.number().check(z.gte(0), z.lte(1))),
+    cached: z.optional(z.boolean()),
   }),
 ]);
 
@@ -176,11 +177,13 @@ const controlSchema = z.discriminatedUnion('action', [
     action: z.literal('approval'),
     approvalId: id,
     approved: z.boolean(),
-    reason: z.string().max(MAX_RELAYED_REASON_CHARS).exactOptional(),
+    reason: z.exactOptional(z.string().check(z.maxLength(MAX_RELAYED_REASON_CHARS))),
   }),
 ]);
 
-const eventsSchema = z.array(relayedEventSchema).min(1).max(MAX_EVENTS_PER_MESSAGE);
+const eventsSchema = z
+  .array(relayedEventSchema)
+  .check(z.minLength(1), z.maxLength(MAX_EVENTS_PER_MESSAGE));
 
 /** What may arrive on a conversation's relay channel; anything else is dropped. */
 const relayMessageSchema = z.union([
@@ -188,7 +191,7 @@ const relayMessageSchema = z.union([
     kind: z.literal('events'),
     source: id,
     runId: id,
-    seq: z.int().min(0),
+    seq: z.int().check(z.gte(0)),
     events: eventsSchema,
   }),
   z.object({ kind: z.literal('sync') }),
@@ -196,7 +199,7 @@ const relayMessageSchema = z.union([
     kind: z.literal('joined'),
     source: id,
     runId: id,
-    next: z.int().min(0),
+    next: z.int().check(z.gte(0)),
     events: eventsSchema,
   }),
   controlSchema,
@@ -205,7 +208,7 @@ const relayMessageSchema = z.union([
     source: id,
     requestId: id,
     runId: id,
-    error: errorData.exactOptional(),
+    error: z.exactOptional(errorData),
   }),
 ]);
 
@@ -216,7 +219,7 @@ export type ParsedRelayMessage =
 
 /** Parses what arrived on a relay channel. */
 export function parseRelayMessage(data: unknown): ParsedRelayMessage {
-  const parsed = relayMessageSchema.safeParse(data);
+  const parsed = safeParse(relayMessageSchema, data);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return {
@@ -233,7 +236,7 @@ const pageToWatchSchema = z.union([controlSchema, z.object({ kind: z.literal('cl
 
 /** Parses what the page posted on a watch's port, or undefined for anything else. */
 export function parsePageToWatch(data: unknown): PageToWatch | undefined {
-  const parsed = pageToWatchSchema.safeParse(data);
+  const parsed = safeParse(pageToWatchSchema, data);
   return parsed.success ? parsed.data : undefined;
 }
 

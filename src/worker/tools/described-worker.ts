@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { AirlockError } from '../../errors/airlock-error';
+import { safeParse } from '../../errors/schema-issues';
 import type { ToolsetConfig } from '../../protocol/sandbox-wire';
 import { capContent } from '../../tools/run-tool';
 import type { Described } from './sandbox-connection';
@@ -7,11 +8,16 @@ import type { Described } from './sandbox-connection';
 /** The one message a spawned worker's status port may carry (`SandboxLoadFailed`), capped. */
 const loadFailedSchema = z.object({
   kind: z.literal('load-failed'),
-  reason: z.string().transform((reason) => capContent(reason, 2_000)),
-  url: z
-    .string()
-    .transform((url) => capContent(url, 2_000))
-    .optional(),
+  reason: z.pipe(
+    z.string(),
+    z.transform((reason) => capContent(reason, 2_000)),
+  ),
+  url: z.optional(
+    z.pipe(
+      z.string(),
+      z.transform((url) => capContent(url, 2_000)),
+    ),
+  ),
 });
 
 /**
@@ -25,7 +31,7 @@ export function loadFailure(status: MessagePort): {
 } {
   const failed = new Promise<Described>((resolve) => {
     status.onmessage = (message: MessageEvent<unknown>) => {
-      const parsed = loadFailedSchema.safeParse(message.data);
+      const parsed = safeParse(loadFailedSchema, message.data);
       if (!parsed.success) return;
       const { reason, url } = parsed.data;
       resolve(url === undefined ? { loadFailed: reason } : { loadFailed: reason, url });

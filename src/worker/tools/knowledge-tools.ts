@@ -1,16 +1,29 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import type { KnowledgeBase } from '../../knowledge/knowledge-base';
 import { knowledgePassages, toSource } from '../../knowledge/knowledge-message';
 import type { KnowledgeSource } from '../../protocol/knowledge';
 import type { Tool } from '../../tools/define-tool';
+import { miniParameters } from '../../tools/mini-parameters';
 import { builtInTool } from './built-in-tool';
 
 /** The name of the built-in knowledge tool. */
 export const SEARCH_KNOWLEDGE = 'search_knowledge';
 
-const SEARCH_PARAMETERS = z.object({
-  query: z.string().min(1).max(1_000).describe('What to look for, in a few words or a question'),
-});
+const SEARCH_PARAMETERS = miniParameters(
+  z.object({ query: z.string().check(z.minLength(1), z.maxLength(1_000)) }),
+  {
+    type: 'object',
+    properties: {
+      query: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 1_000,
+        description: 'What to look for, in a few words or a question',
+      },
+    },
+    required: ['query'],
+  },
+);
 
 /**
  * The built-in `search_knowledge` tool of one run. `used` is told what each search

@@ -1,7 +1,8 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { MAX_MEMORY_KEY_CHARS } from '../../store/memory-rules';
 import type { ConversationStore, MemoryScope } from '../../store/store';
 import type { Tool } from '../../tools/define-tool';
+import { miniParameters } from '../../tools/mini-parameters';
 import { builtInTool } from './built-in-tool';
 
 /** Where the memory tools of one run read and write. */
@@ -16,25 +17,74 @@ export interface MemoryToolScopes {
 const RECALL_LIMIT = 20;
 
 // The tools are bound to each run's scopes, but their parameters are the same for every run:
-// made once here, and their JSON Schema once by `builtInTool`.
-const SAVE_PARAMETERS = z.object({
-  key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS).describe('A short label, e.g. "user.name"'),
-  // Tighter than the API's 10 000: what the model saves is replayed into every run.
-  content: z.string().min(1).max(2_000).describe('What to remember'),
-  importance: z.number().min(0).max(1).optional().describe('0 to 1; important memories come first'),
-  scope: z
-    .enum(['conversation', 'lasting'])
-    .optional()
-    .describe(
-      '"lasting" (default) follows the user into new conversations; "conversation" stays here',
-    ),
-  expiresInSeconds: z.number().int().positive().optional().describe('Forget it after this long'),
-});
-const RECALL_PARAMETERS = z.object({
-  key: z.string().max(MAX_MEMORY_KEY_CHARS).optional().describe('An exact key'),
-  query: z.string().max(1_000).optional().describe('Words to look for in keys and contents'),
-});
-const FORGET_PARAMETERS = z.object({ key: z.string().min(1).max(MAX_MEMORY_KEY_CHARS) });
+// made once here, with the JSON Schema the model is sent (`miniParameters` says why written
+// out; test/unit/tools/mini-parameters.test.ts holds it to what zod's converter makes).
+const SAVE_PARAMETERS = miniParameters(
+  z.object({
+    key: z.string().check(z.minLength(1), z.maxLength(MAX_MEMORY_KEY_CHARS)),
+    // Tighter than the API's 10 000: what the model saves is replayed into every run.
+    content: z.string().check(z.minLength(1), z.maxLength(2_000)),
+    importance: z.optional(z.number().check(z.gte(0), z.lte(1))),
+    scope: z.optional(z.enum(['conversation', 'lasting'])),
+    expiresInSeconds: z.optional(z.number().check(z.int(), z.positive())),
+  }),
+  {
+    type: 'object',
+    properties: {
+      key: {
+        type: 'string',
+        minLength: 1,
+        maxLength: MAX_MEMORY_KEY_CHARS,
+        description: 'A short label, e.g. "user.name"',
+      },
+      content: { type: 'string', minLength: 1, maxLength: 2_000, description: 'What to remember' },
+      importance: {
+        description: '0 to 1; important memories come first',
+        type: 'number',
+        minimum: 0,
+        maximum: 1,
+      },
+      scope: {
+        description:
+          '"lasting" (default) follows the user into new conversations; "conversation" stays here',
+        type: 'string',
+        enum: ['conversation', 'lasting'],
+      },
+      expiresInSeconds: {
+        description: 'Forget it after this long',
+        type: 'integer',
+        exclusiveMinimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+      },
+    },
+    required: ['key', 'content'],
+  },
+);
+const RECALL_PARAMETERS = miniParameters(
+  z.object({
+    key: z.optional(z.string().check(z.maxLength(MAX_MEMORY_KEY_CHARS))),
+    query: z.optional(z.string().check(z.maxLength(1_000))),
+  }),
+  {
+    type: 'object',
+    properties: {
+      key: { description: 'An exact key', type: 'string', maxLength: MAX_MEMORY_KEY_CHARS },
+      query: {
+        description: 'Words to look for in keys and contents',
+        type: 'string',
+        maxLength: 1_000,
+      },
+    },
+  },
+);
+const FORGET_PARAMETERS = miniParameters(
+  z.object({ key: z.string().check(z.minLength(1), z.maxLength(MAX_MEMORY_KEY_CHARS)) }),
+  {
+    type: 'object',
+    properties: { key: { type: 'string', minLength: 1, maxLength: MAX_MEMORY_KEY_CHARS } },
+    required: ['key'],
+  },
+);
 
 /**
  * The built-in memory tools, bound to one run's scopes. The model saves, recalls and

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
+import { safeParse } from '../../errors/schema-issues';
 import type { SandboxRequest } from '../../protocol/sandbox-wire';
 import type { ToolCallRequest, ToolOutcome } from '../../protocol/tools';
 import { capContent } from '../../tools/run-tool';
@@ -42,7 +43,7 @@ const responseSchema = z.discriminatedUnion('kind', [
     id: z.int(),
     tools: z.unknown(),
     // Names from a fixed list of a dozen; the caps only bound what a forged answer costs.
-    exposed: z.array(z.string().max(100)).max(50),
+    exposed: z.array(z.string().check(z.maxLength(100))).check(z.maxLength(50)),
   }),
   z.object({ kind: z.literal('checked'), id: z.int(), callId: z.string(), check: z.unknown() }),
   z.object({
@@ -54,13 +55,16 @@ const responseSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('unavailable'),
     id: z.int(),
-    reason: z.string().transform((reason) => capContent(reason, 2_000)),
+    reason: z.pipe(
+      z.string(),
+      z.transform((reason) => capContent(reason, 2_000)),
+    ),
   }),
   z.object({
     kind: z.literal('call-tool'),
     id: z.int(),
     callId: z.string(),
-    toolName: z.string().max(256),
+    toolName: z.string().check(z.maxLength(256)),
     arguments: z.unknown(),
   }),
 ]);
@@ -151,7 +155,7 @@ export class SandboxConnection {
 
   #receive(data: unknown): void {
     if (this.#violation !== undefined) return;
-    const parsed = responseSchema.safeParse(data);
+    const parsed = safeParse(responseSchema, data);
     if (!parsed.success) {
       this.#violate('posted a message that is not an answer');
       return;

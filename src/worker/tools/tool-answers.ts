@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
+import { safeParse } from '../../errors/schema-issues';
 import type { ToolErrorCode } from '../../protocol/errors';
 import type { ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
 import {
@@ -39,14 +40,17 @@ const MAX_ERROR_MESSAGE_CHARS = 2_000;
 
 const toolError = z.object({
   code: z.enum(TOOL_ERROR_CODES),
-  message: z.string().transform((message) => capContent(message, MAX_ERROR_MESSAGE_CHARS)),
+  message: z.pipe(
+    z.string(),
+    z.transform((message) => capContent(message, MAX_ERROR_MESSAGE_CHARS)),
+  ),
 });
 
 const checkSchema = z.union([
   z.object({
     ok: z.literal(true),
     needsApproval: z.boolean(),
-    sink: z.union([z.boolean(), z.string().max(200)]).exactOptional(),
+    sink: z.exactOptional(z.union([z.boolean(), z.string().check(z.maxLength(200))])),
   }),
   z.object({ ok: z.literal(false), error: toolError }),
 ]);
@@ -56,16 +60,17 @@ const outcomeSchema = z.union([
     ok: z.literal(true),
     output: z.unknown(),
     content: z.string(),
-    images: z
-      .array(
-        z.object({
-          type: z.literal('image'),
-          mediaType: z.string().max(100),
-          data: z.string().max(MAX_TOOL_IMAGE_CHARS),
-        }),
-      )
-      .max(MAX_TOOL_IMAGES)
-      .exactOptional(),
+    images: z.exactOptional(
+      z
+        .array(
+          z.object({
+            type: z.literal('image'),
+            mediaType: z.string().check(z.maxLength(100)),
+            data: z.string().check(z.maxLength(MAX_TOOL_IMAGE_CHARS)),
+          }),
+        )
+        .check(z.maxLength(MAX_TOOL_IMAGES)),
+    ),
   }),
   z.object({ ok: z.literal(false), error: toolError }),
 ]);
@@ -88,7 +93,7 @@ export function misbehaved(toolName: string, what: string): ToolFailure {
  * decided by `needsApproval`, from the declared policy, not by this answer alone.
  */
 export function acceptCheck(value: unknown, toolName: string): ToolCheck {
-  const parsed = checkSchema.safeParse(value);
+  const parsed = safeParse(checkSchema, value);
   return parsed.success
     ? parsed.data
     : misbehaved(
@@ -103,7 +108,7 @@ export function acceptCheck(value: unknown, toolName: string): ToolCheck {
  * the text the model reads, so what the page shows is what the model saw.
  */
 export function acceptOutcome(value: unknown, spec: ToolSpec): ToolOutcome {
-  const parsed = outcomeSchema.safeParse(value);
+  const parsed = safeParse(outcomeSchema, value);
   if (!parsed.success) {
     return misbehaved(
       spec.name,
@@ -150,7 +155,7 @@ function outputFor(declared: unknown, content: string): unknown {
   }
 }
 
-function firstIssue(error: z.ZodError): string {
+function firstIssue(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'no detail';
   return `${issue.path.join('.') || '(root)'}: ${issue.message}`;

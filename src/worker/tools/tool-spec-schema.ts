@@ -1,34 +1,36 @@
-import { z } from 'zod';
+import { z } from 'zod/mini';
 import { parseOrThrow } from '../../errors/schema-issues';
 import { MAX_LEVEL_CHARS } from '../../protocol/labels';
 import type { ToolSpec } from '../../protocol/tools';
 
 /** A tool's name as the model APIs take it. */
-export const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
+export const toolName = z.string().check(z.regex(/^[a-zA-Z0-9_-]{1,64}$/));
 
 const toolSpecSchema = z.object({
   name: toolName,
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()),
   policy: z.object({
-    timeoutMs: z.number().positive().exactOptional(),
-    maxOutputChars: z.int().positive().exactOptional(),
+    timeoutMs: z.exactOptional(z.number().check(z.positive())),
+    maxOutputChars: z.exactOptional(z.int().check(z.positive())),
     approval: z.enum(['never', 'always', 'by-arguments']),
-    sink: z.enum(['always', 'by-arguments']).exactOptional(),
-    output: z
-      .object({
-        confidentiality: z.string().regex(/\S/).max(MAX_LEVEL_CHARS).exactOptional(),
-        integrity: z.enum(['trusted', 'untrusted']).exactOptional(),
-      })
-      .exactOptional(),
-    quarantine: z
-      .object({
+    sink: z.exactOptional(z.enum(['always', 'by-arguments'])),
+    output: z.exactOptional(
+      z.object({
+        confidentiality: z.exactOptional(
+          z.string().check(z.regex(/\S/), z.maxLength(MAX_LEVEL_CHARS)),
+        ),
+        integrity: z.exactOptional(z.enum(['trusted', 'untrusted'])),
+      }),
+    ),
+    quarantine: z.exactOptional(
+      z.object({
         schema: z.record(z.string(), z.unknown()),
-        instructions: z.string().max(10_000).exactOptional(),
-      })
-      .exactOptional(),
+        instructions: z.exactOptional(z.string().check(z.maxLength(10_000))),
+      }),
+    ),
   }),
-  callableTools: z.array(toolName).max(64).exactOptional(),
+  callableTools: z.exactOptional(z.array(toolName).check(z.maxLength(64))),
 });
 
 /** Tool descriptions: the page's, a toolset's, or the ones a run brings. */

@@ -17,7 +17,7 @@ const planted: { file: string; source: string; rule: string; reaching: string }[
   },
   {
     file: 'src/protocol/planted-package.ts',
-    source: "import { z } from 'zod';\nexport const planted = z.string();\n",
+    source: "import { z } from 'zod/mini';\nexport const planted = z.string();\n",
     rule: 'protocol-imports-nothing',
     reaching: 'node_modules/zod',
   },
@@ -42,6 +42,19 @@ const planted: { file: string; source: string; rule: string; reaching: string }[
       "import type { AgentSetup } from '../worker/run/run-setup';\nexport type Planted = AgentSetup;\n",
     rule: 'page-beside-worker',
     reaching: 'src/worker/run/run-setup.ts',
+  },
+  {
+    file: 'src/store/planted-classic-zod.ts',
+    source: "import { z } from 'zod';\nexport const planted = z.string().min(1);\n",
+    rule: 'zod-mini-only',
+    reaching: 'node_modules/zod/index',
+  },
+  {
+    // Type-only too: the rule keeps the whole of src/ on zod/mini.
+    file: 'src/worker/tools/planted-classic-zod.ts',
+    source: "import type { z } from 'zod/v4';\nexport type Planted = z.ZodString;\n",
+    rule: 'zod-mini-only',
+    reaching: 'node_modules/zod/v4/index',
   },
   {
     file: 'src/lab/planted-room.ts',
