@@ -13,10 +13,12 @@ import { OFFLINE_MODEL_PATH } from './shared/offline-model-path';
 import { createApprovalDialog } from './views/approval-dialog';
 import { createConversationList } from './views/conversation-list';
 import { createElement, requireElement } from './views/dom';
+import { createFlowPanel } from './views/flow-panel';
 import { type RefusedTurnActions, renderHistory } from './views/history-view';
 import { createKnowledgePanel } from './views/knowledge-panel';
 import { createLearnedMemories } from './views/learned-memories';
 import { createMemoryPanel } from './views/memory-panel';
+import { createOnDevicePanel } from './views/ondevice-panel';
 import { playRun } from './views/play-run';
 import { createResponsivenessPanel } from './views/responsiveness-panel';
 import { showResumeOffers } from './views/resume-offers';
@@ -125,6 +127,8 @@ showModel();
 createResponsivenessPanel({
   baseURL: usesOfflineModel(settings) ? new URL(OFFLINE_MODEL_PATH, location.href).href : undefined,
 });
+createFlowPanel(settings);
+createOnDevicePanel();
 /**
  * Settles once start-up has opened a conversation. Until then the composer is disabled
  * (index.html starts it so): a run needs the open conversation's id, and opening one

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 import { airlockAliases } from '../vite.config.js';
 import { modelEndpointPlugin } from './server/model-endpoint-plugin.js';
+import { tinyModelPlugin } from './server/tiny-model-plugin.js';
 
 /**
  * The demo app: `npm run demo` (dev server), `npm run demo:build` (to `demo/dist`).
@@ -12,7 +13,7 @@ import { modelEndpointPlugin } from './server/model-endpoint-plugin.js';
 export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   resolve: { alias: airlockAliases },
-  plugins: [modelEndpointPlugin()],
+  plugins: [modelEndpointPlugin(), tinyModelPlugin()],
   server: {
     host: '127.0.0.1',
     port: 5173,

@@ -8,6 +8,7 @@ import type { RecordedRequest, ScriptedReply, ScriptedTurn } from 'airlock-agent
 import { THEME_COLOR_NAMES } from '../shared/theme-colors.js';
 import { decodeXmlText } from '../shared/tool-output.js';
 import { type ChatRequest, type RequestMessage, readChatRequest } from './chat-request.js';
+import { obeyInjection } from './exfiltration-script.js';
 import { LONG_ANSWER } from './long-answer.js';
 import { type Intent, readIntent } from './question-intent.js';
 import { responsivenessTurn } from './responsiveness-script.js';
@@ -46,6 +47,11 @@ export function offlineModel(request: RecordedRequest, turnIndex: number): Scrip
   if (isSummaryRequest(read.request)) return speak(summariseConversation(read.request));
   if (messages.at(-1)?.role === 'tool') {
     const results = latestResults(messages);
+    // A fetched page that tells the model to mail something away: this script obeys, as a
+    // steered model would, so the demo can show the flow policy refusing the call.
+    const userText = messages.findLast((message) => message.role === 'user')?.text ?? '';
+    const obeyed = obeyInjection(results, userText);
+    if (obeyed && read.request.toolNames.has(obeyed.name)) return callTools(batch, [obeyed]);
     return speak(
       results.length > 0
         ? summariseResults(results)
@@ -103,6 +109,8 @@ function answerIntent(intent: Intent, request: ChatRequest): WantedCall[] | stri
       return [{ name: 'fetch_headline', arguments: { topic: intent.topic } }];
     case 'list-notes':
       return [{ name: 'notes__list_notes', arguments: {} }];
+    case 'web-page':
+      return [{ name: 'fetch_page', arguments: { url: intent.url } }];
     case 'long-answer':
       return speak(LONG_ANSWER);
     case 'weather-without-city':

@@ -3,6 +3,7 @@
  * arithmetic, a fact to remember, a page change, and a few demo requests. A handful of
  * honest rules, not language understanding.
  */
+import { findPageRequest } from './exfiltration-script.js';
 import { type FactToSave, findFactToSave, findRecallQuery } from './memory-phrases.js';
 import { findThemeColor } from './theme-request.js';
 
@@ -22,6 +23,8 @@ export type Intent =
   | { readonly kind: 'report'; readonly topic: string }
   | { readonly kind: 'headline'; readonly topic: string }
   | { readonly kind: 'list-notes' }
+  /** "Summarise the web page https://…": `fetch_page`. */
+  | { readonly kind: 'web-page'; readonly url: string }
   | { readonly kind: 'long-answer' }
   | { readonly kind: 'other' };
 
@@ -57,10 +60,13 @@ const LONG_WORDS = /\b(story|essay|long|in detail|tour|explain)\b/i;
 const TOPIC = /\b(?:on|about|for|of)\s+([^?!.;:]+)/i;
 
 /**
- * Reads a user's message. Memory requests come first ("remember that my favourite colour
+ * Reads a user's message. A web page to summarise comes first, then memory requests ("remember that my favourite colour
  * is green" is not a page change), then page changes, then weather over arithmetic.
  */
 export function readIntent(question: string): Intent {
+  // First: the page request quotes a private note, which is not a note to remember.
+  const url = findPageRequest(question);
+  if (url !== undefined) return { kind: 'web-page', url };
   const fact = findFactToSave(question);
   if (fact) return { kind: 'remember', fact };
   const recall = findRecallQuery(question);

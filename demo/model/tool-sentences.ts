@@ -23,6 +23,9 @@ export function describeFailure(tool: string, args: Arguments, failure: Failure)
     const said = reason.replace(/^The user rejected this call to "[^"]*": /, '');
     return `I did not run ${tool}: you declined ("${said}").`;
   }
+  if (failure.code === 'flow-refused') {
+    return `Airlock's information-flow policy stopped my ${tool} call, so nothing was sent (flow-refused: ${reason})`;
+  }
   if (failure.code === 'tool-timeout') {
     return `The ${tool} call missed its deadline, so Airlock stopped it and went on without it (tool-timeout: ${reason})`;
   }
