@@ -246,6 +246,7 @@ export const auditRowSchema = z.object({
   at: timestamp,
   // Shown as stored, never acted on.
   flow: z.object({}).loose().exactOptional(),
+  caller: z.literal('webmcp').exactOptional(),
 });
 
 /** The record types of the tables whose rows are checked when read, by table name. */

@@ -97,6 +97,13 @@ export const runRequestSchema = z.object({
   allowedTools: toolNames.exactOptional(),
   output: outputRequest.exactOptional(),
   labels: z.object({ confidentiality: level }).exactOptional(),
+  toolCall: z
+    .strictObject({
+      caller: z.literal('webmcp'),
+      name: z.string().regex(TOOL_NAME),
+      arguments: z.unknown(),
+    })
+    .exactOptional(),
   ...runOverrides,
 });
 
