@@ -208,6 +208,42 @@ describe("the agent's tools as WebMCP tools", () => {
     expect(ran).toEqual([]);
   });
 
+  it('lets no other tab, watching the calls’ conversation, answer a call’s approval', async () => {
+    const context = freshContext();
+    const ran: string[] = [];
+    const session = await scriptModel([]);
+    const database = `test-${crypto.randomUUID()}`;
+    const agent = agentFor(session, { tools: notesTools(ran), memory: { database } });
+    // Another agent of the origin on the same database and tab hub, as a caller could start.
+    const other = agentFor(session, { memory: { database } });
+    const watch = other.watch('webmcp_watched');
+    onTestFinished(() => watch.close());
+    await watch.listening;
+    let answered: unknown;
+    const exposure = await exposeToWebMCP(agent, {
+      modelContext: context,
+      tools: ['delete_note'],
+      toolCalls: {
+        conversationId: 'webmcp_watched',
+        onApproval: async ({ approvalId }) => {
+          // The watch was never told of the run: it cannot answer the id, even knowing it.
+          answered = await watch.approve(approvalId).then(
+            () => 'approved',
+            (error: { code?: string }) => error.code,
+          );
+          return false;
+        },
+      },
+    });
+    onTestFinished(() => exposure.unregister());
+    const error = await rejection(
+      context.executeTool(listed(await context.getTools(), 'delete_note'), { id: 'n1' }),
+    );
+    expect(error.message).toContain('tool-rejected');
+    expect(answered).toBe('approval-unknown');
+    expect(ran).toEqual([]);
+  });
+
   it('refuses in the worker a call whose tool is outside the run’s allowlist, even with toolCall set', async () => {
     const ran: string[] = [];
     const session = await scriptModel([]);
