@@ -8,7 +8,7 @@ import {
 } from 'airlock-agents/webmcp';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, scriptModel } from './support';
+import { agentFor, collect, scriptModel, testToolsWorker } from './support';
 
 // Issue #52: each of the agent's tools as a WebMCP tool of its own. A second agent on the
 // page (a script using only the consumer side, getTools/executeTool) calls them; every call
@@ -121,6 +121,35 @@ describe("the agent's tools as WebMCP tools", () => {
     });
     exposure.unregister();
     expect(await context.getTools()).toEqual([]);
+  });
+
+  it('exposes a sandboxed tool too: the call runs in its tool worker, and the page tool list is the specs', async () => {
+    const context = freshContext();
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { toolsets: [{ name: 'test', worker: testToolsWorker }] });
+    const exposure = await exposeToWebMCP(agent, {
+      modelContext: context,
+      tools: ['echo'],
+      toolCalls: { onApproval: () => false },
+    });
+    onTestFinished(() => exposure.unregister());
+    const echo = listed(await context.getTools(), 'echo');
+    expect(echo.description).toBe('Returns its text.');
+    expect(
+      JSON.parse((await context.executeTool(echo, { text: 'from a sandbox' })) ?? 'null'),
+    ).toBe('from a sandbox');
+    // A name the agent does not have is refused at once, and nothing is registered (the
+    // polyfill lists every same-origin frame's tools: the first exposure goes first).
+    exposure.unregister();
+    const again = freshContext();
+    await expect(
+      exposeToWebMCP(agent, {
+        modelContext: again,
+        tools: ['echo', 'no_such_tool'],
+        toolCalls: { onApproval: () => false },
+      }),
+    ).rejects.toMatchObject({ code: 'invalid-options' });
+    expect(await again.getTools()).toEqual([]);
   });
 
   for (const approve of [true, false]) {
