@@ -20,6 +20,7 @@ import {
   type RunStart,
 } from './run-setup';
 import { type RunTools, runTools } from './run-tools';
+import { toolStep } from './tool-step';
 
 /**
  * One run of a conversation: under the conversation's Web Lock, write the input while the
@@ -84,7 +85,7 @@ export async function runConversation(
         const result = asks.toolCall
           ? await (
               await loadChunk('direct-tool-call', () => import('./direct-tool-call'))
-            ).directToolCall(loop, asks.toolCall)
+            ).directToolCall(loop, asks.toolCall, toolStep)
           : await runAgent(loop);
         await opening.sent();
         await endReturnedRun(end, opening, result);

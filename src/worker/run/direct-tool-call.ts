@@ -12,8 +12,7 @@ import { randomId } from '../../runtime/random-id';
 import { toolCancelled } from '../../tools/tool-cancelled';
 import { decideFlow } from '../policy/flow-decision';
 import type { RunContext } from './loop-context';
-import { NO_USAGE } from './stream-step';
-import { toolStep } from './tool-step';
+import type { toolStep } from './tool-step';
 
 /** What the run answers its page with, as its final text (JSON): the caller's result, or why none. */
 export type DirectCallAnswer =
@@ -32,6 +31,8 @@ export const WEBMCP_DESTINATION = 'webmcp';
 export async function directToolCall(
   context: RunContext,
   call: DirectToolCall,
+  // The loop's own tool step, handed over so that this chunk shares no module with the start.
+  runToolStep: typeof toolStep,
 ): Promise<RunResult> {
   const callId = randomId('call');
   let settled: Extract<AgentEvent, { type: 'tool-result' }> | undefined;
@@ -40,7 +41,7 @@ export async function directToolCall(
     await context.emit(event);
   };
   const argumentsText = JSON.stringify(call.arguments ?? {}) ?? '{}';
-  const step = await toolStep(
+  const step = await runToolStep(
     {
       ...context,
       emit,
@@ -67,7 +68,7 @@ export async function directToolCall(
     reason: 'stop',
     text: JSON.stringify(answer),
     steps: [],
-    usage: NO_USAGE,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
   };
 }
 
