@@ -13,6 +13,11 @@ export {
   type WebMCPExposure,
 } from './webmcp/expose-agent';
 export {
+  type WebMCPToolApprovalRequest,
+  WebMCPToolError,
+  type WebMCPToolsExposure,
+} from './webmcp/expose-tools';
+export {
   type InstalledModelContext,
   installModelContext,
   type ModelContext,

@@ -6,6 +6,7 @@ import type { Confidentiality, FlowPolicy } from '../protocol/labels';
 import type { McpServerConfig } from '../protocol/mcp';
 import type { LearnRule } from '../protocol/memory';
 import type { ModelOptions } from '../protocol/model-options';
+import type { DirectToolCall } from '../protocol/wire';
 import type { Tool } from '../tools/define-tool';
 import type { ToolSchema } from '../tools/standard-schema';
 import type { GuardrailOptions } from './guardrail-host';
@@ -172,6 +173,12 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Narrows the agent's tools for this run; others are neither offered nor run. */
   readonly allowedTools?: readonly string[];
+  /**
+   * Makes this one tool call instead of asking the model, through the same checks, approval,
+   * budgets, flow policy and audit (rows name `caller`). Used by `exposeToWebMCP`: the result's
+   * `text` is JSON, `{ ok: true, output }` or `{ ok: false, error }`.
+   */
+  readonly toolCall?: DirectToolCall;
   /**
    * The label of this run's input and attachments (docs/information-flow.md): e.g.
    * `{ confidentiality: 'private' }`. Default `public`. Not taken by `resume`, which keeps

@@ -165,6 +165,7 @@ export function runStart(
     conversationId,
     ...(options.allowedTools === undefined ? {} : { allowedTools: options.allowedTools }),
     ...(options.labels === undefined ? {} : { labels: options.labels }),
+    ...(options.toolCall === undefined ? {} : { toolCall: options.toolCall }),
     ...outputRequest(options.output),
     ...runOverrides(options),
   };

@@ -12,6 +12,7 @@ import { type RunStart, resumeStart, retryStart, runStart, setUpAgent } from './
 import type { GuardrailOptions } from './guardrail-host';
 import { lazySandboxHost } from './lazy-sandbox-host';
 import { PageToolHost } from './page-tool-host';
+import { noteToolSpecs } from './tool-listing';
 import type { SandboxStats } from './toolset-options';
 import { workerCallGuard } from './worker-call-guard';
 import {
@@ -109,6 +110,8 @@ export function startAgent(
         const answer = result as Partial<Record<'ok' | 'tools' | 'error', unknown>> | null;
         if (answer?.ok === true && isStringList(answer.tools)) {
           backend = result.ok && result.storage?.backend === 'memory' ? 'memory' : 'indexeddb';
+          // The list `ready` resolves with is the key to the specs: see tool-listing.ts.
+          if (result.ok && result.specs) noteToolSpecs(answer.tools, result.specs);
           resolve(answer.tools);
         } else if (answer?.ok === false && isErrorData(answer.error)) {
           reject(AirlockError.fromData(answer.error));

@@ -135,6 +135,13 @@ const RUN_OPTIONS = shapeCheck({
       confidentiality: optional(stringCheck({ nonBlank: true, maxChars: MAX_LEVEL_CHARS })),
     }),
   ),
+  toolCall: optional(
+    shapeCheck({
+      caller: oneOfCheck(['webmcp']),
+      name: toolNameCheck,
+      arguments: optional(sendableCheck),
+    }),
+  ),
   ...RUN_OVERRIDES,
 });
 

@@ -132,4 +132,6 @@ export interface ToolCallRecord {
   readonly at: number;
   /** The labels the call carried and the rule that decided it, under a flow policy. */
   readonly flow?: CallFlow;
+  /** Who asked for the call when it was not the model: `webmcp`, an agent on the page. */
+  readonly caller?: 'webmcp';
 }

@@ -60,6 +60,18 @@ export interface RunModelOverrides {
   readonly tools?: readonly ToolSpec[];
 }
 
+/**
+ * One tool call a caller other than the model asks for (a WebMCP agent on the page): the
+ * run makes this call, through the model's own checks, instead of asking the model.
+ */
+export interface DirectToolCall {
+  /** Who asked; the audit row names it. */
+  readonly caller: 'webmcp';
+  readonly name: string;
+  /** The caller's arguments: untrusted, checked against the tool's schema in the worker. */
+  readonly arguments: unknown;
+}
+
 /** One run, as the page asks the agent worker for it. */
 export interface RunRequest extends RunModelOverrides {
   readonly runId: string;
@@ -72,6 +84,8 @@ export interface RunRequest extends RunModelOverrides {
   readonly output?: OutputRequest;
   /** The label of the input (and its attachments): its confidentiality level; default `public`. */
   readonly labels?: { readonly confidentiality?: string };
+  /** Run this one call instead of asking the model. */
+  readonly toolCall?: DirectToolCall;
   readonly retryOf?: never;
 }
 
@@ -97,6 +111,8 @@ export type ConfigureResult =
   | {
       readonly ok: true;
       readonly tools: readonly string[];
+      /** The tools' specs, for `exposeToWebMCP` (absent from workers older than this field). */
+      readonly specs?: readonly ToolSpec[];
       /** Where the agent worker keeps its data (absent from workers older than this field). */
       readonly storage?: Pick<StorageStatus, 'backend'>;
     }

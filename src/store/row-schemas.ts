@@ -259,6 +259,7 @@ export const auditRowSchema = z.object({
   at: timestamp,
   // Shown as stored, never acted on.
   flow: z.exactOptional(z.looseObject({})),
+  caller: z.exactOptional(z.literal('webmcp')),
 });
 
 /** The record types of the tables whose rows are checked when read, by table name. */

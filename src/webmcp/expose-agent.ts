@@ -4,6 +4,13 @@ import type { RunOptions } from '../page/agent-options';
 import type { RunInput } from '../page/run-input';
 import type { AgentEvent } from '../protocol/events';
 import { randomId } from '../runtime/random-id';
+import {
+  annotationsOf,
+  callAgentTool,
+  callsConversation,
+  exposedSpecs,
+  type WebMCPToolsExposure,
+} from './expose-tools';
 import type { ModelContext } from './model-context';
 
 /** An approval an agent run asks for while a WebMCP caller waits, as the app's handler sees it. */
@@ -33,11 +40,20 @@ export interface WebMCPAgentTool {
   readonly maxPromptChars?: number;
 }
 
-/** Options of `exposeToWebMCP`. */
+/** Options of `exposeToWebMCP`: the agent as a tool (`agentTool`), its tools (`tools`), or both. */
 export interface ExposeOptions {
   /** The context to register in (default `document.modelContext`). */
   readonly modelContext?: ModelContext;
-  readonly agentTool: WebMCPAgentTool;
+  /** The agent as one tool, `ask_agent`: a call runs one turn. */
+  readonly agentTool?: WebMCPAgentTool;
+  /**
+   * The agent's tools to register, each as a WebMCP tool of its own under its name (`true`:
+   * every tool the agent's worker listed at its start: page tools, sandboxed tools, MCP
+   * tools; not the built-in memory and knowledge tools). Needs `toolCalls.onApproval`.
+   */
+  readonly tools?: readonly string[] | true;
+  /** How the calls of `tools` are approved and recorded. */
+  readonly toolCalls?: WebMCPToolsExposure;
 }
 
 /** Registered tools; `unregister()` removes them (and aborts the runs they started). */
@@ -66,11 +82,85 @@ export async function exposeToWebMCP(
       'This page has no document.modelContext: call installModelContext() first, or pass modelContext.',
     );
   }
-  const { agentTool } = options;
-  if (typeof agentTool?.onApproval !== 'function') {
+  const { agentTool, tools, toolCalls } = options;
+  if (agentTool === undefined && tools === undefined) {
+    throw new AirlockError('invalid-options', 'Give agentTool, tools, or both.');
+  }
+  if (agentTool !== undefined && typeof agentTool.onApproval !== 'function') {
     throw new AirlockError('invalid-options', 'agentTool.onApproval must be a function.');
   }
+  if (tools !== undefined && typeof toolCalls?.onApproval !== 'function') {
+    throw new AirlockError('invalid-options', 'toolCalls.onApproval must be a function.');
+  }
   const registration = new AbortController();
+  const names: string[] = [];
+  try {
+    if (agentTool)
+      names.push(await registerAgentTool(agent, agentTool, context, registration.signal));
+    if (tools !== undefined && toolCalls) {
+      names.push(...(await registerTools(agent, tools, toolCalls, context, registration.signal)));
+    }
+  } catch (error) {
+    // Nothing stays registered from a failed exposure.
+    registration.abort();
+    throw error;
+  }
+  return {
+    names,
+    unregister: () => registration.abort(new DOMException('Unregistered.', 'AbortError')),
+  };
+}
+
+/** Registers each named tool of the agent; a call becomes a run of one call (`callAgentTool`). */
+async function registerTools(
+  agent: Agent,
+  wanted: readonly string[] | true,
+  toolCalls: WebMCPToolsExposure,
+  context: ModelContext,
+  signal: AbortSignal,
+): Promise<string[]> {
+  if (wanted !== true && !Array.isArray(wanted)) {
+    throw new AirlockError('invalid-options', 'tools is a list of tool names, or true.');
+  }
+  const specs = await exposedSpecs(agent, wanted);
+  const exposed = specs.map((spec) => spec.name);
+  const conversationId = callsConversation(toolCalls);
+  // One call at a time: they share a conversation, which runs one run at a time.
+  let queue: Promise<unknown> = Promise.resolve();
+  for (const spec of specs) {
+    await context.registerTool(
+      {
+        name: spec.name,
+        description: spec.description,
+        inputSchema: spec.parameters,
+        annotations: annotationsOf(spec),
+        execute: (input) => {
+          const call = queue.then(() =>
+            callAgentTool(agent, {
+              name: spec.name,
+              arguments: input,
+              exposed,
+              conversationId,
+              onApproval: toolCalls.onApproval,
+              signal,
+            }),
+          );
+          queue = call.catch(() => undefined);
+          return call;
+        },
+      },
+      { signal },
+    );
+  }
+  return exposed;
+}
+
+async function registerAgentTool(
+  agent: Agent,
+  agentTool: WebMCPAgentTool,
+  context: ModelContext,
+  signal: AbortSignal,
+): Promise<string> {
   const name = agentTool.name ?? 'ask_agent';
   const maxChars = agentTool.maxPromptChars ?? DEFAULT_MAX_PROMPT_CHARS;
   await context.registerTool(
@@ -88,15 +178,11 @@ export async function exposeToWebMCP(
       },
       // It may run tools that change things or send data out, and its text comes from a model.
       annotations: { readOnlyHint: false, untrustedContentHint: true },
-      execute: (input) =>
-        askAgent(agent, agentTool, checkedPrompt(input, maxChars), registration.signal),
+      execute: (input) => askAgent(agent, agentTool, checkedPrompt(input, maxChars), signal),
     },
-    { signal: registration.signal },
+    { signal },
   );
-  return {
-    names: [name],
-    unregister: () => registration.abort(new DOMException('Unregistered.', 'AbortError')),
-  };
+  return name;
 }
 
 /** The caller's input, held to its schema here: the browser's check of it is a hint at best. */

@@ -20,6 +20,7 @@ import {
   type RunStart,
 } from './run-setup';
 import { type RunTools, runTools } from './run-tools';
+import { toolStep } from './tool-step';
 
 /**
  * One run of a conversation: under the conversation's Web Lock, write the input while the
@@ -72,16 +73,20 @@ export async function runConversation(
               )
             : undefined;
         flow?.noteContext([...context.data, ...context.history], context.memories);
-        const result = await runAgent(
-          loopContext(setup, run, start, channel, asks, {
-            tools,
-            journal,
-            opening,
-            context,
-            budget: await opening.meter,
-            ...(flow ? { flow } : {}),
-          }),
-        );
+        const loop = loopContext(setup, run, start, channel, asks, {
+          tools,
+          journal,
+          opening,
+          context,
+          budget: await opening.meter,
+          ...(flow ? { flow } : {}),
+        });
+        // A caller's one tool call (WebMCP) takes the loop's tool step without a model step.
+        const result = asks.toolCall
+          ? await (
+              await loadChunk('direct-tool-call', () => import('./direct-tool-call'))
+            ).directToolCall(loop, asks.toolCall, toolStep)
+          : await runAgent(loop);
         await opening.sent();
         await endReturnedRun(end, opening, result);
       } catch (error) {

@@ -7,7 +7,7 @@ import type { TokenCalibration } from '../../model/estimate-tokens';
 import type { AgentConfig } from '../../protocol/agent-config';
 import type { ChatMessage } from '../../protocol/chat';
 import type { AgentEvent } from '../../protocol/events';
-import type { OutputRequest, RunModelOverrides } from '../../protocol/wire';
+import type { DirectToolCall, OutputRequest, RunModelOverrides } from '../../protocol/wire';
 import type { CompiledRule } from '../../store/learn-rules';
 import { conversationScope } from '../../store/memory-rules';
 import type { RunSeal } from '../../store/run-seal';
@@ -61,6 +61,8 @@ export interface RunChannel {
 /** What the page asked of this run beyond its input: structured output, model overrides, tools. */
 export interface RunAsks extends RunModelOverrides {
   readonly output?: OutputRequest;
+  /** A caller's one tool call, made instead of the model's steps (`direct-tool-call.ts`). */
+  readonly toolCall?: DirectToolCall;
 }
 
 /**

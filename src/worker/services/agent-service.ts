@@ -194,6 +194,7 @@ export class AgentService implements AgentWorkerApi {
       return {
         ok: true,
         tools: registry.names,
+        specs: registry.specs(() => true),
         storage: { backend: this.#storageWarning === undefined ? 'indexeddb' : 'memory' },
       };
     } catch (error) {

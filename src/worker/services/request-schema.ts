@@ -98,6 +98,13 @@ export const runRequestSchema = z.object({
   allowedTools: z.exactOptional(toolNames),
   output: z.exactOptional(outputRequest),
   labels: z.exactOptional(z.object({ confidentiality: level })),
+  toolCall: z.exactOptional(
+    z.strictObject({
+      caller: z.literal('webmcp'),
+      name: z.string().check(z.regex(TOOL_NAME)),
+      arguments: z.unknown(),
+    }),
+  ),
   ...runOverrides,
 });
 

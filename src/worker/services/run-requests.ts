@@ -29,7 +29,10 @@ export interface ServedRun {
   conversationId?: string;
   readonly controller: AbortController;
   readonly ended: Promise<void>;
-  /** Set for a run that ends before it takes the conversation's lock: no other tab hears of it. */
+  /**
+   * Set for a run that ends before it takes the conversation's lock, and for a WebMCP caller's
+   * call (whose approvals only the exposing page's `onApproval` answers): no other tab hears of it.
+   */
   unrelayed?: true;
 }
 
@@ -149,6 +152,7 @@ export async function startRun(
   const request: RunRequest | RetryRequest =
     retry?.request ?? parseRunRequest(untrusted, limits.maxInputChars);
   served.conversationId = request.conversationId;
+  if ((request as RunRequest).toolCall) served.unrelayed = true;
   // Sizes, types and hashes, before anything is stored or sent: a refused input stores nothing.
   const read = retry?.read ?? (await readRunInput((request as RunRequest).input, limits));
   // Before anything is stored or sent: a blocked input leaves no trace, a rewritten one replaces it.
