@@ -49,6 +49,7 @@ function browserProject(
         'comlink',
         'openai',
         'zod',
+        'zod/mini',
         'dexie',
         'fast-check',
         'jsonrepair',
@@ -101,7 +102,9 @@ function soakProject(
   return {
     extends: true,
     // The agent worker's own dependencies: the soak page loads nothing else.
-    optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie', 'jsonrepair', 'tokenx'] },
+    optimizeDeps: {
+      include: ['comlink', 'openai', 'zod/mini', 'dexie', 'jsonrepair', 'tokenx'],
+    },
     test: {
       name: browser === 'chromium' ? 'soak' : `soak-${browser}`,
       include: ['test/soak/**/*.test.ts'],
@@ -166,7 +169,8 @@ export default defineConfig({
         'openai',
         /^openai\//,
         'comlink',
-        'zod',
+        // `zod/mini` for Airlock's own schemas; `zod` for the MCP SDK's.
+        /^zod($|\/)/,
         'dexie',
         /^@modelcontextprotocol\/sdk\//,
         '@cfworker/json-schema',

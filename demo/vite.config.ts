@@ -24,6 +24,8 @@ export default defineConfig({
   },
   build: { outDir: 'dist', emptyOutDir: true },
   // Pre-bundled up front, so the first page load does not trigger a reload for them.
-  optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
+  optimizeDeps: {
+    include: ['comlink', 'openai', 'zod', 'zod/mini', 'dexie', '@wllama/wllama/esm/index.js'],
+  },
   worker: { format: 'es' },
 });

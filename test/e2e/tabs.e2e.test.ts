@@ -60,7 +60,7 @@ describe(`two pages of one browser (${ENGINE})`, () => {
       root: fileURLToPath(new URL('./tabs-page', import.meta.url)),
       resolve: { alias: airlockAliases },
       server: { host: '127.0.0.1', port: 0 },
-      optimizeDeps: { include: ['comlink', 'openai', 'zod', 'dexie'] },
+      optimizeDeps: { include: ['comlink', 'openai', 'zod', 'zod/mini', 'dexie'] },
       worker: { format: 'es' },
       logLevel: 'warn',
     });
