@@ -1,7 +1,8 @@
 // `npm run bench:proxy`: a load test of the proxy's Node adapter on 127.0.0.1. The same
-// streamed chat completions go to the testing model server directly and through the proxy
-// (processes of their own: authorize, request policy, per-user limits reserved and settled,
-// key redaction, the event-by-event relay), at the same concurrency. Four set-ups: 1 and 4
+// streamed chat completions go to the testing model server directly, through a bare
+// pass-through relay (bench/proxy/relay-process.mjs: the floor, what any proxy costs here)
+// and through the proxy (processes of their own: authorize, request policy, per-user limits
+// reserved and settled, key redaction, the event-by-event relay), at the same concurrency. Four set-ups: 1 and 4
 // proxy processes (the client spreads requests over them, as a load balancer would), each
 // with the in-memory counter store and with the Redis store on one local `redis-server`
 // (scripts/redis.mjs). Two loads per set-up:
@@ -89,18 +90,32 @@ async function startUpstream() {
  * A proxy process (bench/proxy/proxy-process.mjs) and its messages.
  * @param {{ redisUrl?: string }} settings
  */
-async function startProxy(settings) {
-  const child = fork(
-    fileURLToPath(new URL('./proxy/proxy-process.mjs', import.meta.url)),
+function startProxy(settings) {
+  return startChild(
+    './proxy/proxy-process.mjs',
     [upstream.baseURL, apiKey, JSON.stringify(settings)],
-    {
-      execArgv: [
-        '--expose-gc',
-        ...(process.env.AIRLOCK_PROXY_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/proxyprof'] : []),
-      ],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    },
+    [
+      '--expose-gc',
+      ...(process.env.AIRLOCK_PROXY_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/proxyprof'] : []),
+    ],
   );
+}
+
+/** The floor: a bare pass-through relay (bench/proxy/relay-process.mjs). */
+function startRelay() {
+  return startChild('./proxy/relay-process.mjs', [upstream.baseURL], []);
+}
+
+/**
+ * A child that serves on 127.0.0.1 under `/llm/v1`, answers `memory` with its CPU time, heap
+ * and RSS, and stops on `stop`.
+ * @param {string} script @param {string[]} args @param {string[]} execArgv
+ */
+async function startChild(script, args, execArgv) {
+  const child = fork(fileURLToPath(new URL(script, import.meta.url)), args, {
+    execArgv,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   /** @type {Map<string, (value: any) => void>} */
   const waiting = new Map();
   child.on('message', (/** @type {any} */ message) => {
@@ -259,21 +274,26 @@ const percentiles = (times) => ({
 });
 
 /**
- * Direct and proxied percentiles of one latency, and the difference.
- * @param {number[]} direct @param {number[]} proxied
+ * Direct, floor (the bare relay) and proxied percentiles of one latency; what the proxy adds
+ * over direct, and over the floor (Airlock's own share).
+ * @param {number[]} direct @param {number[]} floor @param {number[]} proxied
  */
-function compared(direct, proxied) {
+function compared(direct, floor, proxied) {
   const d = percentiles(direct);
+  const f = percentiles(floor);
   const p = percentiles(proxied);
-  return {
-    direct: d,
-    proxied: p,
-    added: { p50: round(p.p50 - d.p50), p95: round(p.p95 - d.p95), p99: round(p.p99 - d.p99) },
-  };
+  const less = (/** @type {typeof p} */ a, /** @type {typeof p} */ b) => ({
+    p50: round(a.p50 - b.p50),
+    p95: round(a.p95 - b.p95),
+    p99: round(a.p99 - b.p99),
+  });
+  return { direct: d, floor: f, proxied: p, added: less(p, d), overFloor: less(p, f) };
 }
 
 /** @type {Array<Awaited<ReturnType<typeof startProxy>>>} */
 let proxies = [];
+/** @type {Array<Awaited<ReturnType<typeof startRelay>>>} */
+let relays = [];
 try {
   log(
     `Proxy bench: ${requests} streamed requests each way per load and set-up, ${concurrency} at once${smoke ? ' (smoke)' : ''}…`,
@@ -287,34 +307,43 @@ try {
         startProxy(setup.store === 'redis' ? { redisUrl: redis.url } : {}),
       ),
     );
+    relays = await Promise.all(Array.from({ length: setup.processes }, startRelay));
     const urls = proxies.map((proxy) => proxy.url);
-    const cpuOf = async () =>
-      (await Promise.all(proxies.map((proxy) => proxy.memory()))).reduce(
+    const relayUrls = relays.map((relay) => relay.url);
+    const cpuOf = async (/** @type {typeof proxies} */ children) =>
+      (await Promise.all(children.map((child) => child.memory()))).reduce(
         (sum, sample) => sum + sample.cpuMicros,
         0,
       );
     await phase(upstream.baseURL, warmup, INSTANT);
+    await phase(relayUrls, warmup, INSTANT);
     await phase(urls, warmup, INSTANT);
     const first = await proxies[0]?.memory();
     const samples = first ? [{ after: 0, ...first }] : [];
     /** @typedef {{ results: StreamResult[]; wallMs: number }} Side */
     const sides = () => ({
       direct: /** @type {Side[]} */ ([]),
+      floor: /** @type {Side[]} */ ([]),
       proxied: /** @type {Side[]} */ ([]),
     });
     const paced = sides();
     const instant = sides();
     let proxyCpuMicros = 0;
-    // Alternating rounds, so a change in the machine's load (it is shared) falls on both sides.
+    let relayCpuMicros = 0;
+    // Alternating rounds, so a change in the machine's load (it is shared) falls on every side.
     const count = Math.ceil(requests / ROUNDS);
     for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex++) {
       paced.direct.push(await phase(upstream.baseURL, count, PACED));
+      paced.floor.push(await phase(relayUrls, count, PACED));
       paced.proxied.push(await phase(urls, count, PACED));
       instant.direct.push(await phase(upstream.baseURL, count, INSTANT));
-      const before = await cpuOf();
+      const relayBefore = await cpuOf(relays);
+      instant.floor.push(await phase(relayUrls, count, INSTANT));
+      relayCpuMicros += (await cpuOf(relays)) - relayBefore;
+      const before = await cpuOf(proxies);
       instant.proxied.push(await phase(urls, count, INSTANT));
       // Between rounds, with nothing in flight: a full GC then would stall requests and skew the latencies.
-      proxyCpuMicros += (await cpuOf()) - before;
+      proxyCpuMicros += (await cpuOf(proxies)) - before;
       const after = await proxies[0]?.memory();
       if (after) samples.push({ after: (roundIndex + 1) * count * 2, ...after });
     }
@@ -327,6 +356,7 @@ try {
         .filter((result) => result.ok)
         .map(pacedLatencies);
     const direct = latencies(paced.direct);
+    const floor = latencies(paced.floor);
     const proxied = latencies(paced.proxied);
     const name = `${setup.processes} process${setup.processes > 1 ? 'es' : ''}, ${setup.store === 'redis' ? 'Redis' : 'memory'} store`;
     const figures = {
@@ -335,39 +365,47 @@ try {
       store: setup.store,
       firstEvent: compared(
         direct.map((latency) => latency.firstEvent),
+        floor.map((latency) => latency.firstEvent),
         proxied.map((latency) => latency.firstEvent),
       ),
       everyEvent: compared(
         direct.flatMap((latency) => latency.everyEvent),
+        floor.flatMap((latency) => latency.everyEvent),
         proxied.flatMap((latency) => latency.everyEvent),
       ),
-      throughput: { direct: perSecond(instant.direct), proxied: perSecond(instant.proxied) },
+      throughput: {
+        direct: perSecond(instant.direct),
+        floor: perSecond(instant.floor),
+        proxied: perSecond(instant.proxied),
+      },
       proxyCpuMsPerRequest: round(proxyCpuMicros / 1000 / all(instant.proxied).length),
-      errors:
-        errors(paced.direct) +
-        errors(paced.proxied) +
-        errors(instant.direct) +
-        errors(instant.proxied),
+      floorCpuMsPerRequest: round(relayCpuMicros / 1000 / all(instant.floor).length),
+      errors: [paced, instant]
+        .flatMap((load) => [load.direct, load.floor, load.proxied])
+        .reduce((sum, side) => sum + errors(side), 0),
     };
     results.push(figures);
     const line = (/** @type {{ p50: number; p95: number; p99: number }} */ p) =>
       `p50 ${p.p50}, p95 ${p.p95}, p99 ${p.p99} ms`;
     log(`  ${name}:`);
+    for (const [label, latency] of /** @type {const} */ ([
+      ['first event', figures.firstEvent],
+      ['every event, less its pauses', figures.everyEvent],
+    ])) {
+      log(
+        `    ${label}: direct ${line(latency.direct)}; bare relay ${line(latency.floor)}; proxied ${line(latency.proxied)}`,
+      );
+      log(
+        `      added over direct ${line(latency.added)}; over the bare relay ${line(latency.overFloor)}`,
+      );
+    }
     log(
-      `    first event: direct ${line(figures.firstEvent.direct)}; proxied ${line(figures.firstEvent.proxied)}`,
-    );
-    log(
-      `    every event, less its pauses: direct ${line(figures.everyEvent.direct)}; proxied ${line(figures.everyEvent.proxied)}`,
-    );
-    log(
-      `    added: first event ${line(figures.firstEvent.added)}; every event ${line(figures.everyEvent.added)}`,
-    );
-    log(
-      `    throughput: direct ${figures.throughput.direct}/s, proxied ${figures.throughput.proxied}/s; proxy CPU ${figures.proxyCpuMsPerRequest} ms per request; ${figures.errors} errors`,
+      `    throughput: direct ${figures.throughput.direct}/s, bare relay ${figures.throughput.floor}/s, proxied ${figures.throughput.proxied}/s; CPU per request: proxy ${figures.proxyCpuMsPerRequest} ms, bare relay ${figures.floorCpuMsPerRequest} ms; ${figures.errors} errors`,
     );
     if (setup.processes === 1 && setup.store === 'memory') memorySamples = samples;
-    await Promise.all(proxies.map((proxy) => proxy.stop()));
+    await Promise.all([...proxies, ...relays].map((child) => child.stop()));
     proxies = [];
+    relays = [];
   }
   const report = {
     at: new Date().toISOString(),
@@ -399,7 +437,7 @@ try {
     log('Wrote bench/results/proxy.json and the "Proxy gateway" section of BENCHMARKS.md.');
   }
 } finally {
-  await Promise.all(proxies.map((proxy) => proxy.stop()));
+  await Promise.all([...proxies, ...relays].map((child) => child.stop()));
   await upstream.close();
   await redis.close();
 }
