@@ -2,8 +2,8 @@ import { AirlockError } from '../errors/airlock-error';
 import type { Agent } from '../page/agent';
 import type { RunOptions } from '../page/agent-options';
 import type { RunInput } from '../page/run-input';
-import type { AgentEvent } from '../protocol/events';
 import { randomId } from '../runtime/random-id';
+import { type WebMCPApprovalHandler, withAppApprovals } from './app-approvals';
 import {
   annotationsOf,
   callAgentTool,
@@ -13,11 +13,7 @@ import {
 } from './expose-tools';
 import type { ModelContext } from './model-context';
 
-/** An approval an agent run asks for while a WebMCP caller waits, as the app's handler sees it. */
-export type WebMCPApprovalRequest = Extract<AgentEvent, { type: 'approval-request' }> & {
-  /** Always `webmcp`: the run was started by an agent on the page, not by the user. */
-  readonly caller: 'webmcp';
-};
+export type { WebMCPApprovalRequest } from './app-approvals';
 
 /** The agent offered to other agents on the page as one WebMCP tool: "ask the agent". */
 export interface WebMCPAgentTool {
@@ -30,7 +26,7 @@ export interface WebMCPAgentTool {
    * approval id, and its input cannot carry a decision. Resolve `true` to approve; `false`
    * or a throw rejects that tool call, and the run goes on without it.
    */
-  readonly onApproval: (request: WebMCPApprovalRequest) => boolean | Promise<boolean>;
+  readonly onApproval: WebMCPApprovalHandler;
   /**
    * Options of every run it starts (e.g. `allowedTools`). Each call is a conversation of its
    * own, `webmcp_…`, unless `conversationId` names one: no caller reads another's turns.
@@ -224,19 +220,6 @@ async function askAgent(
     ...agentTool.runOptions,
     signal: unregistered,
   });
-  for await (const event of run) {
-    if (event.type !== 'approval-request') continue;
-    // A handler that throws has decided too: the call is rejected with its reason.
-    const decision = await Promise.resolve()
-      .then(() => agentTool.onApproval({ ...event, caller: 'webmcp' }))
-      .then(
-        (approved) => (approved === true ? undefined : 'Not approved for an agent on the page.'),
-        (error: unknown) =>
-          `Not approved: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    if (decision === undefined) await run.approve(event.approvalId);
-    else await run.reject(event.approvalId, decision);
-  }
-  const result = await run.result;
+  const result = await withAppApprovals(run, agentTool.onApproval);
   return { text: result.text };
 }

@@ -4,20 +4,21 @@ import type { RunOptions } from '../page/agent-options';
 import type { RunInput } from '../page/run-input';
 import { toolSpecsOf } from '../page/tool-listing';
 import type { ToolErrorCode } from '../protocol/errors';
-import type { AgentEvent } from '../protocol/events';
 import type { ToolSpec } from '../protocol/tools';
 import { randomId } from '../runtime/random-id';
+import {
+  type WebMCPApprovalHandler,
+  type WebMCPApprovalRequest,
+  withAppApprovals,
+} from './app-approvals';
 import type { ToolAnnotations } from './model-context';
 
 // Each of the agent's tools as a WebMCP tool of its own. The page only forwards: a call is
 // a run of the agent worker that makes that one call (`toolCall`), decided there like the
 // model's own calls; approvals go to the app's `onApproval`, never to the caller.
 
-/** An approval a WebMCP caller's tool call waits for, as the app's handler sees it. */
-export type WebMCPToolApprovalRequest = Extract<AgentEvent, { type: 'approval-request' }> & {
-  /** Always `webmcp`: an agent on the page asked for the call, not the user nor the model. */
-  readonly caller: 'webmcp';
-};
+/** An approval a WebMCP caller's tool call waits for (the same shape as the agent tool's). */
+export type WebMCPToolApprovalRequest = WebMCPApprovalRequest;
 
 /** Options of the agent's tools as WebMCP tools (`exposeToWebMCP`'s `tools`). */
 export interface WebMCPToolsExposure {
@@ -25,7 +26,7 @@ export interface WebMCPToolsExposure {
    * Decides each approval a call asks for (the tool's own approval policy, or the flow
    * policy's). `true` approves; `false` or a throw rejects the call, which then never runs.
    */
-  readonly onApproval: (request: WebMCPToolApprovalRequest) => boolean | Promise<boolean>;
+  readonly onApproval: WebMCPApprovalHandler;
   /**
    * The conversation the calls are recorded in (default one of their own, `webmcp_…`, per
    * exposure): their audit rows, and what the conversation's budgets count.
@@ -116,20 +117,7 @@ export async function callAgentTool(
     signal: call.signal,
   };
   const run = agent.run(callerInput(call.name, call.arguments), options);
-  for await (const event of run) {
-    if (event.type !== 'approval-request') continue;
-    // A handler that throws has decided too: the call is rejected with its reason.
-    const decision = await Promise.resolve()
-      .then(() => call.onApproval({ ...event, caller: 'webmcp' }))
-      .then(
-        (approved) => (approved === true ? undefined : 'Not approved for an agent on the page.'),
-        (error: unknown) =>
-          `Not approved: ${error instanceof Error ? error.message : String(error)}`,
-      );
-    if (decision === undefined) await run.approve(event.approvalId);
-    else await run.reject(event.approvalId, decision);
-  }
-  const result = await run.result;
+  const result = await withAppApprovals(run, call.onApproval);
   // The worker's answer (`direct-tool-call.ts`): the output, or why the caller gets none.
   const answer = JSON.parse(result.text) as
     | { ok: true; output: unknown }
