@@ -453,7 +453,8 @@ describe('the demo, built and served', () => {
       // So the check is the time in long tasks, with a wide margin, not a count of zero.
       if (ENGINE === 'chromium') {
         expect(onPage.longTasks).toBeGreaterThanOrEqual(1);
-        expect(inWorker.longTasks).toBeLessThan(onPage.longTasks);
+        // Not a comparison of counts: at a load average near 10, preempted short tasks made
+        // 15 long ones with Airlock against the page loop's 8 long (and far longer) ones.
         expect(inWorker.longTaskMs).toBeLessThan(onPage.longTaskMs / 2);
       }
       expect(await texts(page.locator('#comparison-result [data-place]'))).toEqual([
