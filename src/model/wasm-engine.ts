@@ -16,6 +16,7 @@ import { waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
 import { checkWasmConfig, type WasmModelConfig, type WasmModelLoadOptions } from './wasm-config';
 import { defaultWasmPrompt, envelopeSchema, envelopeTextSoFar, parseEnvelope } from './wasm-prompt';
+import { hasMemory64 } from './wasm-support';
 import { fetchWeights, unavailable } from './wasm-weights';
 
 /** A tool call's arguments stream in pieces of this many characters, as a server's do. */
@@ -341,18 +342,6 @@ function completion(
     }
   }
   return { chunks, ended };
-}
-
-function hasMemory64(): boolean {
-  try {
-    new WebAssembly.Memory({
-      address: 'i64',
-      initial: 1n,
-    } as unknown as WebAssembly.MemoryDescriptor);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function abortReason(signal: AbortSignal | undefined): unknown {

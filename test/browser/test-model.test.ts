@@ -1,6 +1,7 @@
 import { Wllama } from '@wllama/wllama/esm/index.js';
 import wasmUrl from '@wllama/wllama/esm/wasm/wllama.wasm?url';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { hasMemory64 as memory64Here } from '../../src/model/wasm-support';
 
 // The tiny GGUF that scripts/build-test-model.mjs writes, straight through wllama (no
 // Airlock code): that llama.cpp accepts its metadata, tokenizer and tensors, and generates.
@@ -11,17 +12,7 @@ const MODEL_URL = new URL('../fixtures/tiny-llama.gguf', import.meta.url).href;
  * wllama's build needs WebAssembly memory64, which WebKitGTK 2.50 (the WebKit here) lacks;
  * its compat build is another package, not installed (see docs/models.md). Skipped there.
  */
-const hasMemory64 = (() => {
-  try {
-    new WebAssembly.Memory({
-      address: 'i64',
-      initial: 1n,
-    } as unknown as WebAssembly.MemoryDescriptor);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasMemory64 = memory64Here();
 
 describe.skipIf(!hasMemory64)('the self-built test model', () => {
   it('loads in llama.cpp (wllama) with its hyperparameters and generates tokens', async () => {

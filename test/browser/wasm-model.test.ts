@@ -15,6 +15,7 @@ import {
 import { afterAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { commands } from 'vitest/browser';
 import { z } from 'zod';
+import { hasMemory64 as memory64Here } from '../../src/model/wasm-support';
 import { collect, WORKER_START_MS } from './support';
 
 // The on-device model (llama.cpp in WebAssembly through wllama) over the tiny GGUF that
@@ -30,17 +31,7 @@ const MISSING_URL = new URL('../fixtures/no-such-model.gguf', import.meta.url).h
  * installed: no network to fetch it from its CDN either). In WebKit the adapter's answer is a
  * typed error, tested below; the cases that need the engine are skipped for that reason.
  */
-const hasMemory64 = (() => {
-  try {
-    new WebAssembly.Memory({
-      address: 'i64',
-      initial: 1n,
-    } as unknown as WebAssembly.MemoryDescriptor);
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasMemory64 = memory64Here();
 
 const models: WasmModel[] = [];
 afterAll(async () => {
