@@ -1,38 +1,17 @@
 import { type AgentEvent, tool } from 'airlock-agents';
 import {
   exposeToWebMCP,
-  installModelContext,
-  type ModelContext,
   type RegisteredTool,
   type WebMCPToolApprovalRequest,
 } from 'airlock-agents/webmcp';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, scriptModel, testToolsWorker } from './support';
+import { freshContext, rejection } from './webmcp-support';
 
 // Issue #52: each of the agent's tools as a WebMCP tool of its own. A second agent on the
 // page (a script using only the consumer side, getTools/executeTool) calls them; every call
 // is decided in the agent worker. Each test has a fresh same-origin frame with the polyfill.
-
-function freshContext(): ModelContext {
-  const frame = document.createElement('iframe');
-  document.body.append(frame);
-  onTestFinished(() => frame.remove());
-  const win = frame.contentWindow;
-  if (!win) throw new Error('The frame has no window.');
-  const installed = installModelContext(win);
-  if (!installed) throw new Error('Not a secure context.');
-  return installed.modelContext;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<{ name: string; message: string }> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error as { name: string; message: string },
-  );
-  if (!outcome) throw new Error('It did not reject.');
-  return outcome;
-}
 
 /** The tools of a notes app: one that deletes (asks), one that reads, one that reads secrets. */
 function notesTools(ran: string[]) {

@@ -9,34 +9,10 @@ import {
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { agentFor, collect, scriptModel } from './support';
+import { freshContext, freshFrame, rejection } from './webmcp-support';
 
 // Issue #52's WebMCP half, with the polyfill: each test gets a fresh same-origin frame whose
 // `document.modelContext` is the polyfill's, so tests never share registered tools.
-
-function freshFrame(): Window {
-  const frame = document.createElement('iframe');
-  document.body.append(frame);
-  onTestFinished(() => frame.remove());
-  const win = frame.contentWindow;
-  if (!win) throw new Error('The frame has no window.');
-  return win;
-}
-
-function freshContext(win: Window = freshFrame()): ModelContext {
-  const installed = installModelContext(win);
-  if (!installed) throw new Error('Not a secure context.');
-  expect(installed.native).toBe(false);
-  return installed.modelContext;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<{ name: string; message: string }> {
-  const outcome = await promise.then(
-    () => undefined,
-    (error: unknown) => error as { name: string; message: string },
-  );
-  if (!outcome) throw new Error('It did not reject.');
-  return outcome;
-}
 
 const echo = (calls: unknown[]) => ({
   name: 'echo',
