@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
-import { createProxyHandler, toNodeListener } from '../../src/proxy';
+import { createProxyHandler, type ProxyOptions, toNodeListener } from '../../src/proxy';
 import { startMcpOAuthServer } from './mcp-oauth-server';
 import { startMcpTestServer } from './mcp-test-server';
 
@@ -28,6 +28,38 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = await startMcpTestServer();
   project.provide('mcpServerUrl', server.url);
   project.provide('mcpDownUrl', `${await freePort()}/mcp`);
+  // The browser tests' MCP requests count as the one anonymous user's: not what they test.
+  const proxy = await serveMcpProxy({
+    notes: {
+      url: `${server.url}/mcp?t=secret`,
+      headers: { Authorization: 'Bearer upstream-secret' },
+      // The tools the browser tests call through the proxy; any other tools/call is refused.
+      allowedTools: ['echo', 'add', 'slow', 'flaky_stream'],
+    },
+  });
+  project.provide('mcpProxyUrl', `${proxy.origin}/mcp/notes`);
+  const oauthServer = await startMcpOAuthServer();
+  const oauthProxy = await serveMcpProxy({
+    oauth: {
+      url: oauthServer.mcpUrl,
+      allowedTools: ['whoami', 'echo_auth'],
+      auth: { type: 'oauth' },
+    },
+  });
+  project.provide('mcpOAuthProxyPath', `${oauthProxy.origin}/mcp`);
+  project.provide('mcpOAuthServerUrl', oauthServer.url);
+  return async () => {
+    await oauthProxy.close();
+    await oauthServer.close();
+    await proxy.close();
+    await server.close();
+  };
+}
+
+/** An Airlock proxy (no model upstream) serving `mcp` on 127.0.0.1, with its origin. */
+async function serveMcpProxy(
+  mcp: NonNullable<ProxyOptions['mcp']>,
+): Promise<{ origin: string; close: () => Promise<void> }> {
   const proxy = createServer(
     toNodeListener(
       createProxyHandler({
@@ -36,53 +68,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
         allowAnonymous: true,
         logger: () => {},
         allowedOrigins: '*',
-        // Every browser test's MCP requests count as the one anonymous user's: not what they test.
         limits: { requestsPerMinute: 100_000 },
-        mcp: {
-          notes: {
-            url: `${server.url}/mcp?t=secret`,
-            headers: { Authorization: 'Bearer upstream-secret' },
-            // The tools the browser tests call through the proxy; any other tools/call is refused.
-            allowedTools: ['echo', 'add', 'slow', 'flaky_stream'],
-          },
-        },
+        mcp,
       }),
     ),
   );
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const { port } = proxy.address() as AddressInfo;
-  project.provide('mcpProxyUrl', `http://127.0.0.1:${port}/mcp/notes`);
-  const oauthServer = await startMcpOAuthServer();
-  const oauthProxy = createServer(
-    toNodeListener(
-      createProxyHandler({
-        upstream: 'http://127.0.0.1:9/v1',
-        apiKey: 'sk-unused-by-the-mcp-tests',
-        allowAnonymous: true,
-        logger: () => {},
-        allowedOrigins: '*',
-        limits: { requestsPerMinute: 100_000 },
-        mcp: {
-          oauth: {
-            url: oauthServer.mcpUrl,
-            allowedTools: ['whoami', 'echo_auth'],
-            auth: { type: 'oauth' },
-          },
-        },
-      }),
-    ),
-  );
-  await new Promise<void>((resolve) => oauthProxy.listen(0, '127.0.0.1', resolve));
-  const oauthPort = (oauthProxy.address() as AddressInfo).port;
-  project.provide('mcpOAuthProxyPath', `http://127.0.0.1:${oauthPort}/mcp`);
-  project.provide('mcpOAuthServerUrl', oauthServer.url);
-  return async () => {
-    oauthProxy.closeAllConnections();
-    await new Promise<void>((resolve) => oauthProxy.close(() => resolve()));
-    await oauthServer.close();
-    proxy.closeAllConnections();
-    await new Promise<void>((resolve) => proxy.close(() => resolve()));
-    await server.close();
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: async () => {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
   };
 }
 
