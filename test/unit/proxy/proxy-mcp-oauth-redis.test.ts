@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { createRedisMcpAuthStore, type McpAuthStore } from '../../../src/proxy';
 import { startMcpOAuthServer } from '../../setup/mcp-oauth-server';
-import { useRedis } from './redis';
+import { useRedis } from '../support/redis';
 import { sentinelKey, serveProxy } from './support';
 
 const redis = useRedis();

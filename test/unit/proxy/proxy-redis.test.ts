@@ -14,7 +14,7 @@ import {
   type ProxyOptions,
 } from '../../../src/proxy';
 import type { ModelSession } from '../../../src/testing';
-import { useRedis } from './redis';
+import { useRedis } from '../support/redis';
 import { chatBody, type ProxyServer, sentinelKey, TEST_MODEL, useProxyFixture } from './support';
 
 const KEY = sentinelKey();
