@@ -15,7 +15,8 @@ const bans = [
     reason: 'ids come from randomId(): randomUUID is missing on plain-HTTP pages',
   },
   {
-    form: /code: 'tool-cancelled'|failure\('tool-cancelled'/,
+    // Also through toolFailure(), the constructor toolCancelled() itself builds on.
+    form: /code: 'tool-cancelled'|(f|toolF)ailure\('tool-cancelled'/,
     owner: 'src/tools/tool-cancelled.ts',
     reason: 'a cancelled call is built by toolCancelled(), one shape everywhere',
   },

@@ -3,8 +3,7 @@ import { loadChunk } from '../runtime/load-chunk';
 import type { Tool } from '../tools/define-tool';
 import type { LocalToolHost } from '../tools/local-tool-host';
 import { toolCancelled } from '../tools/tool-cancelled';
-
-type Failure = Extract<ToolOutcome, { ok: false }>;
+import type { ToolFailure } from '../tools/tool-failure';
 
 /**
  * The page tools' host. Checking and running tools loads with a dynamic `import()` when
@@ -12,7 +11,7 @@ type Failure = Extract<ToolOutcome, { ok: false }>;
  * without page tools never loads it and the page entry stays small.
  */
 export class PageToolHost implements ToolHost {
-  readonly #host: Promise<LocalToolHost | Failure> | undefined;
+  readonly #host: Promise<LocalToolHost | ToolFailure> | undefined;
   /** Calls cancelled before the host loaded: they must not start once it has. */
   readonly #cancelled = new Set<string>();
   #cancelledAll = false;
@@ -28,7 +27,7 @@ export class PageToolHost implements ToolHost {
               return this.#loaded;
             },
             // A chunk that failed to load fails each call as data: a host never rejects.
-            (error: unknown): Failure => ({
+            (error: unknown): ToolFailure => ({
               ok: false,
               error: {
                 code: 'tool-crashed',
@@ -66,8 +65,10 @@ export class PageToolHost implements ToolHost {
     this.#loaded?.cancelAll();
   }
 
-  async #hostFor(request: ToolCallRequest): Promise<LocalToolHost | Failure> {
+  async #hostFor(request: ToolCallRequest): Promise<LocalToolHost | ToolFailure> {
     return (
+      // This failure and the one above are written out, not toolFailure(): the page entry is
+      // a byte smaller so (npm run size).
       (await this.#host) ?? {
         ok: false,
         error: {

@@ -6,6 +6,7 @@ import { claimWorker } from '../runtime/claim-worker';
 import { type Tool, toolCheck } from '../tools/define-tool';
 import { LocalToolHost } from '../tools/local-tool-host';
 import { describeThrown } from '../tools/run-tool';
+import { type ToolFailure, toolFailure } from '../tools/tool-failure';
 import { lockDown } from './lock-down';
 
 /**
@@ -164,14 +165,6 @@ async function settle<T>(toolName: string, ask: () => Promise<T>): Promise<T | T
   try {
     return await ask();
   } catch (thrown) {
-    return {
-      ok: false,
-      error: {
-        code: 'tool-failed',
-        message: `Tool "${toolName}" failed: ${describeThrown(thrown)}`,
-      },
-    };
+    return toolFailure('tool-failed', `Tool "${toolName}" failed: ${describeThrown(thrown)}`);
   }
 }
-
-type ToolFailure = Extract<ToolOutcome, { ok: false }>;

@@ -1,6 +1,7 @@
 import type { ToolCallRequest, ToolCheck, ToolHost, ToolOutcome } from '../protocol/tools';
 import type { Tool } from './define-tool';
 import { checkTool, runTool } from './run-tool';
+import { toolFailure } from './tool-failure';
 
 /**
  * Runs tools in the thread that holds their code: the page for page tools, a tool
@@ -50,12 +51,7 @@ export class LocalToolHost implements ToolHost {
   }
 }
 
-function notHere(toolName: string): {
-  ok: false;
-  error: { code: 'tool-not-found'; message: string };
-} {
-  return {
-    ok: false,
-    error: { code: 'tool-not-found', message: `No tool named "${toolName}" is served here.` },
-  };
+/** The failure of a call to a tool this host does not serve. */
+function notHere(toolName: string) {
+  return toolFailure('tool-not-found', `No tool named "${toolName}" is served here.`);
 }

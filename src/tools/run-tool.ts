@@ -8,6 +8,7 @@ import type {
 import type { Tool, ToolContext } from './define-tool';
 import { formatIssues, type ValidationResult } from './standard-schema';
 import { toolCancelled } from './tool-cancelled';
+import { toolFailure } from './tool-failure';
 import { ToolFault } from './tool-fault';
 
 /** The longest output the model sees from a tool that sets no `maxOutputChars`. */
@@ -24,7 +25,7 @@ export async function checkTool(tool: Tool, request: ToolCallRequest): Promise<T
   try {
     if (typeof rule === 'function') needsApproval = (await rule(validation.value)) === true;
   } catch (thrown) {
-    return failure(
+    return toolFailure(
       'tool-failed',
       `The approval rule of tool "${tool.name}" failed: ${describeThrown(thrown)}`,
     );
@@ -35,7 +36,7 @@ export async function checkTool(tool: Tool, request: ToolCallRequest): Promise<T
     // Anything but a destination or `false` counts as a sink: the safe side.
     return { ok: true, needsApproval, sink: typeof sink === 'string' ? sink : sink !== false };
   } catch (thrown) {
-    return failure(
+    return toolFailure(
       'tool-failed',
       `The sink rule of tool "${tool.name}" failed: ${describeThrown(thrown)}`,
     );
@@ -64,8 +65,9 @@ export async function runTool(
     output = await tool.execute(validation.value, context);
   } catch (thrown) {
     if (signal.aborted) return toolCancelled(tool.name);
-    if (thrown instanceof ToolFault) return failure(thrown.code, capContent(thrown.message, 2_000));
-    return failure('tool-failed', `Tool "${tool.name}" failed: ${describeThrown(thrown)}`);
+    if (thrown instanceof ToolFault)
+      return toolFailure(thrown.code, capContent(thrown.message, 2_000));
+    return toolFailure('tool-failed', `Tool "${tool.name}" failed: ${describeThrown(thrown)}`);
   }
   return serializeOutput(tool.name, output, tool.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS);
 }
@@ -80,13 +82,13 @@ export function serializeOutput(toolName: string, output: unknown, maxChars: num
   try {
     content = typeof output === 'string' ? output : JSON.stringify(output);
   } catch (error) {
-    return failure(
+    return toolFailure(
       'tool-output-not-serializable',
       `Tool "${toolName}" returned a value that cannot be represented as JSON: ${describeThrown(error)}`,
     );
   }
   if (content === undefined) {
-    return failure(
+    return toolFailure(
       'tool-output-not-serializable',
       `Tool "${toolName}" returned ${typeof output}, which cannot be represented as JSON.`,
     );
@@ -193,7 +195,7 @@ async function validate(
     return await tool.parameters['~standard'].validate(request.arguments);
   } catch (thrown) {
     return {
-      failure: failure(
+      failure: toolFailure(
         'tool-invalid-arguments',
         `The arguments do not fit tool "${tool.name}": its schema failed on them (${describeThrown(thrown)}). Correct them and call the tool again.`,
       ),
@@ -205,17 +207,10 @@ function invalidArguments(
   tool: Tool,
   issues: Parameters<typeof formatIssues>[0],
 ): ToolCheck & { ok: false } {
-  return failure(
+  return toolFailure(
     'tool-invalid-arguments',
     `The arguments do not match the schema of tool "${tool.name}": ${formatIssues(issues)}. Correct them and call the tool again.`,
   );
-}
-
-function failure(
-  code: Extract<ToolOutcome, { ok: false }>['error']['code'],
-  message: string,
-): { ok: false; error: { code: typeof code; message: string } } {
-  return { ok: false, error: { code, message } };
 }
 
 /** The longest description of a thrown value; a tool may throw a whole document. */

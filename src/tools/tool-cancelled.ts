@@ -1,7 +1,4 @@
-import type { ToolOutcome } from '../protocol/tools';
-
-/** A failed tool call's outcome. */
-export type ToolFailure = Extract<ToolOutcome, { ok: false }>;
+import { type ToolFailure, toolFailure } from './tool-failure';
 
 /**
  * The outcome of a call cancelled before its tool answered: the one way every host (the page,
@@ -9,8 +6,5 @@ export type ToolFailure = Extract<ToolOutcome, { ok: false }>;
  */
 export function toolCancelled(toolName: string, because?: string): ToolFailure {
   const reason = because === undefined ? '' : ` because ${because}`;
-  return {
-    ok: false,
-    error: { code: 'tool-cancelled', message: `Tool "${toolName}" was cancelled${reason}.` },
-  };
+  return toolFailure('tool-cancelled', `Tool "${toolName}" was cancelled${reason}.`);
 }

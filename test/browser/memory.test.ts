@@ -1,7 +1,7 @@
 import { type AgentEvent, type StoreChange, tool } from 'airlock-agents';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
-import { agentFor, collect, receivedBodies, scriptModel } from './support';
+import { agentFor, collect, deleteNoteTool, receivedBodies, scriptModel } from './support';
 
 const newDatabase = () => `test-${crypto.randomUUID()}`;
 
@@ -338,17 +338,7 @@ describe('memory in IndexedDB', () => {
   it('answers a pending approval after the tab that asked was closed, and the run finishes', async () => {
     const database = newDatabase();
     const conversationId = crypto.randomUUID();
-    let deleted = 0;
-    const deleteNote = tool({
-      name: 'delete_note',
-      description: 'Deletes a note.',
-      parameters: z.object({ id: z.string() }),
-      needsApproval: true,
-      execute: ({ id }) => {
-        deleted++;
-        return { deleted: id };
-      },
-    });
+    const { counter, deleteNote } = deleteNoteTool();
     const session = await scriptModel([
       { toolCalls: [{ id: 'call_del', name: 'delete_note', arguments: { id: 'n1' } }] },
       { text: 'Deleted n1.' },
@@ -379,7 +369,7 @@ describe('memory in IndexedDB', () => {
       if (event.type === 'approval-request') await resumed.approve(event.approvalId);
     }
 
-    expect(deleted).toBe(1);
+    expect(counter.runs).toBe(1);
     expect(events.at(-1)).toMatchObject({
       type: 'run-finish',
       reason: 'stop',

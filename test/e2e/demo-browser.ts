@@ -2,16 +2,10 @@
  * The browser the end-to-end test drives: Chromium through Playwright, Firefox through
  * puppeteer-core, WebKitGTK through its WebDriver.
  */
-import { chromium } from 'playwright';
 import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
-import {
-  chromiumArgs,
-  chromiumPath,
-  firefoxLaunchOptions,
-  firefoxPath,
-  webkitOptions,
-} from '../../scripts/browsers.mjs';
+import { webkitOptions } from '../../scripts/browsers.mjs';
 import { type DemoPage, WAIT_MS } from './demo-page';
+import { type Engine, launchChromium, launchFirefox } from './engine';
 import { puppeteerDemoPage } from './puppeteer-page';
 import { webdriverDemoPage } from './webdriver-page';
 
@@ -30,13 +24,13 @@ export interface DemoBrowserOptions {
 
 /** Launches the engine headless with one page of the given size. */
 export async function openDemoBrowser(
-  engine: 'chromium' | 'firefox' | 'webkit',
+  engine: Engine,
   options: DemoBrowserOptions,
 ): Promise<DemoBrowser> {
   const errors: string[] = [];
   if (engine === 'webkit') return openWebkit(options);
   if (engine === 'chromium') {
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    const browser = await launchChromium();
     const context = await browser.newContext({ viewport: options.viewport });
     const page = await context.newPage();
     page.on('pageerror', (error) => errors.push(error.message));
@@ -49,15 +43,7 @@ export async function openDemoBrowser(
       },
     };
   }
-  // Playwright drives only its own patched Firefox; stock Firefox speaks WebDriver BiDi.
-  const { default: puppeteer } = await import('puppeteer-core');
-  const browser = await puppeteer.launch({
-    browser: 'firefox',
-    executablePath: firefoxPath,
-    headless: true,
-    protocolTimeout: 0,
-    ...firefoxLaunchOptions,
-  });
+  const browser = await launchFirefox();
   const page = await browser.newPage();
   await page.setViewport({ ...options.viewport });
   page.on('pageerror', (error) => {

@@ -4,54 +4,28 @@
  * the on-device model's load progress, storage and Clear (#51). A file apart from
  * demo.e2e.test.ts, whose flows share one conversation: these panels have agents of their own.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ATTACKER_ADDRESS,
   OFFSITE_PAGE_URL,
   OWN_ADDRESS,
   PRIVATE_NOTE,
 } from '../../demo/shared/exfiltration-scenario';
-import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
-import { type DemoBrowser, openDemoBrowser } from './demo-browser';
+import { useBuiltDemo } from './built-demo';
 import { type DemoPage, eventually, texts, WAIT_MS } from './demo-page';
+import { ENGINE, SCREENSHOTS } from './engine';
 
-const ENGINE =
-  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
-  'chromium';
-const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
 /** llama.cpp's WebAssembly build needs memory64, which WebKitGTK here lacks (docs/models.md). */
 const RUNS_WASM = ENGINE !== 'webkit';
 
-let outDir: string | undefined;
-let server: DemoServer | undefined;
-let browser: DemoBrowser | undefined;
+const demo = useBuiltDemo({
+  prefix: 'airlock-demo-panels-',
+  viewport: { width: 1400, height: 900 },
+});
 let page: DemoPage;
 
-beforeAll(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'airlock-demo-panels-'));
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await build({
-    configFile: fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url)),
-    build: { outDir, emptyOutDir: true },
-    logLevel: 'warn',
-  });
-  // An empty environment: the offline model even where OPENAI_API_KEY is set.
-  server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await openDemoBrowser(ENGINE, { viewport: { width: 1400, height: 900 } });
-  page = browser.page;
-  await page.goto(server.url);
-  await page.locator('body[data-ready="true"]').waitFor({ timeout: WAIT_MS });
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
+beforeAll(() => {
+  page = demo.page;
 });
 
 /** Waits for the on-device run to end; its state, with the error shown when there is one. */
@@ -180,6 +154,6 @@ describe('the on-device model panel', () => {
   );
 
   it('raised no uncaught error in the page', async () => {
-    expect(await browser?.pageErrors()).toEqual([]);
+    expect(await demo.browser.pageErrors()).toEqual([]);
   });
 });

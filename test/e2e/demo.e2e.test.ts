@@ -6,11 +6,7 @@
  * AIRLOCK_SCREENSHOTS=1, Chromium also rewrites the README's images in docs/images/
  * (opt-in: every run draws them a little differently, and CI must not dirty the tree).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
+import { mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LONG_ANSWER } from '../../demo/model/long-answer';
 import { RESPONSIVENESS_SCENARIO } from '../../demo/shared/responsiveness-test';
@@ -18,7 +14,7 @@ import { THEME_SHADES } from '../../demo/shared/theme-colors';
 import { fakeWeather } from '../../demo/tools/fake-weather';
 import { type DemoServer, startDemoServer } from '../../scripts/demo-server.mjs';
 import { type ModelServer, startModelServer } from '../../src/testing';
-import { type DemoBrowser, openDemoBrowser } from './demo-browser';
+import { useBuiltDemo } from './built-demo';
 import {
   answerLengths,
   ask,
@@ -33,53 +29,33 @@ import {
   WAIT_MS,
   waitForRunEnd,
 } from './demo-page';
+import { ENGINE, SCREENSHOTS } from './engine';
 
-const ENGINE =
-  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
-  'chromium';
-const SCREENSHOTS = ENGINE === 'chromium' ? 'test-results/e2e' : `test-results/e2e-${ENGINE}`;
 /** Where the README's images go, when this run is asked to redraw them. */
 const DOCS_IMAGES =
   ENGINE === 'chromium' && process.env.AIRLOCK_SCREENSHOTS === '1' ? 'docs/images' : undefined;
 /** The window the tests run in; one test checks the layout on a 1280×800 screen. */
 const VIEWPORT = { width: 1400, height: 900 };
 
-let outDir: string | undefined;
-let server: DemoServer | undefined;
-let browser: DemoBrowser | undefined;
+const demo = useBuiltDemo({
+  prefix: 'airlock-demo-',
+  viewport: VIEWPORT,
+  // The workers' dependencies in chunks of their own, as apps that split vendor code
+  // have them: Firefox checks a worker module's static imports against the iframe
+  // sandbox's CSP, so the iframe tier must start from such a bundle too.
+  worker: {
+    rolldownOptions: {
+      output: { codeSplitting: { groups: [{ name: 'vendor', test: /node_modules/ }] } },
+    },
+  },
+});
 let page: DemoPage;
 
-beforeAll(async () => {
-  outDir = mkdtempSync(join(tmpdir(), 'airlock-demo-'));
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  await build({
-    configFile: fileURLToPath(new URL('../../demo/vite.config.ts', import.meta.url)),
-    build: { outDir, emptyOutDir: true },
-    // The workers' dependencies in chunks of their own, as apps that split vendor code
-    // have them: Firefox checks a worker module's static imports against the iframe
-    // sandbox's CSP, so the iframe tier must start from such a bundle too.
-    worker: {
-      rolldownOptions: {
-        output: { codeSplitting: { groups: [{ name: 'vendor', test: /node_modules/ }] } },
-      },
-    },
-    logLevel: 'warn',
-  });
-  // An empty environment: the offline model even where OPENAI_API_KEY is set.
-  server = await startDemoServer({ root: outDir, port: 0, env: {} });
-  browser = await openDemoBrowser(ENGINE, { viewport: VIEWPORT });
-  page = browser.page;
-  await openPage();
+beforeAll(() => {
+  page = demo.page;
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (outDir) rmSync(outDir, { recursive: true, force: true });
-});
-
-async function openPage(at: DemoServer | undefined = server): Promise<void> {
-  if (!at) throw new Error('The demo server did not start.');
+async function openPage(at: DemoServer = demo.server): Promise<void> {
   await page.goto(at.url);
   await page.locator('body[data-ready="true"]').waitFor({ timeout: WAIT_MS });
 }
@@ -122,9 +98,8 @@ const lastCard = (tool: string) => page.locator(`#log .tool-card[data-tool="${to
 
 describe('the demo, built and served', () => {
   it('answers a suggestion clicked the moment the page loads, while the agent is still starting', async () => {
-    if (!server) throw new Error('The demo server did not start.');
     // No conversation is stored yet: the case in which the first message used to vanish.
-    await page.goto(server.url);
+    await page.goto(demo.server.url);
     const atLoad = await page.evaluate(() => ({
       status: document.getElementById('agent-status')?.dataset.state,
       text: document.getElementById('agent-status')?.textContent?.trim(),
@@ -606,7 +581,7 @@ describe('the demo, built and served', () => {
   });
 
   it('raised no uncaught error in the page', async () => {
-    expect(await browser?.pageErrors()).toEqual([]);
+    expect(await demo.browser.pageErrors()).toEqual([]);
   });
 });
 
@@ -616,7 +591,6 @@ describe('the demo in front of a model that refuses the key and has no /embeddin
   let upstreamURL = '';
 
   beforeAll(async () => {
-    if (!outDir) throw new Error('The demo was not built.');
     upstream = await startModelServer();
     // What OpenAI answers a wrong key, and a server without embeddings answers /embeddings.
     const session = upstream.createSession(
@@ -625,7 +599,7 @@ describe('the demo in front of a model that refuses the key and has no /embeddin
     );
     upstreamURL = session.baseURL;
     proxied = await startDemoServer({
-      root: outDir,
+      root: demo.outDir,
       port: 0,
       env: { OPENAI_API_KEY: 'sk-placeholder', OPENAI_BASE_URL: session.baseURL },
     });

@@ -5,13 +5,8 @@
  * in the page on every use; actions and reads of one element wait for it to exist.
  */
 import type { ElementHandle, Page } from 'puppeteer-core';
-import type { DemoLocator, DemoPage } from './demo-page';
-
-/** One step of a locator chain, resolved in the page. */
-export type Step =
-  | { readonly kind: 'css'; readonly selector: string }
-  | { readonly kind: 'nth'; readonly index: number }
-  | { readonly kind: 'button'; readonly name: string };
+import type { DemoPage } from './demo-page';
+import { installResolver, type ResolverGlobal, type Step, StepLocator } from './step-locator';
 
 /** Wraps a puppeteer page; `waitMs` bounds every wait for an element. */
 export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
@@ -35,35 +30,20 @@ export function puppeteerDemoPage(page: Page, waitMs: number): DemoPage {
   };
 }
 
-class PuppeteerLocator implements DemoLocator {
+class PuppeteerLocator extends StepLocator {
   readonly #page: Page;
   readonly #steps: readonly Step[];
   readonly #waitMs: number;
 
   constructor(page: Page, steps: readonly Step[], waitMs: number) {
+    super();
     this.#page = page;
     this.#steps = steps;
     this.#waitMs = waitMs;
   }
 
-  #then(step: Step): PuppeteerLocator {
+  protected withStep(step: Step): PuppeteerLocator {
     return new PuppeteerLocator(this.#page, [...this.#steps, step], this.#waitMs);
-  }
-
-  first(): DemoLocator {
-    return this.#then({ kind: 'nth', index: 0 });
-  }
-
-  last(): DemoLocator {
-    return this.#then({ kind: 'nth', index: -1 });
-  }
-
-  locator(selector: string): DemoLocator {
-    return this.#then({ kind: 'css', selector });
-  }
-
-  getByRole(_role: 'button', options: { name: string }): DemoLocator {
-    return this.#then({ kind: 'button', name: options.name });
   }
 
   count(): Promise<number> {
@@ -165,42 +145,4 @@ class PuppeteerLocator implements DemoLocator {
     );
     return handle as ElementHandle<Element>;
   }
-}
-
-/** What {@link installResolver} defines in the page. */
-export interface ResolverGlobal {
-  __airlockResolve(steps: readonly Step[]): Element[];
-}
-
-/**
- * Defines the chain resolver in the page (again after a navigation). Runs in the page,
- * so it is self-contained.
- */
-export function installResolver(): void {
-  const scope = globalThis as unknown as Partial<ResolverGlobal>;
-  if (scope.__airlockResolve) return;
-  scope.__airlockResolve = (steps) => {
-    let found: Array<Element | Document> = [document];
-    for (const step of steps) {
-      if (step.kind === 'css') {
-        found = found.flatMap((root) => [...root.querySelectorAll(step.selector)]);
-      } else if (step.kind === 'nth') {
-        const one = found.at(step.index);
-        found = one ? [one] : [];
-      } else {
-        // Playwright matches an accessible name case-insensitively, as a substring.
-        const name = step.name.toLowerCase();
-        found = found.flatMap((root) =>
-          [...root.querySelectorAll('button, [role="button"], input[type="submit"]')].filter(
-            (element) =>
-              (element.getAttribute('aria-label') ?? element.textContent ?? '')
-                .trim()
-                .toLowerCase()
-                .includes(name),
-          ),
-        );
-      }
-    }
-    return found.filter((node): node is Element => node instanceof Element);
-  };
 }

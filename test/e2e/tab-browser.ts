@@ -4,15 +4,9 @@
  * browser), WebKitGTK over classic WebDriver (windows of one session, one spoken to at a
  * time). A page is reached only through the `tabs` object `tabs-page/main.ts` puts on it.
  */
-import { chromium } from 'playwright';
 import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
-import {
-  chromiumArgs,
-  chromiumPath,
-  firefoxLaunchOptions,
-  firefoxPath,
-  webkitOptions,
-} from '../../scripts/browsers.mjs';
+import { webkitOptions } from '../../scripts/browsers.mjs';
+import { type Engine, launchChromium, launchFirefox } from './engine';
 
 /** One page: a member of its `tabs` object read, or called with `args`. */
 export interface TabPage {
@@ -59,12 +53,10 @@ async function until(check: () => Promise<boolean>, what: string, ms: number): P
 }
 
 /** Launches the engine with no page yet. */
-export async function openTabBrowser(
-  engine: 'chromium' | 'firefox' | 'webkit',
-): Promise<TabBrowser> {
+export async function openTabBrowser(engine: Engine): Promise<TabBrowser> {
   if (engine === 'webkit') return openWebkitTabs();
   if (engine === 'chromium') {
-    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+    const browser = await launchChromium();
     const context = await browser.newContext();
     return {
       open: async (url, waitMs) => {
@@ -87,14 +79,7 @@ export async function openTabBrowser(
       },
     };
   }
-  const { default: puppeteer } = await import('puppeteer-core');
-  const browser = await puppeteer.launch({
-    browser: 'firefox',
-    executablePath: firefoxPath,
-    headless: true,
-    protocolTimeout: 0,
-    ...firefoxLaunchOptions,
-  });
+  const browser = await launchFirefox();
   return {
     open: async (url, waitMs) => {
       const page = await browser.newPage();

@@ -12,11 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/index';
 import { type ModelServer, startModelServer } from '../../src/testing';
 import { airlockAliases } from '../../vite.config';
+import { ENGINE } from './engine';
 import { openTabBrowser, type TabBrowser, type TabPage } from './tab-browser';
 
-const ENGINE =
-  (['firefox', 'webkit'] as const).find((engine) => engine === process.env.AIRLOCK_E2E_BROWSER) ??
-  'chromium';
 const WAIT_MS = 30_000;
 const STREAMED = 'one two three four five six seven eight nine ten';
 

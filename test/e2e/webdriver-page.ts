@@ -1,12 +1,13 @@
 /**
  * The part of Playwright's `Page` and `Locator` that the end-to-end test uses, over
  * classic WebDriver, so the same flows run in WebKitGTK's MiniBrowser, which neither
- * Playwright nor puppeteer drives. Locators resolve in the page as in `puppeteer-page.ts`.
+ * Playwright nor puppeteer drives. Locators are chains of steps resolved in the page, as in
+ * `puppeteer-page.ts`, both built on `step-locator.ts`.
  */
 import { writeFileSync } from 'node:fs';
 import type { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
-import type { DemoLocator, DemoPage } from './demo-page';
-import { installResolver, type Step } from './puppeteer-page';
+import type { DemoPage } from './demo-page';
+import { installResolver, type Step, StepLocator } from './step-locator';
 
 /** WebDriver's key codes for the keys the test presses. */
 const KEYS: Readonly<Record<string, string>> = { Enter: '\uE007', Escape: '\uE00C' };
@@ -56,18 +57,19 @@ export function webdriverDemoPage(session: WebkitSession, waitMs: number): DemoP
   };
 }
 
-class WebdriverLocator implements DemoLocator {
+class WebdriverLocator extends StepLocator {
   readonly #session: WebkitSession;
   readonly #steps: readonly Step[];
   readonly #waitMs: number;
 
   constructor(session: WebkitSession, steps: readonly Step[], waitMs: number) {
+    super();
     this.#session = session;
     this.#steps = steps;
     this.#waitMs = waitMs;
   }
 
-  #then(step: Step): WebdriverLocator {
+  protected withStep(step: Step): WebdriverLocator {
     return new WebdriverLocator(this.#session, [...this.#steps, step], this.#waitMs);
   }
 
@@ -76,22 +78,6 @@ class WebdriverLocator implements DemoLocator {
       script,
       args,
     });
-  }
-
-  first(): DemoLocator {
-    return this.#then({ kind: 'nth', index: 0 });
-  }
-
-  last(): DemoLocator {
-    return this.#then({ kind: 'nth', index: -1 });
-  }
-
-  locator(selector: string): DemoLocator {
-    return this.#then({ kind: 'css', selector });
-  }
-
-  getByRole(_role: 'button', options: { name: string }): DemoLocator {
-    return this.#then({ kind: 'button', name: options.name });
   }
 
   async count(): Promise<number> {

@@ -10,8 +10,7 @@ import { WebkitSession } from '../../scripts/browsers/webkit-session.mjs';
 import { webkitOptions } from '../../scripts/browsers.mjs';
 import { ENGINE_CRASH } from '../../scripts/crash-reruns.mjs';
 import { processName, processTree } from '../setup/worker-threads.mjs';
-
-const ENGINE = process.env.AIRLOCK_E2E_BROWSER ?? 'chromium';
+import { ENGINE } from './engine';
 
 /** Linux cuts a process's name to 15 characters. */
 const WEB_PROCESS = 'WebKitWebProces';

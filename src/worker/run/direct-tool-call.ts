@@ -10,6 +10,7 @@ import type { ToolSpec } from '../../protocol/tools';
 import type { DirectToolCall } from '../../protocol/wire';
 import { randomId } from '../../runtime/random-id';
 import { toolCancelled } from '../../tools/tool-cancelled';
+import { toolFailure } from '../../tools/tool-failure';
 import { decideFlow } from '../policy/flow-decision';
 import type { RunContext } from './loop-context';
 import type { toolStep } from './tool-step';
@@ -91,14 +92,10 @@ function answerOf(
     context.config.flow ?? { untrustedToSink: 'refuse' },
   );
   if (decision.action === 'refuse') {
-    return failure(
+    return toolFailure(
       'flow-refused',
       `The result of "${settled.toolName}" is labelled ${levels.join(', ')}, which the flow policy does not allow to go to ${WEBMCP_DESTINATION}.`,
     );
   }
   return { ok: true, output: settled.output };
-}
-
-function failure(code: ToolErrorData['code'], message: string): DirectCallAnswer {
-  return { ok: false, error: { code, message } };
 }

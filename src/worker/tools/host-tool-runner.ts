@@ -1,7 +1,8 @@
 import type * as Comlink from 'comlink';
-import type { ToolCallRequest, ToolHost, ToolOutcome } from '../../protocol/tools';
+import type { ToolCallRequest, ToolHost } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
+import { toolFailure } from '../../tools/tool-failure';
 import { type ToolRunner, timedOut } from './tool-runner';
 
 /**
@@ -52,13 +53,10 @@ export class HostToolRunner implements ToolRunner {
     try {
       return await ask();
     } catch (error) {
-      return {
-        ok: false,
-        error: {
-          code: 'tool-failed',
-          message: `Tool "${request.toolName}" could not be run by ${this.#where}: ${describeThrown(error)}`,
-        },
-      } satisfies ToolOutcome;
+      return toolFailure(
+        'tool-failed',
+        `Tool "${request.toolName}" could not be run by ${this.#where}: ${describeThrown(error)}`,
+      );
     }
   }
 }

@@ -1,6 +1,5 @@
 import type { ChatModel } from '../../model/chat-model';
 import type { ChatMessage, ChatToolCall } from '../../protocol/chat';
-import type { ToolErrorCode } from '../../protocol/errors';
 import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailVerdict } from '../../protocol/guardrails';
 import type { CallFlow } from '../../protocol/labels';
@@ -14,6 +13,7 @@ import type {
 import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { toolCancelled } from '../../tools/tool-cancelled';
+import { type ToolFailure, toolFailure } from '../../tools/tool-failure';
 import { GUARDRAIL_ABORTED } from '../policy/guardrails';
 import type { RunFlowTracker } from '../policy/run-flow';
 import type { ApprovalGate } from './approval-gate';
@@ -189,17 +189,17 @@ async function settle(
     const offered = context.registry.specs(context.allowed).map((spec) => spec.name);
     const list = offered.join(', ') || 'none';
     return tool
-      ? failure(
+      ? toolFailure(
           'tool-not-allowed',
           `Tool "${toolName}" is not allowed in this run. Available tools: ${list}.`,
         )
-      : failure(
+      : toolFailure(
           'tool-not-found',
           `There is no tool named "${toolName}". Available tools: ${list}.`,
         );
   }
   if (!parsed.ok) {
-    return failure(
+    return toolFailure(
       'tool-invalid-json',
       `The arguments for tool "${toolName}" are not valid JSON (${parsed.reason}). Send a JSON object.`,
     );
@@ -219,7 +219,7 @@ async function settle(
     const verdict = await context.guardArguments(request);
     if (verdict === GUARDRAIL_ABORTED) return cancelled(toolName);
     if (verdict.action === 'block') {
-      return failure(
+      return toolFailure(
         'tool-blocked',
         `The call to "${toolName}" was blocked by the guardrail "${verdict.name}": ${verdict.reason}`,
       );
@@ -236,7 +236,7 @@ async function settle(
   }
   const verdict = context.flow?.decide(tool.spec, check);
   if (verdict) progress.flow = verdict.flow;
-  if (verdict?.action === 'refuse') return failure('flow-refused', verdict.message);
+  if (verdict?.action === 'refuse') return toolFailure('flow-refused', verdict.message);
   const flowAsks = verdict?.action === 'approve';
   // The toolset's declared policy decides; a check's answer counts only for a rule of the arguments.
   if (flowAsks || needsApproval(tool.spec, check)) {
@@ -254,14 +254,14 @@ async function settle(
     const decision = await approval.decision;
     if (context.signal.aborted) return cancelled(toolName);
     if (!decision.approved) {
-      return failure(
+      return toolFailure(
         'tool-rejected',
         `The user rejected this call to "${toolName}": ${decision.reason}`,
       );
     }
   }
   if (context.startExecution && !context.startExecution()) {
-    return failure(
+    return toolFailure(
       'tool-budget-exceeded',
       `The tool-call budget is spent, so "${toolName}" did not run; the run ends here.`,
     );
@@ -310,7 +310,7 @@ function nestedCalls(
     const grantedHere = callable.includes(toolName);
     const target = grantedHere ? context.registry.get(toolName) : undefined;
     if (!grantedHere || (target?.spec.callableTools?.length ?? 0) > 0) {
-      return failure(
+      return toolFailure(
         'tool-not-allowed',
         `The script may call only ${callable.map((name) => `tools.${name}`).join(', ')}; "${toolName}" is not one of them.`,
       );
@@ -366,12 +366,6 @@ async function parseArguments(text: string): Promise<ParsedArguments> {
   }
 }
 
-type ToolFailure = Extract<ToolOutcome, { ok: false }>;
-
 function cancelled(toolName: string): ToolFailure {
   return toolCancelled(toolName, 'the run was aborted');
-}
-
-function failure(code: ToolErrorCode, message: string): ToolFailure {
-  return { ok: false, error: { code, message } };
 }

@@ -3,6 +3,7 @@ import { safeParse } from '../../errors/schema-issues';
 import type { SandboxRequest } from '../../protocol/sandbox-wire';
 import type { ToolCallRequest, ToolOutcome } from '../../protocol/tools';
 import { capContent } from '../../tools/run-tool';
+import { toolFailure } from '../../tools/tool-failure';
 import { misbehaved } from './tool-answers';
 
 /** What a request to the tool worker came to: its raw answer, or a failure already decided here. */
@@ -69,10 +70,7 @@ const responseSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
-const CRASHED: Extract<ToolOutcome, { ok: false }> = {
-  ok: false,
-  error: { code: 'tool-crashed', message: 'The tool worker stopped before it answered.' },
-};
+const CRASHED = toolFailure('tool-crashed', 'The tool worker stopped before it answered.');
 
 /**
  * The agent worker's end of one tool worker's port: request/response by id. Everything the
@@ -195,13 +193,10 @@ export class SandboxConnection {
       this.#violate('asked to call a tool for a call it is not running');
       return;
     }
-    const refused: ToolOutcome = {
-      ok: false,
-      error: {
-        code: 'tool-not-allowed',
-        message: `Tool "${running.toolName}" may not call other tools.`,
-      },
-    };
+    const refused: ToolOutcome = toolFailure(
+      'tool-not-allowed',
+      `Tool "${running.toolName}" may not call other tools.`,
+    );
     const asked = running.onToolCall?.(request.toolName, request.arguments);
     void (asked ?? Promise.resolve(refused)).then((outcome) => {
       if (this.#violation !== undefined) return;

@@ -5,6 +5,7 @@ import type { ToolCallRequest, ToolSpec } from '../../protocol/tools';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
 import { toolCancelled } from '../../tools/tool-cancelled';
+import { toolFailure } from '../../tools/tool-failure';
 import { describedTools, loadFailure } from './described-worker';
 import { type NestedToolCall, SandboxConnection } from './sandbox-connection';
 import { Semaphore } from './semaphore';
@@ -360,13 +361,10 @@ export class SandboxSupervisor implements ToolRunner {
   }
 
   #startFailure(error: unknown) {
-    return {
-      ok: false,
-      error: {
-        code: 'tool-crashed',
-        message: `Toolset "${this.#config.name}" could not start a worker: ${describeThrown(error)}`,
-      },
-    } as const;
+    return toolFailure(
+      'tool-crashed',
+      `Toolset "${this.#config.name}" could not start a worker: ${describeThrown(error)}`,
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import {
   MAX_TOOL_IMAGE_CHARS,
   MAX_TOOL_IMAGES,
 } from '../../tools/run-tool';
+import { type ToolFailure, toolFailure } from '../../tools/tool-failure';
 
 // What a tool runner delivers is judged here, in the agent worker, whatever thread it came
 // from: a sandbox's code can rewrite anything its worker posts, so an answer's shape, size
@@ -75,17 +76,12 @@ const outcomeSchema = z.union([
   z.object({ ok: z.literal(false), error: toolError }),
 ]);
 
-type ToolFailure = Extract<ToolOutcome, { ok: false }>;
-
 /** The failure of a call whose runner broke the protocol. */
 export function misbehaved(toolName: string, what: string): ToolFailure {
-  return {
-    ok: false,
-    error: {
-      code: 'tool-misbehaved',
-      message: `The sandbox of tool "${toolName}" ${what}; its worker was stopped.`,
-    },
-  };
+  return toolFailure(
+    'tool-misbehaved',
+    `The sandbox of tool "${toolName}" ${what}; its worker was stopped.`,
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { ToolCallRequest, ToolOutcome } from '../../protocol/tools';
+import { toolFailure } from '../../tools/tool-failure';
 
 /** The run and conversation a call belongs to: what decides which tool workers may serve it. */
 export interface CallScope {
@@ -34,11 +35,8 @@ export function timedOut(
   timeoutMs: number,
   what: string,
 ): ToolOutcome & { ok: false } {
-  return {
-    ok: false,
-    error: {
-      code: 'tool-timeout',
-      message: `Tool "${toolName}" did not finish within ${timeoutMs} ms; ${what}.`,
-    },
-  };
+  return toolFailure(
+    'tool-timeout',
+    `Tool "${toolName}" did not finish within ${timeoutMs} ms; ${what}.`,
+  );
 }

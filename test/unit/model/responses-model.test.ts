@@ -1,22 +1,16 @@
 // @vitest-environment node
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import type { ModelRequest, ModelStreamPart } from '../../../src/model/chat-model';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import { ResponsesEventReader } from '../../../src/model/openai-responses-model';
 import type { ModelConfig } from '../../../src/protocol/agent-config';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import type { ScriptedTurn } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 const hello: ModelRequest = { messages: [{ role: 'user', content: 'Hi' }], tools: [] };
 

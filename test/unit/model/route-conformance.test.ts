@@ -1,24 +1,18 @@
 // @vitest-environment node
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
 import { route } from '../../../src/model/route-model';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import {
   chatModelConformance,
   conformanceTurn,
   type ScriptedTurn,
 } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
 // The router is a ChatModel like any other: it must keep the contract the loop relies on,
 // routing to models over the fake server (one declined, one failing 500 before the answer).
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 const endpoint = (script: ScriptedTurn[] | (() => ScriptedTurn)) =>
   createOpenAIChatModel({

@@ -1,20 +1,12 @@
 // @vitest-environment node
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import type { ModelStreamPart } from '../../../src/model/chat-model';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import type { ScriptedTurn } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-
-beforeAll(async () => {
-  server = await startModelServer();
-});
-
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 const request = { messages: [{ role: 'user' as const, content: 'Hi' }], tools: [] };
 

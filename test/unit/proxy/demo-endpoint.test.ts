@@ -1,20 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createModelEndpoint } from '../../../demo/server/model-endpoint';
 import {
   createOpenAIChatModel,
   createOpenAIEmbeddingModel,
 } from '../../../src/model/openai-chat-model';
-import { type ModelServer, startModelServer } from '../../../src/testing';
+import { useModelServer } from '../support/model-server';
 import { sentinelKey } from './support';
 
-let models: ModelServer;
-
-beforeAll(async () => {
-  models = await startModelServer();
-});
-afterAll(() => models.close());
+const models = useModelServer();
 
 describe("the demo's model endpoint with a key", () => {
   it("passes the demo agent's own requests through the gateway, anonymous with a warning at start", async () => {

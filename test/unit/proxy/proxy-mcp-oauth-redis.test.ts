@@ -1,31 +1,21 @@
 // The MCP OAuth store in Redis, against a real `redis-server` (scripts/redis.mjs) and the OAuth
 // MCP server fixture: two proxies sharing one store serve one user, as processes behind a load
 // balancer do: the flow starts on one and its callback lands on the other.
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis.mjs';
+import { describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import { createRedisMcpAuthStore, type McpAuthStore } from '../../../src/proxy';
 import { startMcpOAuthServer } from '../../setup/mcp-oauth-server';
+import { useRedis } from '../support/redis';
 import { sentinelKey, serveProxy } from './support';
 
-let redis: RedisServer;
-let client: ReturnType<typeof createClient>;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  client = createClient({ url: redis.url, disableOfflineQueue: true });
-  client.on('error', () => undefined);
-  await client.connect();
-}, 30_000);
-afterAll(async () => {
-  client?.destroy();
-  await redis?.close();
-});
+const redis = useRedis();
 
 describe('the Redis MCP auth store', () => {
   it('stores, expires and takes values once', async () => {
-    const store = createRedisMcpAuthStore({ client, prefix: `test:${sentinelKey()}:` });
+    const store = createRedisMcpAuthStore({
+      client: redis.client,
+      prefix: `test:${sentinelKey()}:`,
+    });
     await store.set('a', 'one');
     await store.set('b', 'two', 50);
     expect(await store.get('a')).toBe('one');
@@ -48,7 +38,7 @@ describe('the Redis MCP auth store', () => {
   it('lets a flow started on one proxy finish on another, and both then use the grant', async () => {
     const server = await startMcpOAuthServer();
     const store: McpAuthStore = createRedisMcpAuthStore({
-      client,
+      client: redis.client,
       prefix: `test:${sentinelKey()}:`,
     });
     const options = {

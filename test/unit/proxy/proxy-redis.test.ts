@@ -4,9 +4,7 @@
 // holding one set of limits.
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisServer, startRedis } from '../../../scripts/redis.mjs';
+import { afterAll, describe, expect, it } from 'vitest';
 import { isAirlockError } from '../../../src/errors/airlock-error';
 import {
   type Authorize,
@@ -16,6 +14,7 @@ import {
   type ProxyOptions,
 } from '../../../src/proxy';
 import type { ModelSession } from '../../../src/testing';
+import { useRedis } from '../support/redis';
 import { chatBody, type ProxyServer, sentinelKey, TEST_MODEL, useProxyFixture } from './support';
 
 const KEY = sentinelKey();
@@ -24,20 +23,7 @@ const NOON = Date.UTC(2026, 10, 30, 12, 0, 30);
 const MINUTE = Math.floor(NOON / 60_000) * 60_000;
 
 const fixture = useProxyFixture(KEY);
-let redis: RedisServer;
-let client: ReturnType<typeof createClient>;
-
-beforeAll(async () => {
-  redis = await startRedis();
-  client = createClient({ url: redis.url, disableOfflineQueue: true });
-  // node-redis reports a lost connection as an event too; the calls' rejections are what count.
-  client.on('error', () => undefined);
-  await client.connect();
-}, 30_000);
-afterAll(async () => {
-  client?.destroy();
-  await redis?.close();
-});
+const redis = useRedis();
 
 const byHeader: Authorize = (request) => ({ userId: request.headers.get('x-user') ?? 'nobody' });
 
@@ -45,7 +31,7 @@ function proxyTo(session: ModelSession, options: Partial<ProxyOptions>): Promise
   return fixture.serveProxy({
     upstream: session.baseURL,
     authorize: byHeader,
-    counterStore: createRedisCounterStore({ client }),
+    counterStore: createRedisCounterStore({ client: redis.client }),
     ...options,
   });
 }
@@ -66,7 +52,7 @@ function tokensClaim(key: string, amount: number, limit: number, at = NOON): Cou
 
 describe('the Redis counter store', () => {
   it('reserves all or nothing in one script: a refused claim adds to none of its counters', async () => {
-    const store = createRedisCounterStore({ client });
+    const store = createRedisCounterStore({ client: redis.client });
     const claim: CounterClaim = {
       at: NOON,
       windows: [
@@ -83,12 +69,14 @@ describe('the Redis counter store', () => {
       current: 1200,
       previous: 0,
     });
-    expect(await client.get(`airlock:requests:atomic:${MINUTE}`)).toBe('2');
-    expect(Number(await client.pTTL(`airlock:tokens:atomic:${MINUTE}`))).toBeGreaterThan(60_000);
+    expect(await redis.client.get(`airlock:requests:atomic:${MINUTE}`)).toBe('2');
+    expect(Number(await redis.client.pTTL(`airlock:tokens:atomic:${MINUTE}`))).toBeGreaterThan(
+      60_000,
+    );
   });
 
   it('settles a reservation at what was used, frees its in-flight slot, and counts the previous minute, weighted', async () => {
-    const store = createRedisCounterStore({ client });
+    const store = createRedisCounterStore({ client: redis.client });
     const inFlight = {
       key: 'airlock:inflight:settle',
       limit: 1,
@@ -109,31 +97,31 @@ describe('the Redis counter store', () => {
       ).kind,
     ).toBe('busy');
     await store.settle(first.reservation, [100]);
-    expect(Number(await client.get(`airlock:tokens:settle:${MINUTE}`))).toBe(100);
-    expect(await client.zCard('airlock:inflight:settle')).toBe(0);
+    expect(Number(await redis.client.get(`airlock:tokens:settle:${MINUTE}`))).toBe(100);
+    expect(await redis.client.zCard('airlock:inflight:settle')).toBe(0);
     // Half a minute into the next one, half of those 100 still count.
     const later = await store.reserve(tokensClaim('airlock:tokens:settle', 0, 50, MINUTE + 90_000));
     expect(later).toEqual({ kind: 'refused', index: 0, current: 0, previous: 100 });
   });
 
   it('keeps users apart whatever their ids hold: colons, braces, Lua and glob characters', async () => {
-    const store = createRedisCounterStore({ client });
+    const store = createRedisCounterStore({ client: redis.client });
     const users = ['eve', 'eve:1796040000000', "eve'}) redis.call('FLUSHALL') --", 'e*', '{eve}'];
     for (const user of users) {
       const outcome = await store.reserve(tokensClaim(`airlock:tokens:${user}`, 10, 15));
       expect(outcome.kind).toBe('reserved');
     }
     for (const user of users) {
-      expect(await client.get(`airlock:tokens:${user}:${MINUTE}`)).toBe('10');
+      expect(await redis.client.get(`airlock:tokens:${user}:${MINUTE}`)).toBe('10');
     }
   });
 
   it('reloads its scripts when Redis has forgotten them (SCRIPT FLUSH, a restart)', async () => {
-    const store = createRedisCounterStore({ client });
+    const store = createRedisCounterStore({ client: redis.client });
     await store.reserve(tokensClaim('airlock:tokens:flush', 1, 10));
-    await client.scriptFlush();
+    await redis.client.scriptFlush();
     expect((await store.reserve(tokensClaim('airlock:tokens:flush', 1, 10))).kind).toBe('reserved');
-    expect(await client.get(`airlock:tokens:flush:${MINUTE}`)).toBe('2');
+    expect(await redis.client.get(`airlock:tokens:flush:${MINUTE}`)).toBe('2');
   });
 
   it('refuses a client that is not a node-redis client, and a timeout that is no number', () => {
@@ -148,7 +136,9 @@ describe('the Redis counter store', () => {
       expect(isAirlockError(thrown, 'invalid-options')).toBe(true);
     }
     for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => createRedisCounterStore({ client, timeoutMs })).toThrow(/timeoutMs/);
+      expect(() => createRedisCounterStore({ client: redis.client, timeoutMs })).toThrow(
+        /timeoutMs/,
+      );
     }
   });
 
@@ -203,7 +193,7 @@ describe('the proxy on Redis', () => {
     expect(new Set(await load(10))).toEqual(new Set([200]));
     // Stopped in the middle of a load: whatever was admitted before is answered, the rest refused.
     const during = load(40);
-    await redis.stop();
+    await redis.server.stop();
     const statuses = await during;
     expect(statuses.every((status) => status === 200 || status === 503)).toBe(true);
     const forwardedBefore = session.requests.length;
@@ -211,7 +201,7 @@ describe('the proxy on Redis', () => {
     expect(session.requests).toHaveLength(forwardedBefore);
     expect(logs.join('\n')).toMatch(/counter store failed/);
 
-    await redis.start();
+    await redis.server.start();
     await expect
       .poll(() => post(server.url, 'outage'), { timeout: 15_000, interval: 100 })
       .toBe(200);
@@ -246,7 +236,7 @@ describe('four proxy processes on one Redis', () => {
       usage: { prompt_tokens: 60_000, completion_tokens: 40_000 },
     }));
     const settings = {
-      redisUrl: redis.url,
+      redisUrl: redis.server.url,
       // Four processes starting on a busy machine: a slow answer is not what this test is about.
       redisTimeoutMs: 20_000,
       // One instant for all four: a burst spread over seconds must not straddle a minute.

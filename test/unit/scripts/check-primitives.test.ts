@@ -57,7 +57,11 @@ describe('one primitive per concern, enforced by npm run lint', () => {
     );
     await plant(
       'src/worker/tools/planted-cancel.ts',
-      "export const cancelled = { ok: false, error: { code: 'tool-cancelled', message: 'x' } };\n",
+      [
+        "export const cancelled = { ok: false, error: { code: 'tool-cancelled', message: 'x' } };",
+        "export const built = toolFailure('tool-cancelled', 'x');",
+        '',
+      ].join('\n'),
     );
   });
 
@@ -99,7 +103,11 @@ describe('one primitive per concern, enforced by npm run lint', () => {
       expect.stringMatching(
         /^src\/worker\/run\/planted-timer\.ts:4: timers go through src\/timing\//,
       ),
-      expect.stringMatching(/^src\/worker\/tools\/planted-cancel\.ts:1: .*toolCancelled\(\)/),
+      ...[1, 2].map((line) =>
+        expect.stringMatching(
+          new RegExp(`^src/worker/tools/planted-cancel\\.ts:${line}: .*toolCancelled\\(\\)`),
+        ),
+      ),
     ]);
   });
 

@@ -4,29 +4,29 @@ import { describe, expect, it } from 'vitest';
 import { estimateMessageTokens } from '../../../src/model/estimate-tokens';
 import { openStore } from '../../../src/store/dexie-store';
 import { RunSeal } from '../../../src/store/run-seal';
-import {
-  CURRENT_SCHEMA_VERSION,
-  SCHEMA_V1,
-  SCHEMA_V2,
-  SCHEMA_V3,
-  SCHEMA_V4,
-  SCHEMA_V5,
-  SCHEMA_V6,
-  SCHEMA_V7,
-  SCHEMA_V8,
-} from '../../../src/store/schema-versions';
+import { CURRENT_SCHEMA_VERSION, SCHEMA_VERSIONS } from '../../../src/store/schema-versions';
 import type { RunRecord } from '../../../src/store/store';
 import type { VectorCodesRecord } from '../../../src/store/vector-blocks';
 import { planResume } from '../../../src/worker/run/resume-plan';
+
+/**
+ * A raw Dexie on `name` as version `version` of Airlock declared it: every shipped schema up to
+ * that one, to write rows as that version did.
+ */
+function olderAirlock(name: string, version: number, indexedDB: IDBFactory): Dexie {
+  const database = new Dexie(name, { indexedDB, IDBKeyRange });
+  SCHEMA_VERSIONS.slice(0, version).forEach((stores, index) => {
+    database.version(index + 1).stores(stores);
+  });
+  return database;
+}
 
 // Tests reach IndexedDB through a raw Dexie to play an older or a newer Airlock.
 
 describe('schema versions', () => {
   it('upgrades a version 2 database to version 3: conversations stay, documents and chunks start empty', async () => {
     const indexedDB = new IDBFactory();
-    const v2 = new Dexie('to-v3', { indexedDB, IDBKeyRange });
-    v2.version(1).stores(SCHEMA_V1);
-    v2.version(2).stores(SCHEMA_V2);
+    const v2 = olderAirlock('to-v3', 2, indexedDB);
     await v2.table('conversations').add({
       id: 'c',
       title: 'Kept',
@@ -68,11 +68,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 4 database to version 5: chunk vectors move into packed blocks, text and documents stay', async () => {
     const indexedDB = new IDBFactory();
-    const v4 = new Dexie('to-v5', { indexedDB, IDBKeyRange });
-    v4.version(1).stores(SCHEMA_V1);
-    v4.version(2).stores(SCHEMA_V2);
-    v4.version(3).stores(SCHEMA_V3);
-    v4.version(4).stores(SCHEMA_V4);
+    const v4 = olderAirlock('to-v5', 4, indexedDB);
     const unit = (axis: number) => Float32Array.from({ length: 4 }, (_, i) => (i === axis ? 1 : 0));
     // 1,203 chunks of 401 documents, as version 4 stored them: text and vector in each row.
     const documents = Array.from({ length: 401 }, (_, doc) => ({
@@ -127,12 +123,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 5 database to version 6: stored messages become searchable, and odd rows do not stop it', async () => {
     const indexedDB = new IDBFactory();
-    const v5 = new Dexie('to-v6', { indexedDB, IDBKeyRange });
-    v5.version(1).stores(SCHEMA_V1);
-    v5.version(2).stores(SCHEMA_V2);
-    v5.version(3).stores(SCHEMA_V3);
-    v5.version(4).stores(SCHEMA_V4);
-    v5.version(5).stores(SCHEMA_V5);
+    const v5 = olderAirlock('to-v6', 5, indexedDB);
     const conversation = (id: string, lastSeq: number) => ({
       id,
       title: id,
@@ -181,10 +172,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 6 database to version 7: the list is read by pages, and each vector block gets its int8 copy', async () => {
     const indexedDB = new IDBFactory();
-    const v6 = new Dexie('to-v7', { indexedDB, IDBKeyRange });
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6].forEach((spec, index) => {
-      v6.version(index + 1).stores(spec);
-    });
+    const v6 = olderAirlock('to-v7', 6, indexedDB);
     const conversation = (id: string, updatedAt: unknown) => ({
       id,
       title: id,
@@ -246,12 +234,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 7 database to version 8: memories and conversations stay, proposals start empty', async () => {
     const indexedDB = new IDBFactory();
-    const v7 = new Dexie('to-v8', { indexedDB, IDBKeyRange });
-    [SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7].forEach(
-      (spec, index) => {
-        v7.version(index + 1).stores(spec);
-      },
-    );
+    const v7 = olderAirlock('to-v8', 7, indexedDB);
     const memory = {
       id: 'm',
       key: 'city',
@@ -292,19 +275,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 8 database to version 9: its runs stay listed, and a run it left waiting is refused a resume, its row kept', async () => {
     const indexedDB = new IDBFactory();
-    const v8 = new Dexie('to-v9', { indexedDB, IDBKeyRange });
-    [
-      SCHEMA_V1,
-      SCHEMA_V2,
-      SCHEMA_V3,
-      SCHEMA_V4,
-      SCHEMA_V5,
-      SCHEMA_V6,
-      SCHEMA_V7,
-      SCHEMA_V8,
-    ].forEach((spec, index) => {
-      v8.version(index + 1).stores(spec);
-    });
+    const v8 = olderAirlock('to-v9', 8, indexedDB);
     await v8.table('conversations').add({
       id: 'c',
       title: 'Kept',
@@ -365,8 +336,7 @@ describe('schema versions', () => {
 
   it('upgrades a version 1 database: rows stay readable and messages get their token counts', async () => {
     const indexedDB = new IDBFactory();
-    const v1 = new Dexie('migrating', { indexedDB, IDBKeyRange });
-    v1.version(1).stores(SCHEMA_V1);
+    const v1 = olderAirlock('migrating', 1, indexedDB);
     await v1.table('conversations').add({
       id: 'c',
       title: 'Old',
@@ -447,13 +417,7 @@ describe('schema versions', () => {
 
     // Newer than this code: every shipped version, and one more. (A version equal to the
     // current one with other tables is not newer: Dexie patches the schema in place.)
-    const newer = new Dexie('shared', { indexedDB, IDBKeyRange });
-    newer.version(1).stores(SCHEMA_V1);
-    newer.version(2).stores(SCHEMA_V2);
-    newer.version(3).stores(SCHEMA_V3);
-    newer.version(4).stores(SCHEMA_V4);
-    newer.version(5).stores(SCHEMA_V5);
-    newer.version(6).stores(SCHEMA_V6);
+    const newer = olderAirlock('shared', 6, indexedDB);
     newer.version(CURRENT_SCHEMA_VERSION + 1).stores({ notes: 'id' });
     let blocked = false;
     newer.on('blocked', () => {

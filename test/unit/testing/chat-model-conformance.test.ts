@@ -1,23 +1,17 @@
 // @vitest-environment node
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AirlockError } from '../../../src/errors/airlock-error';
 import type { ChatModel, ModelStreamPart } from '../../../src/model/chat-model';
 import { createOpenAIChatModel } from '../../../src/model/openai-chat-model';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import {
   type ConformanceScenario,
   type ConformanceSubject,
   chatModelConformance,
   conformanceTurn,
 } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 const overTheFakeServer = (api: 'chat' | 'responses'): ConformanceSubject => ({
   model: (scenario) =>

@@ -4,23 +4,11 @@ import type { AddressInfo } from 'node:net';
 import OpenAI, { APIError } from 'openai';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createModelHandler,
-  type ModelServer,
-  type ModelSession,
-  startModelServer,
-} from '../../../src/testing.js';
+import { createModelHandler, type ModelSession, startModelServer } from '../../../src/testing.js';
 import { createRemoteSession, hashedEmbedding } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-
-beforeAll(async () => {
-  server = await startModelServer();
-});
-
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 function clientFor(baseURL: string, maxRetries = 0): OpenAI {
   // logLevel off: the SDK logs parse failures and retries, which the fault tests trigger on purpose.

@@ -1,18 +1,10 @@
 // @vitest-environment node
 import OpenAI, { BadRequestError } from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
+import { describe, expect, it } from 'vitest';
 import { createRemoteSession } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-
-beforeAll(async () => {
-  server = await startModelServer();
-});
-
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 const client = (baseURL: string) =>
   new OpenAI({ baseURL, apiKey: 'test', maxRetries: 0, logLevel: 'off', timeout: 2000 });

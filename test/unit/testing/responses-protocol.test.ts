@@ -1,17 +1,11 @@
 // @vitest-environment node
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
+import { describe, expect, it } from 'vitest';
 import type { ScriptedTurn } from '../../../src/testing-remote.js';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 /** The raw SSE body the server answers a streamed Responses request with. */
 async function rawStream(turn: ScriptedTurn, include: string[] = []): Promise<string> {

@@ -1,16 +1,10 @@
 // @vitest-environment node
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/protocol/agent-config';
-import { type ModelServer, startModelServer } from '../../../src/testing.js';
 import { openAIModel } from '../../../src/worker/services/openai-model';
+import { useModelServer } from '../support/model-server';
 
-let server: ModelServer;
-beforeAll(async () => {
-  server = await startModelServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 describe('openAIModel', () => {
   it('streams from the endpoint at its baseURL, as the agent’s built-in model does', async () => {
