@@ -75,9 +75,17 @@ export async function authorizeMcp(
       details: { field: 'mode' },
     });
   }
-  const opened = (
-    options.open ?? (() => window.open('', `airlock-mcp-${server}`, 'popup,width=520,height=720'))
-  )();
+  const open =
+    options.open ?? (() => window.open('', `airlock-mcp-${server}`, 'popup,width=520,height=720'));
+  let opened: Window | null;
+  try {
+    opened = open();
+  } catch (error) {
+    // Firefox throws (a frame sandboxed without allow-popups) where others answer null.
+    throw failure(server, 'window-blocked', 'The browser refused to open the window.', {
+      cause: error,
+    });
+  }
   if (!opened)
     throw failure(server, 'window-blocked', 'The window for the authorization could not open.');
   try {
