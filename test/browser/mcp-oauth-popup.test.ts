@@ -1,15 +1,24 @@
 import { authorizeMcp, signOutMcp } from 'airlock-agents/mcp-auth';
 import { afterEach, beforeEach, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { commands } from 'vitest/browser';
 import { issuedTokens, pageFrame } from './mcp-oauth-support';
 
+declare module 'vitest/browser' {
+  interface BrowserCommands {
+    /** Clicks as a user (a real gesture); false where the provider cannot (test/setup/user-click.mjs). */
+    clickAsUser: (selector: string) => Promise<boolean>;
+  }
+}
+
 /**
- * `authorizeMcp`'s default path: a real popup from `window.open`. The authorization server's
- * page loads in it (the test server consents at once and sends it to the proxy's callback),
- * the callback page posts "done" to its opener and closes itself, and `authorizeMcp` resolves.
- * The engines' test browsers allow a script's popup without a click (Playwright's Chromium,
- * Firefox through puppeteer and WebKit through WebDriver turn their blockers off), so the
- * calls here need no gesture; a real blocker's refusal is met in a frame sandboxed without
- * `allow-popups`, where every engine refuses `window.open` for real.
+ * `authorizeMcp`'s default path: a real popup from `window.open`, opened as apps open it, from
+ * a click on a button. The authorization server's page loads in it (the test server consents
+ * at once and sends it to the proxy's callback), the callback page posts "done" to its opener
+ * and closes itself, and `authorizeMcp` resolves. The click is a user's (Playwright's input in
+ * Chromium, WebDriver's Element Click in WebKit, whose popup blocker refuses a window a script
+ * opens without one); Firefox's driver has no such click, and puppeteer turns its popup blocker
+ * off, so there the button's `click()` is enough. A real blocker's refusal is met in a frame
+ * sandboxed without `allow-popups`, where every engine refuses `window.open`.
  */
 const mcpPath = inject('mcpOAuthProxyPath');
 const realFetch = window.fetch;
@@ -40,6 +49,29 @@ async function until(check: () => boolean, ms = 20_000): Promise<void> {
   }
 }
 
+/** Calls authorizeMcp from a click on a button of the test's page, as an app does; its outcome. */
+async function authorizeFromClick(options: { timeoutMs: number }): Promise<unknown> {
+  const button = document.createElement('button');
+  button.id = 'sign-in-to-oauth';
+  button.textContent = 'Sign in to the MCP server';
+  document.body.append(button);
+  onTestFinished(() => button.remove());
+  const outcome = new Promise<unknown>((resolve) => {
+    button.addEventListener(
+      'click',
+      () => {
+        authorizeMcp('oauth', { mcpPath, ...options }).then(
+          () => resolve('authorized'),
+          (error: unknown) => resolve(error),
+        );
+      },
+      { once: true },
+    );
+  });
+  if (!(await commands.clickAsUser('#sign-in-to-oauth'))) button.click();
+  return outcome;
+}
+
 describe("authorizeMcp's default popup", () => {
   it('opens a popup, the authorization runs in it, the callback page says "done" to the opener and the popup closes', async () => {
     await signOutMcp('oauth', { mcpPath });
@@ -51,7 +83,7 @@ describe("authorizeMcp's default popup", () => {
     window.addEventListener('message', onMessage);
     onTestFinished(() => window.removeEventListener('message', onMessage));
 
-    await authorizeMcp('oauth', { mcpPath, timeoutMs: 60_000 });
+    expect(await authorizeFromClick({ timeoutMs: 60_000 })).toBe('authorized');
 
     expect(popups).toHaveLength(1);
     expect(said).toEqual([{ type: 'airlock-mcp-oauth', server: 'oauth', outcome: 'done' }]);
@@ -71,9 +103,7 @@ describe("authorizeMcp's default popup", () => {
       return Response.json({ ...(await response.json()), authorizationUrl: stay });
     };
     // Past the test's own timeout: only the closed popup can end the wait in time.
-    const pending = authorizeMcp('oauth', { mcpPath, timeoutMs: 600_000 }).catch(
-      (error: unknown) => error,
-    );
+    const pending = authorizeFromClick({ timeoutMs: 600_000 });
     await until(() => popups.length === 1);
     const popup = popups[0] as Window;
     // Cross-origin once it is on the authorization server's page: its location is unreadable.
@@ -97,7 +127,7 @@ describe("authorizeMcp's default popup", () => {
       for (const popup of popups) popup.close();
       return realFetch(input, init);
     };
-    await expect(authorizeMcp('oauth', { mcpPath, timeoutMs: 600_000 })).rejects.toMatchObject({
+    expect(await authorizeFromClick({ timeoutMs: 600_000 })).toMatchObject({
       code: 'mcp-auth-failed',
       details: { server: 'oauth', reason: 'window-closed' },
     });
