@@ -30,7 +30,14 @@ describe('MCP OAuth in redirect mode', () => {
     // Nothing either page saw holds a token: their URLs, and every response their fetch got.
     const tokens = await issuedTokens();
     expect(tokens.length).toBeGreaterThan(0);
-    const seen = [frame.first.href, returned.href, ...frame.first.responses, ...returned.responses];
+    expect(returned.referrer).not.toContain('code=');
+    const seen = [
+      frame.first.href,
+      returned.href,
+      returned.referrer,
+      ...frame.first.responses,
+      ...returned.responses,
+    ];
     expect(seen.join('\n')).toContain('authorizationUrl');
     for (const token of tokens) for (const text of seen) expect(text).not.toContain(token);
   });

@@ -14,6 +14,8 @@ export interface PageReport {
   readonly step: string | null;
   /** The page's URL as it reported. */
   readonly href: string;
+  /** The page's `document.referrer`: the callback's URL (with its code) must not show there. */
+  readonly referrer: string;
   /** Every response its `fetch` got: status, headers and body. */
   readonly responses: readonly string[];
   readonly ok: boolean;
