@@ -106,6 +106,53 @@ describe('a WebMCP tool call waiting for approval, across a reload', () => {
     expect(await session.requests()).toEqual([]);
   });
 
+  it('is never resumed once its caller gave up: a call the caller aborted stays unanswered and unrun', async () => {
+    const database = `test-${crypto.randomUUID()}`;
+    const conversationId = `webmcp-${crypto.randomUUID()}`;
+    const ran: string[] = [];
+    const session = await scriptModel([{ text: 'The model must not be asked.' }]);
+    const agent = agentFor(session, { tools: [deleteNote(ran)], memory: { database } });
+    const context = freshContext();
+    let asked!: () => void;
+    const waiting = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const exposure = await exposeToWebMCP(agent, {
+      modelContext: context,
+      tools: ['delete_note'],
+      toolCalls: {
+        conversationId,
+        onApproval: () => {
+          asked();
+          return new Promise<boolean>(() => {});
+        },
+      },
+    });
+    onTestFinished(() => exposure.unregister());
+    const giveUp = new AbortController();
+    const call = context
+      .executeTool(
+        listed(await context.getTools(), 'delete_note'),
+        { id: 'n1' },
+        {
+          signal: giveUp.signal,
+        },
+      )
+      .catch((error: unknown) => error);
+    await waiting;
+    giveUp.abort();
+    expect(await call).toBeInstanceOf(Error);
+
+    const [run] = await agent.memory.listRuns({ conversationId });
+    if (!run) throw new Error('The run is not stored.');
+    expect(run).toMatchObject({ caller: 'webmcp' });
+    const error = await agent.resume(run.id).result.catch((thrown: unknown) => thrown);
+    expect(isAirlockError(error) && error.code).toBe('run-not-resumable');
+    expect(isAirlockError(error) && error.details).toMatchObject({ reason: 'webmcp-caller' });
+    expect(ran).toEqual([]);
+    expect(await session.requests()).toEqual([]);
+  });
+
   it('is left alone while its page is still there: a second tab starting on the database does not cancel it, and the app can still approve it', async () => {
     const database = `test-${crypto.randomUUID()}`;
     const ran: string[] = [];
