@@ -4,9 +4,10 @@
 // had started is reported as interrupted (it may have done its work), each with its audit
 // record, and the run ends `failed`. Loaded only when an agent starts and finds such a run.
 
+import { isAirlockError } from '../../errors/airlock-error';
 import type { ChatMessage } from '../../protocol/chat';
 import type { AuditRecord } from '../../protocol/memory';
-import { readPendingStep } from '../../store/checkpoint-schema';
+import { type PendingStep, readPendingStep } from '../../store/checkpoint-schema';
 import type { RunSeal } from '../../store/run-seal';
 import type { ConversationStore, RunRecord } from '../../store/store';
 import { toolCancelled } from '../../tools/tool-cancelled';
@@ -30,8 +31,10 @@ export async function settleOrphanedCall(
   const now = Date.now();
   const messages: ChatMessage[] = [];
   const audit: AuditRecord[] = [];
-  if (run.pendingStep) {
-    const pending = readPendingStep(run);
+  // A checkpoint that does not read back is left as it is: repair never stops a start.
+  const pending = run.pendingStep ? checkpointOf(run) : undefined;
+  if (run.pendingStep && !pending) return;
+  if (pending) {
     messages.push(pending.assistant, ...pending.settled);
     const settled = new Set(pending.settled.map((message) => message.tool_call_id));
     const started = new Set(pending.started ?? []);
@@ -73,6 +76,15 @@ export async function settleOrphanedCall(
     run: await runSeal.sealed({ ...rest, status: 'failed', partialText: '', updatedAt: now }),
     audit,
   });
+}
+
+function checkpointOf(run: RunRecord): PendingStep | undefined {
+  try {
+    return readPendingStep(run);
+  } catch (error) {
+    if (isAirlockError(error, 'storage-failed')) return undefined;
+    throw error;
+  }
 }
 
 /** The arguments as the audit log keeps them: parsed, or the text when it is not JSON. */
