@@ -9,6 +9,7 @@ import { workerTargets } from './test/setup/browser-targets.mjs';
 import { closeBuiltAgentWorker, serveBuiltAgentWorker } from './test/setup/built-agent-worker.mjs';
 import { goOffline } from './test/setup/network.mjs';
 import { writeSoakReport } from './test/setup/soak-report.mjs';
+import { clickAsUser } from './test/setup/user-click.mjs';
 import { workerThreads } from './test/setup/worker-threads.mjs';
 
 const source = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
@@ -81,7 +82,13 @@ function browserProject(
         enabled: true,
         headless: true,
         instances: [{ browser }],
-        commands: { workerThreads, goOffline, serveBuiltAgentWorker, closeBuiltAgentWorker },
+        commands: {
+          workerThreads,
+          goOffline,
+          serveBuiltAgentWorker,
+          closeBuiltAgentWorker,
+          clickAsUser,
+        },
         ...options,
       },
     },

@@ -4,6 +4,12 @@
  * so the page entry stays within its size budget and apps without MCP OAuth ship none of it.
  */
 
-export type { McpAuthorizationOptions } from './page/mcp-authorization';
+export type {
+  McpAuthorizationOptions,
+  McpProxyCallOptions,
+  McpRedirectAuthorizationOptions,
+} from './page/mcp-authorization';
 export { authorizeMcp, signOutMcp } from './page/mcp-authorization';
-export type { McpOAuthMessage } from './protocol/mcp-oauth';
+export type { McpAuthorizationResult } from './page/mcp-authorization-return';
+export { completeMcpAuthorization } from './page/mcp-authorization-return';
+export type { McpOAuthMessage, McpOAuthStatus } from './protocol/mcp-oauth';

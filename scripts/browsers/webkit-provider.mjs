@@ -49,6 +49,18 @@ class WebkitProvider {
         // process also runs `llvmpipe-*` threads (software GL under Xvfb), busy at times.
         workerThreadName: 'WebCore: Worker',
       },
+      /**
+       * One WebDriver command of the session, `path` after `/session/<id>`
+       * (`test/setup/user-click.mjs` clicks as a user with it).
+       * @param {'GET' | 'POST' | 'DELETE'} method
+       * @param {string} path
+       * @param {unknown} [body]
+       */
+      webdriver: async (method, path, body) => {
+        const session = await this.started;
+        if (!session) throw new Error('[vitest] The WebKit session has not started.');
+        return session.command(method, `/session/${session.id}${path}`, body);
+      },
     };
   }
 

@@ -176,7 +176,8 @@ export interface RunOptions {
   /**
    * Makes this one tool call instead of asking the model, through the same checks, approval,
    * budgets, flow policy and audit (rows name `caller`). Used by `exposeToWebMCP`: the result's
-   * `text` is JSON, `{ ok: true, output }` or `{ ok: false, error }`.
+   * `text` is JSON, `{ ok: true, output }` or `{ ok: false, error }`. Such a run is never
+   * resumed: after a reload it is settled as cancelled (docs/mcp.md#webmcp-and-a-reload).
    */
   readonly toolCall?: DirectToolCall;
   /**

@@ -8,14 +8,21 @@ import { AirlockError } from '../errors/airlock-error';
 import { MCP_OAUTH_MESSAGE, type McpOAuthMessage } from '../protocol/mcp-oauth';
 import { every, later } from '../timing/later';
 
-/** Options of {@link authorizeMcp} and {@link signOutMcp}. */
-export interface McpAuthorizationOptions {
+/** What every call of the proxy's OAuth routes takes ({@link signOutMcp}, {@link completeMcpAuthorization}). */
+export interface McpProxyCallOptions {
   /** The proxy's MCP path as the page reaches it, e.g. `https://api.example.com/mcp`. Default `/mcp`. */
   readonly mcpPath?: string;
   /** Headers for the proxy's `authorize` (an app session token). Never a third party's secret. */
   readonly headers?: Readonly<Record<string, string>>;
   /** `fetch`'s credentials mode for the proxy (`include` for a cross-origin proxy that reads a cookie). Default `same-origin`. */
   readonly credentials?: RequestCredentials;
+  readonly signal?: AbortSignal;
+}
+
+/** Options of {@link authorizeMcp} in a popup (the default) and of {@link signOutMcp}. */
+export interface McpAuthorizationOptions extends McpProxyCallOptions {
+  /** `popup` (default): the authorization server's page loads in a window, the page stays. */
+  readonly mode?: 'popup';
   /**
    * Opens the window the authorization server's page loads in. Called at once, inside the
    * click that called `authorizeMcp`, before any request, so popup blockers let it through;
@@ -25,34 +32,66 @@ export interface McpAuthorizationOptions {
   readonly open?: () => Window | null;
   /** How long the user may take, in ms. Default 300 000 (5 min). */
   readonly timeoutMs?: number;
-  readonly signal?: AbortSignal;
 }
 
-const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/**
+ * Options of {@link authorizeMcp} in redirect mode, for apps that cannot use a popup (mobile,
+ * strict popup blockers): the page itself goes to the authorization server, and the proxy's
+ * callback sends it back to `returnTo`, where {@link completeMcpAuthorization} tells the outcome.
+ */
+export interface McpRedirectAuthorizationOptions extends McpProxyCallOptions {
+  readonly mode: 'redirect';
+  /**
+   * Where the proxy sends the browser back: an absolute http(s) URL without a fragment, on
+   * the origin of the page that starts (or one the proxy's `allowedOrigins` lists). The proxy
+   * refuses any other (`proxy-refused`, `proxyCode: 'invalid_return_to'`): no open redirect.
+   */
+  readonly returnTo: string;
+  /** Goes to the authorization URL. Default `location.assign(url)`; an app's router may save state first. */
+  readonly navigate?: (url: string) => void;
+}
+
+/** What a server name in the proxy's options may be. */
+export const SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * Authorises the signed-in user with the MCP server `server` through the proxy: resolves once
- * the proxy holds the user's tokens, so the agent's MCP requests to that server carry them.
+ * Authorises the signed-in user with the MCP server `server` through the proxy. In a popup
+ * (the default) it resolves once the proxy holds the user's tokens, so the agent's MCP
+ * requests to that server carry them; call it from a click (popup blockers let a window open
+ * only then). With `mode: 'redirect'` it resolves once the page is on its way to the
+ * authorization server; the page that `returnTo` names calls {@link completeMcpAuthorization}.
  * Rejects `mcp-auth-failed` (`details.reason`) when it does not complete, `invalid-options`
- * for a bad name, or with the signal's reason on abort.
+ * for a bad name or option, or with the signal's reason on abort.
  */
 export async function authorizeMcp(
   server: string,
-  options: McpAuthorizationOptions = {},
+  options: McpAuthorizationOptions | McpRedirectAuthorizationOptions = {},
 ): Promise<void> {
   const base = routeBase(server, options);
   options.signal?.throwIfAborted();
-  const opened = (
-    options.open ?? (() => window.open('', `airlock-mcp-${server}`, 'popup,width=520,height=720'))
-  )();
+  if (options.mode === 'redirect') return redirectTo(server, base, options);
+  if (options.mode !== undefined && options.mode !== 'popup') {
+    throw new AirlockError('invalid-options', 'mode is "popup" or "redirect".', {
+      details: { field: 'mode' },
+    });
+  }
+  const open =
+    options.open ?? (() => window.open('', `airlock-mcp-${server}`, 'popup,width=520,height=720'));
+  let opened: Window | null;
+  try {
+    opened = open();
+  } catch (error) {
+    // Firefox throws (a frame sandboxed without allow-popups) where others answer null.
+    throw failure(server, 'window-blocked', 'The browser refused to open the window.', {
+      cause: error,
+    });
+  }
   if (!opened)
     throw failure(server, 'window-blocked', 'The window for the authorization could not open.');
   try {
-    const answer = await proxyCall(`${base}/start`, server, options);
-    const { authorizationUrl } = (await answer.json()) as { authorizationUrl?: unknown };
-    if (typeof authorizationUrl !== 'string' || !/^https?:\/\//.test(authorizationUrl)) {
-      throw failure(server, 'proxy-answer', 'The proxy did not answer with an authorization URL.');
-    }
+    const authorizationUrl = await startFlow(server, base, options, undefined);
+    // Closed while the proxy prepared: said at once, not at the next poll.
+    if (opened.closed) throw failure(server, 'window-closed', 'The window was closed.');
     const done = callbackMessage(server, opened, new URL(base).origin, options);
     opened.location.href = authorizationUrl;
     await done;
@@ -61,20 +100,52 @@ export async function authorizeMcp(
   }
 }
 
+async function redirectTo(
+  server: string,
+  base: string,
+  options: McpRedirectAuthorizationOptions,
+): Promise<void> {
+  const { returnTo } = options;
+  if (typeof returnTo !== 'string' || !/^https?:\/\//.test(returnTo) || returnTo.includes('#')) {
+    throw new AirlockError(
+      'invalid-options',
+      'returnTo must be an absolute http(s) URL without a fragment.',
+      { details: { field: 'returnTo' } },
+    );
+  }
+  const authorizationUrl = await startFlow(server, base, options, returnTo);
+  (options.navigate ?? ((url: string) => location.assign(url)))(authorizationUrl);
+}
+
+/** Asks the proxy's `start` for the authorization URL (checked to be http(s)). */
+async function startFlow(
+  server: string,
+  base: string,
+  options: McpProxyCallOptions,
+  returnTo: string | undefined,
+): Promise<string> {
+  const answer = await proxyCall(`${base}/start`, server, options, {
+    method: 'POST',
+    ...(returnTo === undefined ? {} : { body: { returnTo } }),
+  });
+  const { authorizationUrl } = (await answer.json()) as { authorizationUrl?: unknown };
+  if (typeof authorizationUrl !== 'string' || !/^https?:\/\//.test(authorizationUrl)) {
+    throw failure(server, 'proxy-answer', 'The proxy did not answer with an authorization URL.');
+  }
+  return authorizationUrl;
+}
+
 /**
  * Signs the user out of `server`: the proxy revokes the tokens at the authorization server
  * (when it offers revocation) and forgets them; the agent's next requests to that server fail
  * `mcp-auth-required` until {@link authorizeMcp} runs again.
  */
-export async function signOutMcp(
-  server: string,
-  options: McpAuthorizationOptions = {},
-): Promise<void> {
-  await proxyCall(`${routeBase(server, options)}/sign-out`, server, options);
+export async function signOutMcp(server: string, options: McpProxyCallOptions = {}): Promise<void> {
+  await proxyCall(`${routeBase(server, options)}/sign-out`, server, options, { method: 'POST' });
 }
 
 /** `<mcpPath>/<server>/oauth`, absolute. */
-function routeBase(server: string, options: McpAuthorizationOptions): string {
+export function routeBase(server: string, options: McpProxyCallOptions): string {
   if (typeof server !== 'string' || !SERVER_NAME.test(server)) {
     throw new AirlockError(
       'invalid-options',
@@ -88,16 +159,22 @@ function routeBase(server: string, options: McpAuthorizationOptions): string {
   return `${new URL(path, location.href).href}/${server}/oauth`;
 }
 
-async function proxyCall(
+/** One call of a proxy OAuth route; a refusal or a network failure is `mcp-auth-failed`. */
+export async function proxyCall(
   url: string,
   server: string,
-  options: McpAuthorizationOptions,
+  options: McpProxyCallOptions,
+  request: { readonly method: 'GET' | 'POST'; readonly body?: unknown },
 ): Promise<Response> {
   let answer: Response;
   try {
     answer = await fetch(url, {
-      method: 'POST',
-      headers: { ...options.headers },
+      method: request.method,
+      headers: {
+        ...options.headers,
+        ...(request.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
       credentials: options.credentials ?? 'same-origin',
       ...(options.signal ? { signal: options.signal } : {}),
     });
@@ -174,7 +251,8 @@ function callbackMessage(
   });
 }
 
-function failure(
+/** An `mcp-auth-failed` error for `server`, with its reason. */
+export function failure(
   server: string,
   reason: string,
   message: string,

@@ -12,3 +12,18 @@ export interface McpOAuthMessage {
   /** `done`: the proxy holds the user's tokens now; `failed`: it does not (the page's sentence says why). */
   readonly outcome: 'done' | 'failed';
 }
+
+/**
+ * Redirect mode: the fragment parameter the proxy's callback adds to the page's `returnTo`
+ * (`#airlock-mcp-oauth=done&airlock-mcp-server=<name>`). A hint that the flow came back, never
+ * proof: `completeMcpAuthorization` asks the proxy's `status` route. It carries no token or code.
+ */
+export const MCP_OAUTH_RETURN_PARAM = 'airlock-mcp-oauth';
+
+/** The fragment parameter naming the server, beside {@link MCP_OAUTH_RETURN_PARAM}. */
+export const MCP_OAUTH_RETURN_SERVER_PARAM = 'airlock-mcp-server';
+
+/** What the proxy's `status` route answers: whether it holds a grant of the calling user's for the server. */
+export interface McpOAuthStatus {
+  readonly authorized: boolean;
+}

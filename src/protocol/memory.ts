@@ -188,6 +188,13 @@ export interface RunRecord {
    * on with them. Absent in runs stored before labels existed, or with no label set.
    */
   readonly flow?: RunFlow;
+  /**
+   * Who asked for the run's one tool call instead of the model (`toolCall`): `webmcp`, an
+   * agent on the page. Its answer goes to that caller's promise, which a reload takes away:
+   * such a run is never resumed; one an agent finds left waiting (or running) as it starts is
+   * settled as cancelled. Absent for the model's runs.
+   */
+  readonly caller?: 'webmcp';
   readonly startedAt: number;
   readonly updatedAt: number;
   /**

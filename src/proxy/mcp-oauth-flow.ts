@@ -3,8 +3,10 @@
  * asks; the proxy discovers, picks its client identity, makes the PKCE pair and a `state`
  * kept server-side, and answers the authorization URL), `callback` (the authorization server
  * sends the user's browser back with a code; the proxy exchanges it, keeps the tokens for the
- * user who started, and answers a small page that tells its opener "done"), `sign-out`, and
- * `client-metadata.json` (the Client ID Metadata Document). The page never holds a token,
+ * user who started, and answers a small page that tells its opener "done", or in redirect
+ * mode sends the browser back to the page's `returnTo`), `sign-out`, `status` (whether the
+ * proxy holds the caller's grant: what the end of a redirect asks rather than trust its URL),
+ * and `client-metadata.json` (the Client ID Metadata Document). The page never holds a token,
  * a verifier or a client secret: only the server's name and the authorization URL.
  */
 import {
@@ -28,11 +30,18 @@ import {
   parseJson,
 } from './mcp-oauth-client.js';
 import type { ResolvedMcpOAuth } from './mcp-oauth-options.js';
-import { grantKey, grantOf, revokeGrant } from './mcp-oauth-tokens.js';
+import { readReturnTo, returnRedirect } from './mcp-oauth-return.js';
+import { grantKey, grantOf, readGrant, revokeGrant } from './mcp-oauth-tokens.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 
 /** The sub-paths served under `<mcpPath>/<name>/oauth/`. */
-export const MCP_OAUTH_ACTIONS = ['start', 'callback', 'sign-out', 'client-metadata.json'] as const;
+export const MCP_OAUTH_ACTIONS = [
+  'start',
+  'callback',
+  'sign-out',
+  'status',
+  'client-metadata.json',
+] as const;
 
 /** One of {@link MCP_OAUTH_ACTIONS}. */
 export type McpOAuthAction = (typeof MCP_OAUTH_ACTIONS)[number];
@@ -81,6 +90,7 @@ export async function answerMcpOAuth(
   try {
     if (action === 'start') return await start(request, route, caller, config);
     if (action === 'sign-out') return await signOut(route, caller, config);
+    if (action === 'status') return await status(route, caller);
     return await callback(request, route, caller, config);
   } catch (error) {
     if (!(error instanceof McpOAuthError)) throw error;
@@ -130,6 +140,8 @@ interface PendingAuthorization {
   readonly resource: string | undefined;
   /** Where the callback page posts its word: the page that started, or the proxy itself. */
   readonly openerOrigin: string;
+  /** Redirect mode: where the callback sends the browser back (checked by `readReturnTo`). */
+  readonly returnTo?: string;
   readonly expiresAt: number;
 }
 
@@ -142,6 +154,8 @@ async function start(
   config: ResolvedProxyOptions,
 ): Promise<Response> {
   const { oauth } = route;
+  const asked = await readReturnTo(request, config, publicOrigin(request, oauth));
+  if (asked instanceof Response) return asked;
   const discovered = await discover(route.url, oauth, config.fetch);
   const redirectUri = routeUrl(request, route, config, 'callback');
   const client = await identifyClient(
@@ -181,6 +195,7 @@ async function start(
     metadata: discovered.metadata,
     resource: discovered.resource,
     openerOrigin: originOf(request.headers.get('origin')) ?? publicOrigin(request, oauth),
+    ...(asked.returnTo === undefined ? {} : { returnTo: asked.returnTo }),
     expiresAt: oauth.now() + oauth.stateTtlMs,
   };
   await oauth.store.set(stateKey(state), JSON.stringify(pending), oauth.stateTtlMs);
@@ -220,13 +235,16 @@ async function callback(
     );
     return refuse('it was started by another user.', 403);
   }
+  // From here the flow is known: a redirect-mode one goes back to its page, whatever the outcome.
+  const fail = (why: string, status: number) =>
+    pending.returnTo === undefined
+      ? refuse(why, status, pending.openerOrigin)
+      : returnRedirect(pending.returnTo, route.name, 'failed');
   const denied = params.get('error');
-  if (denied !== null) {
-    return refuse('the authorization server did not grant it.', 403, pending.openerOrigin);
-  }
+  if (denied !== null) return fail('the authorization server did not grant it.', 403);
   const code = params.get('code') ?? '';
   if (code === '' || code.length > MAX_PARAM_CHARS)
-    return refuse('the callback carries no code.', 400, pending.openerOrigin);
+    return fail('the callback carries no code.', 400);
   let tokens: OAuthTokens;
   try {
     tokens = await exchangeAuthorization(pending.metadata.issuer, {
@@ -242,7 +260,7 @@ async function callback(
     config.logger(
       `Airlock proxy: the authorization server of "${route.name}" refused the code (${error instanceof Error ? error.name : typeof error}).`,
     );
-    return refuse('the authorization server refused the code.', 502, pending.openerOrigin);
+    return fail('the authorization server refused the code.', 502);
   }
   const grant = grantOf(
     tokens,
@@ -250,6 +268,7 @@ async function callback(
     oauth.now(),
   );
   await oauth.store.set(grantKey(route.name, caller.userId), JSON.stringify(grant));
+  if (pending.returnTo !== undefined) return returnRedirect(pending.returnTo, route.name, 'done');
   return resultPage(
     route.name,
     'done',
@@ -268,6 +287,15 @@ async function signOut(
   return Response.json({ signedOut: true, revoked }, { headers: { 'cache-control': 'no-store' } });
 }
 
+/** Whether the proxy holds the caller's grant: a yes or no, never the grant. */
+async function status(route: McpOAuthRoute, caller: ProxyCaller): Promise<Response> {
+  const grant = await readGrant(route.oauth, grantKey(route.name, caller.userId));
+  return Response.json(
+    { authorized: grant !== undefined },
+    { headers: { 'cache-control': 'no-store' } },
+  );
+}
+
 function parsePending(text: string | undefined): PendingAuthorization | undefined {
   const value = parseJson(text);
   const client = parseClient(JSON.stringify(value?.client ?? null));
@@ -278,6 +306,7 @@ function parsePending(text: string | undefined): PendingAuthorization | undefine
     client === undefined ||
     strings.some((field) => typeof value[field] !== 'string') ||
     typeof value.expiresAt !== 'number' ||
+    (value.returnTo !== undefined && typeof value.returnTo !== 'string') ||
     typeof metadata?.issuer !== 'string' ||
     typeof metadata.token_endpoint !== 'string'
   ) {

@@ -238,6 +238,7 @@ export const runRowSchema = z.object({
   sideUsage: z.exactOptional(runUsageSchema),
   // Checked where a run with a flow policy reads it (`RunFlowTracker`).
   flow: z.exactOptional(z.looseObject({})),
+  caller: z.exactOptional(z.literal('webmcp')),
   startedAt: timestamp,
   updatedAt: timestamp,
   // Whether it holds is checked where a resume reads the row (`RunSeal.check`).

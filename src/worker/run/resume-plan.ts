@@ -93,6 +93,12 @@ async function readResumable(
       `The run ${runId} has ${run.status === 'finished' ? 'finished' : 'failed'}; only runs waiting for approval or interrupted go on.`,
       { details: { runId, status: run.status } },
     );
+  if (run.caller === 'webmcp')
+    throw new AirlockError(
+      'run-not-resumable',
+      `The run ${runId} made one tool call for an agent on the page (WebMCP), whose answer has nowhere to go now; it is never resumed.`,
+      { details: { runId, status: run.status, reason: 'webmcp-caller' } },
+    );
   const verdict = await runSeal.check(run);
   if (verdict !== 'sealed')
     throw new AirlockError('run-not-resumable', `The run ${runId} ${UNSEALED[verdict]}`, {

@@ -199,7 +199,9 @@ export function embeddingModelFor(config: ModelConfig, knowledge: KnowledgeConfi
 
 /**
  * Runs left `running` by a tab that is gone (its conversation's lock is free) are marked
- * interrupted, keeping the text they had streamed as an interrupted message. Repair never
+ * interrupted, keeping the text they had streamed as an interrupted message; a WebMCP
+ * caller's run left running or waiting for approval is settled as cancelled instead, since
+ * its caller went with that tab (`orphaned-direct-call.ts`). Repair never
  * stops the agent from starting: a row that is not a valid run (another version or any
  * same-origin script wrote it) or whose conversation is gone is skipped, and so is one
  * whose repair fails; the others are still repaired.
@@ -210,12 +212,19 @@ export async function markInterruptedRuns(
   database: string,
 ): Promise<void> {
   const held = await heldLockNames();
-  for (const row of await store.listRuns({ statuses: ['running'] })) {
+  for (const row of await store.listRuns({ statuses: ['running', 'awaiting-approval'] })) {
     if (rowProblems('runs', row).length > 0) continue;
     const run = row;
+    if (run.status !== 'running' && run.caller !== 'webmcp') continue;
     if (held.has(conversationLockName(database, run.conversationId))) continue;
     try {
-      await markRunInterrupted(store, await runSeal, run);
+      if (run.caller === 'webmcp') {
+        const { settleOrphanedCall } = await loadChunk(
+          'orphaned-direct-call',
+          () => import('../run/orphaned-direct-call'),
+        );
+        await settleOrphanedCall(store, await runSeal, run);
+      } else await markRunInterrupted(store, await runSeal, run);
     } catch (error) {
       // Only what belongs to one row is skipped; a store that fails as a whole fails start-up.
       if (!isAirlockError(error) || !['not-found', 'invalid-input'].includes(error.code))

@@ -189,6 +189,8 @@ export async function startRun(
     partialText: '',
     ...(request.allowedTools === undefined ? {} : { allowedTools: request.allowedTools }),
     ...inputFlow(request.labels, request.input),
+    // A caller's one call: never resumed, since its answer has nowhere to go after a reload.
+    ...(request.toolCall ? { caller: request.toolCall.caller } : {}),
     startedAt: now,
     updatedAt: now,
   };
