@@ -28,6 +28,12 @@ export type ErrorCode =
    */
   | 'mcp-unavailable'
   /**
+   * An MCP server configured with `protocol: '2026-07-28'` does not offer that revision: it
+   * answered as a 2025 server, or its `server/discover` named other revisions only.
+   * `details`: `{ server, protocol }`.
+   */
+  | 'mcp-protocol-unsupported'
+  /**
    * An MCP server takes OAuth through the proxy and this user has not authorised it, or the
    * grant was revoked or refused: call `authorizeMcp(server)` (`airlock-agents/mcp-auth`).
    * `details`: `{ server }`.

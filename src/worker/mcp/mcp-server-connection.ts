@@ -1,13 +1,16 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  Client,
+  type FetchLike,
+  type jsonSchemaValidator,
+  type McpSubscription,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+  type VersionNegotiationMode,
+} from '@modelcontextprotocol/client';
 import { AirlockError } from '../../errors/airlock-error';
-import type { McpServerConfig } from '../../protocol/mcp';
+import type { McpProtocol, McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
 import { later } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
@@ -63,15 +66,27 @@ const UNCHECKED: jsonSchemaValidator = {
   getValidator: () => (input) => ({ valid: true, data: input as never, errorMessage: undefined }),
 };
 
+/** The SDK's negotiation mode for a configured revision: `2025-11-25` is its plain 2025 connect. */
+function negotiationMode(protocol: McpProtocol | undefined): VersionNegotiationMode {
+  if (protocol === 'auto') return 'auto';
+  if (protocol === '2026-07-28') return { pin: '2026-07-28' };
+  return 'legacy';
+}
+
 /**
- * One MCP server, seen from the agent worker: a session over Streamable HTTP (the
- * official SDK's client), its tools as specs the registry offers, and the runner that
- * calls them. Arguments are checked against the tool's input schema here, so a call that
- * does not fit is never sent, and structured content against its output schema, each
- * check within bounds; a listing is cut to the server's caps (`offerTools`). A call's deadline and the run's abort cancel the request,
- * which the SDK tells the server (`notifications/cancelled`). A dropped response stream is
- * resumed by the transport (`Last-Event-ID`); a session the server no longer knows is
- * replaced by a new one.
+ * One MCP server, seen from the agent worker, over Streamable HTTP (the official SDK's 2.x
+ * client, which speaks both revisions): its tools as specs the registry offers, and the
+ * runner that calls them. Arguments are checked against the tool's input schema here, so a
+ * call that does not fit is never sent, and structured content against its output schema,
+ * each check within bounds; a listing is cut to the server's caps (`offerTools`).
+ *
+ * In the 2025-11-25 revision it holds a session: a call's deadline and the run's abort are
+ * told to the server (`notifications/cancelled`), a dropped response stream is resumed
+ * (`Last-Event-ID`), a session the server no longer knows is replaced by a new one, and
+ * list changes come on the session's own stream. In the 2026-07-28 revision there is no
+ * session: every request carries the protocol version and capabilities itself, a
+ * cancelled call closes its response stream (the revision's cancellation), and list
+ * changes come on a `subscriptions/listen` stream.
  */
 export class McpServerConnection implements ToolRunner {
   readonly config: McpServerConfig;
@@ -79,6 +94,7 @@ export class McpServerConnection implements ToolRunner {
   #tools = new Map<string, ServedTool>();
   #dropped: OfferedTools['dropped'] = [];
   #client: Promise<Client> | undefined;
+  #subscription: McpSubscription | undefined;
   #closed = false;
   /** Told of the new specs when the server's tool list changed. */
   onToolsChanged: ((specs: ToolSpec[]) => void) | undefined;
@@ -100,6 +116,13 @@ export class McpServerConnection implements ToolRunner {
       return await this.#listTools(client, signal);
     } catch (error) {
       await this.close();
+      if (protocolRefused(error) && this.config.protocol === '2026-07-28') {
+        throw new AirlockError(
+          'mcp-protocol-unsupported',
+          `The MCP server "${this.config.name}" does not offer the protocol revision 2026-07-28 it is configured with: ${describeThrown(error)}. Set protocol: 'auto' (or '2025-11-25') to reach a 2025 server.`,
+          { details: { server: this.config.name, protocol: this.config.protocol } },
+        );
+      }
       if (needsAuthorization(error)) {
         throw new AirlockError(
           'mcp-auth-required',
@@ -185,7 +208,10 @@ export class McpServerConnection implements ToolRunner {
     this.#calls.get(callId)?.abort(CANCELLED);
   }
 
-  /** Ends the session (an HTTP DELETE) and the connection; a server that does not answer is left. */
+  /**
+   * Ends the session (an HTTP DELETE; the 2026-07-28 revision has none) or the list-change
+   * subscription, and the connection; a server that does not answer is left.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const controller of this.#calls.values()) controller.abort(CANCELLED);
@@ -193,8 +219,11 @@ export class McpServerConnection implements ToolRunner {
     this.#client = undefined;
     if (!client) return;
     const transport = client.transport;
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
     const ending = (async () => {
-      if (transport instanceof StreamableHTTPClientTransport) {
+      await subscription?.close().catch(() => undefined);
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
         await transport.terminateSession().catch(() => undefined);
       }
       await client.close();
@@ -202,7 +231,10 @@ export class McpServerConnection implements ToolRunner {
     await waitFor(ending, { timeoutMs: CLOSE_TIMEOUT_MS });
   }
 
-  /** Calls a tool; a session the server has forgotten (404) is replaced once, as the call never ran. */
+  /**
+   * Calls a tool; a session the server has forgotten (404) is replaced once, as the call never
+   * ran. (Without a session, in the 2026-07-28 revision, a 404 is the server's answer.)
+   */
   async #call(
     name: string,
     request: ToolCallRequest,
@@ -213,12 +245,13 @@ export class McpServerConnection implements ToolRunner {
     const options = { signal: controller.signal, timeout: 2 ** 31 - 1 };
     const client = await this.#connected(controller.signal);
     try {
-      return (await client.callTool(params, undefined, options)) as McpCallResult;
+      return (await client.callTool(params, options)) as McpCallResult;
     } catch (error) {
-      if (!sessionLost(error) || controller.signal.aborted) throw error;
+      const hadSession = client.getProtocolEra() === 'legacy';
+      if (!hadSession || !sessionLost(error) || controller.signal.aborted) throw error;
       this.#dropClient(client);
       const fresh = await this.#connected(controller.signal);
-      return (await fresh.callTool(params, undefined, options)) as McpCallResult;
+      return (await fresh.callTool(params, options)) as McpCallResult;
     }
   }
 
@@ -241,12 +274,15 @@ export class McpServerConnection implements ToolRunner {
       capabilities: {},
       // Not ajv (it compiles with `new Function`), and checked here within bounds.
       jsonSchemaValidator: UNCHECKED,
+      versionNegotiation: { mode: negotiationMode(this.config.protocol) },
+      // The listing's own cap: a server that never stops paging fails the listing.
+      listMaxPages: MAX_LIST_PAGES,
     });
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
       fetch: transportFetch,
     });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       void this.#refreshTools(client);
     });
     await client.connect(transport, { signal, timeout: 2 ** 31 - 1 });
@@ -254,7 +290,24 @@ export class McpServerConnection implements ToolRunner {
       await client.close();
       throw new Error('the connection was closed');
     }
+    if (client.getProtocolEra() === 'modern') await this.#listenForChanges(client, signal);
     return client;
+  }
+
+  /**
+   * Without a session, list changes come on a `subscriptions/listen` stream, opened when the
+   * server says its tool list can change. A server that refuses it keeps the tools it listed.
+   */
+  async #listenForChanges(client: Client, signal: AbortSignal): Promise<void> {
+    if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    try {
+      this.#subscription = await client.listen(
+        { toolsListChanged: true },
+        { signal, timeout: 2 ** 31 - 1 },
+      );
+    } catch {
+      // The tools stay as listed; a call to one that is gone fails as the server answers it.
+    }
   }
 
   #dropClient(client: Client): void {
@@ -274,17 +327,13 @@ export class McpServerConnection implements ToolRunner {
 
   /** Reads every page of `tools/list` and makes the specs the model is offered. */
   async #listTools(client: Client, signal: AbortSignal): Promise<ToolSpec[]> {
-    const listed: ListedTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        signal,
-        timeout: 2 ** 31 - 1,
-      });
-      listed.push(...(result.tools as ListedTool[]));
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
+    // Without a cursor the SDK reads every page (at most `listMaxPages`), never from its cache.
+    const result = await client.listTools(undefined, {
+      signal,
+      timeout: 2 ** 31 - 1,
+      cacheMode: 'refresh',
+    });
+    const listed = result.tools as ListedTool[];
     const { specs, served, dropped } = await offerTools(this.config, listed);
     this.#tools = served;
     this.#dropped = dropped;
@@ -298,7 +347,20 @@ const CANCELLED = Symbol('cancelled');
 
 /** A 404 on a request with a session id: the server ended the session (restart, expiry). */
 function sessionLost(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
+  return error instanceof SdkHttpError && error.status === 404;
+}
+
+/**
+ * The server answered the negotiation without offering the pinned revision (a 2025 server, or
+ * a `server/discover` naming other revisions): not an outage, a configuration to change.
+ */
+function protocolRefused(error: unknown): boolean {
+  return (
+    error instanceof SdkError &&
+    !(error instanceof SdkHttpError) &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    error.message.includes('did not offer pinned protocol version')
+  );
 }
 
 function notServed(toolName: string): ToolOutcome & { ok: false } {
@@ -348,9 +410,7 @@ function checkedOutput(
 
 /** The proxy's 401 `mcp_auth_required`: the server takes OAuth and this user holds no grant. */
 function needsAuthorization(error: unknown): boolean {
-  return (
-    error instanceof StreamableHTTPError &&
-    error.code === 401 &&
-    error.message.includes('"mcp_auth_required"')
-  );
+  if (!(error instanceof SdkHttpError) || error.status !== 401) return false;
+  // The body is in the message of a refused request, and in `data.text` of a refused probe.
+  return `${error.message} ${String(error.data?.text)}`.includes('"mcp_auth_required"');
 }
