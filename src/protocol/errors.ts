@@ -28,8 +28,9 @@ export type ErrorCode =
    */
   | 'mcp-unavailable'
   /**
-   * An MCP server configured with `protocol: '2026-07-28'` does not offer that revision: it
-   * answered as a 2025 server, or its `server/discover` named other revisions only.
+   * An MCP server does not offer the protocol revision it is configured with: pinned to
+   * `2026-07-28`, it answered as a 2025 server or with a `server/discover` that does not offer
+   * it; or its `server/discover` named only revisions Airlock does not speak.
    * `details`: `{ server, protocol }`.
    */
   | 'mcp-protocol-unsupported'

@@ -7,6 +7,7 @@ import {
   SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
+  UnsupportedProtocolVersionError,
   type VersionNegotiationMode,
 } from '@modelcontextprotocol/client';
 import { AirlockError } from '../../errors/airlock-error';
@@ -116,11 +117,12 @@ export class McpServerConnection implements ToolRunner {
       return await this.#listTools(client, signal);
     } catch (error) {
       await this.close();
-      if (protocolRefused(error) && this.config.protocol === '2026-07-28') {
+      if (protocolRefused(error)) {
+        const protocol = this.config.protocol ?? '2025-11-25';
         throw new AirlockError(
           'mcp-protocol-unsupported',
-          `The MCP server "${this.config.name}" does not offer the protocol revision 2026-07-28 it is configured with: ${describeThrown(error)}. Set protocol: 'auto' (or '2025-11-25') to reach a 2025 server.`,
-          { details: { server: this.config.name, protocol: this.config.protocol } },
+          `The MCP server "${this.config.name}" does not offer the protocol revision it is configured with (${protocol}): ${describeThrown(error)}.`,
+          { details: { server: this.config.name, protocol } },
         );
       }
       if (needsAuthorization(error)) {
@@ -351,10 +353,12 @@ function sessionLost(error: unknown): boolean {
 }
 
 /**
- * The server answered the negotiation without offering the pinned revision (a 2025 server, or
- * a `server/discover` naming other revisions): not an outage, a configuration to change.
+ * The server answered the negotiation without offering the revision asked for: a 2025 server
+ * or a `server/discover` of the wrong shape (pinned), or a `server/discover` naming only
+ * revisions the client does not speak. Not an outage: a configuration to change.
  */
 function protocolRefused(error: unknown): boolean {
+  if (error instanceof UnsupportedProtocolVersionError) return true;
   return (
     error instanceof SdkError &&
     !(error instanceof SdkHttpError) &&
