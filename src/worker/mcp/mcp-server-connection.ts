@@ -1,17 +1,10 @@
 import {
   Client,
-  type FetchLike,
-  type jsonSchemaValidator,
   type McpSubscription,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
   StreamableHTTPClientTransport,
-  UnsupportedProtocolVersionError,
-  type VersionNegotiationMode,
 } from '@modelcontextprotocol/client';
 import { AirlockError } from '../../errors/airlock-error';
-import type { McpProtocol, McpServerConfig } from '../../protocol/mcp';
+import type { McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
 import { later } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
@@ -20,6 +13,14 @@ import { toolCancelled } from '../../tools/tool-cancelled';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
 import { type ToolRunner, timedOut } from '../tools/tool-runner';
 import { type McpCallResult, mcpOutcome } from './mcp-results';
+import {
+  needsAuthorization,
+  negotiationMode,
+  protocolRefused,
+  sessionLost,
+  transportFetch,
+  UNCHECKED,
+} from './mcp-sdk-seams';
 import {
   type DroppedTool,
   droppedToolsWarning,
@@ -37,42 +38,6 @@ const MAX_LIST_PAGES = 50;
 const CLOSE_TIMEOUT_MS = 1_000;
 
 const CLIENT_INFO = { name: 'airlock-agents', version: '0.1.0' } as const;
-
-/** The query parameter that gives each resuming GET a URL of its own. */
-const RESUME_PARAMETER = 'airlock-resume';
-let resumptions = 0;
-
-/**
- * The transport's fetch. It resumes a dropped response stream with a GET of the endpoint
- * (`Last-Event-ID`) while its standalone event stream, a GET of the same URL, is open, and
- * Firefox holds back a GET of a URL until an open GET of it ends: a resuming GET gets a URL
- * of its own (a query parameter a server ignores; the proxy route forwards no query).
- */
-const transportFetch: FetchLike = (url, init) => {
-  if (init?.method !== 'GET' || !new Headers(init.headers).has('last-event-id')) {
-    return fetch(url, init);
-  }
-  const resuming = new URL(url);
-  resumptions += 1;
-  resuming.searchParams.set(RESUME_PARAMETER, String(resumptions));
-  return fetch(resuming, init);
-};
-
-/**
- * The SDK checks structured content against a tool's output schema with the validator it
- * is given, unbounded. It is given one that accepts everything: the connection checks
- * structured content itself, within bounds (see `prepareSchemaCheck`).
- */
-const UNCHECKED: jsonSchemaValidator = {
-  getValidator: () => (input) => ({ valid: true, data: input as never, errorMessage: undefined }),
-};
-
-/** The SDK's negotiation mode for a configured revision: `2025-11-25` is its plain 2025 connect. */
-function negotiationMode(protocol: McpProtocol | undefined): VersionNegotiationMode {
-  if (protocol === 'auto') return 'auto';
-  if (protocol === '2026-07-28') return { pin: '2026-07-28' };
-  return 'legacy';
-}
 
 /**
  * One MCP server, seen from the agent worker, over Streamable HTTP (the official SDK's 2.x
@@ -292,21 +257,26 @@ export class McpServerConnection implements ToolRunner {
       await client.close();
       throw new Error('the connection was closed');
     }
-    if (client.getProtocolEra() === 'modern') await this.#listenForChanges(client, signal);
+    if (client.getProtocolEra() === 'modern') void this.#listenForChanges(client);
     return client;
   }
 
   /**
-   * Without a session, list changes come on a `subscriptions/listen` stream, opened when the
-   * server says its tool list can change. A server that refuses it keeps the tools it listed.
+   * Without a session, list changes come on a `subscriptions/listen` stream, opened beside
+   * the start (not waited for) when the server says its tool list can change. It gets no
+   * signal: a call's or the start's would end the stream with them; only its acknowledgement
+   * is bounded. A server that refuses it keeps the tools it listed.
    */
-  async #listenForChanges(client: Client, signal: AbortSignal): Promise<void> {
+  async #listenForChanges(client: Client): Promise<void> {
     if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    const timeout = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     try {
-      this.#subscription = await client.listen(
-        { toolsListChanged: true },
-        { signal, timeout: 2 ** 31 - 1 },
-      );
+      const subscription = await client.listen({ toolsListChanged: true }, { timeout });
+      if (this.#closed) {
+        await subscription.close();
+        return;
+      }
+      this.#subscription = subscription;
     } catch {
       // The tools stay as listed; a call to one that is gone fails as the server answers it.
     }
@@ -346,26 +316,6 @@ export class McpServerConnection implements ToolRunner {
 /** Why a call's signal was aborted: its deadline, or a cancel (run aborted, agent disposed). */
 const DEADLINE = Symbol('deadline');
 const CANCELLED = Symbol('cancelled');
-
-/** A 404 on a request with a session id: the server ended the session (restart, expiry). */
-function sessionLost(error: unknown): boolean {
-  return error instanceof SdkHttpError && error.status === 404;
-}
-
-/**
- * The server answered the negotiation without offering the revision asked for: a 2025 server
- * or a `server/discover` of the wrong shape (pinned), or a `server/discover` naming only
- * revisions the client does not speak. Not an outage: a configuration to change.
- */
-function protocolRefused(error: unknown): boolean {
-  if (error instanceof UnsupportedProtocolVersionError) return true;
-  return (
-    error instanceof SdkError &&
-    !(error instanceof SdkHttpError) &&
-    error.code === SdkErrorCode.EraNegotiationFailed &&
-    error.message.includes('did not offer pinned protocol version')
-  );
-}
 
 function notServed(toolName: string): ToolOutcome & { ok: false } {
   return {
@@ -410,11 +360,4 @@ function checkedOutput(
         },
       };
   }
-}
-
-/** The proxy's 401 `mcp_auth_required`: the server takes OAuth and this user holds no grant. */
-function needsAuthorization(error: unknown): boolean {
-  if (!(error instanceof SdkHttpError) || error.status !== 401) return false;
-  // The body is in the message of a refused request, and in `data.text` of a refused probe.
-  return `${error.message} ${String(error.data?.text)}`.includes('"mcp_auth_required"');
 }
