@@ -182,6 +182,34 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(offered).toContain('modern__echo');
   });
 
+  it('keeps its subscriptions/listen stream past connectTimeoutMs, so later list changes still arrive', async () => {
+    const tenant = modernTenant();
+    const session = await scriptModel(Array.from({ length: 100 }, () => ({ text: 'ok' })));
+    const connectTimeoutMs = 500;
+    const agent = agentFor(session, {
+      mcp: [server(tenant.url, { connectTimeoutMs })],
+      memory: { tools: false },
+    });
+    await agent.ready;
+    await eventually(tenant.log, (seen) =>
+      requestsIn(seen).some((request) => request.method === 'subscriptions/listen'),
+    );
+    // Past the start's deadline (a precondition, not a measured time): the stream must outlive it.
+    await new Promise((resolve) => setTimeout(resolve, connectTimeoutMs * 3));
+
+    await tenant.addTool('much_later_tool');
+    const offered = await eventually(
+      async () => {
+        await agent.run('Which tools?').result;
+        const bodies = await receivedBodies(session);
+        return bodies.at(-1)?.tools?.map((offer) => offer.function.name) ?? [];
+      },
+      (names) => names.includes('modern__much_later_tool'),
+    );
+
+    expect(offered).toContain('modern__much_later_tool');
+  });
+
   it('fails ready with mcp-protocol-unsupported, naming the server, when its server/discover answer is garbage', async () => {
     const tenant = modernTenant('&discover=garbage');
     const session = await scriptModel([]);
