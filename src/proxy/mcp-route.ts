@@ -17,6 +17,7 @@ import { type McpRequestFacts, mcpResponseHeaders, relayMcpSuccess } from './mcp
 import { answerMcpOAuth, isOAuthAction } from './mcp-oauth-flow.js';
 import { sendWithGrant } from './mcp-oauth-send.js';
 import { checkMcpMessage } from './mcp-policy.js';
+import { mayCarryProtocolError, relayableProtocolError } from './mcp-protocol-error.js';
 import { checkMirroredHeaders } from './mcp-request-headers.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
@@ -192,7 +193,8 @@ function upstreamHeaders(
 }
 
 /**
- * An error keeps its status (a 404 tells the client its session is gone) but not its body.
+ * An error keeps its status (a 404 tells the client its session is gone) but not its body,
+ * save a 2026-07-28 server's JSON-RPC error, rebuilt (`relayableProtocolError`).
  * A refused credential is the server's to fix, so it is a 502, not a 401 the page would
  * try to answer.
  */
@@ -203,6 +205,14 @@ async function relayError(
   config: ResolvedProxyOptions,
 ): Promise<Response> {
   const headers = mcpResponseHeaders(answer, upstream);
+  const protocolError = mayCarryProtocolError(answer)
+    ? await relayableProtocolError(answer, upstream)
+    : undefined;
+  if (protocolError !== undefined) {
+    // A 2026-07-28 server's JSON-RPC error: its client reads it to recover (see the module).
+    headers.set('content-type', 'application/json');
+    return new Response(protocolError, { status: answer.status, headers });
+  }
   await answer.body?.cancel().catch(() => undefined);
   config.logger(`Airlock proxy: the MCP server "${name}" answered HTTP ${answer.status}.`);
   if (answer.status === 401 || answer.status === 403) {

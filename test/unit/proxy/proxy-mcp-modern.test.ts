@@ -218,6 +218,84 @@ describe('the MCP route in the 2026-07-28 revision', () => {
     expect(JSON.parse(forwarded?.body ?? '')).toEqual(body);
   });
 
+  it("relays a 2026-07-28 server's unsupported-version error with the versions it supports", async () => {
+    const tenant = tenantUrl();
+    const server = await serveNotes({ url: tenant.url, allowedTools: ['echo'] });
+    const future = {
+      ...modernRequest(1, 'tools/list'),
+      params: { _meta: { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+    };
+
+    const answer = await post(server, future, {
+      'mcp-protocol-version': '2099-01-01',
+      'mcp-method': 'tools/list',
+    });
+
+    expect(answer.status).toBe(400);
+    const body = (await answer.json()) as {
+      error: { code: number; data: { supported: string[] } };
+    };
+    expect(body.error.code).toBe(-32022);
+    expect(body.error.data.supported).toContain(VERSION);
+  });
+
+  it('rebuilds an upstream JSON-RPC error from its checked fields, credentials blanked, and relays no other error body', async () => {
+    const secret = `ghp_${randomBytes(18).toString('hex')}`;
+    const bodies = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        error: {
+          code: -32022,
+          message: `Unsupported, and your token is ${secret}`,
+          data: {
+            supported: [secret, VERSION, { nested: true }],
+            requested: '2099-01-01',
+            debug: secret,
+          },
+        },
+        extra: secret,
+      },
+      { error: `not JSON-RPC: ${secret}` },
+    ];
+    const upstream = createServer(async (req, res) => {
+      for await (const _ of req) {
+        // drained
+      }
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(bodies.shift()));
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    closers.push(() => {
+      upstream.closeAllConnections();
+      return new Promise<void>((resolve) => upstream.close(() => resolve()));
+    });
+    const { port } = upstream.address() as AddressInfo;
+    const server = await serveNotes({
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: { Authorization: `Bearer ${secret}` },
+      allowedTools: ['echo'],
+    });
+
+    const rebuilt = await postModern(server, modernRequest(1, 'tools/list'));
+    const refused = await postModern(server, modernRequest(2, 'tools/list'));
+
+    expect(rebuilt.status).toBe(400);
+    const text = await rebuilt.text();
+    expect(text).not.toContain(secret.slice(-12));
+    expect(JSON.parse(text)).toEqual({
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32022,
+        message: expect.stringContaining('Unsupported'),
+        data: { supported: [VERSION], requested: '2099-01-01' },
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(await errorCodeOf(refused)).toBe('upstream_error');
+  });
+
   it('still passes a 2025-11-25 request, which has a version header and no envelope', async () => {
     const recorder = await startRecorder();
     const server = await serveNotes({ url: recorder.url, allowedTools: ['echo'] });
