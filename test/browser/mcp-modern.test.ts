@@ -182,6 +182,28 @@ describe('MCP 2026-07-28 (stateless)', () => {
     expect(offered).toContain('modern__echo');
   });
 
+  it('closes its subscriptions/listen stream when the agent is disposed', async () => {
+    const tenant = modernTenant();
+    const session = await scriptModel([]);
+    const agent = agentFor(session, { mcp: [server(tenant.url)] });
+    await agent.ready;
+    const before = await eventually(tenant.log, (seen) =>
+      requestsIn(seen).some((request) => request.method === 'subscriptions/listen'),
+    );
+    expect(requestsIn(before).map((request) => request.method)).not.toContain(
+      'notifications/cancelled',
+    );
+
+    await agent.dispose();
+
+    const log = await eventually(tenant.log, (seen) =>
+      seen.some((entry) => entry.kind === 'listen-closed'),
+    );
+    expect(log).toContainEqual({ kind: 'listen-closed' });
+    // The client's own close (a terminated worker would only drop the stream) also says so.
+    expect(requestsIn(log).map((request) => request.method)).toContain('notifications/cancelled');
+  });
+
   it('keeps its subscriptions/listen stream past connectTimeoutMs, so later list changes still arrive', async () => {
     const tenant = modernTenant();
     const session = await scriptModel(Array.from({ length: 100 }, () => ({ text: 'ok' })));

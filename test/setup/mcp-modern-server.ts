@@ -14,7 +14,8 @@ import {
  * Tests keep apart by a tenant (`/mcp?t=<tenant>`), each with its own handler, added tools and
  * log of what the server received, read at `GET /control/<tenant>/log`: every request's method,
  * its `Mcp-Session-Id`, `MCP-Protocol-Version` and `Mcp-Method` headers and the protocol
- * version of its `_meta` envelope, the calls and the cancellations. `POST
+ * version of its `_meta` envelope, the calls, the cancellations and the closed
+ * `subscriptions/listen` streams. `POST
  * /control/<tenant>/add-tool` adds a tool and tells the tenant's `subscriptions/listen`
  * streams. Hostile answers to `server/discover`: `&discover=garbage` (a result of the wrong
  * shape), `&discover=future` (it offers only a revision no client knows). The tenant `secret`
@@ -39,7 +40,9 @@ export interface ReceivedRequest {
 export type ModernLogEntry =
   | ReceivedRequest
   | { readonly kind: 'call'; readonly name: string; readonly arguments: unknown }
-  | { readonly kind: 'cancelled'; readonly tag: string };
+  | { readonly kind: 'cancelled'; readonly tag: string }
+  /** A `subscriptions/listen` stream the client closed (or that ended). */
+  | { readonly kind: 'listen-closed' };
 
 const TOOLS: Tool[] = [
   {
@@ -162,6 +165,9 @@ export async function startMcpModernServer(): Promise<McpModernServer> {
       const closed = new AbortController();
       res.on('close', () => {
         if (!res.writableFinished) closed.abort();
+        if (isRecord(body) && body.method === 'subscriptions/listen') {
+          tenant.log.push({ kind: 'listen-closed' });
+        }
       });
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) {
