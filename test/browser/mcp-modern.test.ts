@@ -10,6 +10,10 @@ function modernTenant(query = '') {
   return {
     url: `${origin}/mcp?t=${tenant}${query}`,
     log: () => modernLog(origin, tenant),
+    /** The server cuts the tenant's open listen streams, as a restart would. */
+    async dropListens(): Promise<void> {
+      await fetch(`${origin}/control/${tenant}/drop-listens`, { method: 'POST' });
+    },
     async addTool(name: string): Promise<void> {
       await fetch(`${origin}/control/${tenant}/add-tool`, {
         method: 'POST',
@@ -180,6 +184,31 @@ describe('MCP 2026-07-28 (stateless)', () => {
 
     expect(offered).toContain('modern__late_tool');
     expect(offered).toContain('modern__echo');
+  });
+
+  it('opens its subscriptions/listen stream again when the server cuts it, and later changes still arrive', async () => {
+    const tenant = modernTenant();
+    const session = await scriptModel(Array.from({ length: 100 }, () => ({ text: 'ok' })));
+    const agent = agentFor(session, { mcp: [server(tenant.url)], memory: { tools: false } });
+    await agent.ready;
+    const listens = (log: readonly ModernLogEntry[]) =>
+      requestsIn(log).filter((request) => request.method === 'subscriptions/listen').length;
+    await eventually(tenant.log, (seen) => listens(seen) === 1);
+
+    await tenant.dropListens();
+    const log = await eventually(tenant.log, (seen) => listens(seen) === 2);
+    expect(listens(log)).toBe(2);
+    await tenant.addTool('after_the_cut');
+    const offered = await eventually(
+      async () => {
+        await agent.run('Which tools?').result;
+        const bodies = await receivedBodies(session);
+        return bodies.at(-1)?.tools?.map((offer) => offer.function.name) ?? [];
+      },
+      (names) => names.includes('modern__after_the_cut'),
+    );
+
+    expect(offered).toContain('modern__after_the_cut');
   });
 
   it('closes its subscriptions/listen stream when the agent is disposed', async () => {

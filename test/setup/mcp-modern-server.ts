@@ -1,4 +1,9 @@
-import { createServer, type Server as HttpServer, type IncomingMessage } from 'node:http';
+import {
+  createServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type CallToolResult,
@@ -15,7 +20,8 @@ import {
  * log of what the server received, read at `GET /control/<tenant>/log`: every request's method,
  * its `Mcp-Session-Id`, `MCP-Protocol-Version` and `Mcp-Method` headers and the protocol
  * version of its `_meta` envelope, the calls, the cancellations and the closed
- * `subscriptions/listen` streams. `POST
+ * `subscriptions/listen` streams. `POST /control/<tenant>/drop-listens` cuts the open listen
+ * streams. `POST
  * /control/<tenant>/add-tool` adds a tool and tells the tenant's `subscriptions/listen`
  * streams. Hostile answers to `server/discover`: `&discover=garbage` (a result of the wrong
  * shape), `&discover=future` (it offers only a revision no client knows). The tenant `secret`
@@ -87,6 +93,8 @@ interface Tenant {
   readonly added: Tool[];
   readonly log: ModernLogEntry[];
   readonly handler: McpHttpHandler;
+  /** The open `subscriptions/listen` responses, which `drop-listens` cuts. */
+  readonly listens: Set<ServerResponse>;
 }
 
 const CORS_HEADERS = {
@@ -108,7 +116,7 @@ export async function startMcpModernServer(): Promise<McpModernServer> {
         legacy: 'reject',
         keepAliveMs: 0,
       });
-      tenant = { added, log, handler };
+      tenant = { added, log, handler, listens: new Set() };
       tenants.set(name, tenant);
     }
     return tenant;
@@ -122,9 +130,15 @@ export async function startMcpModernServer(): Promise<McpModernServer> {
     }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     try {
-      const control = /^\/control\/([\w-]+)\/(log|add-tool)$/.exec(url.pathname);
+      const control = /^\/control\/([\w-]+)\/(log|add-tool|drop-listens)$/.exec(url.pathname);
       if (control) {
         const tenant = tenantOf(control[1] ?? '');
+        if (control[2] === 'drop-listens') {
+          // As a restart or a broken connection would: the streams end without an answer.
+          for (const listen of tenant.listens) listen.destroy();
+          res.writeHead(204).end();
+          return;
+        }
         if (control[2] === 'log') {
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(JSON.stringify(tenant.log));
@@ -163,9 +177,12 @@ export async function startMcpModernServer(): Promise<McpModernServer> {
       }
       // The response's close before its end is the client closing the stream: the revision's cancellation.
       const closed = new AbortController();
+      const isListen = isRecord(body) && body.method === 'subscriptions/listen';
+      if (isListen) tenant.listens.add(res);
       res.on('close', () => {
         if (!res.writableFinished) closed.abort();
-        if (isRecord(body) && body.method === 'subscriptions/listen') {
+        if (isListen) {
+          tenant.listens.delete(res);
           tenant.log.push({ kind: 'listen-closed' });
         }
       });

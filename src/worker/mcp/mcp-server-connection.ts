@@ -34,6 +34,9 @@ import {
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Pages of `tools/list` read at most: a server that never stops paging is cut off. */
 const MAX_LIST_PAGES = 50;
+/** How often a `subscriptions/listen` stream that ended is opened again, and after how long. */
+const MAX_RELISTENS = 5;
+const RELISTEN_DELAY_MS = 1_000;
 /** How long ending the session may take when the agent is disposed. */
 const CLOSE_TIMEOUT_MS = 1_000;
 
@@ -61,6 +64,8 @@ export class McpServerConnection implements ToolRunner {
   #dropped: OfferedTools['dropped'] = [];
   #client: Promise<Client> | undefined;
   #subscription: McpSubscription | undefined;
+  #relistens = 0;
+  #cancelRelisten: (() => void) | undefined;
   #closed = false;
   /** Told of the new specs when the server's tool list changed. */
   onToolsChanged: ((specs: ToolSpec[]) => void) | undefined;
@@ -181,6 +186,7 @@ export class McpServerConnection implements ToolRunner {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#cancelRelisten?.();
     for (const controller of this.#calls.values()) controller.abort(CANCELLED);
     const client = await this.#client?.catch(() => undefined);
     this.#client = undefined;
@@ -277,9 +283,28 @@ export class McpServerConnection implements ToolRunner {
         return;
       }
       this.#subscription = subscription;
+      void subscription.closed.then((reason) => {
+        if (reason !== 'local') this.#relisten(client);
+      });
     } catch {
       // The tools stay as listed; a call to one that is gone fails as the server answers it.
     }
+  }
+
+  /**
+   * A listen stream the server or the network ended is opened again (the 2025 session's
+   * stream is reconnected by the SDK), a few times, after the tools are listed again for
+   * the changes missed while it was down.
+   */
+  #relisten(client: Client): void {
+    if (this.#closed || this.#relistens >= MAX_RELISTENS) return;
+    this.#relistens += 1;
+    this.#subscription = undefined;
+    this.#cancelRelisten = later(RELISTEN_DELAY_MS, () => {
+      if (this.#closed) return;
+      void this.#refreshTools(client);
+      void this.#listenForChanges(client);
+    });
   }
 
   #dropClient(client: Client): void {
