@@ -40,6 +40,7 @@ const PROXY_CODES: Readonly<Record<ModelRouteCode, ErrorCode | undefined>> = {
   mcp_method_not_allowed: 'request-refused',
   mcp_tool_not_allowed: 'request-refused',
   mcp_batch_not_allowed: 'request-refused',
+  mcp_header_mismatch: 'request-refused',
   mcp_response_too_large: undefined,
   // The upstream refused the server's key: the proxy answers 502 so the page does not look
   // for credentials of its own, but the fix is the same as for a 401 of any endpoint.

@@ -37,6 +37,7 @@ export const AGENT_CONFIG_RULES = {
       ],
       "name": "str re:^[a-zA-Z0-9_-]{1,32}$",
       "url": "url",
+      "protocol": "enum auto|2026-07-28|2025-11-25",
       "headers": {
         "*": "str"
       },

@@ -28,6 +28,13 @@ export type ErrorCode =
    */
   | 'mcp-unavailable'
   /**
+   * An MCP server does not offer the protocol revision it is configured with: pinned to
+   * `2026-07-28`, it answered as a 2025 server or with a `server/discover` that does not offer
+   * it; or its `server/discover` named only revisions Airlock does not speak.
+   * `details`: `{ server, protocol }`.
+   */
+  | 'mcp-protocol-unsupported'
+  /**
    * An MCP server takes OAuth through the proxy and this user has not authorised it, or the
    * grant was revoked or refused: call `authorizeMcp(server)` (`airlock-agents/mcp-auth`).
    * `details`: `{ server }`.

@@ -10,6 +10,16 @@
  */
 export type McpApproval = 'always' | 'unless-read-only' | 'never';
 
+/**
+ * Which MCP protocol revision an agent speaks to a server: `2025-11-25` (the default) opens a
+ * session with the `initialize` handshake, as every MCP server before 2026-07-28 expects;
+ * `2026-07-28` is the stateless revision (no handshake, no session, every request carries its
+ * own protocol version and client capabilities) and fails `mcp-protocol-unsupported` against a
+ * server that does not offer it; `auto` asks the server first (`server/discover`) and falls
+ * back to `2025-11-25` when it answers as a 2025 server.
+ */
+export type McpProtocol = 'auto' | '2026-07-28' | '2025-11-25';
+
 /** One MCP server of an agent. */
 export interface McpServerConfig {
   /**
@@ -19,6 +29,8 @@ export interface McpServerConfig {
   readonly name: string;
   /** The server's Streamable HTTP endpoint, normally the app's proxy route (`/mcp/<name>`). */
   readonly url: string;
+  /** The protocol revision to speak (default `2025-11-25`); see {@link McpProtocol}. */
+  readonly protocol?: McpProtocol;
   /** Sent with every request (e.g. an app session token for the proxy; never a third party's secret). */
   readonly headers?: Readonly<Record<string, string>>;
   /** Which calls wait for the user (default `always`). */

@@ -45,6 +45,11 @@ export type ProxyErrorCode =
   | 'mcp_tool_not_allowed'
   /** A JSON-RPC batch posted to an MCP route: one message per request. */
   | 'mcp_batch_not_allowed'
+  /**
+   * An MCP request whose `MCP-Protocol-Version`, `Mcp-Method` or `Mcp-Name` header does not
+   * match its body (or whose 2026-07-28 envelope is missing or malformed).
+   */
+  | 'mcp_header_mismatch'
   /** An MCP server's answer passed the upstream's `maxResponseBytes`: refused, or cut where it was. */
   | 'mcp_response_too_large'
   /** The MCP server takes OAuth and this user has not authorised it (or the grant was refused): start `authorizeMcp`. */

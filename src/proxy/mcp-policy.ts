@@ -9,16 +9,19 @@ import { isRecord } from '../errors/field-checks';
 import type { ProxyErrorCode } from './error-response.js';
 
 /**
- * JSON-RPC methods Airlock's MCP client sends: the handshake, listing and calling tools,
- * cancelling a call, and pings. An upstream's `allowedMethods` adds to these.
+ * JSON-RPC methods Airlock's MCP client sends: the handshake (2025-11-25) or the discovery
+ * (2026-07-28), listing and calling tools, cancelling a call, pings, and the 2026-07-28
+ * revision's stream of list changes. An upstream's `allowedMethods` adds to these.
  */
 export const DEFAULT_MCP_METHODS: readonly string[] = [
   'initialize',
   'notifications/initialized',
+  'server/discover',
   'ping',
   'tools/list',
   'tools/call',
   'notifications/cancelled',
+  'subscriptions/listen',
 ];
 
 /** The policy of one MCP upstream. */

@@ -8,6 +8,7 @@
  * upstream's error body is never relayed.
  */
 
+import { isRecord } from '../errors/field-checks';
 import { PROXY_ERROR_HEADER } from '../protocol/proxy-refusals.js';
 import { type ProxyCaller, runAuthorize } from './authorize.js';
 import { isForeignOrigin } from './cors-policy.js';
@@ -16,6 +17,8 @@ import { type McpRequestFacts, mcpResponseHeaders, relayMcpSuccess } from './mcp
 import { answerMcpOAuth, isOAuthAction } from './mcp-oauth-flow.js';
 import { sendWithGrant } from './mcp-oauth-send.js';
 import { checkMcpMessage } from './mcp-policy.js';
+import { mayCarryProtocolError, relayableProtocolError } from './mcp-protocol-error.js';
+import { checkMirroredHeaders } from './mcp-request-headers.js';
 import type { ResolvedMcpUpstream } from './mcp-upstreams.js';
 import type { ResolvedProxyOptions } from './proxy-options.js';
 import { readJsonWithin } from './request-body.js';
@@ -26,14 +29,24 @@ import { readJsonWithin } from './request-body.js';
  */
 export type AdmitCaller = (caller: ProxyCaller) => Promise<Response | undefined>;
 
-/** Page request headers Streamable HTTP needs; nothing else of the page's goes upstream. */
+/**
+ * Page request headers Streamable HTTP needs; nothing else of the page's goes upstream. The
+ * 2026-07-28 revision's `Mcp-Method` and `Mcp-Name` are checked against the body first
+ * (`checkMirroredHeaders`); its `Mcp-Param-*` headers (tool arguments a server asks to see as
+ * headers) go too, and the server checks them against the body the proxy sends.
+ */
 const FORWARDED_REQUEST_HEADERS = [
   'accept',
   'content-type',
   'mcp-session-id',
   'mcp-protocol-version',
   'last-event-id',
+  'mcp-method',
+  'mcp-name',
 ];
+
+/** The prefix of the headers a 2026-07-28 client mirrors tool arguments into. */
+const PARAMETER_HEADER_PREFIX = 'mcp-param-';
 
 const METHODS = new Set(['GET', 'POST', 'DELETE']);
 
@@ -152,6 +165,10 @@ async function readJsonRpc(
   if (checked.kind === 'refused') {
     return errorResponse(checked.status, checked.code, checked.message);
   }
+  const mismatch = isRecord(read.json)
+    ? checkMirroredHeaders(request.headers, read.json)
+    : undefined;
+  if (mismatch) return errorResponse(mismatch.status, mismatch.code, mismatch.message);
   // The proxy's own serialisation: the page's text never goes upstream.
   return { body: JSON.stringify(read.json), facts: { requestId: checked.requestId } };
 }
@@ -166,6 +183,9 @@ function upstreamHeaders(
     const value = request.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
+  for (const [name, value] of request.headers) {
+    if (name.startsWith(PARAMETER_HEADER_PREFIX)) headers.set(name, value);
+  }
   // Last, so nothing the page sends can replace them.
   for (const [name, value] of Object.entries(upstream.headers)) headers.set(name, value);
   if (token !== undefined) headers.set('authorization', `Bearer ${token}`);
@@ -173,7 +193,8 @@ function upstreamHeaders(
 }
 
 /**
- * An error keeps its status (a 404 tells the client its session is gone) but not its body.
+ * An error keeps its status (a 404 tells the client its session is gone) but not its body,
+ * save a 2026-07-28 server's JSON-RPC error, rebuilt (`relayableProtocolError`).
  * A refused credential is the server's to fix, so it is a 502, not a 401 the page would
  * try to answer.
  */
@@ -184,6 +205,14 @@ async function relayError(
   config: ResolvedProxyOptions,
 ): Promise<Response> {
   const headers = mcpResponseHeaders(answer, upstream);
+  const protocolError = mayCarryProtocolError(answer)
+    ? await relayableProtocolError(answer, upstream)
+    : undefined;
+  if (protocolError !== undefined) {
+    // A 2026-07-28 server's JSON-RPC error: its client reads it to recover (see the module).
+    headers.set('content-type', 'application/json');
+    return new Response(protocolError, { status: answer.status, headers });
+  }
   await answer.body?.cancel().catch(() => undefined);
   config.logger(`Airlock proxy: the MCP server "${name}" answered HTTP ${answer.status}.`);
   if (answer.status === 401 || answer.status === 403) {

@@ -21,8 +21,9 @@ export interface McpUpstream {
   allowedTools?: readonly string[];
   /**
    * JSON-RPC methods allowed on top of what Airlock's client sends (`initialize`,
-   * `notifications/initialized`, `ping`, `tools/list`, `tools/call`,
-   * `notifications/cancelled`), e.g. `['resources/read']` for another client.
+   * `notifications/initialized`, `server/discover`, `ping`, `tools/list`, `tools/call`,
+   * `notifications/cancelled`, `subscriptions/listen`), e.g. `['resources/read']` for
+   * another client.
    */
   allowedMethods?: readonly string[];
   /**

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { createProxyHandler, type ProxyOptions, toNodeListener } from '../../src/proxy';
+import { startMcpModernServer } from './mcp-modern-server';
 import { startMcpOAuthServer } from './mcp-oauth-server';
 import { startMcpTestServer } from './mcp-test-server';
 
@@ -20,6 +21,13 @@ declare module 'vitest' {
     mcpOAuthProxyPath: string;
     /** Origin of the MCP OAuth test server (`GET /control/log`: the tokens it issued). */
     mcpOAuthServerUrl: string;
+    /** Origin of the 2026-07-28 MCP test server (`/mcp?t=<tenant>`, `GET /control/<tenant>/log`). */
+    mcpModernServerUrl: string;
+    /**
+     * The proxy route `/mcp/modern` of the same Airlock proxy as `mcpProxyUrl`, in front of the
+     * 2026-07-28 test server's `secret` tenant (its log: `/control/secret/log`).
+     */
+    mcpModernProxyUrl: string;
   }
 }
 
@@ -27,6 +35,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const server = await startMcpTestServer();
   project.provide('mcpServerUrl', server.url);
+  const modernServer = await startMcpModernServer();
+  project.provide('mcpModernServerUrl', modernServer.url);
   project.provide('mcpDownUrl', `${await freePort()}/mcp`);
   // The browser tests' MCP requests count as the one anonymous user's: not what they test.
   const proxy = await serveMcpProxy({
@@ -36,8 +46,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // The tools the browser tests call through the proxy; any other tools/call is refused.
       allowedTools: ['echo', 'add', 'slow', 'flaky_stream'],
     },
+    // The same policy for a server of the 2026-07-28 revision: its delete_everything is refused.
+    modern: {
+      url: `${modernServer.url}/mcp?t=secret`,
+      headers: { Authorization: 'Bearer modern-secret' },
+      allowedTools: ['echo', 'add', 'slow'],
+    },
   });
   project.provide('mcpProxyUrl', `${proxy.origin}/mcp/notes`);
+  project.provide('mcpModernProxyUrl', `${proxy.origin}/mcp/modern`);
   const oauthServer = await startMcpOAuthServer();
   const oauthProxy = await serveMcpProxy({
     oauth: {
@@ -52,6 +69,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await oauthProxy.close();
     await oauthServer.close();
     await proxy.close();
+    await modernServer.close();
     await server.close();
   };
 }

@@ -1,11 +1,8 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  Client,
+  type McpSubscription,
   StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+} from '@modelcontextprotocol/client';
 import { AirlockError } from '../../errors/airlock-error';
 import type { McpServerConfig } from '../../protocol/mcp';
 import type { ToolCallRequest, ToolCheck, ToolOutcome, ToolSpec } from '../../protocol/tools';
@@ -16,6 +13,14 @@ import { toolCancelled } from '../../tools/tool-cancelled';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
 import { type ToolRunner, timedOut } from '../tools/tool-runner';
 import { type McpCallResult, mcpOutcome } from './mcp-results';
+import {
+  needsAuthorization,
+  negotiationMode,
+  protocolRefused,
+  sessionLost,
+  transportFetch,
+  UNCHECKED,
+} from './mcp-sdk-seams';
 import {
   type DroppedTool,
   droppedToolsWarning,
@@ -29,49 +34,28 @@ import {
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** Pages of `tools/list` read at most: a server that never stops paging is cut off. */
 const MAX_LIST_PAGES = 50;
+/** How often a `subscriptions/listen` stream that ended is opened again, and after how long. */
+const MAX_RELISTENS = 5;
+const RELISTEN_DELAY_MS = 1_000;
 /** How long ending the session may take when the agent is disposed. */
 const CLOSE_TIMEOUT_MS = 1_000;
 
 const CLIENT_INFO = { name: 'airlock-agents', version: '0.1.0' } as const;
 
-/** The query parameter that gives each resuming GET a URL of its own. */
-const RESUME_PARAMETER = 'airlock-resume';
-let resumptions = 0;
-
 /**
- * The transport's fetch. It resumes a dropped response stream with a GET of the endpoint
- * (`Last-Event-ID`) while its standalone event stream, a GET of the same URL, is open, and
- * Firefox holds back a GET of a URL until an open GET of it ends: a resuming GET gets a URL
- * of its own (a query parameter a server ignores; the proxy route forwards no query).
- */
-const transportFetch: FetchLike = (url, init) => {
-  if (init?.method !== 'GET' || !new Headers(init.headers).has('last-event-id')) {
-    return fetch(url, init);
-  }
-  const resuming = new URL(url);
-  resumptions += 1;
-  resuming.searchParams.set(RESUME_PARAMETER, String(resumptions));
-  return fetch(resuming, init);
-};
-
-/**
- * The SDK checks structured content against a tool's output schema with the validator it
- * is given, unbounded. It is given one that accepts everything: the connection checks
- * structured content itself, within bounds (see `prepareSchemaCheck`).
- */
-const UNCHECKED: jsonSchemaValidator = {
-  getValidator: () => (input) => ({ valid: true, data: input as never, errorMessage: undefined }),
-};
-
-/**
- * One MCP server, seen from the agent worker: a session over Streamable HTTP (the
- * official SDK's client), its tools as specs the registry offers, and the runner that
- * calls them. Arguments are checked against the tool's input schema here, so a call that
- * does not fit is never sent, and structured content against its output schema, each
- * check within bounds; a listing is cut to the server's caps (`offerTools`). A call's deadline and the run's abort cancel the request,
- * which the SDK tells the server (`notifications/cancelled`). A dropped response stream is
- * resumed by the transport (`Last-Event-ID`); a session the server no longer knows is
- * replaced by a new one.
+ * One MCP server, seen from the agent worker, over Streamable HTTP (the official SDK's 2.x
+ * client, which speaks both revisions): its tools as specs the registry offers, and the
+ * runner that calls them. Arguments are checked against the tool's input schema here, so a
+ * call that does not fit is never sent, and structured content against its output schema,
+ * each check within bounds; a listing is cut to the server's caps (`offerTools`).
+ *
+ * In the 2025-11-25 revision it holds a session: a call's deadline and the run's abort are
+ * told to the server (`notifications/cancelled`), a dropped response stream is resumed
+ * (`Last-Event-ID`), a session the server no longer knows is replaced by a new one, and
+ * list changes come on the session's own stream. In the 2026-07-28 revision there is no
+ * session: every request carries the protocol version and capabilities itself, a
+ * cancelled call closes its response stream (the revision's cancellation), and list
+ * changes come on a `subscriptions/listen` stream.
  */
 export class McpServerConnection implements ToolRunner {
   readonly config: McpServerConfig;
@@ -79,6 +63,9 @@ export class McpServerConnection implements ToolRunner {
   #tools = new Map<string, ServedTool>();
   #dropped: OfferedTools['dropped'] = [];
   #client: Promise<Client> | undefined;
+  #subscription: McpSubscription | undefined;
+  #relistens = 0;
+  #cancelRelisten: (() => void) | undefined;
   #closed = false;
   /** Told of the new specs when the server's tool list changed. */
   onToolsChanged: ((specs: ToolSpec[]) => void) | undefined;
@@ -100,6 +87,14 @@ export class McpServerConnection implements ToolRunner {
       return await this.#listTools(client, signal);
     } catch (error) {
       await this.close();
+      if (protocolRefused(error)) {
+        const protocol = this.config.protocol ?? '2025-11-25';
+        throw new AirlockError(
+          'mcp-protocol-unsupported',
+          `The MCP server "${this.config.name}" does not offer the protocol revision it is configured with (${protocol}): ${describeThrown(error)}.`,
+          { details: { server: this.config.name, protocol } },
+        );
+      }
       if (needsAuthorization(error)) {
         throw new AirlockError(
           'mcp-auth-required',
@@ -185,16 +180,23 @@ export class McpServerConnection implements ToolRunner {
     this.#calls.get(callId)?.abort(CANCELLED);
   }
 
-  /** Ends the session (an HTTP DELETE) and the connection; a server that does not answer is left. */
+  /**
+   * Ends the session (an HTTP DELETE; the 2026-07-28 revision has none) or the list-change
+   * subscription, and the connection; a server that does not answer is left.
+   */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#cancelRelisten?.();
     for (const controller of this.#calls.values()) controller.abort(CANCELLED);
     const client = await this.#client?.catch(() => undefined);
     this.#client = undefined;
     if (!client) return;
     const transport = client.transport;
+    const subscription = this.#subscription;
+    this.#subscription = undefined;
     const ending = (async () => {
-      if (transport instanceof StreamableHTTPClientTransport) {
+      await subscription?.close().catch(() => undefined);
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
         await transport.terminateSession().catch(() => undefined);
       }
       await client.close();
@@ -202,7 +204,10 @@ export class McpServerConnection implements ToolRunner {
     await waitFor(ending, { timeoutMs: CLOSE_TIMEOUT_MS });
   }
 
-  /** Calls a tool; a session the server has forgotten (404) is replaced once, as the call never ran. */
+  /**
+   * Calls a tool; a session the server has forgotten (404) is replaced once, as the call never
+   * ran. (Without a session, in the 2026-07-28 revision, a 404 is the server's answer.)
+   */
   async #call(
     name: string,
     request: ToolCallRequest,
@@ -213,12 +218,13 @@ export class McpServerConnection implements ToolRunner {
     const options = { signal: controller.signal, timeout: 2 ** 31 - 1 };
     const client = await this.#connected(controller.signal);
     try {
-      return (await client.callTool(params, undefined, options)) as McpCallResult;
+      return (await client.callTool(params, options)) as McpCallResult;
     } catch (error) {
-      if (!sessionLost(error) || controller.signal.aborted) throw error;
+      const hadSession = client.getProtocolEra() === 'legacy';
+      if (!hadSession || !sessionLost(error) || controller.signal.aborted) throw error;
       this.#dropClient(client);
       const fresh = await this.#connected(controller.signal);
-      return (await fresh.callTool(params, undefined, options)) as McpCallResult;
+      return (await fresh.callTool(params, options)) as McpCallResult;
     }
   }
 
@@ -241,12 +247,15 @@ export class McpServerConnection implements ToolRunner {
       capabilities: {},
       // Not ajv (it compiles with `new Function`), and checked here within bounds.
       jsonSchemaValidator: UNCHECKED,
+      versionNegotiation: { mode: negotiationMode(this.config.protocol) },
+      // The listing's own cap: a server that never stops paging fails the listing.
+      listMaxPages: MAX_LIST_PAGES,
     });
     const transport = new StreamableHTTPClientTransport(new URL(this.config.url), {
       requestInit: { headers: { ...this.config.headers } },
       fetch: transportFetch,
     });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
       void this.#refreshTools(client);
     });
     await client.connect(transport, { signal, timeout: 2 ** 31 - 1 });
@@ -254,7 +263,48 @@ export class McpServerConnection implements ToolRunner {
       await client.close();
       throw new Error('the connection was closed');
     }
+    if (client.getProtocolEra() === 'modern') void this.#listenForChanges(client);
     return client;
+  }
+
+  /**
+   * Without a session, list changes come on a `subscriptions/listen` stream, opened beside
+   * the start (not waited for) when the server says its tool list can change. It gets no
+   * signal: a call's or the start's would end the stream with them; only its acknowledgement
+   * is bounded. A server that refuses it keeps the tools it listed.
+   */
+  async #listenForChanges(client: Client): Promise<void> {
+    if (client.getServerCapabilities()?.tools?.listChanged !== true) return;
+    const timeout = this.config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    try {
+      const subscription = await client.listen({ toolsListChanged: true }, { timeout });
+      if (this.#closed) {
+        await subscription.close();
+        return;
+      }
+      this.#subscription = subscription;
+      void subscription.closed.then((reason) => {
+        if (reason !== 'local') this.#relisten(client);
+      });
+    } catch {
+      // The tools stay as listed; a call to one that is gone fails as the server answers it.
+    }
+  }
+
+  /**
+   * A listen stream the server or the network ended is opened again (the 2025 session's
+   * stream is reconnected by the SDK), a few times, after the tools are listed again for
+   * the changes missed while it was down.
+   */
+  #relisten(client: Client): void {
+    if (this.#closed || this.#relistens >= MAX_RELISTENS) return;
+    this.#relistens += 1;
+    this.#subscription = undefined;
+    this.#cancelRelisten = later(RELISTEN_DELAY_MS, () => {
+      if (this.#closed) return;
+      void this.#refreshTools(client);
+      void this.#listenForChanges(client);
+    });
   }
 
   #dropClient(client: Client): void {
@@ -274,17 +324,13 @@ export class McpServerConnection implements ToolRunner {
 
   /** Reads every page of `tools/list` and makes the specs the model is offered. */
   async #listTools(client: Client, signal: AbortSignal): Promise<ToolSpec[]> {
-    const listed: ListedTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        signal,
-        timeout: 2 ** 31 - 1,
-      });
-      listed.push(...(result.tools as ListedTool[]));
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
+    // Without a cursor the SDK reads every page (at most `listMaxPages`), never from its cache.
+    const result = await client.listTools(undefined, {
+      signal,
+      timeout: 2 ** 31 - 1,
+      cacheMode: 'refresh',
+    });
+    const listed = result.tools as ListedTool[];
     const { specs, served, dropped } = await offerTools(this.config, listed);
     this.#tools = served;
     this.#dropped = dropped;
@@ -295,11 +341,6 @@ export class McpServerConnection implements ToolRunner {
 /** Why a call's signal was aborted: its deadline, or a cancel (run aborted, agent disposed). */
 const DEADLINE = Symbol('deadline');
 const CANCELLED = Symbol('cancelled');
-
-/** A 404 on a request with a session id: the server ended the session (restart, expiry). */
-function sessionLost(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
-}
 
 function notServed(toolName: string): ToolOutcome & { ok: false } {
   return {
@@ -344,13 +385,4 @@ function checkedOutput(
         },
       };
   }
-}
-
-/** The proxy's 401 `mcp_auth_required`: the server takes OAuth and this user holds no grant. */
-function needsAuthorization(error: unknown): boolean {
-  return (
-    error instanceof StreamableHTTPError &&
-    error.code === 401 &&
-    error.message.includes('"mcp_auth_required"')
-  );
 }

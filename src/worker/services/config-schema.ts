@@ -62,6 +62,7 @@ export const agentConfigSchema = z.object({
         z.object({
           name: mcpServerName,
           url: z.url({ protocol: /^https?$/ }),
+          protocol: z.exactOptional(z.enum(['auto', '2026-07-28', '2025-11-25'])),
           headers: z.exactOptional(z.record(z.string(), z.string())),
           approval: z.exactOptional(z.enum(['always', 'unless-read-only', 'never'])),
           allowedTools: z.exactOptional(z.array(nonBlank.check(z.maxLength(128)))),

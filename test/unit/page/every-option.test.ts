@@ -56,6 +56,7 @@ const EVERY_OPTION: Every<AgentOptions> = {
     {
       name: 'docs',
       url: 'https://mcp.example/docs',
+      protocol: '2026-07-28',
       headers: { 'x-session': 's' },
       approval: 'always',
       allowedTools: ['search'],
