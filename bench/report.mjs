@@ -445,13 +445,16 @@ function flowCostText(flow, machine) {
   const interval = (/** @type {{ low: number; high: number } | null} */ value) =>
     value ? `${formatNumber(value.low)} to ${formatNumber(value.high)} %` : 'too few pairs';
   const load = (/** @type {number[] | undefined} */ value) => value?.[0]?.toFixed(1) ?? '?';
-  const verdict =
-    cost.verdict === 'holds'
+  const busy =
+    (machine?.loadAverage?.start?.[0] ?? 0) > (machine?.cores ?? Number.POSITIVE_INFINITY);
+  const verdict = busy
+    ? 'no verdict is given: the load at the start exceeded the cores (run it again on a quiet machine)'
+    : cost.verdict === 'holds'
       ? 'the goal (≤ 2 %) holds: the interval is under it'
       : cost.verdict === 'missed'
         ? 'the goal (≤ 2 %) is missed: the interval is over it'
         : 'the goal (≤ 2 %) is not settled: the interval holds 2 %';
-  return ` The information-flow rows come from four warm agents (two with a \`flow\` policy, two without; each created once, its chunks loaded and three runs done) making ${cost.pairs} pairs of interleaved runs of the same ${cost.steps}-step run, the order alternating, each run in a new conversation. A step is a run's median \`step-finish\` duration, timed in the agent worker; the overhead is the median of the pairs' differences, with its 95 % distribution-free interval: ${interval(cost.overheadPctInterval)} per step (${interval(cost.wallOverheadPctInterval)} of wall time), so ${verdict}. Pairs are added, 20 at a time up to 200, while the interval holds the bound. Load average ${load(machine?.loadAverage?.start)} at the start and ${load(machine?.loadAverage?.end)} at the end, on ${machine?.cores ?? '?'} cores: pairing and interleaving keep a steady load out of the difference, but a busy machine widens the interval.`;
+  return `The information-flow rows come from four warm agents (two with a \`flow\` policy, two without; each created once, its chunks loaded and three runs done) making ${cost.pairs} pairs of interleaved runs of the same ${cost.steps}-step run, the order alternating, each run in a new conversation. A step is a run's median \`step-finish\` duration, timed in the agent worker; the overhead is the median of the pairs' differences, with its 95 % distribution-free interval: ${interval(cost.overheadPctInterval)} per step (${interval(cost.wallOverheadPctInterval)} of wall time), so ${verdict}. Pairs are added, 20 at a time up to 200, while the interval holds the bound. Load average ${load(machine?.loadAverage?.start)} at the start and ${load(machine?.loadAverage?.end)} at the end, on ${machine?.cores ?? '?'} cores: pairing and interleaving keep a steady load out of the difference, but a busy machine widens the interval.`;
 }
 
 /**
