@@ -255,4 +255,20 @@ describe("a quarantined tool's extraction call", () => {
     expect(record?.usage).toMatchObject({ modelCalls: 3, estimated: true });
     expect(record?.usage?.totalTokens).toBeGreaterThan(150);
   });
+
+  it("counts it in the usage of a run that makes one direct call (a WebMCP caller's)", async () => {
+    const session = await scriptModel([
+      { text: extraction, usage: { prompt_tokens: 30, completion_tokens: 10 } },
+    ]);
+    const agent = agentFor(session, { tools: [readPage], memory: { tools: false } });
+    const run = agent.run('x', {
+      toolCall: { caller: 'webmcp', name: 'read_page', arguments: { url: 'https://shop.example' } },
+    });
+    await collect(run);
+    const result = await run.result;
+    expect(JSON.parse(result.text)).toMatchObject({ ok: true, output: { price: 12.5 } });
+    expect(result.usage).toEqual({ promptTokens: 30, completionTokens: 10, totalTokens: 40 });
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record?.usage).toMatchObject({ modelCalls: 1, totalTokens: 40 });
+  });
 });
