@@ -6,6 +6,9 @@
 //   npm run bench                   every page (peers, sandbox, code, memory, knowledge, mcp, ondevice, scale), then BENCHMARKS.md
 //   npm run bench -- peers memory   only the named pages
 //   npm run bench -- --runs=9       measured runs per contestant (default 5)
+//   npm run bench -- code --flow-only --flow-pairs=60
+//                                   the code page's flow-cost figure alone, with 60 pairs (default 40),
+//                                   printed with the load average and not written
 //   npm run bench:smoke             (--smoke) a tiny conversation, one run of each
 //                                   contestant, one pass of the code page, a few MCP calls,
 //                                   two on-device answers, a small scale page, no files
@@ -40,6 +43,14 @@ const runs = Number(
   /^--runs=(\d+)$/.exec(args.find((arg) => arg.startsWith('--runs=')) ?? '')?.[1] ?? 5,
 );
 const chosen = args.filter((arg) => !arg.startsWith('--'));
+/** The code page's flow-cost figure alone (`--flow-only`), or with `--flow-pairs=N` pairs (default 40). */
+const flowPairs = /^--flow-pairs=(\d+)$/.exec(
+  args.find((arg) => arg.startsWith('--flow-pairs=')) ?? '',
+)?.[1];
+const codeQuery = {
+  ...(flowPairs ? { flowPairs } : {}),
+  ...(args.includes('--flow-only') ? { flowOnly: '1' } : {}),
+};
 const pages = smoke
   ? ['peers', 'code', 'mcp', 'ondevice', 'scale']
   : PAGES.filter((name) => chosen.length === 0 || chosen.includes(name));
@@ -56,6 +67,9 @@ if (loadAtStart[0] !== undefined && loadAtStart[0] > cores) {
   );
 }
 const log = (/** @type {string} */ line) => console.log(line);
+log(
+  `Load average at the start: ${loadAtStart.map((load) => load.toFixed(2)).join(', ')} (1, 5, 15 min) on ${cores} cores.`,
+);
 
 const shared = await sharedConfig();
 const outDir = fileURLToPath(new URL('../node_modules/.airlock-bench', import.meta.url));
@@ -114,12 +128,18 @@ try {
     log(`Running the ${name} bench…`);
     const query = {
       ...(name === 'mcp' ? { mcp: mcp?.url ?? '' } : {}),
+      ...(name === 'code' ? codeQuery : {}),
       ...(smoke ? { smoke: '1' } : {}),
     };
     const modelUrl = name === 'scale' ? (http2ModelServer?.url ?? '') : modelServer.url;
     const figures = await runSelfMeasuringPage(browser, origin, modelUrl, name, query);
-    if (smoke) {
-      log(`The ${name} page finished: ${JSON.stringify(figures)}`);
+    if (smoke || codeQuery.flowOnly) {
+      // A part of a page's figures is shown, not written: it would replace the page's results.
+      log(
+        `The ${name} page finished (load average ${loadavg()
+          .map((load) => load.toFixed(2))
+          .join(', ')}): ${JSON.stringify(figures, null, 2)}`,
+      );
       continue;
     }
     const results = {
@@ -145,7 +165,7 @@ try {
   await loader.close();
   await server.close();
 }
-if (!smoke) {
+if (!smoke && !codeQuery.flowOnly) {
   writeReport();
   log('Wrote BENCHMARKS.md');
 }

@@ -120,6 +120,7 @@ export type { ConversationDetail, KnowledgeApi, MemoryApi } from './protocol/sto
 export type {
   ApprovalPolicy,
   JsonSchema,
+  QuarantineCall,
   ToolCallRecord,
   ToolContentResult,
   ToolDescriptor,

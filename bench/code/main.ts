@@ -1,10 +1,11 @@
-import { type AgentEvent, createAgent, type FlowPolicy, tool } from 'airlock-agents';
+import { type AgentEvent, createAgent, tool } from 'airlock-agents';
 import { createRemoteSession, type ScriptedTurn } from 'airlock-agents/testing/remote';
 import { z } from 'zod';
 import { SandboxHost } from '../../src/page/sandbox-host';
 import type { SandboxResponse } from '../../src/protocol/sandbox-wire';
 import { reportBench } from '../page-report';
 import { type Summary, summarize } from '../stats';
+import { FLOW_PAIRS, flowCost, trackerStepUs } from './flow-overhead';
 
 const params = new URLSearchParams(location.search);
 const modelServerUrl = params.get('model') ?? '';
@@ -50,7 +51,7 @@ async function coldStart(iterations: number): Promise<Summary> {
 }
 
 /** Runs scripted turns in a fresh agent; its events, wall time and the model calls it made. */
-async function runScripted(turns: ScriptedTurn[], flow?: FlowPolicy) {
+async function runScripted(turns: ScriptedTurn[]) {
   const session = await createRemoteSession(modelServerUrl, turns);
   const agent = createAgent({
     worker: agentWorker,
@@ -58,7 +59,6 @@ async function runScripted(turns: ScriptedTurn[], flow?: FlowPolicy) {
     tools: [lookup],
     toolsets: [{ name: 'code', worker: codeWorker, poolSize: 1 }],
     limits: { maxSteps: turns.length + 1 },
-    ...(flow ? { flow } : {}),
   });
   await agent.ready;
   const events: AgentEvent[] = [];
@@ -117,36 +117,31 @@ async function tenCalls(runs: number) {
   };
 }
 
-/**
- * The per-step cost of information-flow labels (#50): the same ten-step run with a flow
- * policy and without, in pairs whose order alternates, each pair's difference as a share of
- * its run without. Answers "is flow control cheap enough to be on by default" (goal ≤ 2 %).
- */
-async function flowOverhead(pairs: number): Promise<Summary> {
-  const turns: ScriptedTurn[] = [
-    ...Array.from({ length: 10 }, (_, key) => ({
-      toolCalls: [{ name: 'lookup', arguments: { key } }],
-    })),
-    { text: 'The total is 285.' },
-  ];
-  const policy: FlowPolicy = { untrustedToSink: 'approve' };
-  const shares: number[] = [];
-  for (let i = 0; i < pairs; i++) {
-    const onFirst = i % 2 === 0;
-    const first = await runScripted(turns, onFirst ? policy : undefined);
-    const second = await runScripted(turns, onFirst ? undefined : policy);
-    const [on, off] = onFirst ? [first, second] : [second, first];
-    shares.push(((on.wallMs - off.wallMs) / off.wallMs) * 100);
-  }
-  return summarize(shares);
-}
+/** `npm run bench -- code --flow-only`: the flow-cost figure alone; `--flow-pairs=N` sets its pairs. */
+const flowOnly = params.has('flowOnly');
+const flowPairs = Number(params.get('flowPairs') ?? FLOW_PAIRS);
 
 async function main(): Promise<unknown> {
+  const flow = await flowCost(
+    {
+      modelServerUrl,
+      agentOptions: {
+        worker: agentWorker,
+        tools: [lookup],
+        limits: { maxSteps: 12 },
+      },
+      flow: { untrustedToSink: 'approve' },
+    },
+    smoke ? 1 : flowPairs,
+  );
+  const flowTracker = trackerStepUs(smoke ? 1 : 30);
+  if (flowOnly) return { flowCost: flow, flowTrackerStepUs: flowTracker };
   return {
     coldCodeWorkerStartMs: await coldStart(smoke ? 1 : 10),
     warmCodeCallMs: await warmCall(smoke ? 3 : 100),
     ...(await tenCalls(smoke ? 1 : 5)),
-    flowOverheadPct: await flowOverhead(smoke ? 1 : 20),
+    flowCost: flow,
+    flowTrackerStepUs: flowTracker,
   };
 }
 

@@ -12,7 +12,12 @@ import type {
 } from 'openai/resources/chat/completions';
 import { AirlockError } from '../errors/airlock-error';
 import type { ModelConfig } from '../protocol/agent-config';
-import { type ChatMessage, MISSING_ATTACHMENT, type UserContentPart } from '../protocol/chat';
+import {
+  type ChatMessage,
+  MISSING_ATTACHMENT,
+  type Usage,
+  type UserContentPart,
+} from '../protocol/chat';
 import { realTimers, type Timers } from '../timing/timers';
 import { waitFor } from '../timing/wait';
 import type { ChatModel, ModelCallOptions, ModelRequest, ModelStreamPart } from './chat-model';
@@ -125,13 +130,12 @@ export function createOpenAIChatModel(
           ),
           options.signal,
         );
-        const usage = completion.usage;
         return {
           text: completion.choices[0]?.message.content ?? '',
-          usage: {
-            promptTokens: usage?.prompt_tokens ?? 0,
-            completionTokens: usage?.completion_tokens ?? 0,
-            totalTokens: usage?.total_tokens ?? 0,
+          usage: usageOf(completion.usage) ?? {
+            promptTokens: 0,
+            completionTokens: 0,
+            totalTokens: 0,
           },
         };
       } catch (error) {
@@ -237,16 +241,28 @@ function* partsOf(chunk: ChatCompletionChunk): Generator<ModelStreamPart> {
       yield { type: 'finish', finishReason: 'tool_calls' };
     else if (choice.finish_reason) yield { type: 'finish', finishReason: choice.finish_reason };
   }
-  if (chunk.usage) {
-    yield {
-      type: 'usage',
-      usage: {
-        promptTokens: chunk.usage.prompt_tokens,
-        completionTokens: chunk.usage.completion_tokens,
-        totalTokens: chunk.usage.total_tokens,
-      },
-    };
-  }
+  const usage = usageOf(chunk.usage);
+  if (usage) yield { type: 'usage', usage };
+}
+
+/**
+ * A server's usage, when its counts are counts: negative, not finite or missing
+ * counts would lower (or break) what budgets add up, so such usage counts as none reported
+ * and the loop estimates it.
+ */
+function usageOf(usage: OpenAI.CompletionUsage | null | undefined): Usage | undefined {
+  if (!usage) return undefined;
+  const { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total } = usage;
+  if (!isCount(prompt) || !isCount(completion)) return undefined;
+  return {
+    promptTokens: prompt,
+    completionTokens: completion,
+    totalTokens: isCount(total) ? total : prompt + completion,
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 /**

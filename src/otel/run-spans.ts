@@ -203,6 +203,30 @@ function spanRecorder(options: TracingOptions): (event: AgentEvent) => void {
               : { 'airlock.flow.destination': event.flow.destination }),
           });
         }
+        if (event.quarantine) {
+          // The extraction call is a model call of the run's (its usage is in the run's), under its tool.
+          const { usage, cost, durationMs } = event.quarantine;
+          tracer
+            .startSpan(
+              `chat ${model}`,
+              {
+                kind: SpanKind.CLIENT,
+                startTime: Math.max(made, now - durationMs),
+                attributes: {
+                  'gen_ai.operation.name': 'chat',
+                  'gen_ai.provider.name': PROVIDER,
+                  'gen_ai.request.model': model,
+                  'airlock.quarantine': true,
+                  'gen_ai.usage.input_tokens': usage.promptTokens,
+                  'gen_ai.usage.output_tokens': usage.completionTokens,
+                  ...(cost === undefined ? {} : { 'airlock.cost': cost }),
+                  ...(usage.estimated ? { 'airlock.usage.estimated': true } : {}),
+                },
+              },
+              trace.setSpan(runContext, span),
+            )
+            .end(now);
+        }
         if (event.ok) {
           if (content) span.setAttribute('gen_ai.tool.call.result', stringify(event.output));
         } else {

@@ -5,6 +5,7 @@ import type { CallFlow, FlowSource } from './labels';
 import type { MemoryInput, MemoryRecord } from './memory';
 import type { ModelLoadProgress } from './model-load';
 import type { ModelRouteChoice } from './model-routes';
+import type { QuarantineCall } from './tools';
 
 /** Why a run ended without an error. */
 export type RunFinishReason =
@@ -166,6 +167,8 @@ export type AgentEvent =
       readonly output: unknown;
       /** Under a flow policy: the labels the call carried and the rule that decided it. */
       readonly flow?: CallFlow;
+      /** A quarantined tool's extraction call (counted in the run's usage and budgets), when one was made. */
+      readonly quarantine?: QuarantineCall;
     }
   | {
       readonly type: 'tool-result';
@@ -177,6 +180,8 @@ export type AgentEvent =
       readonly error: ToolErrorData;
       /** Under a flow policy: the labels the call carried and the rule that decided it. */
       readonly flow?: CallFlow;
+      /** A quarantined tool's extraction call (counted in the run's usage and budgets), when one was made. */
+      readonly quarantine?: QuarantineCall;
     }
   | {
       readonly type: 'step-finish';

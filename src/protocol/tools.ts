@@ -1,3 +1,4 @@
+import type { Usage } from './chat';
 import type { ToolErrorCode, ToolErrorData } from './errors';
 import type { CallFlow, ValueLabel } from './labels';
 
@@ -42,6 +43,19 @@ export interface ToolQuarantine {
   readonly schema: Readonly<Record<string, unknown>>;
   /** What to extract, told to the quarantined model beside the fixed notice (the app's text: trusted). */
   readonly instructions?: string;
+}
+
+/**
+ * A quarantined tool's extraction call (its model call, offered no tools): what it consumed
+ * and cost, counted in the run's usage and budgets like a step's model call.
+ */
+export interface QuarantineCall {
+  /** As the server reported it; estimated (`estimated: true`) when it reported none or the call failed. */
+  readonly usage: Usage;
+  /** What the call cost, when the agent's model has a price. */
+  readonly cost?: number;
+  /** From the request to the last part of the answer. */
+  readonly durationMs: number;
 }
 
 /** A tool as the agent worker knows it: what the model is told and how calls are treated. */
@@ -132,6 +146,8 @@ export interface ToolCallRecord {
   readonly at: number;
   /** The labels the call carried and the rule that decided it, under a flow policy. */
   readonly flow?: CallFlow;
+  /** A quarantined tool's extraction call, when one was made. */
+  readonly quarantine?: QuarantineCall;
   /** Who asked for the call when it was not the model: `webmcp`, an agent on the page. */
   readonly caller?: 'webmcp';
 }

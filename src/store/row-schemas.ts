@@ -260,6 +260,18 @@ export const auditRowSchema = z.object({
   at: timestamp,
   // Shown as stored, never acted on.
   flow: z.exactOptional(z.looseObject({})),
+  quarantine: z.exactOptional(
+    z.object({
+      usage: z.object({
+        promptTokens: count,
+        completionTokens: count,
+        totalTokens: count,
+        estimated: z.exactOptional(z.boolean()),
+      }),
+      cost: z.exactOptional(count),
+      durationMs: count,
+    }),
+  ),
   caller: z.exactOptional(z.literal('webmcp')),
 });
 

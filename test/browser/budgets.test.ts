@@ -170,6 +170,29 @@ describe('budgets', () => {
     const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
     expect(record?.usage).toMatchObject({ modelCalls: 1, completionTokens, estimated: true });
   });
+
+  it('estimates usage when the server reports negative token counts, which would hand budget back', async () => {
+    const session = await scriptModel([
+      ...keepsLooking(2, { prompt_tokens: -1_000_000, completion_tokens: 5 }),
+      { text: 'Done.', usage: { prompt_tokens: -1_000_000, completion_tokens: 5 } },
+    ]);
+    const { lookup } = countingTool();
+    const agent = agentFor(session, {
+      tools: [lookup],
+      budgets: { run: { totalTokens: 1_000 } },
+      memory: { tools: false },
+    });
+
+    const result = await agent.run('Look everything up').result;
+
+    for (const step of result.steps) {
+      expect(step.usage.estimated).toBe(true);
+      expect(step.usage.promptTokens).toBeGreaterThan(0);
+    }
+    const [record] = await agent.memory.listRuns({ conversationId: agent.conversationId });
+    expect(record?.usage).toMatchObject({ modelCalls: 3, estimated: true });
+    expect(record?.usage?.totalTokens).toBeGreaterThan(0);
+  });
 });
 
 describe("side calls in the conversation's budget", () => {

@@ -21,6 +21,9 @@ export interface BudgetOverrun {
  * Side calls (the history summary, the memory extractor) count in the conversation's
  * budgets only: they are priced at the agent's model, and one is refused when the
  * conversation's budgets leave no room for a model call.
+ *
+ * A quarantined tool's extraction call is a model call of the run's: it counts in every
+ * budget, and is not made when a budget leaves no room for a model call.
  */
 export class BudgetMeter {
   readonly #budgets: Budgets;
@@ -30,6 +33,8 @@ export class BudgetMeter {
   readonly #before: RunUsage;
   #run: RunUsage;
   #side: RunUsage;
+  /** What this run's quarantine calls consumed, since the meter was made (also in `#run`). */
+  #quarantine: RunUsage = NO_RUN_USAGE;
   #refusedTool: BudgetOverrun | undefined;
 
   constructor(
@@ -71,6 +76,28 @@ export class BudgetMeter {
     const call = callUsage(usage, this.#price);
     this.#run = addRunUsage(this.#run, call);
     return call.cost;
+  }
+
+  /**
+   * Why a quarantine call may not be made (a `budget-exceeded` error, not thrown: the tool's
+   * call fails, and the run's next model call is refused with it), or undefined.
+   */
+  quarantineRefusal(): AirlockError | undefined {
+    const overrun = this.#find((name) => name !== 'toolCalls');
+    return overrun && budgetExceeded(overrun);
+  }
+
+  /** Counts a quarantine call and its usage, as a model call of the run; returns its cost when priced. */
+  recordQuarantineCall(usage: Usage): number | undefined {
+    const call = callUsage(usage, this.#price);
+    this.#run = addRunUsage(this.#run, call);
+    this.#quarantine = addRunUsage(this.#quarantine, call);
+    return call.cost;
+  }
+
+  /** What the quarantine calls counted by this meter consumed. */
+  get quarantineUsage(): RunUsage {
+    return this.#quarantine;
   }
 
   /** Throws `budget-exceeded` when the conversation's budgets leave no room for a side call. */
@@ -132,6 +159,14 @@ export class BudgetMeter {
     }
     return undefined;
   }
+}
+
+/** How a quarantined tool's extraction call is allowed and counted: as a model call of the run. */
+export interface QuarantineBudget {
+  /** Why the call may not be made (`budget-exceeded`), or undefined. */
+  refusal(): AirlockError | undefined;
+  /** Counts a call that was made; returns its cost when the model has a price. */
+  used(usage: Usage): number | undefined;
 }
 
 /** How a run's side calls (the history summary, the memory extractor) are allowed and counted. */

@@ -63,13 +63,17 @@ export async function directToolCall(
   );
   await context.journal.stepCompleted(1, step.messages, [], true);
   const answer = answerOf(call.name, settled, context.tools.registry.get(call.name)?.spec, context);
+  // No model step: the run's only model call is a quarantined tool's extraction, if any.
+  const { promptTokens, completionTokens, totalTokens, cost, estimated } =
+    context.budget.quarantineUsage;
   return {
     runId: context.runId,
     conversationId: context.conversationId,
     reason: 'stop',
     text: JSON.stringify(answer),
     steps: [],
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    usage: { promptTokens, completionTokens, totalTokens, ...(estimated ? { estimated } : {}) },
+    ...(cost === undefined ? {} : { cost }),
   };
 }
 

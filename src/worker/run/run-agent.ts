@@ -26,16 +26,23 @@ export async function runAgent(context: RunContext): Promise<RunResult> {
   let outputRetried = false;
   const structured = context.output ? await structuredRequest(config, context.output) : undefined;
   const requests = modelRequests(context, structured);
-  const finish = (reason: RunResult['reason']): RunResult => ({
-    runId: context.runId,
-    conversationId: context.conversationId,
-    reason,
-    text: lastText,
-    steps,
-    usage,
-    ...(cost === undefined ? {} : { cost }),
-    ...(output && reason === 'stop' ? { output: output.value } : {}),
-  });
+  const finish = (reason: RunResult['reason']): RunResult => {
+    // Quarantined tools' extraction calls are model calls of the run: in its usage and cost.
+    const quarantine = budget.quarantineUsage;
+    const quarantined = quarantine.modelCalls > 0;
+    const total = quarantined ? addUsage(usage, quarantine) : usage;
+    const totalCost = quarantine.cost === undefined ? cost : (cost ?? 0) + quarantine.cost;
+    return {
+      runId: context.runId,
+      conversationId: context.conversationId,
+      reason,
+      text: lastText,
+      steps,
+      usage: total,
+      ...(totalCost === undefined ? {} : { cost: totalCost }),
+      ...(output && reason === 'stop' ? { output: output.value } : {}),
+    };
+  };
 
   for (
     let step = context.resume?.step ?? context.startStep ?? 1;

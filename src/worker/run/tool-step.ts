@@ -90,6 +90,14 @@ async function runStepTools(
     ...(guardrails.guards('toolArguments')
       ? { guardArguments: (request) => guardrails.toolArguments(request, guardContext, signal) }
       : {}),
+    quarantineBudget: {
+      refusal: () => context.budget.quarantineRefusal(),
+      used: (usage) => {
+        const cost = context.budget.recordQuarantineCall(usage);
+        context.journal.usageChanged(context.budget.usage);
+        return cost;
+      },
+    },
     startExecution: () => {
       const allowed = context.budget.tryStartToolCall();
       if (allowed) context.journal.usageChanged(context.budget.usage);

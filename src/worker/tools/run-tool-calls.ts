@@ -4,6 +4,7 @@ import type { AgentEvent } from '../../protocol/events';
 import type { GuardrailVerdict } from '../../protocol/guardrails';
 import type { CallFlow } from '../../protocol/labels';
 import type {
+  QuarantineCall,
   ToolCallRecord,
   ToolCallRequest,
   ToolCheck,
@@ -14,6 +15,7 @@ import { loadChunk } from '../../runtime/load-chunk';
 import { waitFor } from '../../timing/wait';
 import { toolCancelled } from '../../tools/tool-cancelled';
 import { type ToolFailure, toolFailure } from '../../tools/tool-failure';
+import type { QuarantineBudget } from '../policy/budget-meter';
 import { GUARDRAIL_ABORTED } from '../policy/guardrails';
 import type { RunFlowTracker } from '../policy/run-flow';
 import type { ApprovalGate } from './approval-gate';
@@ -51,6 +53,8 @@ export interface ToolCallsContext {
   readonly flow?: RunFlowTracker;
   /** The run's model, for a quarantined tool's extraction call. */
   readonly model?: ChatModel;
+  /** Allows and counts a quarantined tool's extraction call against the run's budgets. */
+  readonly quarantineBudget?: QuarantineBudget;
 }
 
 type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
@@ -61,6 +65,8 @@ export interface ToolCallResult {
   readonly ok: boolean;
   /** Images the tool returned, as it returned them (checked where they are stored). */
   readonly images?: readonly ToolImage[];
+  /** A quarantined tool's extraction call, when one was made. */
+  readonly quarantine?: QuarantineCall;
 }
 
 /** A call settled here: its result, and the outcome a nested call (code mode) answers with. */
@@ -118,14 +124,12 @@ async function runToolCall(
   };
   let outcome = await settle(call, parsed, context, progress);
   const asked = progress.asked ? context.registry.get(toolName) : undefined;
+  let quarantine: QuarantineCall | undefined;
   // A quarantined tool's raw output goes only to the extraction call (a chunk: few tools have one).
   if (outcome.ok && asked?.spec.policy.quarantine)
-    outcome = await (await loadChunk('quarantine', () => import('./quarantine-call'))).quarantined(
-      context,
-      asked.spec,
-      outcome,
-      call.id,
-    );
+    ({ outcome, call: quarantine } = await (
+      await loadChunk('quarantine', () => import('./quarantine-call'))
+    ).quarantined(context, asked.spec, outcome, call.id));
   const durationMs = performance.now() - progress.started;
   const { flow } = progress;
   // Whatever the tool's side answered (output, or an error it wrote) is now in the context.
@@ -137,6 +141,7 @@ async function runToolCall(
     toolName,
     durationMs,
     ...(flow ? { flow } : {}),
+    ...(quarantine ? { quarantine } : {}),
   } as const;
   await context.emit(
     outcome.ok
@@ -152,6 +157,7 @@ async function runToolCall(
     durationMs,
     at: Date.now(),
     ...(flow ? { flow } : {}),
+    ...(quarantine ? { quarantine } : {}),
   });
   const message: ToolMessage = {
     role: 'tool',
@@ -160,7 +166,15 @@ async function runToolCall(
   };
   await context.onSettled?.(message);
   const images = outcome.ok ? outcome.images : undefined;
-  return { result: { message, ok: outcome.ok, ...(images ? { images } : {}) }, outcome };
+  return {
+    result: {
+      message,
+      ok: outcome.ok,
+      ...(images ? { images } : {}),
+      ...(quarantine ? { quarantine } : {}),
+    },
+    outcome,
+  };
 }
 
 /** When a call's execution started, and the arguments it was (or would be) run with. */

@@ -131,4 +131,31 @@ describe('the budget meter', () => {
         limit: 0.012,
       });
   });
+
+  it("counts a quarantine call as a model call of the run's, priced, and refuses one when no model call fits", () => {
+    const meter = new BudgetMeter(
+      { run: { modelCalls: 2 }, conversation: { totalTokens: 1_000 } },
+      { run: { promptPerMillion: 1_000, completionPerMillion: 2_000 }, side: undefined },
+      { run: NO_RUN_USAGE, conversationBefore: NO_RUN_USAGE },
+    );
+
+    meter.recordModelCall(usage(100, 50));
+    expect(meter.quarantineRefusal()).toBeUndefined();
+    const cost = meter.recordQuarantineCall(usage(30, 10));
+    const refusal = meter.quarantineRefusal();
+
+    expect(cost).toBeCloseTo(0.05);
+    expect(meter.usage).toMatchObject({ modelCalls: 2, totalTokens: 190 });
+    expect(meter.quarantineUsage).toMatchObject({ modelCalls: 1, totalTokens: 40 });
+    expect(meter.quarantineUsage.cost).toBeCloseTo(0.05);
+    // The model-call budget is spent: no more quarantine calls, and no more steps.
+    expect(isAirlockError(refusal, 'budget-exceeded')).toBe(true);
+    expect(refusal?.details).toEqual({ budget: 'modelCalls', scope: 'run', limit: 2, used: 2 });
+    expect(
+      isAirlockError(
+        thrown(() => meter.assertCanCallModel()),
+        'budget-exceeded',
+      ),
+    ).toBe(true);
+  });
 });

@@ -121,8 +121,10 @@ describe('quarantined(): the extraction call', () => {
   it('asks with no tools, the schema as response format and the output’s label', async () => {
     const { model, requests } = answering('{"price": 3}');
     const schema = { type: 'object', properties: { price: { type: 'number' } } };
-    const outcome = await quarantined({ model, signal }, specOf(schema), raw, 'call-1');
+    const { outcome, call } = await quarantined({ model, signal }, specOf(schema), raw, 'call-1');
     expect(outcome).toMatchObject({ ok: true, output: { price: 3 } });
+    // The model reported no usage: the call is counted with an estimate.
+    expect(call?.usage).toMatchObject({ estimated: true, completionTokens: expect.any(Number) });
     expect(requests[0]).toMatchObject({
       tools: [],
       responseFormat: { name: 'quarantine' },
@@ -155,7 +157,7 @@ describe('quarantined(): the extraction call', () => {
     ['a huge answer', `"${'x'.repeat(200_000)}"`, { type: 'object' }],
   ])('fails quarantine-failed for %s, keeping nothing of the output', async (_, text, schema) => {
     const { model } = answering(text);
-    const outcome = await quarantined({ model, signal }, specOf(schema), raw, 'call-1');
+    const { outcome } = await quarantined({ model, signal }, specOf(schema), raw, 'call-1');
     expect(outcome).toMatchObject({ ok: false, error: { code: 'quarantine-failed' } });
     expect(JSON.stringify(outcome)).not.toContain('IGNORE ALL');
   });
