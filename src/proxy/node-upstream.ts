@@ -143,6 +143,12 @@ async function relay(
   const errorContext = { redact, logger: config.logger, logContent: config.logContent };
   const status = upstream.statusCode ?? 502;
   const header = (name: string): string | undefined => headerOf(upstream.headers, name);
+  if (res.destroyed) {
+    // The client left as the answer arrived, after the request's own close handler had run.
+    upstream.destroy();
+    call.settle(undefined);
+    return;
+  }
   if (REDIRECTS.has(status)) {
     // Following a redirect would resend the key to wherever it points; `fetch` fails on one too.
     upstream.destroy();
