@@ -170,6 +170,13 @@ const PACED = bodyFor(PACED_PROMPT);
  * @typedef {{ ms: number; ok: boolean; arrivals: number[] }} StreamResult
  */
 
+/** How many failures have been printed; the first few say why. */
+let failuresShown = 0;
+/** Prints why a request to `base` failed, for the first five. @param {string} base @param {string} why */
+const failed = (base, why) => {
+  if (failuresShown++ < 5) console.error(`  a request to ${base} failed: ${why}`);
+};
+
 /**
  * One streamed request, timed from send. Each complete SSE event is stamped with the time
  * its last byte arrived (events that came in one read share it).
@@ -210,19 +217,24 @@ function streamOnce(agent, base, index, body) {
             scanned = at + 2;
           }
         });
-        response.on('end', () =>
-          resolve(
-            end(
-              response.statusCode === 200 &&
-                text.trimEnd().endsWith('data: [DONE]') &&
-                !text.includes(apiKey),
-            ),
-          ),
-        );
-        response.on('error', () => resolve(end(false)));
+        response.on('end', () => {
+          const ok =
+            response.statusCode === 200 &&
+            text.trimEnd().endsWith('data: [DONE]') &&
+            !text.includes(apiKey);
+          if (!ok) failed(base, `HTTP ${response.statusCode}: …${text.slice(-200)}`);
+          resolve(end(ok));
+        });
+        response.on('error', (error) => {
+          failed(base, `response ${error.message}`);
+          resolve(end(false));
+        });
       },
     );
-    outgoing.on('error', () => resolve(end(false)));
+    outgoing.on('error', (error) => {
+      failed(base, `request ${error.message}`);
+      resolve(end(false));
+    });
     outgoing.end(body);
   });
 }
@@ -429,7 +441,7 @@ try {
       );
     }
     log(
-      `    throughput: direct ${figures.throughput.direct}/s, bare relay ${figures.throughput.floor}/s, proxied ${figures.throughput.proxied}/s; CPU per request: proxy ${figures.proxyCpuMsPerRequest} ms, bare relay ${figures.floorCpuMsPerRequest} ms; ${figures.errors} errors`,
+      `    throughput: direct ${figures.throughput.direct}/s, bare relay ${figures.throughput.floor}/s, proxied ${figures.throughput.proxied}/s; CPU per request: proxy ${figures.proxyCpuMsPerRequest} ms, bare relay ${figures.floorCpuMsPerRequest} ms; ${figures.errors} errors (direct ${errors(paced.direct) + errors(instant.direct)}, bare relay ${errors(paced.floor) + errors(instant.floor)}, proxy ${errors(paced.proxied) + errors(instant.proxied)})`,
     );
     if (against) {
       const before = latencies(paced.before);

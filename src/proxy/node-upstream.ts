@@ -92,7 +92,7 @@ export function forward(
   answer: (answer: ProxyAnswer) => void,
 ): void {
   const body = call.body === undefined ? undefined : Buffer.from(call.body);
-  const outgoing = transport.request({
+  const options: Http.RequestOptions = {
     hostname: transport.hostname,
     ...(transport.port === '' ? {} : { port: transport.port }),
     path: `${transport.basePath}/${call.path}`,
@@ -104,29 +104,40 @@ export function forward(
       'accept-encoding': 'identity',
       ...(body === undefined ? {} : { 'content-length': String(body.byteLength) }),
     },
-  });
+  };
+  let outgoing: Http.ClientRequest;
   let clientGone = false;
-  let responded = false;
   const onClientClose = (): void => {
     if (res.writableFinished) return;
     clientGone = true;
     outgoing.destroy();
   };
   res.on('close', onClientClose);
-  outgoing.on('error', (error) => {
-    // Once the answer has begun, its own handlers end it.
-    if (responded) return;
-    res.off('close', onClientClose);
-    call.settle(undefined);
-    answer(unreachableAnswer(clientGone ? 'the client disconnected' : describeFailure(error)));
-  });
-  outgoing.on('response', (upstream) => {
-    responded = true;
-    relay(upstream, res, origin, call, gateway, transport, answer).finally(() =>
-      res.off('close', onClientClose),
-    );
-  });
-  outgoing.end(body);
+  const send = (retried: boolean): void => {
+    outgoing = transport.request(options);
+    let responded = false;
+    outgoing.on('error', (error: Error & { code?: unknown }) => {
+      // Once the answer has begun, its own handlers end it.
+      if (responded) return;
+      // A kept-alive socket the upstream closed as it was reused: the request never reached it
+      // (Node's documented case for one retry).
+      if (!retried && !clientGone && outgoing.reusedSocket && error.code === 'ECONNRESET') {
+        send(true);
+        return;
+      }
+      res.off('close', onClientClose);
+      call.settle(undefined);
+      answer(unreachableAnswer(clientGone ? 'the client disconnected' : describeFailure(error)));
+    });
+    outgoing.on('response', (upstream) => {
+      responded = true;
+      relay(upstream, res, origin, call, gateway, transport, answer).finally(() =>
+        res.off('close', onClientClose),
+      );
+    });
+    outgoing.end(body);
+  };
+  send(false);
 }
 
 /** The upstream's answer, relayed: errors mapped, the model list rebuilt, a success streamed or sent whole. */

@@ -173,6 +173,43 @@ describe('the Node shell', () => {
     expect(JSON.parse(answer.text).error.code).toBe('upstream_unreachable');
   });
 
+  it('sends once more on a new socket when the upstream resets a kept-alive one as it is reused, and only then', async () => {
+    const used = new WeakSet<object>();
+    let arrivals = 0;
+    let resetFresh = false;
+    const url = await listen(
+      createServer((req, res) => {
+        arrivals++;
+        const reused = used.has(req.socket);
+        used.add(req.socket);
+        // As an upstream does that closes an idle connection just as the proxy sends on it.
+        if (reused || resetFresh) {
+          req.socket.resetAndDestroy();
+          return;
+        }
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+          );
+        });
+      }),
+    );
+    const proxy = await nodeProxy({ upstream: url });
+    expect((await post(proxy, chatBody())).status).toBe(200);
+    expect((await post(proxy, chatBody())).status).toBe(200);
+    // The second request: reset on the kept-alive socket, then sent again on a fresh one.
+    expect(arrivals).toBe(3);
+
+    // A fresh socket reset is a failure of the upstream: a 502, not a retry.
+    resetFresh = true;
+    const failed = await post(await nodeProxy({ upstream: url }), chatBody());
+    expect(failed.status).toBe(502);
+    expect(JSON.parse(failed.text).error.code).toBe('upstream_unreachable');
+    expect(arrivals).toBe(4);
+  });
+
   it('cuts the connection when an upstream event passes 4 Mi characters, rather than end cleanly', async () => {
     const upstream = await upstreamOf((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
