@@ -1,6 +1,6 @@
 /**
  * The proxy's Node shell: node:http requests and responses in, the upstream reached with
- * node:http(s) over a keep-alive agent, event streams relayed as Buffers and strings. The
+ * node:http(s) over a keep-alive agent, event streams relayed as bytes in and strings out. The
  * gateway is the same as the Fetch-API shell's (`model-gateway.ts`); what this shell leaves
  * out is the per-request `Request`, `Response`, web streams and `AbortSignal`s, which were
  * a third of the proxy's CPU under load (BENCHMARKS.md, "Proxy gateway"). MCP routes and

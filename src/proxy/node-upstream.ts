@@ -37,6 +37,9 @@ export interface NodeTransport {
   readonly basePath: string;
 }
 
+/** Decodes a whole body (no streaming state), dropping a byte order mark as `Response.text()` does. */
+const UTF8 = new TextDecoder();
+
 /**
  * A message's bytes as text, up to `maxBytes` (then `'too-large'`, the rest discarded), a
  * UTF-8 byte order mark dropped as `TextDecoder` drops it. Rejects when it breaks off.
@@ -46,12 +49,12 @@ export function readWithin(
   maxBytes: number,
 ): Promise<string | 'too-large'> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    const chunks: Uint8Array[] = [];
     let total = 0;
     const detach = (): void => {
       message.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
     };
-    const onData = (chunk: Buffer): void => {
+    const onData = (chunk: Uint8Array): void => {
       total += chunk.byteLength;
       if (total > maxBytes) {
         detach();
@@ -63,8 +66,13 @@ export function readWithin(
     };
     const onEnd = (): void => {
       detach();
-      const text = Buffer.concat(chunks, total).toString('utf8');
-      resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      const bytes = new Uint8Array(total);
+      let offset = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset);
+        offset += chunk.byteLength;
+      }
+      resolve(UTF8.decode(bytes));
     };
     const onError = (error: Error): void => {
       detach();
@@ -91,7 +99,7 @@ export function forward(
   transport: NodeTransport,
   answer: (answer: ProxyAnswer) => void,
 ): void {
-  const body = call.body === undefined ? undefined : Buffer.from(call.body);
+  const body = call.body === undefined ? undefined : new TextEncoder().encode(call.body);
   const options: Http.RequestOptions = {
     hostname: transport.hostname,
     ...(transport.port === '' ? {} : { port: transport.port }),
@@ -287,7 +295,7 @@ function relayEvents(
       res.off('close', onClientClose).off('drain', resume);
       resolve();
     };
-    const onData = (chunk: Buffer): void => {
+    const onData = (chunk: Uint8Array): void => {
       let out: string;
       try {
         out = framer.push(chunk);
