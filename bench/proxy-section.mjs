@@ -19,6 +19,7 @@ const resultsPath = new URL('./results/proxy.json', import.meta.url);
  * }} SetupFigures
  * @typedef {{
  *   at: string; requests: number; concurrency: number; rounds: number; replyChunks: number; paceMs: number;
+ *   shell?: 'node' | 'fetch';
  *   machine: { cores: number; cpu: string; node: string };
  *   loadAverage: { start: number[]; end: number[] };
  *   setups: SetupFigures[];
@@ -65,6 +66,10 @@ ${latencyRows(which)}`;
   const overFloorWorst = one
     ? Math.max(one.firstEvent.overFloor.p95, one.everyEvent.overFloor.p95)
     : Number.NaN;
+  const shellName =
+    figures.shell === 'node'
+      ? 'Node shell\n(`createNodeHandler`)'
+      : 'Fetch-API shell under its Node adapter\n(`toNodeListener(createProxyHandler())`; these figures are from before the Node shell)';
   const cpuRatio = one ? one.proxyCpuMsPerRequest / one.floorCpuMsPerRequest : Number.NaN;
   const goal =
     floorWorst > 2
@@ -78,8 +83,7 @@ the bare relay alone adds ${floorWorst.toFixed(2)} ms at p95 over direct in the 
 
 \`npm run bench:proxy\` (${figures.at.slice(0, 10)}; ${figures.machine.cores} cores, ${figures.machine.cpu}, Node ${figures.machine.node};
 load average ${load(figures.loadAverage.start)} at the start, ${load(figures.loadAverage.end)} at the end). The same streamed chat
-completions go to the testing model server directly, through a **bare relay** and through the proxy's Node shell
-(\`createNodeHandler\`), the relays and proxies in processes of their own on 127.0.0.1 (with several, the client spreads
+completions go to the testing model server directly, through a **bare relay** and through the proxy's ${shellName}, the relays and proxies in processes of their own on 127.0.0.1 (with several, the client spreads
 requests over them as a load balancer would): **${figures.requests} per load and side, ${figures.concurrency} at once**, in ${figures.rounds}
 alternating rounds (direct, bare relay, proxy) so a change in the machine's load falls on every side. Each reply is a
 role chunk, ${figures.replyChunks} content chunks, a finish and a usage chunk and \`[DONE]\`. The proxy runs the whole gateway: an

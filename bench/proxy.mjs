@@ -477,6 +477,8 @@ try {
     requests,
     concurrency,
     rounds: ROUNDS,
+    // Which of the proxy's shells served (bench/proxy/proxy-process.mjs): results from before it said are the Fetch-API one's.
+    shell: 'node',
     replyChunks: 24,
     paceMs: PACE_MS,
     machine: {
