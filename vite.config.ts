@@ -209,6 +209,18 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
         },
       },
+      {
+        extends: true,
+        test: {
+          // The proxy's tests once more, served by the Fetch-API shell (`toNodeListener(createProxyHandler())`,
+          // what edge runtimes run) instead of the Node shell (`createNodeHandler`): test/unit/proxy/support.ts.
+          name: 'unit-fetch-shell',
+          include: ['test/unit/proxy/**/*.test.ts'],
+          environment: 'node',
+          env: { AIRLOCK_PROXY_SHELL: 'fetch' },
+          sequence: { groupOrder: 3 },
+        },
+      },
       browserProject('chromium', {
         provider: playwright({
           launchOptions: { executablePath: chromiumPath, args: chromiumArgs },

@@ -19,6 +19,7 @@ const resultsPath = new URL('./results/proxy.json', import.meta.url);
  * }} SetupFigures
  * @typedef {{
  *   at: string; requests: number; concurrency: number; rounds: number; replyChunks: number; paceMs: number;
+ *   shell?: 'node' | 'fetch';
  *   machine: { cores: number; cpu: string; node: string };
  *   loadAverage: { start: number[]; end: number[] };
  *   setups: SetupFigures[];
@@ -61,13 +62,28 @@ ${latencyRows(which)}`;
         one.everyEvent.floor.p95 - one.everyEvent.direct.p95,
       )
     : Number.NaN;
+  // What the proxy itself costs: its p95 over the bare relay's, first event and every event.
+  const overFloorWorst = one
+    ? Math.max(one.firstEvent.overFloor.p95, one.everyEvent.overFloor.p95)
+    : Number.NaN;
+  const shellName =
+    figures.shell === 'node'
+      ? 'Node shell\n(`createNodeHandler`)'
+      : 'Fetch-API shell under its Node adapter\n(`toNodeListener(createProxyHandler())`; these figures are from before the Node shell)';
   const cpuRatio = one ? one.proxyCpuMsPerRequest / one.floorCpuMsPerRequest : Number.NaN;
+  const goal =
+    floorWorst > 2
+      ? `**The goal, ≤ 2 ms p95 added at ${figures.concurrency} concurrent streams on one process, cannot be read against direct on this machine**:
+the bare relay alone adds ${floorWorst.toFixed(2)} ms at p95 over direct in the same run (the proxy adds ${worst} ms), so no proxy process
+can meet it here. The figure that shows what the proxy itself costs is what it adds **over the bare relay**: **${overFloorWorst} ms at p95**
+(the larger of first event and every event), ${overFloorWorst <= 2 ? 'within' : 'over'} the 2 ms. The merger's runs on a quiet machine are the ones to judge it by.`
+      : `**The goal, ≤ 2 ms p95 added at ${figures.concurrency} concurrent streams on one process, ${worst <= 2 ? 'is met' : `is missed here (${worst} ms)`}**;
+the bare relay alone adds ${floorWorst.toFixed(2)} ms at p95 over direct in the same run, and the proxy ${overFloorWorst} ms over the bare relay.`;
   return `${PROXY_HEADING}
 
 \`npm run bench:proxy\` (${figures.at.slice(0, 10)}; ${figures.machine.cores} cores, ${figures.machine.cpu}, Node ${figures.machine.node};
 load average ${load(figures.loadAverage.start)} at the start, ${load(figures.loadAverage.end)} at the end). The same streamed chat
-completions go to the testing model server directly, through a **bare relay** and through the proxy's Node adapter
-(\`toNodeListener\`), the relays and proxies in processes of their own on 127.0.0.1 (with several, the client spreads
+completions go to the testing model server directly, through a **bare relay** and through the proxy's ${shellName}, the relays and proxies in processes of their own on 127.0.0.1 (with several, the client spreads
 requests over them as a load balancer would): **${figures.requests} per load and side, ${figures.concurrency} at once**, in ${figures.rounds}
 alternating rounds (direct, bare relay, proxy) so a change in the machine's load falls on every side. Each reply is a
 role chunk, ${figures.replyChunks} content chunks, a finish and a usage chunk and \`[DONE]\`. The proxy runs the whole gateway: an
@@ -89,8 +105,7 @@ Every event after the send, less the pauses the upstream made before it (the per
 
 ${latencyTable('everyEvent')}
 
-**The goal, ≤ 2 ms p95 added at ${figures.concurrency} concurrent streams on one process, ${worst <= 2 ? 'is met' : `is missed here (${worst} ms)`}**;
-the bare relay alone adds ${floorWorst.toFixed(2)} ms at p95 over direct in the same run${floorWorst > 2 ? ', so on this machine the goal is below what any proxy process can do' : ''}.
+${goal}
 The direct columns are the harness's own lateness: the model server's pauses run late as its process gets busy. When
 direct events already come tens of ms late, the machine is saturated and "added" is mostly the wait for a core: the
 CPU per request below, times the requests a second ${figures.concurrency} paced streams make (about ${Math.round(figures.concurrency / (((figures.replyChunks + 3) * figures.paceMs) / 1000))}), is the share of a
@@ -106,11 +121,14 @@ ${throughputRows}
 On one process the proxy spends ${cpuRatio.toFixed(1)} times the bare relay's CPU per request. With ${figures.machine.cores} cores for everything,
 more processes cannot add throughput here; the 4-process rows show what spreading and sharing the counters cost, not
 what four machines would give. Where the proxy's CPU goes (\`AIRLOCK_PROXY_PROF=1 node bench/proxy.mjs --smoke\` writes
-each proxy's \`--cpu-prof\` to /tmp/proxyprof): on 2026-12-07, replies without pauses, start-up and idle left out,
-each sample counted to the nearest frame of a known kind: Node's HTTP server and sockets (their writes included) 36 %,
-the Fetch-API machinery the handler is written in 36 % (undici's \`fetch\` to the upstream and its
-\`Request\`/\`Response\`/\`Headers\` 24 %, web streams and abort signals 12 %), Airlock's own proxy code (policy,
-reserve/settle, redaction, the event relay) 14 %, garbage collection 7 %.
+each proxy's \`--cpu-prof\` to /tmp/proxyprof): on 2026-12-07, the Node shell, replies without pauses (400 requests, 20 at once),
+start-up and idle left out, each sample counted to the nearest frame of a known kind: Node's HTTP server, client and sockets
+(their writes included) 61 %, garbage collection 16 %, Airlock's own proxy code (policy, reserve/settle, redaction, the
+event relay) 14 %, undici 3 % (the \`Request\` the \`authorize\` hook is given, the one Fetch-API object the Node shell makes;
+none with \`allowAnonymous\`). The same profile of the Fetch-API shell it replaced, on the same day: Node's HTTP 36 %, the
+Fetch-API machinery 36 % (undici's \`fetch\` and its \`Request\`/\`Response\`/\`Headers\` 24 %, web streams and abort signals
+12 %), Airlock's code 14 %, garbage collection 7 %. \`node bench/proxy.mjs --against=<another checkout> --setups=1\` runs
+another revision's proxy in the same rounds (printed only), for a before/after on one machine state.
 
 The first proxy process's memory (1 process, memory store) after a full GC, after the warm-up and after each round
 (every ${Math.floor((figures.requests * 2) / (figures.memory.length - 1 || 1))} proxied requests): heapUsed ${heap} MB; RSS ${rss} MB.`;

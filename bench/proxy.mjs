@@ -20,6 +20,11 @@
 //   node bench/proxy.mjs --smoke              100 requests, 10 at once, no files written;
 //                                             fails on any error (part of bench:smoke)
 //   AIRLOCK_PROXY_PROF=1 node bench/proxy.mjs writes the proxies' CPU profiles to /tmp/proxyprof
+//   node bench/proxy.mjs --against=/work/main --setups=1
+//                                             also runs the proxy of another checkout (a worktree
+//                                             of the revision before a change) as a side of its
+//                                             own in the same rounds, first set-up only; printed,
+//                                             no files written
 //
 // Not a test: nothing fails on a latency figure, only on errors.
 import { fork } from 'node:child_process';
@@ -43,6 +48,10 @@ const option = (/** @type {string} */ name, /** @type {number} */ fallback) =>
 const requests = option('requests', smoke ? 100 : 1000);
 const concurrency = option('concurrency', smoke ? 10 : 100);
 const warmup = Math.min(200, requests);
+/** Another checkout whose proxy runs beside this one's, for a before/after in one run. */
+const against = args.find((arg) => arg.startsWith('--against='))?.slice('--against='.length);
+/** Only the first N set-ups (a comparison run); files are written only for a run of all four. */
+const setupCount = option('setups', 4);
 /** Rounds of direct-then-proxied requests. */
 const ROUNDS = 4;
 /** The paced upstream's pause between events, as a model streams tokens. */
@@ -88,7 +97,7 @@ async function startUpstream() {
 
 /**
  * A proxy process (bench/proxy/proxy-process.mjs) and its messages.
- * @param {{ redisUrl?: string }} settings
+ * @param {{ redisUrl?: string; root?: string }} settings
  */
 function startProxy(settings) {
   return startChild(
@@ -161,6 +170,13 @@ const PACED = bodyFor(PACED_PROMPT);
  * @typedef {{ ms: number; ok: boolean; arrivals: number[] }} StreamResult
  */
 
+/** How many failures have been printed; the first few say why. */
+let failuresShown = 0;
+/** Prints why a request to `base` failed, for the first five. @param {string} base @param {string} why */
+const failed = (base, why) => {
+  if (failuresShown++ < 5) console.error(`  a request to ${base} failed: ${why}`);
+};
+
 /**
  * One streamed request, timed from send. Each complete SSE event is stamped with the time
  * its last byte arrived (events that came in one read share it).
@@ -201,19 +217,24 @@ function streamOnce(agent, base, index, body) {
             scanned = at + 2;
           }
         });
-        response.on('end', () =>
-          resolve(
-            end(
-              response.statusCode === 200 &&
-                text.trimEnd().endsWith('data: [DONE]') &&
-                !text.includes(apiKey),
-            ),
-          ),
-        );
-        response.on('error', () => resolve(end(false)));
+        response.on('end', () => {
+          const ok =
+            response.statusCode === 200 &&
+            text.trimEnd().endsWith('data: [DONE]') &&
+            !text.includes(apiKey);
+          if (!ok) failed(base, `HTTP ${response.statusCode}: …${text.slice(-200)}`);
+          resolve(end(ok));
+        });
+        response.on('error', (error) => {
+          failed(base, `response ${error.message}`);
+          resolve(end(false));
+        });
       },
     );
-    outgoing.on('error', () => resolve(end(false)));
+    outgoing.on('error', (error) => {
+      failed(base, `request ${error.message}`);
+      resolve(end(false));
+    });
     outgoing.end(body);
   });
 }
@@ -294,6 +315,8 @@ function compared(direct, floor, proxied) {
 let proxies = [];
 /** @type {Array<Awaited<ReturnType<typeof startRelay>>>} */
 let relays = [];
+/** @type {Array<Awaited<ReturnType<typeof startProxy>>>} */
+let befores = [];
 try {
   log(
     `Proxy bench: ${requests} streamed requests each way per load and set-up, ${concurrency} at once${smoke ? ' (smoke)' : ''}…`,
@@ -301,7 +324,16 @@ try {
   const results = [];
   /** @type {{ after: number; heapUsed: number; rss: number; cpuMicros: number }[]} */
   let memorySamples = [];
-  for (const setup of SETUPS) {
+  for (const setup of SETUPS.slice(0, setupCount)) {
+    const storeSettings = setup.store === 'redis' ? { redisUrl: redis.url } : {};
+    befores = against
+      ? await Promise.all(
+          Array.from({ length: setup.processes }, () =>
+            startProxy({ ...storeSettings, root: against }),
+          ),
+        )
+      : [];
+    const beforeUrls = befores.map((proxy) => proxy.url);
     proxies = await Promise.all(
       Array.from({ length: setup.processes }, () =>
         startProxy(setup.store === 'redis' ? { redisUrl: redis.url } : {}),
@@ -318,6 +350,7 @@ try {
     await phase(upstream.baseURL, warmup, INSTANT);
     await phase(relayUrls, warmup, INSTANT);
     await phase(urls, warmup, INSTANT);
+    if (against) await phase(beforeUrls, warmup, INSTANT);
     const first = await proxies[0]?.memory();
     const samples = first ? [{ after: 0, ...first }] : [];
     /** @typedef {{ results: StreamResult[]; wallMs: number }} Side */
@@ -325,17 +358,20 @@ try {
       direct: /** @type {Side[]} */ ([]),
       floor: /** @type {Side[]} */ ([]),
       proxied: /** @type {Side[]} */ ([]),
+      before: /** @type {Side[]} */ ([]),
     });
     const paced = sides();
     const instant = sides();
     let proxyCpuMicros = 0;
     let relayCpuMicros = 0;
+    let beforeCpuMicros = 0;
     // Alternating rounds, so a change in the machine's load (it is shared) falls on every side.
     const count = Math.ceil(requests / ROUNDS);
     for (let roundIndex = 0; roundIndex < ROUNDS; roundIndex++) {
       paced.direct.push(await phase(upstream.baseURL, count, PACED));
       paced.floor.push(await phase(relayUrls, count, PACED));
       paced.proxied.push(await phase(urls, count, PACED));
+      if (against) paced.before.push(await phase(beforeUrls, count, PACED));
       instant.direct.push(await phase(upstream.baseURL, count, INSTANT));
       const relayBefore = await cpuOf(relays);
       instant.floor.push(await phase(relayUrls, count, INSTANT));
@@ -344,6 +380,11 @@ try {
       instant.proxied.push(await phase(urls, count, INSTANT));
       // Between rounds, with nothing in flight: a full GC then would stall requests and skew the latencies.
       proxyCpuMicros += (await cpuOf(proxies)) - before;
+      if (against) {
+        const beforeStart = await cpuOf(befores);
+        instant.before.push(await phase(beforeUrls, count, INSTANT));
+        beforeCpuMicros += (await cpuOf(befores)) - beforeStart;
+      }
       const after = await proxies[0]?.memory();
       if (after) samples.push({ after: (roundIndex + 1) * count * 2, ...after });
     }
@@ -400,18 +441,44 @@ try {
       );
     }
     log(
-      `    throughput: direct ${figures.throughput.direct}/s, bare relay ${figures.throughput.floor}/s, proxied ${figures.throughput.proxied}/s; CPU per request: proxy ${figures.proxyCpuMsPerRequest} ms, bare relay ${figures.floorCpuMsPerRequest} ms; ${figures.errors} errors`,
+      `    throughput: direct ${figures.throughput.direct}/s, bare relay ${figures.throughput.floor}/s, proxied ${figures.throughput.proxied}/s; CPU per request: proxy ${figures.proxyCpuMsPerRequest} ms, bare relay ${figures.floorCpuMsPerRequest} ms; ${figures.errors} errors (direct ${errors(paced.direct) + errors(instant.direct)}, bare relay ${errors(paced.floor) + errors(instant.floor)}, proxy ${errors(paced.proxied) + errors(instant.proxied)})`,
     );
+    if (against) {
+      const before = latencies(paced.before);
+      const firstEvent = compared(
+        direct.map((latency) => latency.firstEvent),
+        floor.map((latency) => latency.firstEvent),
+        before.map((latency) => latency.firstEvent),
+      );
+      const everyEvent = compared(
+        direct.flatMap((latency) => latency.everyEvent),
+        floor.flatMap((latency) => latency.everyEvent),
+        before.flatMap((latency) => latency.everyEvent),
+      );
+      log(`    the proxy of ${against}, in the same rounds:`);
+      log(
+        `      first event: proxied ${line(firstEvent.proxied)}; over the bare relay ${line(firstEvent.overFloor)}`,
+      );
+      log(
+        `      every event: proxied ${line(everyEvent.proxied)}; over the bare relay ${line(everyEvent.overFloor)}`,
+      );
+      log(
+        `      throughput ${perSecond(instant.before)}/s; CPU per request ${round(beforeCpuMicros / 1000 / all(instant.before).length)} ms; ${errors(paced.before) + errors(instant.before)} errors`,
+      );
+    }
     if (setup.processes === 1 && setup.store === 'memory') memorySamples = samples;
-    await Promise.all([...proxies, ...relays].map((child) => child.stop()));
+    await Promise.all([...proxies, ...relays, ...befores].map((child) => child.stop()));
     proxies = [];
     relays = [];
+    befores = [];
   }
   const report = {
     at: new Date().toISOString(),
     requests,
     concurrency,
     rounds: ROUNDS,
+    // Which of the proxy's shells served (bench/proxy/proxy-process.mjs): results from before it said are the Fetch-API one's.
+    shell: 'node',
     replyChunks: 24,
     paceMs: PACE_MS,
     machine: {
@@ -430,14 +497,14 @@ try {
   if (errors > 0) {
     process.exitCode = 1;
     console.error(`Proxy bench: ${errors} requests failed.`);
-  } else if (!smoke) {
+  } else if (!smoke && !against && setupCount >= SETUPS.length) {
     mkdirSync('bench/results', { recursive: true });
     writeFileSync('bench/results/proxy.json', `${JSON.stringify(report, null, 2)}\n`);
     spliceProxySection();
     log('Wrote bench/results/proxy.json and the "Proxy gateway" section of BENCHMARKS.md.');
   }
 } finally {
-  await Promise.all([...proxies, ...relays].map((child) => child.stop()));
+  await Promise.all([...proxies, ...relays, ...befores].map((child) => child.stop()));
   await upstream.close();
   await redis.close();
 }

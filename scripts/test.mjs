@@ -54,8 +54,9 @@ for (const browser of browsers) {
     projects: [browser, ...(e2eProjects[browser] ?? [])],
   });
 }
-if (runs[0]) runs[0].projects.unshift('unit');
-else runs.push({ label: 'unit', projects: ['unit'] });
+// `unit-fetch-shell` runs the proxy's tests again through its Fetch-API shell (the edge runtimes' one).
+if (runs[0]) runs[0].projects.unshift('unit', 'unit-fetch-shell');
+else runs.push({ label: 'unit', projects: ['unit', 'unit-fetch-shell'] });
 
 mkdirSync('test-results', { recursive: true });
 const totals = { passed: 0, failed: 0, skipped: 0 };

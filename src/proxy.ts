@@ -29,6 +29,7 @@ export type { McpOAuth } from './proxy/mcp-oauth-options.js';
 export type { McpUpstream } from './proxy/mcp-upstreams.js';
 export type { NodeListener } from './proxy/node-adapter.js';
 export { toNodeListener } from './proxy/node-adapter.js';
+export { createNodeHandler } from './proxy/node-handler.js';
 export type {
   ProxyLogger,
   ProxyOptions,

@@ -3,14 +3,16 @@
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'vite';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const repository = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The module at `path` (from the repository root, e.g. `/src/proxy.ts`).
+ * The module at `path` (from the repository root, e.g. `/src/proxy.ts`), of this checkout
+ * or of the one at `root` (another revision's worktree, for a comparison in the same run).
  * @param {string} path
+ * @param {string} [root]
  * @returns {Promise<Record<string, any>>}
  */
-export async function loadSourceModule(path) {
+export async function loadSourceModule(path, root = repository) {
   const vite = await createServer({
     configFile: false,
     root,

@@ -1,8 +1,10 @@
 // The proxy in a process of its own: started by bench/proxy.mjs (its memory is measured
 // alone) and by the multi-process test (test/unit/proxy/proxy-redis.test.ts) with the
 // upstream's base URL, the key and, as JSON, `{ redisUrl?, redisTimeoutMs?, limits?, model?, maxTokens?, fixedNow? }` (`fixedNow`:
-// a clock that stands still, so a test's burst never straddles a minute).
-// It serves `createProxyHandler` through `toNodeListener` on 127.0.0.1, counting in Redis
+// a clock that stands still, so a test's burst never straddles a minute; `shell: 'fetch'`:
+// the Fetch-API shell under `toNodeListener` instead of the Node shell; `root`: the proxy of
+// another checkout, e.g. the main branch's worktree, for a before/after in one run).
+// It serves `createNodeHandler` (the Node shell) on 127.0.0.1, counting in Redis
 // when given `redisUrl`, and answers `memory` messages with the CPU time it has used, and
 // its heap and RSS after a full GC (Node runs it with --expose-gc).
 import { createServer } from 'node:http';
@@ -11,12 +13,12 @@ import { loadSourceModule } from './load-module.mjs';
 
 const [upstream, apiKey, settingsJson] = process.argv.slice(2);
 if (!upstream || !apiKey || !process.send) throw new Error('Start me from bench/proxy.mjs.');
-/** @type {{ redisUrl?: string; redisTimeoutMs?: number; fixedNow?: number; limits?: Record<string, number>; model?: string; maxTokens?: number }} */
+/** @type {{ redisUrl?: string; redisTimeoutMs?: number; fixedNow?: number; limits?: Record<string, number>; model?: string; maxTokens?: number; shell?: 'node' | 'fetch'; root?: string }} */
 const settings = JSON.parse(settingsJson ?? '{}');
 const model = settings.model ?? 'bench-model';
 
-const { createProxyHandler, createRedisCounterStore, toNodeListener } =
-  await loadSourceModule('/src/proxy.ts');
+const { createNodeHandler, createProxyHandler, createRedisCounterStore, toNodeListener } =
+  await loadSourceModule('/src/proxy.ts', settings.root);
 /** @type {ReturnType<typeof createClient> | undefined} */
 let redis;
 if (settings.redisUrl) {
@@ -25,7 +27,7 @@ if (settings.redisUrl) {
   redis.on('error', () => {});
   await redis.connect();
 }
-const handler = createProxyHandler({
+const options = {
   upstream,
   apiKey,
   // The full gateway path: an authorize hook, the policy, per-user counters and a cost budget.
@@ -50,8 +52,13 @@ const handler = createProxyHandler({
         }),
       }),
   logger: (/** @type {string} */ message) => process.stderr.write(`${message}\n`),
-});
-const server = createServer(toNodeListener(handler));
+};
+// A checkout from before the Node shell has only the Fetch-API one.
+const server = createServer(
+  settings.shell === 'fetch' || createNodeHandler === undefined
+    ? toNodeListener(createProxyHandler(options))
+    : createNodeHandler(options),
+);
 server.keepAliveTimeout = 30_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
 const address = server.address();

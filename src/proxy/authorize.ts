@@ -21,6 +21,18 @@ export type Authorize = (
 /** The one user every caller is when the proxy runs with `allowAnonymous: true`. */
 export const ANONYMOUS_USER = 'anonymous';
 
+/** The caller of every request under `allowAnonymous: true`. */
+const ANONYMOUS_CALLER: ProxyCaller = { userId: ANONYMOUS_USER };
+
+/**
+ * The `authorize` of `allowAnonymous: true`. The gateway knows it by identity and skips it,
+ * so the Node shell makes no `Request` for a hook that would not read it.
+ */
+export const anonymousAuthorize: Authorize = () => ANONYMOUS_CALLER;
+
+/** What {@link anonymousAuthorize} says, without calling it. */
+export const ANONYMOUS_OUTCOME: AuthorizeOutcome = { kind: 'caller', caller: ANONYMOUS_CALLER };
+
 const MAX_USER_ID_CHARS = 256;
 
 /** What the hook said, checked: a caller, a response, or why it broke the contract. */

@@ -28,10 +28,27 @@ const PREFLIGHT_MAX_AGE_SECONDS = '600';
  * cross-origin calls and pass.
  */
 export function isForeignOrigin(request: Request, allowedOrigins: AllowedOrigins): boolean {
-  const origin = request.headers.get('origin');
-  if (origin === null) return false;
-  if (allowedOriginOf(request, allowedOrigins) !== null) return false;
-  return !isSameOrigin(request, origin);
+  return isForeignCaller(
+    request.headers.get('origin') ?? undefined,
+    request.headers.get('sec-fetch-site') ?? undefined,
+    () => new URL(request.url).host,
+    allowedOrigins,
+  );
+}
+
+/**
+ * {@link isForeignOrigin} on plain data: the `Origin` and `Sec-Fetch-Site` headers and the
+ * host the request was sent to (asked only when the browser did not say).
+ */
+export function isForeignCaller(
+  origin: string | undefined,
+  fetchSite: string | undefined,
+  host: () => string,
+  allowedOrigins: AllowedOrigins,
+): boolean {
+  if (origin === undefined) return false;
+  if (allowedOriginIn(origin, allowedOrigins) !== null) return false;
+  return !isSameOrigin(origin, fetchSite, host);
 }
 
 /**
@@ -82,8 +99,15 @@ export function applyCorsHeaders(
 
 /** The request's `Origin` when it may read responses, else null. */
 function allowedOriginOf(request: Request, allowedOrigins: AllowedOrigins): string | null {
-  const origin = request.headers.get('origin');
-  if (origin === null || origin === 'null') return null;
+  return allowedOriginIn(request.headers.get('origin') ?? undefined, allowedOrigins);
+}
+
+/** `origin` when it may read responses, else null. */
+function allowedOriginIn(
+  origin: string | undefined,
+  allowedOrigins: AllowedOrigins,
+): string | null {
+  if (origin === undefined || origin === 'null') return null;
   return allowedOrigins === '*' || allowedOrigins.has(origin) ? origin : null;
 }
 
@@ -92,14 +116,34 @@ function allowedOriginOf(request: Request, allowedOrigins: AllowedOrigins): stri
  * older ones are judged by host, since a TLS-terminating reverse proxy changes the scheme
  * the server sees but keeps the `Host`.
  */
-function isSameOrigin(request: Request, origin: string): boolean {
-  const site = request.headers.get('sec-fetch-site');
-  if (site !== null) return site === 'same-origin';
+function isSameOrigin(origin: string, fetchSite: string | undefined, host: () => string): boolean {
+  if (fetchSite !== undefined) return fetchSite === 'same-origin';
   try {
-    return new URL(origin).host === new URL(request.url).host;
+    return new URL(origin).host === host();
   } catch {
     return false;
   }
+}
+
+/**
+ * {@link applyCorsHeaders} on plain data: adds to `headers` (lower-case names, in place) what
+ * an answer to a request from `origin` needs.
+ */
+export function addCorsHeaders(
+  headers: Record<string, string>,
+  origin: string | undefined,
+  allowedOrigins: AllowedOrigins,
+): void {
+  if (varies(allowedOrigins)) {
+    headers.vary = headers.vary === undefined ? 'Origin' : `${headers.vary}, Origin`;
+  }
+  const allowed = allowedOriginIn(origin, allowedOrigins);
+  if (allowed === null) return;
+  headers['access-control-allow-origin'] = allowed;
+  const exposed = Object.keys(headers).filter(
+    (name) => !SAFELISTED_RESPONSE_HEADERS.has(name) && !name.startsWith('access-control-'),
+  );
+  if (exposed.length > 0) headers['access-control-expose-headers'] = exposed.join(', ');
 }
 
 function varies(allowedOrigins: AllowedOrigins): boolean {

@@ -17,22 +17,38 @@ export interface ProxyErrorBody {
   };
 }
 
-/** The message of each answer made by {@link errorResponse}, for the operator's log line. */
-const messages = new WeakMap<Response, string>();
+/**
+ * An answer of the proxy's own as plain data, the same for every transport: the Node shell
+ * writes it to its `ServerResponse`, the Fetch-API shell makes a `Response` of it.
+ */
+export interface ProxyAnswer {
+  readonly status: number;
+  /** Lower-case header names. */
+  readonly headers: Record<string, string>;
+  /** The JSON text of the body. */
+  readonly body: string;
+  /** The refusal's code; undefined for an answer that is not a refusal (a model list). */
+  readonly code: ProxyErrorCode | undefined;
+  /** The refusal's message, for the operator's log line. */
+  readonly message: string | undefined;
+}
 
-/** A JSON error response. */
-export function errorResponse(
+/** The options of {@link errorAnswer} and {@link errorResponse}. */
+interface ErrorOptions<H> {
+  readonly param?: string | null;
+  /** Headers to start from (`retry-after`, `allow`). */
+  readonly headers?: H;
+  /** Whether the SDK may retry it by itself; otherwise `x-should-retry: false`. Default: only `upstream_unreachable`. */
+  readonly retryable?: boolean;
+}
+
+/** A JSON error answer, as plain data. */
+export function errorAnswer(
   status: number,
   code: ProxyErrorCode,
   message: string,
-  options: {
-    readonly param?: string | null;
-    /** Headers to start from (`retry-after`, `allow`). */
-    readonly headers?: Headers;
-    /** Whether the SDK may retry it by itself; otherwise `x-should-retry: false`. Default: only `upstream_unreachable`. */
-    readonly retryable?: boolean;
-  } = {},
-): Response {
+  options: ErrorOptions<Readonly<Record<string, string>>> = {},
+): ProxyAnswer {
   const body: ProxyErrorBody = {
     error: {
       message,
@@ -41,17 +57,43 @@ export function errorResponse(
       code,
     },
   };
-  const headers = new Headers(options.headers);
-  headers.set('content-type', 'application/json');
+  const headers: Record<string, string> = { ...options.headers };
+  headers['content-type'] = 'application/json';
   // Marks the answer as the proxy's own, so the page tells it from the upstream's (a 401 of the
   // upstream never reaches the page as such; one of the app's `authorize` does).
-  headers.set(PROXY_ERROR_HEADER, code);
+  headers[PROXY_ERROR_HEADER] = code;
   // A refusal would only repeat: telling the SDK so spares the page its retries.
-  if (!(options.retryable ?? code === 'upstream_unreachable'))
-    headers.set('x-should-retry', 'false');
-  const response = new Response(JSON.stringify(body), { status, headers });
-  messages.set(response, message);
+  if (!(options.retryable ?? code === 'upstream_unreachable')) headers['x-should-retry'] = 'false';
+  return { status, headers, body: JSON.stringify(body), code, message };
+}
+
+/** The message of each answer made by {@link responseOf}, for the operator's log line. */
+const messages = new WeakMap<Response, string>();
+
+/** A Fetch-API `Response` of `answer`. */
+export function responseOf(answer: ProxyAnswer): Response {
+  const response = new Response(answer.body, {
+    status: answer.status,
+    headers: new Headers(answer.headers),
+  });
+  if (answer.message !== undefined) messages.set(response, answer.message);
   return response;
+}
+
+/** A JSON error response. */
+export function errorResponse(
+  status: number,
+  code: ProxyErrorCode,
+  message: string,
+  options: ErrorOptions<Headers> = {},
+): Response {
+  const { headers, ...rest } = options;
+  return responseOf(
+    errorAnswer(status, code, message, {
+      ...rest,
+      ...(headers === undefined ? {} : { headers: Object.fromEntries(headers) }),
+    }),
+  );
 }
 
 /** The message {@link errorResponse} gave `response`; undefined for an answer it did not make. */

@@ -3,13 +3,14 @@
  * event complete (to read the usage in it, drop the usage the page did not ask for, and
  * blank a key that arrived split across two network chunks), and upstreams write one event
  * per chunk, so holding back a partial event adds no delay to complete ones.
+ *
+ * The framing itself ({@link createEventFramer}) is push-based and transport-neutral: the
+ * Fetch-API shell drives it from a web stream ({@link relayEventStream}), the Node shell
+ * from a socket's `data` events, with no web stream in between.
  */
 
 /** Past this, a single event is not an event but a flood: the stream is failed. */
 const MAX_EVENT_CHARS = 4 * 1024 * 1024;
-
-/** The end of an event: a blank line, in any of the three line endings SSE allows. */
-const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
 
 /** What the relay asks of its owner. */
 export interface EventHandling {
@@ -21,15 +22,21 @@ export interface EventHandling {
   readonly maxEventChars?: number;
 }
 
-/** `source` re-framed event by event through `handling`; cancelling it cancels `source`. */
-export function relayEventStream(
-  source: ReadableStream<Uint8Array>,
-  handling: EventHandling,
-): ReadableStream<Uint8Array> {
+/** Frames bytes into events: what to send for each chunk, and for the end. */
+export interface EventFramer {
+  /** The handled text of the events `chunk` completes (`''` when none); throws past `maxEventChars`, after `onEnd('failed')`. */
+  push(chunk: Uint8Array): string;
+  /** The rest, handled (an unterminated last event is still the upstream's to say); calls `onEnd('done')`. */
+  finish(): string;
+  /** Ends the stream early, once: `onEnd(outcome)` unless it has ended. */
+  stop(outcome: 'failed' | 'cancelled'): void;
+}
+
+/** A framer over `handling`. */
+export function createEventFramer(handling: EventHandling): EventFramer {
   const maxEventChars = handling.maxEventChars ?? MAX_EVENT_CHARS;
-  const reader = source.getReader();
   const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
+  // The partial event held back; empty between events, which is how upstreams write.
   let buffer = '';
   // How far `buffer` is known to hold no event end, so a large event is not rescanned per chunk.
   let scanned = 0;
@@ -40,26 +47,79 @@ export function relayEventStream(
     handling.onEnd(outcome);
   };
 
-  /** The complete events in `buffer`, handled and joined; the partial rest stays buffered. */
-  const drainEvents = (): string => {
+  /** The complete events in `text` (the buffer and the new chunk), handled and joined; the rest is kept. */
+  const drainEvents = (text: string, from: number): string => {
     let out = '';
+    let start = 0;
+    let at = from;
     for (;;) {
-      // An event end is at most 4 characters long and may straddle the old boundary.
-      EVENT_END.lastIndex = Math.max(0, scanned - 3);
-      const match = EVENT_END.exec(buffer);
-      if (match === null) {
-        scanned = buffer.length;
-        break;
-      }
-      const event = buffer.slice(0, match.index);
-      buffer = buffer.slice(match.index + match[0].length);
-      scanned = 0;
-      const sent = handling.onEvent(event);
-      if (sent !== undefined) out += sent + match[0];
+      const found = findEventEnd(text, at);
+      if (found === undefined) break;
+      const sent = handling.onEvent(text.slice(start, found.index));
+      if (sent !== undefined) out += sent + found.ending;
+      start = found.index + found.ending.length;
+      at = start;
     }
+    buffer = start === 0 ? text : text.slice(start);
+    // An event end is at most 4 characters long and may straddle the next chunk's boundary.
+    scanned = Math.max(0, buffer.length - 3);
     return out;
   };
 
+  return {
+    push(chunk) {
+      const decoded = decoder.decode(chunk, { stream: true });
+      const text = buffer === '' ? decoded : buffer + decoded;
+      const out = drainEvents(text, buffer === '' ? 0 : Math.max(0, scanned));
+      if (buffer.length > maxEventChars) {
+        end('failed');
+        throw new Error(`An upstream event passed ${maxEventChars} characters.`);
+      }
+      return out;
+    },
+    finish() {
+      const rest = decoder.decode();
+      let out = drainEvents(buffer + rest, Math.max(0, scanned));
+      if (buffer !== '') out += handling.onEvent(buffer) ?? '';
+      buffer = '';
+      end('done');
+      return out;
+    },
+    stop(outcome) {
+      end(outcome);
+    },
+  };
+}
+
+/**
+ * The first event end (a blank line in any of the three line endings SSE allows) at or
+ * after `from`. The common case, `\n` line endings, is one `indexOf`; a regular expression
+ * is only run when the text holds a `\r`.
+ */
+function findEventEnd(
+  text: string,
+  from: number,
+): { readonly index: number; readonly ending: string } | undefined {
+  const lf = text.indexOf('\n\n', from);
+  if (text.indexOf('\r', from) === -1) {
+    return lf === -1 ? undefined : { index: lf, ending: '\n\n' };
+  }
+  EVENT_END.lastIndex = from;
+  const match = EVENT_END.exec(text);
+  return match === null ? undefined : { index: match.index, ending: match[0] };
+}
+
+/** The end of an event: a blank line, in any of the three line endings SSE allows. */
+const EVENT_END = /\r\n\r\n|\n\n|\r\r/g;
+
+/** `source` re-framed event by event through `handling`; cancelling it cancels `source`. */
+export function relayEventStream(
+  source: ReadableStream<Uint8Array>,
+  handling: EventHandling,
+): ReadableStream<Uint8Array> {
+  const reader = source.getReader();
+  const encoder = new TextEncoder();
+  const framer = createEventFramer(handling);
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       // Read until there is something to send: a chunk holding only part of an event sends nothing.
@@ -68,27 +128,22 @@ export function relayEventStream(
         try {
           result = await reader.read();
         } catch (error) {
-          end('failed');
+          framer.stop('failed');
           controller.error(error);
           return;
         }
         if (result.done) {
-          buffer += decoder.decode();
-          let out = drainEvents();
-          // An unterminated last event is still the upstream's to say; it goes out handled.
-          if (buffer !== '') out += handling.onEvent(buffer) ?? '';
-          buffer = '';
+          const out = framer.finish();
           if (out !== '') controller.enqueue(encoder.encode(out));
-          end('done');
           controller.close();
           return;
         }
-        buffer += decoder.decode(result.value, { stream: true });
-        const out = drainEvents();
-        if (buffer.length > maxEventChars) {
-          end('failed');
+        let out: string;
+        try {
+          out = framer.push(result.value);
+        } catch (error) {
           await reader.cancel().catch(() => undefined);
-          controller.error(new Error(`An upstream event passed ${maxEventChars} characters.`));
+          controller.error(error);
           return;
         }
         if (out !== '') {
@@ -98,7 +153,7 @@ export function relayEventStream(
       }
     },
     async cancel(reason) {
-      end('cancelled');
+      framer.stop('cancelled');
       await reader.cancel(reason);
     },
   });

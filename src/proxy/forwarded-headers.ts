@@ -24,44 +24,55 @@ const RETURNED_RESPONSE_HEADERS = new Set([
   'openai-version',
 ]);
 
+/** A request's headers as plain data: lower-case names, as Node's `IncomingMessage.headers` has them. */
+export type HeaderRecord = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** A header's one value (a repeated one joined, as the Fetch API joins it), or undefined. */
+export function headerOf(headers: HeaderRecord, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' || value === undefined ? value : value.join(', ');
+}
+
 /**
  * The headers of the upstream request: the page's safe ones, then the configured extras,
  * then the key, which nothing can override.
  */
 export function upstreamRequestHeaders(
-  request: Request,
+  request: HeaderRecord,
   extra: Readonly<Record<string, string>>,
   apiKey: string,
   hasJsonBody: boolean,
-): Headers {
-  const headers = new Headers();
-  for (const [name, value] of request.headers) {
-    if (name.startsWith('x-stainless-')) headers.set(name, value);
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in request) {
+    if (!name.startsWith('x-stainless-')) continue;
+    const value = headerOf(request, name);
+    if (value !== undefined) headers[name] = value;
   }
   for (const name of FORWARDED_REQUEST_HEADERS) {
-    const value = request.headers.get(name);
-    if (value !== null) headers.set(name, value);
+    const value = headerOf(request, name);
+    if (value !== undefined) headers[name] = value;
   }
   // The body is re-checked JSON whatever the page labelled it (a text/plain POST, say).
-  if (hasJsonBody) headers.set('content-type', 'application/json');
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  headers.set('authorization', `Bearer ${apiKey}`);
+  if (hasJsonBody) headers['content-type'] = 'application/json';
+  for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+  headers.authorization = `Bearer ${apiKey}`;
   return headers;
 }
 
 /**
  * The upstream response headers the page may see, with the key redacted from their values.
  * Transport headers (`content-length`, `content-encoding`, `transfer-encoding`) stay
- * behind: fetch has already decoded the body, and the proxy may change its length.
+ * behind: the body is relayed decoded, and the proxy may change its length.
  */
-export function clientResponseHeaders(upstream: Headers, redact: Redactor): Headers {
-  const headers = new Headers();
-  for (const [name, value] of upstream) {
-    if (isReturnedResponseHeader(name)) headers.set(name, redact(value));
+export function clientResponseHeaders(
+  header: (name: string) => string | undefined,
+  redact: Redactor,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of RETURNED_RESPONSE_HEADERS) {
+    const value = header(name);
+    if (value !== undefined) headers[name] = redact(value);
   }
   return headers;
-}
-
-function isReturnedResponseHeader(name: string): boolean {
-  return RETURNED_RESPONSE_HEADERS.has(name);
 }

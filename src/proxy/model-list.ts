@@ -5,11 +5,11 @@
  * for exist. So the list is rebuilt from the allowed ids, never relayed.
  */
 import { isRecord } from '../errors/field-checks';
-import { errorResponse } from './error-response.js';
+import { errorAnswer, type ProxyAnswer, responseOf } from './error-response.js';
 import { readBodyWithin } from './request-body.js';
 
 /** A model list is a few hundred entries at most; one past this is not one. */
-const MAX_MODEL_LIST_BYTES = 4 * 1024 * 1024;
+export const MAX_MODEL_LIST_BYTES = 4 * 1024 * 1024;
 
 /** One listed model, as the page gets it: `owned_by` is left out (it may name the organisation). */
 interface ListedModel {
@@ -31,13 +31,26 @@ export async function relayModelList(
   try {
     text = await readBodyWithin(upstream, MAX_MODEL_LIST_BYTES);
   } catch {
-    return errorResponse(502, 'upstream_error', 'The upstream response broke off.', {
-      retryable: true,
-    });
+    return responseOf(brokenModelListAnswer());
   }
+  return responseOf(modelListAnswer(text, allowedModels));
+}
+
+/** The 502 for a model list that broke off. */
+export function brokenModelListAnswer(): ProxyAnswer {
+  return errorAnswer(502, 'upstream_error', 'The upstream response broke off.', {
+    retryable: true,
+  });
+}
+
+/** The page's model list from the upstream's text (`'too-large'` past {@link MAX_MODEL_LIST_BYTES}). */
+export function modelListAnswer(
+  text: string | 'too-large',
+  allowedModels: ReadonlySet<string>,
+): ProxyAnswer {
   const entries = text === 'too-large' ? undefined : modelEntries(text);
   if (entries === undefined) {
-    return errorResponse(502, 'upstream_error', 'The upstream did not answer with a model list.');
+    return errorAnswer(502, 'upstream_error', 'The upstream did not answer with a model list.');
   }
   const data: ListedModel[] = [];
   const seen = new Set<string>();
@@ -49,7 +62,13 @@ export async function relayModelList(
     const when = typeof created === 'number' && Number.isFinite(created) ? created : 0;
     data.push({ id, object: 'model', created: when });
   }
-  return Response.json({ object: 'list', data }, { status: 200 });
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ object: 'list', data }),
+    code: undefined,
+    message: undefined,
+  };
 }
 
 /** The `data` array of a model list's JSON, or undefined when the text is not one. */

@@ -61,21 +61,17 @@ async function serve(
   }
 }
 
-function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
+/**
+ * A Fetch-API `Request` of `req`: given `signal`, with its body streamed; without, its method,
+ * URL and headers only (what `authorize` may read).
+ */
+export function toRequest(req: IncomingMessage, signal?: AbortSignal): Request {
   const method = req.method ?? 'GET';
-  const headers = new Headers();
-  for (let index = 0; index + 1 < req.rawHeaders.length; index += 2) {
-    const name = req.rawHeaders[index];
-    const value = req.rawHeaders[index + 1];
-    // HTTP/2 pseudo-headers (`:path`, `:authority`) are not valid Fetch header names.
-    if (name === undefined || value === undefined || name.startsWith(':')) continue;
-    headers.append(name, value);
-  }
-  const hasBody = method !== 'GET' && method !== 'HEAD';
+  const hasBody = method !== 'GET' && method !== 'HEAD' && signal !== undefined;
   return new Request(requestUrl(req), {
     method,
-    headers,
-    signal,
+    headers: headersOf(req),
+    ...(signal === undefined ? {} : { signal }),
     ...(hasBody
       ? {
           body: bodyStream(req),
@@ -84,6 +80,19 @@ function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
         }
       : {}),
   });
+}
+
+/** `req`'s headers as Fetch-API `Headers`, in the order sent. */
+function headersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (let index = 0; index + 1 < req.rawHeaders.length; index += 2) {
+    const name = req.rawHeaders[index];
+    const value = req.rawHeaders[index + 1];
+    // HTTP/2 pseudo-headers (`:path`, `:authority`) are not valid Fetch header names.
+    if (name === undefined || value === undefined || name.startsWith(':')) continue;
+    headers.append(name, value);
+  }
+  return headers;
 }
 
 /**
@@ -134,7 +143,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
  * keeps the original in `originalUrl`. The path is appended, never resolved, so a path
  * like `//evil.example/…` stays a path instead of becoming another host.
  */
-function requestUrl(req: IncomingMessage): string {
+export function requestUrl(req: IncomingMessage): string {
   const original = (req as IncomingMessage & { originalUrl?: unknown }).originalUrl;
   const path = typeof original === 'string' ? original : (req.url ?? '/');
   const authority = req.headers.host ?? req.headers[':authority'];
@@ -143,7 +152,8 @@ function requestUrl(req: IncomingMessage): string {
   return `${protocol}://${host}${path.startsWith('/') ? path : `/${path}`}`;
 }
 
-async function writeResponse(
+/** Writes `response` to `res`, streaming its body; stops reading when `disconnected` aborts. */
+export async function writeResponse(
   response: Response,
   res: ServerResponse,
   disconnected: AbortSignal,

@@ -5,7 +5,7 @@
  */
 import { AirlockError } from '../errors/airlock-error.js';
 import type { ModelPrice } from '../protocol/budgets.js';
-import { ANONYMOUS_USER, type Authorize } from './authorize.js';
+import { type Authorize, anonymousAuthorize } from './authorize.js';
 import type { AllowedOrigins } from './cors-policy.js';
 import { type CounterStore, createMemoryCounterStore } from './counter-store.js';
 import { DEFAULT_PROXY_MAX_BODY_BYTES, DEFAULT_PROXY_MAX_MESSAGE_CHARS } from './default-limits.js';
@@ -282,7 +282,7 @@ function resolveAuthorize(options: ProxyOptions, logger: ProxyLogger): Authorize
     'Airlock proxy: running with `allowAnonymous: true`: anyone who can reach it spends through it, ' +
       'all as one user sharing its limits. Pass `authorize` to check who calls.',
   );
-  return () => ({ userId: ANONYMOUS_USER });
+  return anonymousAuthorize;
 }
 
 function resolvePolicy(options: ProxyOptions): ResolvedRequestPolicy {

@@ -19,6 +19,9 @@ const MIN_VISIBLE_SUFFIX = 2;
 /** A mask: three or more `*` (or look-alikes), three or more dots, or an ellipsis. */
 const MASK = /[*•∗·]{3,}|\.{3,}|…/g;
 
+/** {@link MASK} without its state: whether a text has a mask at all (most have none). */
+const HAS_MASK = /[*•∗·]{3}|\.{3}|…/;
+
 /** Characters a key is made of. */
 const KEY_CHAR = /[A-Za-z0-9_-]/;
 
@@ -83,6 +86,8 @@ function unescapePrintable(text: string): string {
 }
 
 function redactMasked(text: string, apiKey: string): string {
+  // Most text (every streamed token) has no mask: no match iterator made for it.
+  if (!HAS_MASK.test(text)) return text;
   let result = '';
   let copiedUpTo = 0;
   for (const match of text.matchAll(MASK)) {

@@ -37,6 +37,17 @@ export interface Route {
 /** A `"usage"` key with an object value (OpenAI sends `"usage":null` on every other chunk). */
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 
+/** Whether an event's data has a `"usage"` object; most have no `"usage"` at all, found without the regex. */
+const hasUsageObject = (data: string): boolean =>
+  data.includes('"usage"') && USAGE_OBJECT.test(data);
+
+/** The Responses events that carry the finished response, and with it its usage. */
+const FINAL_RESPONSE_EVENTS: ReadonlySet<string> = new Set([
+  'response.completed',
+  'response.incomplete',
+  'response.failed',
+]);
+
 const CHAT_FIELDS = [
   'model',
   'messages',
@@ -94,7 +105,7 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
     storesByDefault: false,
     usageOf: (body) => chatUsage(field(body, 'usage')),
     streamUsageOf: (event) => chatUsage(field(event, 'usage')),
-    mayCarryUsage: (data) => USAGE_OBJECT.test(data),
+    mayCarryUsage: hasUsageObject,
   },
   responses: {
     method: 'POST',
@@ -108,12 +119,12 @@ export const ROUTES: Readonly<Record<ProxyPath, Route>> = {
     // `response.completed`, `.incomplete` and `.failed` carry the response with its usage.
     streamUsageOf: (event) => {
       const type = field(event, 'type');
-      if (typeof type !== 'string' || !/^response\.(completed|incomplete|failed)$/.test(type)) {
+      if (typeof type !== 'string' || !FINAL_RESPONSE_EVENTS.has(type)) {
         return undefined;
       }
       return responsesUsage(field(field(event, 'response'), 'usage'));
     },
-    mayCarryUsage: (data) => data.includes('"response.') && USAGE_OBJECT.test(data),
+    mayCarryUsage: (data) => data.includes('"response.') && hasUsageObject(data),
   },
   embeddings: {
     method: 'POST',

@@ -3,15 +3,15 @@
  * the usage the upstream reports (for the user's spend), and both pass through the key
  * redactor, so nothing the proxy returns can carry the key.
  */
-import { errorResponse } from './error-response.js';
-import { relayEventStream } from './event-stream-relay.js';
+import { errorAnswer, type ProxyAnswer, responseOf } from './error-response.js';
+import { type EventHandling, relayEventStream } from './event-stream-relay.js';
 import type { Redactor } from './redact-key.js';
 import { readBodyWithin } from './request-body.js';
 import type { Route } from './routes.js';
 import type { TokenUsage } from './spend-limits.js';
 
 /** The largest non-streamed success relayed (a large embeddings answer fits); larger is a 502. */
-const MAX_JSON_RESPONSE_BYTES = 64 * 1024 * 1024;
+export const MAX_JSON_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /** What relaying needs to know of the request and the proxy. */
 export interface RelayContext {
@@ -34,37 +34,60 @@ export async function relaySuccess(
     context.settle(undefined);
     return new Response(null, init);
   }
-  if ((upstream.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    let usage: TokenUsage | undefined;
-    const body = relayEventStream(upstream.body, {
-      onEvent: (event) => {
-        const handled = handleEvent(event, context);
-        if (handled.usage) usage = handled.usage;
-        return handled.text === undefined ? undefined : context.redact(handled.text);
-      },
-      onEnd: () => context.settle(usage),
-    });
-    return new Response(body, init);
+  if (isEventStream(upstream.headers.get('content-type'))) {
+    return new Response(relayEventStream(upstream.body, successEventHandling(context)), init);
   }
   let text: string | 'too-large';
   try {
     text = await readBodyWithin(upstream, MAX_JSON_RESPONSE_BYTES);
   } catch {
     context.settle(undefined);
-    return errorResponse(502, 'upstream_error', 'The upstream response broke off.', {
-      retryable: true,
-    });
+    return responseOf(brokenSuccessAnswer('broke-off'));
   }
   if (text === 'too-large') {
     context.settle(undefined);
-    return errorResponse(
-      502,
-      'upstream_error',
-      `The upstream response is larger than this proxy relays (${MAX_JSON_RESPONSE_BYTES} bytes).`,
-    );
+    return responseOf(brokenSuccessAnswer('too-large'));
   }
+  return new Response(jsonSuccessBody(text, context), init);
+}
+
+/** The 502 for a JSON success that broke off or is larger than the proxy relays. */
+export function brokenSuccessAnswer(why: 'broke-off' | 'too-large'): ProxyAnswer {
+  return why === 'broke-off'
+    ? errorAnswer(502, 'upstream_error', 'The upstream response broke off.', { retryable: true })
+    : errorAnswer(
+        502,
+        'upstream_error',
+        `The upstream response is larger than this proxy relays (${MAX_JSON_RESPONSE_BYTES} bytes).`,
+      );
+}
+
+/** Whether a `content-type` is an event stream's. */
+export function isEventStream(contentType: string | null | undefined): boolean {
+  return typeof contentType === 'string' && contentType.includes('text/event-stream');
+}
+
+/**
+ * How a success's event stream is relayed, whichever transport carries it: each event
+ * handled (usage read, stripped if the page did not ask for it) and redacted; the usage
+ * seen settles the call when the stream ends.
+ */
+export function successEventHandling(context: RelayContext): EventHandling {
+  let usage: TokenUsage | undefined;
+  return {
+    onEvent: (event) => {
+      const handled = handleEvent(event, context);
+      if (handled.usage) usage = handled.usage;
+      return handled.text === undefined ? undefined : context.redact(handled.text);
+    },
+    onEnd: () => context.settle(usage),
+  };
+}
+
+/** A complete JSON success: settled with the usage it reports; the text to send, redacted. */
+export function jsonSuccessBody(text: string, context: RelayContext): string {
   context.settle(context.route.usageOf(parseJson(text)));
-  return new Response(context.redact(text), init);
+  return context.redact(text);
 }
 
 /**
@@ -92,14 +115,19 @@ function handleEvent(
 
 /** The `data` of an event (its `data:` lines joined), or undefined when it has none. */
 function dataOf(event: string): string | undefined {
+  // The usual event is one `data: …` line: no split, no join.
+  if (event.startsWith('data: ') && !LINE_BREAK.test(event)) return event.slice(6);
   let data: string | undefined;
-  for (const line of event.split(/\r\n|\r|\n/)) {
+  for (const line of event.split(LINE_BREAKS)) {
     if (!line.startsWith('data:')) continue;
     const value = line.slice(line.startsWith('data: ') ? 6 : 5);
     data = data === undefined ? value : `${data}\n${value}`;
   }
   return data;
 }
+
+const LINE_BREAK = /[\r\n]/;
+const LINE_BREAKS = /\r\n|\r|\n/;
 
 function parseJson(text: string): unknown {
   try {

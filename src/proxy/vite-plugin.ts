@@ -3,9 +3,8 @@
  * the app. The key is read by the config, in Node; nothing of it reaches the bundle.
  */
 import type { Connect, Logger, Plugin } from 'vite';
-import { createProxyHandler } from './create-proxy-handler.js';
 import { DEFAULT_MCP_PATH } from './mcp-upstreams.js';
-import { toNodeListener } from './node-adapter.js';
+import { createNodeHandler } from './node-handler.js';
 import { DEFAULT_MOUNT_PATH, normalizeMountPath, type ProxyOptions } from './proxy-options.js';
 import { formatRefusal } from './refusal-log.js';
 
@@ -25,7 +24,7 @@ export function airlockProxy(options: ProxyOptions): Plugin {
     const onRefusal =
       options.onRefusal ??
       ((refusal) => server.config.logger.warn(formatRefusal(refusal), { timestamp: true }));
-    const listener = toNodeListener(createProxyHandler({ ...options, onRefusal }));
+    const listener = createNodeHandler({ ...options, onRefusal });
     server.middlewares.use(mountPath || '/', listener);
     // The same handler serves the MCP upstreams; it tells the two apart by path.
     if (options.mcp && Object.keys(options.mcp).length > 0) {

@@ -156,6 +156,23 @@ describe('the request policy', () => {
     expect(session.requests).toHaveLength(0);
   });
 
+  it('caps each message, not their sum: many messages under the cap pass, the one over it is named', async () => {
+    const session = fixture.models.createSession([{ text: 'a' }]);
+    const server = await fixture.proxyTo(session, { policy: { maxMessageChars: 100 } });
+    const say = (content: string) => ({ role: 'user', content });
+    const underCap = Array.from({ length: 5 }, (_, index) => say(`${index}`.repeat(60)));
+    expect(
+      await outcomes(server, [
+        chatBody({ messages: [...underCap, say('x'.repeat(200)), say('y')] }),
+        chatBody({ messages: underCap }),
+      ]),
+    ).toEqual([
+      [400, 'limit_exceeded', 'messages[5]'],
+      [200, undefined, undefined],
+    ]);
+    expect(bodyOf(session.requests[0]).messages).toEqual(underCap);
+  });
+
   it('drops unknown fields instead when told to, and lets through the ones a deployment adds', async () => {
     const session = fixture.models.createSession([{ text: 'a' }, { text: 'b' }]);
     const dropping = await fixture.proxyTo(session, { policy: { unknownFields: 'drop' } });

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { createProxyHandler, type ProxyOptions, toNodeListener } from '../../../src/proxy';
+import {
+  createNodeHandler,
+  createProxyHandler,
+  type ProxyOptions,
+  toNodeListener,
+} from '../../../src/proxy';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../../../src/testing';
 
 /** A proxy served over real HTTP on a free local port. */
@@ -36,11 +41,23 @@ export function testProxyOptions(
   };
 }
 
-/** Serves `createProxyHandler(testProxyOptions(options))` with `http.createServer` on 127.0.0.1. */
+/**
+ * Which shell the proxy tests serve through: the Node shell (`createNodeHandler`) unless
+ * `AIRLOCK_PROXY_SHELL=fetch` (the `unit-fetch-shell` project) asks for the Fetch-API one
+ * under `toNodeListener`, so every proxy test holds for both.
+ */
+export const PROXY_SHELL = process.env.AIRLOCK_PROXY_SHELL === 'fetch' ? 'fetch' : 'node';
+
+/** Serves the proxy of `testProxyOptions(options)` with `http.createServer` on 127.0.0.1. */
 export async function serveProxy(
   options: Partial<ProxyOptions> & Pick<ProxyOptions, 'upstream' | 'apiKey'>,
 ): Promise<ProxyServer> {
-  const server = createServer(toNodeListener(createProxyHandler(testProxyOptions(options))));
+  const proxyOptions = testProxyOptions(options);
+  const server = createServer(
+    PROXY_SHELL === 'fetch'
+      ? toNodeListener(createProxyHandler(proxyOptions))
+      : createNodeHandler(proxyOptions),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   let closed: Promise<void> | undefined;
