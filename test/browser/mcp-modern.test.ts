@@ -225,8 +225,13 @@ describe('MCP 2026-07-28 (stateless)', () => {
 
     await agent.dispose();
 
-    const log = await eventually(tenant.log, (seen) =>
-      seen.some((entry) => entry.kind === 'listen-closed'),
+    // The stream's end and the cancellation's POST reach the server in either order (Firefox
+    // often ends the stream first): both are waited for.
+    const log = await eventually(
+      tenant.log,
+      (seen) =>
+        seen.some((entry) => entry.kind === 'listen-closed') &&
+        requestsIn(seen).some((request) => request.method === 'notifications/cancelled'),
     );
     expect(log).toContainEqual({ kind: 'listen-closed' });
     // The client's own close (a terminated worker would only drop the stream) also says so.
