@@ -11,7 +11,7 @@ import {
   exposedSpecs,
   type WebMCPToolsExposure,
 } from './expose-tools';
-import type { ModelContext } from './model-context';
+import { type ModelContext, requireModelContext } from './model-context';
 
 export type { WebMCPApprovalRequest } from './app-approvals';
 
@@ -70,14 +70,7 @@ export async function exposeToWebMCP(
   agent: Agent,
   options: ExposeOptions,
 ): Promise<WebMCPExposure> {
-  const context =
-    options.modelContext ?? (document as { modelContext?: ModelContext }).modelContext;
-  if (!context) {
-    throw new AirlockError(
-      'invalid-options',
-      'This page has no document.modelContext: call installModelContext() first, or pass modelContext.',
-    );
-  }
+  const context = requireModelContext(options.modelContext);
   const { agentTool, tools, toolCalls } = options;
   if (agentTool === undefined && tools === undefined) {
     throw new AirlockError('invalid-options', 'Give agentTool, tools, or both.');

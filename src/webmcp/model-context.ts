@@ -1,6 +1,7 @@
 // WebMCP's `document.modelContext`, kept to the draft's surface (webmachinelearning/webmcp,
 // index.bs at 0b676d2, 2026-06-24) and to the consumer side Chromium 156 ships behind
 // `--enable-features=WebMCP` (`getTools()`, `executeTool(tool, input, { signal })`).
+import { AirlockError } from '../errors/airlock-error';
 
 /** What a page registers: the draft's `ModelContextTool`. */
 export interface ModelContextTool {
@@ -296,4 +297,16 @@ export function installModelContext(win: Window = window): InstalledModelContext
     }
   }
   return { modelContext, native: false };
+}
+
+/** The `document.modelContext` a call works with: the one passed, else the page's; `invalid-options` when neither is there. */
+export function requireModelContext(passed: ModelContext | undefined): ModelContext {
+  const context = passed ?? (document as { modelContext?: ModelContext }).modelContext;
+  if (!context) {
+    throw new AirlockError(
+      'invalid-options',
+      'This page has no document.modelContext: call installModelContext() first, or pass modelContext.',
+    );
+  }
+  return context;
 }

@@ -1,9 +1,8 @@
-import { AirlockError } from '../errors/airlock-error';
 import { type Tool, tool } from '../tools/define-tool';
 import type { ToolSchema } from '../tools/standard-schema';
 import { type DropReason, type ListedTool, offerTools } from '../worker/mcp/mcp-tool-list';
 import type { SchemaCheck } from '../worker/mcp/schema-check';
-import type { ModelContext, RegisteredTool } from './model-context';
+import { type ModelContext, type RegisteredTool, requireModelContext } from './model-context';
 
 /** The prefix of WebMCP tools' names as the model sees them: `webmcp__<name>`. */
 export const WEBMCP_TOOL_PREFIX = 'webmcp';
@@ -58,14 +57,7 @@ export interface WebMCPTools {
  * call it again after a `toolchange` for a new agent.
  */
 export async function webmcpTools(options: WebMCPToolsOptions = {}): Promise<WebMCPTools> {
-  const context =
-    options.modelContext ?? (document as { modelContext?: ModelContext }).modelContext;
-  if (!context) {
-    throw new AirlockError(
-      'invalid-options',
-      'This page has no document.modelContext: call installModelContext() first, or pass modelContext.',
-    );
-  }
+  const context = requireModelContext(options.modelContext);
   const origins = new Set([window.origin, ...(options.origins ?? [])]);
   const wanted = options.tools && new Set(options.tools);
   const dropped: DroppedWebMCPTool[] = [];

@@ -1,5 +1,6 @@
 import type { ToolImage, ToolOutcome } from '../../protocol/tools';
 import { MAX_TOOL_IMAGE_CHARS, MAX_TOOL_IMAGES } from '../../tools/run-tool';
+import { toolFailure } from '../../tools/tool-failure';
 
 /** One content block of an MCP tool result, as far as it is read here. */
 interface ContentBlock {
@@ -40,13 +41,10 @@ export function mcpOutcome(toolName: string, result: McpCallResult): ToolOutcome
       .map((block) => (typeof block.text === 'string' ? block.text : ''))
       .filter(Boolean)
       .join('\n');
-    return {
-      ok: false,
-      error: {
-        code: 'tool-failed',
-        message: `Tool "${toolName}" reported an error: ${text || 'no detail given'}`,
-      },
-    };
+    return toolFailure(
+      'tool-failed',
+      `Tool "${toolName}" reported an error: ${text || 'no detail given'}`,
+    );
   }
   if (result.structuredContent !== undefined) {
     return {

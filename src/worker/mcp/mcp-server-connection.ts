@@ -10,6 +10,7 @@ import { later } from '../../timing/later';
 import { waitFor } from '../../timing/wait';
 import { describeThrown } from '../../tools/run-tool';
 import { toolCancelled } from '../../tools/tool-cancelled';
+import { type ToolFailure, toolFailure } from '../../tools/tool-failure';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../tools/run-tool-calls';
 import { type ToolRunner, timedOut } from '../tools/tool-runner';
 import { type McpCallResult, mcpOutcome } from './mcp-results';
@@ -129,21 +130,15 @@ export class McpServerConnection implements ToolRunner {
       case 'valid':
         return { ok: true, needsApproval: false };
       case 'invalid':
-        return {
-          ok: false,
-          error: {
-            code: 'tool-invalid-arguments',
-            message: `The arguments for tool "${request.toolName}" do not fit its schema: ${verdict.message}. Fix them and call it again.`,
-          },
-        };
+        return toolFailure(
+          'tool-invalid-arguments',
+          `The arguments for tool "${request.toolName}" do not fit its schema: ${verdict.message}. Fix them and call it again.`,
+        );
       case 'refused':
-        return {
-          ok: false,
-          error: {
-            code: 'tool-schema-refused',
-            message: `The arguments for tool "${request.toolName}" could not be checked against its schema (${verdict.message}); the call was not sent.`,
-          },
-        };
+        return toolFailure(
+          'tool-schema-refused',
+          `The arguments for tool "${request.toolName}" could not be checked against its schema (${verdict.message}); the call was not sent.`,
+        );
     }
   }
 
@@ -163,13 +158,10 @@ export class McpServerConnection implements ToolRunner {
       if (controller.signal.aborted) {
         return toolCancelled(request.toolName);
       }
-      return {
-        ok: false,
-        error: {
-          code: 'tool-failed',
-          message: `The MCP server "${this.config.name}" failed the call to "${request.toolName}": ${describeThrown(error)}`,
-        },
-      };
+      return toolFailure(
+        'tool-failed',
+        `The MCP server "${this.config.name}" failed the call to "${request.toolName}": ${describeThrown(error)}`,
+      );
     } finally {
       cancelDeadline();
       this.#calls.delete(request.callId);
@@ -342,14 +334,8 @@ export class McpServerConnection implements ToolRunner {
 const DEADLINE = Symbol('deadline');
 const CANCELLED = Symbol('cancelled');
 
-function notServed(toolName: string): ToolOutcome & { ok: false } {
-  return {
-    ok: false,
-    error: {
-      code: 'tool-not-found',
-      message: `The MCP server no longer offers "${toolName}".`,
-    },
-  };
+function notServed(toolName: string): ToolFailure {
+  return toolFailure('tool-not-found', `The MCP server no longer offers "${toolName}".`);
 }
 
 /**
@@ -360,7 +346,7 @@ function checkedOutput(
   toolName: string,
   tool: ServedTool,
   result: McpCallResult,
-): (ToolOutcome & { ok: false }) | undefined {
+): ToolFailure | undefined {
   if (!tool.checkOutput || result.isError === true || result.structuredContent === undefined) {
     return undefined;
   }
@@ -369,20 +355,14 @@ function checkedOutput(
     case 'valid':
       return undefined;
     case 'invalid':
-      return {
-        ok: false,
-        error: {
-          code: 'tool-failed',
-          message: `Tool "${toolName}" answered with structured content that does not fit its output schema: ${verdict.message}`,
-        },
-      };
+      return toolFailure(
+        'tool-failed',
+        `Tool "${toolName}" answered with structured content that does not fit its output schema: ${verdict.message}`,
+      );
     case 'refused':
-      return {
-        ok: false,
-        error: {
-          code: 'tool-schema-refused',
-          message: `The answer of tool "${toolName}" could not be checked against its output schema (${verdict.message}); it was withheld.`,
-        },
-      };
+      return toolFailure(
+        'tool-schema-refused',
+        `The answer of tool "${toolName}" could not be checked against its output schema (${verdict.message}); it was withheld.`,
+      );
   }
 }
